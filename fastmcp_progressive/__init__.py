@@ -1,0 +1,40 @@
+"""Progressive disclosure of tool descriptions for FastMCP servers, in one line.
+
+Example:
+    ```python
+    from fastmcp import FastMCP
+    from fastmcp_progressive import ProgressiveDisclosure
+
+    mcp = FastMCP("billing")
+    mcp.add_middleware(ProgressiveDisclosure(descriptions_dir="tool_descriptions"))
+    ```
+"""
+
+from .compat import ClientDescription, Mode
+from .descriptions import DescriptionFile, Example
+from .listing import ListingLevel
+from .middleware import AnonymousPolicy, ProgressiveDisclosure
+from .payloads import (
+    DESCRIPTIONS_URI,
+    EXTENSION_ID,
+    MISSING_TOOL_SELECTION,
+    TOO_MANY_TOOLS,
+    TOOL_DESCRIPTION_REQUIRED,
+)
+
+__all__ = [
+    "DESCRIPTIONS_URI",
+    "EXTENSION_ID",
+    "MISSING_TOOL_SELECTION",
+    "TOOL_DESCRIPTION_REQUIRED",
+    "TOO_MANY_TOOLS",
+    "AnonymousPolicy",
+    "ClientDescription",
+    "DescriptionFile",
+    "Example",
+    "ListingLevel",
+    "Mode",
+    "ProgressiveDisclosure",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,156 @@
+"""Who is asking: the one place that reads FastMCP's request internals.
+
+Grants must follow "the caller", and what a caller is depends on the protocol era:
+a handshake-era (legacy) connection has a real MCP session; a 2026-07-28 (modern)
+request has no session, so the caller is the authenticated principal, or on stdio and
+in-memory transports the client's stream; modern HTTP without auth (and legacy HTTP with
+``stateless_http=True``) has no identity at all. Every private FastMCP attribute this
+package relies on is read in this module, each behind a small function with its own test,
+so a FastMCP release that moves one breaks one test here and nothing silently.
+
+Example:
+    ```python
+    caller = identify(context.fastmcp_context)
+    if caller.kind == "session":
+        ...  # caller.key is the MCP session id, caller.anchor the connection
+    ```
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from fastmcp.server.context import Context
+
+CallerKind = Literal["session", "principal", "stream", "anonymous", "internal"]
+Era = Literal["legacy", "modern"]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The identity grants are kept under, plus what a mode decision may look at.
+
+    ``kind`` says how the identity was found; ``key`` is unique within the kind (None for
+    ``anonymous`` and ``internal``); ``anchor`` is the live object whose lifetime bounds
+    the identity (the legacy connection or the modern stream), when there is one.
+    """
+
+    kind: CallerKind
+    era: Era
+    key: str | None = None
+    anchor: Any = field(default=None, compare=False, repr=False)
+    transport: Literal["http", "duplex"] = "duplex"
+    client_name: str | None = None
+    client_version: str | None = None
+    principal: str | None = None
+    extensions: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    headers: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+
+INTERNAL = Caller(kind="internal", era="legacy")
+"""A call made with no client request in flight (e.g. ``await mcp.call_tool(...)``)."""
+
+
+def identify(ctx: Context | None) -> Caller:
+    """Describe the client behind the request ``ctx`` belongs to."""
+    rc = ctx.request_context if ctx is not None else None
+    if ctx is None or rc is None:
+        return INTERNAL
+    modern = ctx._is_modern_protocol()
+    http = rc.request is not None
+    session = rc.session
+    connection = getattr(session, "_connection", None)
+    principal = _principal()
+    base: dict[str, Any] = {
+        "era": "modern" if modern else "legacy",
+        "transport": "http" if http else "duplex",
+        "principal": principal,
+        "headers": _headers(rc.request),
+        "extensions": _client_extensions(session),
+        **_client_info(session),
+    }
+    if not modern:
+        if http and getattr(connection, "session_id", None) is None:
+            # legacy HTTP with stateless_http=True: a new "session" per request
+            return Caller(kind="anonymous", **base)
+        return Caller(kind="session", key=ctx.session_id, anchor=connection, **base)
+    if principal is not None:
+        digest = hashlib.sha256(principal.encode("utf-8", "surrogatepass")).hexdigest()
+        return Caller(kind="principal", key=f"user:{digest}", **base)
+    if http or connection is None:
+        return Caller(kind="anonymous", **base)
+    # stdio / in-memory: one outbound object per client stream, alive as long as it is
+    outbound = connection.outbound
+    return Caller(kind="stream", key=f"stream:{id(outbound):x}", anchor=outbound, **base)
+
+
+def is_nested_tool_call() -> bool:
+    """True while a tool body (a search proxy, CodeMode) calls another tool of the server."""
+    from fastmcp.server.dependencies import _client_tool_call, _is_client_tool_call
+
+    return _client_tool_call.get() is not None and not _is_client_tool_call()
+
+
+def serving_tool_call() -> bool:
+    """True inside a client's ``tools/call``, i.e. after FastMCP began dispatching it.
+
+    A ``tools/list`` seen then comes from inside a tool (a search transform's catalog), not
+    from the client; the hidden listing the SDK runs before a modern HTTP call is not inside.
+    """
+    from fastmcp.server.dependencies import _client_tool_call
+
+    return _client_tool_call.get() is not None
+
+
+def on_connection_close(caller: Caller, callback: Any) -> bool:
+    """Run ``callback()`` when the caller's legacy connection closes; False if it cannot."""
+    stack = getattr(caller.anchor, "exit_stack", None)
+    if stack is None:
+        return False
+    state = getattr(caller.anchor, "state", None)
+    marker = "fastmcp_progressive.release"
+    if isinstance(state, dict):
+        if state.get(marker):
+            return True
+        state[marker] = True
+    stack.callback(callback)
+    return True
+
+
+def state_storage(ctx: Context) -> Any:
+    """The server's session-state key-value store (``FastMCP(session_state_store=...)``)."""
+    ctx.fastmcp._state_store  # noqa: B018  (creates the default MemoryStore on first use)
+    return ctx.fastmcp._state_storage
+
+
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+
+
+def _principal() -> str | None:
+    from fastmcp.server.sessions import current_principal
+
+    return current_principal()
+
+
+def _headers(request: Any) -> Mapping[str, str]:
+    if request is None:
+        return {}
+    return {k.lower(): v for k, v in request.headers.items() if k.lower() not in _SECRET_HEADERS}
+
+
+def _client_info(session: Any) -> dict[str, str | None]:
+    params = getattr(session, "client_params", None)
+    info = getattr(params, "client_info", None)
+    return {
+        "client_name": getattr(info, "name", None),
+        "client_version": getattr(info, "version", None),
+    }
+
+
+def _client_extensions(session: Any) -> Mapping[str, Any]:
+    caps = getattr(session, "client_capabilities", None)
+    extensions = getattr(caps, "extensions", None)
+    return dict(extensions) if isinstance(extensions, Mapping) else {}

@@ -1,0 +1,71 @@
+"""Which tools the caller may see, asked of FastMCP itself so this package never widens it.
+
+FastMCP decides visibility in two places: inside the server (providers, transforms,
+``mcp.enable/disable``, session visibility, component ``auth``), which
+``FastMCP.get_tool`` applies to a single name, and in middleware that filters
+``tools/list`` (``AuthMiddleware``, a user's own). When no other middleware filters the
+listing, ``get_tool`` is exact and cheap. When one does, the caller's real listing is
+produced by running the whole chain (our own hook passes it through untouched) and a tool
+counts as visible only if both agree: the conservative answer, never the generous one.
+
+Example:
+    ```python
+    catalog = Catalog(owner=middleware)
+    tool = await catalog.tool(ctx, "create_invoice")  # None when hidden, disabled or unknown
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from fastmcp.server.context import Context
+from fastmcp.server.middleware import Middleware
+from fastmcp.server.middleware.dereference import DereferenceRefsMiddleware
+from fastmcp.tools.base import Tool
+
+_raw_listing: ContextVar[bool] = ContextVar("fastmcp_progressive_raw_listing", default=False)
+
+
+def listing_passthrough() -> bool:
+    """True while this package lists tools for itself: its hook must not reduce them."""
+    return _raw_listing.get()
+
+
+@contextmanager
+def _passthrough() -> Iterator[None]:
+    token = _raw_listing.set(True)
+    try:
+        yield
+    finally:
+        _raw_listing.reset(token)
+
+
+class Catalog:
+    """Answers "may this caller see tool X" and "which tools may it see"."""
+
+    def __init__(self, owner: Middleware) -> None:
+        self._owner = owner
+
+    async def tool(self, ctx: Context, name: str) -> Tool | None:
+        """The tool named ``name`` as this caller may see it, or None."""
+        tool = await ctx.fastmcp.get_tool(name)
+        if tool is None or not self._filtered_by_middleware(ctx):
+            return tool
+        return tool if name in await self.names(ctx) else None
+
+    async def names(self, ctx: Context) -> list[str]:
+        """Names of every tool this caller's ``tools/list`` shows, in listing order."""
+        with _passthrough():
+            tools = await ctx.fastmcp.list_tools(run_middleware=True)
+        return list(dict.fromkeys(t.name for t in tools))
+
+    def _filtered_by_middleware(self, ctx: Context) -> bool:
+        for middleware in ctx.fastmcp.middleware:
+            if middleware is self._owner or isinstance(middleware, DereferenceRefsMiddleware):
+                continue
+            if type(middleware).on_list_tools is not Middleware.on_list_tools:
+                return True
+        return False

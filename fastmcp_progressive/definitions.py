@@ -1,0 +1,55 @@
+"""The full definition served for one tool: its registered form with its file merged over it.
+
+A tool needs no description file: its registered name, description, schemas and
+annotations already make a full definition. A file adds examples and guidance, or
+overrides any field (a file never has to copy a schema). Each definition carries a
+``digest`` of its canonical JSON so clients can cache it and notice when it changes.
+
+Example:
+    ```python
+    definition = full_definition(tool, store.lookup(tool.name))
+    definition["digest"]  # "sha256:..."
+    ```
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from fastmcp.tools.base import Tool
+from fastmcp.utilities.json_schema import dereference_refs
+
+from .descriptions import DescriptionFile
+
+_REGISTERED_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema",
+                      "annotations", "execution")
+
+
+def registered_definition(tool: Tool) -> dict[str, Any]:
+    """The tool as plain FastMCP would list it, schemas inlined, display-only fields dropped."""
+    wire = tool.to_mcp_tool(name=tool.name).model_dump(by_alias=True, exclude_none=True, mode="json")
+    definition = {key: wire[key] for key in _REGISTERED_FIELDS if key in wire}
+    for key in ("inputSchema", "outputSchema"):
+        schema = definition.get(key)
+        if isinstance(schema, dict) and ("$defs" in schema or "$ref" in json.dumps(schema)):
+            definition[key] = dereference_refs(schema)
+    return definition
+
+
+def full_definition(tool: Tool, file: DescriptionFile | None) -> dict[str, Any]:
+    """What ``resources/read`` returns for ``tool``: registered fields, file fields over them."""
+    definition = registered_definition(tool)
+    if file is not None:
+        definition.update(file.fields())
+        definition["name"] = tool.name
+    definition["digest"] = digest(definition)
+    return definition
+
+
+def digest(definition: dict[str, Any]) -> str:
+    """A content hash of a definition's canonical JSON (sorted keys, compact separators)."""
+    body = {k: v for k, v in definition.items() if k != "digest"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()

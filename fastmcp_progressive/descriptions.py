@@ -1,0 +1,290 @@
+"""Description files: one per tool, validated, cached, re-read when they change.
+
+A developer writes ``<tool>.json`` (or ``<tool>.md``, prose first) in the descriptions
+directory; the server serves what the file says, merged over the tool's registered
+definition. Files are read lazily and checked with one ``stat`` per read: a changed
+mtime/size/inode means "parse again", so an edit is served by the next read with no
+restart and no watcher needed for correctness (``watch.py`` only speeds invalidation up).
+Parsed files sit in a bounded LRU; a file that stops parsing keeps its last good version
+being served, and its error is logged once per change, never sent to a client.
+
+Markdown files carry their structured fields in a JSON front-matter block (no YAML
+dependency)::
+
+    ---
+    {"summary": "Create an invoice for a customer.", "examples": [...]}
+    ---
+    The Markdown body is the full description.
+
+Example:
+    ```python
+    store = DescriptionStore("tool_descriptions")
+    store.lookup("create_invoice")  # DescriptionFile | None
+    ```
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cachetools import LRUCache
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+logger = logging.getLogger(__name__)
+
+SUFFIXES = (".json", ".md")
+SUMMARY_MAX_CHARS = 200
+MAX_FILE_BYTES = 1 << 20
+
+Signature = tuple[int, int, int, str]
+"""(mtime_ns, size, inode, suffix) of a description file: equal means unchanged."""
+_STALE: Signature = (-1, -1, -1, "")
+
+
+class Example(BaseModel):
+    """One worked call of a tool."""
+
+    model_config = ConfigDict(extra="allow")
+
+    description: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    explanation: str | None = None
+
+
+class DescriptionFile(BaseModel):
+    """What a description file may say about its tool; unknown keys are kept and served."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    name: str
+    summary: str | None = Field(default=None, max_length=SUMMARY_MAX_CHARS)
+    description: str | None = None
+    input_schema: dict[str, Any] | None = Field(default=None, alias="inputSchema")
+    output_schema: dict[str, Any] | None = Field(default=None, alias="outputSchema")
+    examples: list[Example] | None = None
+    usage_guidance: Any = None
+    error_guidance: Any = None
+
+    @field_validator("summary")
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        return " ".join(value.split()) if value is not None else None
+
+    def fields(self) -> dict[str, Any]:
+        """The fields to merge over the registered definition, wire-named, unset ones left out."""
+        data = self.model_dump(by_alias=True, exclude_none=True, mode="json")
+        data.pop("summary", None)
+        return data
+
+
+class DescriptionError(ValueError):
+    """A description file that cannot be used, with where in the file it went wrong."""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    signature: Signature
+    parsed: DescriptionFile | None
+    last_good: DescriptionFile | None
+
+
+def parse_text(text: str, suffix: str, expected_name: str) -> DescriptionFile:
+    """Parse and validate one file's text; raise ``DescriptionError`` with line/column."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if suffix == ".md":
+        data, line_offset = _split_front_matter(text)
+    else:
+        data, line_offset = _load_json(text, 0), 0
+    if not isinstance(data, dict):
+        raise DescriptionError(f"line {1 + line_offset}: expected a JSON object")
+    data.setdefault("name", expected_name)
+    try:
+        parsed = DescriptionFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(root)"
+        raise DescriptionError(f"field {where}: {first['msg']}") from None
+    if parsed.name != expected_name:
+        raise DescriptionError(
+            f"field name: says {parsed.name!r} but the file is for {expected_name!r}"
+        )
+    return parsed
+
+
+def _load_json(text: str, line_offset: int) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DescriptionError(
+            f"line {exc.lineno + line_offset}, column {exc.colno}: {exc.msg}"
+        ) from None
+    except RecursionError:
+        raise DescriptionError("nesting too deep") from None
+
+
+def _split_front_matter(text: str) -> tuple[Any, int]:
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        return {"description": text.strip()}, 0
+    for end in range(1, len(lines)):
+        if lines[end].strip() == "---":
+            head = "".join(lines[1:end])
+            data = _load_json(head, 1) if head.strip() else {}
+            if isinstance(data, dict):
+                body = "".join(lines[end + 1 :]).strip()
+                if body:
+                    data.setdefault("description", body)
+            return data, 1
+    raise DescriptionError("line 1: front matter opened with '---' is never closed")
+
+
+def safe_file_name(name: str) -> bool:
+    """Whether ``name`` can name a file directly inside the directory (no path tricks)."""
+    return (
+        0 < len(name) <= 200
+        and name not in (".", "..")
+        and not name.startswith(".")
+        and not any(c in name for c in "/\\\x00:")
+        and name.isprintable()
+    )
+
+
+class DescriptionStore:
+    """Description files of one directory, parsed on demand and cached by file signature."""
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str] | None,
+        *,
+        cache_size: int = 256,
+        max_file_bytes: int = MAX_FILE_BYTES,
+    ) -> None:
+        if cache_size < 1:
+            raise ValueError("cache_size must be at least 1")
+        self.directory = Path(directory).absolute() if directory is not None else None
+        self.max_file_bytes = max_file_bytes
+        self._cache: LRUCache[str, _Entry] = LRUCache(maxsize=cache_size)
+        self._lock = threading.Lock()
+        self._logged: set[tuple[str, Signature | None]] = set()
+        self.reads = 0  # files read from disk, for tests and benchmarks
+        if self.directory is not None and not self.directory.is_dir():
+            logger.warning(
+                "descriptions directory %s does not exist (yet): serving registered "
+                "definitions until it appears",
+                self.directory,
+            )
+
+    def signature(self, name: str) -> Signature | None:
+        """The stat signature of the file describing ``name``, or None when there is none."""
+        if self.directory is None or not safe_file_name(name):
+            return None
+        for suffix in SUFFIXES:
+            try:
+                st = os.stat(self.directory / f"{name}{suffix}")
+            except (OSError, ValueError):
+                continue
+            return (st.st_mtime_ns, st.st_size, st.st_ino, suffix)
+        return None
+
+    def signatures(self) -> dict[str, Signature]:
+        """Signatures of every description file, from one directory scan (for listings)."""
+        found: dict[str, Signature] = {}
+        if self.directory is None:
+            return found
+        try:
+            entries = list(os.scandir(self.directory))
+        except OSError:
+            return found
+        for entry in entries:
+            stem, dot, ext = entry.name.rpartition(".")
+            suffix = dot + ext
+            if not dot or suffix not in SUFFIXES or not safe_file_name(stem):
+                continue
+            if stem in found and found[stem][3] == ".json":
+                continue  # .json wins over .md
+            try:
+                st = entry.stat()
+            except OSError:
+                continue
+            found[stem] = (st.st_mtime_ns, st.st_size, st.st_ino, suffix)
+        return found
+
+    def lookup(self, name: str) -> DescriptionFile | None:
+        """The description file for ``name`` as it is on disk now (or its last good version).
+
+        A cache hit costs one ``stat`` and no read.
+        """
+        return self.lookup_at(name, self.signature(name))
+
+    def lookup_at(self, name: str, sig: Signature | None) -> DescriptionFile | None:
+        """Like ``lookup`` when the caller already stat'ed the file (a listing's scan)."""
+        if sig is None:
+            with self._lock:
+                self._cache.pop(name, None)
+            return None
+        with self._lock:
+            entry = self._cache.get(name)
+        if entry is not None and entry.signature == sig:
+            return entry.parsed or entry.last_good
+        last_good = (entry.parsed or entry.last_good) if entry is not None else None
+        parsed = self._load(name, sig)
+        with self._lock:
+            self._cache[name] = _Entry(sig, parsed, parsed or last_good)
+        return parsed or last_good
+
+    def invalidate(self, name: str | None = None) -> None:
+        """Drop cached signatures so the next lookup stats again (the watcher calls this)."""
+        with self._lock:
+            if name is None:
+                for key, entry in list(self._cache.items()):
+                    self._cache[key] = _Entry(_STALE, None, entry.parsed or entry.last_good)
+            elif name in self._cache:
+                entry = self._cache[name]
+                self._cache[name] = _Entry(_STALE, None, entry.parsed or entry.last_good)
+
+    def cached(self) -> int:
+        """How many parsed files the LRU holds."""
+        return len(self._cache)
+
+    def _load(self, name: str, sig: Signature) -> DescriptionFile | None:
+        assert self.directory is not None
+        path = self.directory / f"{name}{sig[3]}"
+        try:
+            real = Path(os.path.realpath(path))
+            if not real.is_relative_to(os.path.realpath(self.directory)):
+                raise DescriptionError("the file links outside the descriptions directory")
+            with open(real, "rb") as handle:
+                raw = handle.read(self.max_file_bytes + 1)
+            self.reads += 1
+            if len(raw) > self.max_file_bytes:
+                raise DescriptionError(f"larger than {self.max_file_bytes} bytes")
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DescriptionError(f"byte {exc.start}: not valid UTF-8") from None
+            return parse_text(text, sig[3], name)
+        except (DescriptionError, OSError) as exc:
+            self._log_once(path, sig, exc)
+            return None
+
+    def _log_once(self, path: Path, sig: Signature, exc: Exception) -> None:
+        key = (path.name, sig)
+        if key in self._logged:
+            return
+        if len(self._logged) > 10_000:
+            self._logged.clear()
+        self._logged.add(key)
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        logger.warning(
+            "description file %s is not usable (%s); serving its last good version "
+            "or the registered definition",
+            path,
+            reason,
+        )

@@ -1,0 +1,120 @@
+"""Where grants live: which tools each caller has unlocked by reading their descriptions.
+
+Each kind of caller (see ``caller.py``) keeps its grants where its identity lives:
+
+- ``session`` (handshake era): in memory, keyed by MCP session id, dropped when the
+  connection closes and bounded by a sliding TTL and a maximum number of sessions for
+  connections that never say goodbye;
+- ``stream`` (2026-07-28 stdio / in-memory): in memory, attached weakly to the client's
+  stream object, so they vanish with the stream;
+- ``principal`` (2026-07-28 with auth): in a key-value store, by default FastMCP's own
+  session-state store, one key per (principal, tool) with a TTL, so a shared backend
+  (Redis, ...) lets replicas agree;
+- ``anonymous``: only under the ``"shared"`` policy, one process-wide set (not isolated).
+
+Example:
+    ```python
+    grants = GrantStore(ttl=3600)
+    await grants.add(caller, ["search"], kv=None)
+    await grants.has(caller, "search", kv=None)  # True
+    ```
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from cachetools import TTLCache
+
+from .caller import Caller, on_connection_close
+
+logger = logging.getLogger(__name__)
+
+GRANTS_COLLECTION = "fastmcp_progressive_grants"
+_SHARED_ANONYMOUS_KEY = "anonymous"
+
+
+class KeyValue(Protocol):
+    """The subset of py-key-value's ``AsyncKeyValue`` the principal grants use."""
+
+    async def get(self, key: str, *, collection: str | None = None) -> Any: ...
+
+    async def put(
+        self, key: str, value: Any, *, collection: str | None = None, ttl: Any = None
+    ) -> None: ...
+
+
+class GrantStore:
+    """Grants per caller, each kind stored where its identity lives (see module docstring)."""
+
+    def __init__(self, *, ttl: float = 3600.0, max_sessions: int = 100_000) -> None:
+        if ttl <= 0:
+            raise ValueError("grant ttl must be a positive number of seconds")
+        self.ttl = ttl
+        self._sessions: TTLCache[str, set[str]] = TTLCache(maxsize=max_sessions, ttl=ttl)
+        self._streams: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+
+    async def has(self, caller: Caller, tool: str, *, kv: KeyValue | None) -> bool:
+        """Whether ``caller`` unlocked ``tool``; refreshes the caller's TTL when it did."""
+        if caller.kind == "principal":
+            return await self._kv(kv).get(_kv_key(caller, tool), collection=GRANTS_COLLECTION) is not None
+        granted = self._memory_set(caller, create=False)
+        return granted is not None and tool in granted
+
+    async def add(self, caller: Caller, tools: Iterable[str], *, kv: KeyValue | None) -> None:
+        """Record that ``caller`` read the descriptions of ``tools``."""
+        names = list(tools)
+        if not names:
+            return
+        if caller.kind == "principal":
+            store = self._kv(kv)
+            for name in names:
+                await store.put(
+                    _kv_key(caller, name), {"granted": True},
+                    collection=GRANTS_COLLECTION, ttl=self.ttl,
+                )
+            return
+        granted = self._memory_set(caller, create=True)
+        if granted is not None:
+            granted.update(names)
+
+    def release(self, key: str) -> None:
+        """Forget a closed legacy session at once instead of waiting for its TTL."""
+        self._sessions.pop(key, None)
+
+    def held_in_memory(self) -> int:
+        """How many callers hold grants in this process (for tests and benchmarks)."""
+        self._sessions.expire()
+        return len(self._sessions) + len(self._streams)
+
+    def _memory_set(self, caller: Caller, *, create: bool) -> set[str] | None:
+        if caller.kind == "stream":
+            if caller.anchor is None:
+                return None
+            if create:
+                return self._streams.setdefault(caller.anchor, set())
+            return self._streams.get(caller.anchor)
+        key = caller.key if caller.kind == "session" else _SHARED_ANONYMOUS_KEY
+        if caller.kind not in ("session", "anonymous") or key is None:
+            return None
+        granted = self._sessions.get(key)
+        if granted is None and create:
+            granted = set()
+            if caller.kind == "session":
+                on_connection_close(caller, lambda: self.release(key))
+        if granted is not None:
+            self._sessions[key] = granted  # re-insert: the TTL slides with activity
+        return granted
+
+    @staticmethod
+    def _kv(kv: KeyValue | None) -> KeyValue:
+        if kv is None:
+            raise RuntimeError("principal grants need a key-value store")
+        return kv
+
+
+def _kv_key(caller: Caller, tool: str) -> str:
+    return f"{caller.key}|{tool}"

@@ -1,0 +1,186 @@
+"""Reducing tools for ``tools/list``: a one-line description and a stripped input schema.
+
+Levels (``ProgressiveDisclosure(listing=...)``):
+
+- ``"minimal"`` (default): the schema the extension spec suggests,
+  ``{"type": "object", "additionalProperties": true}``;
+- ``"skeleton"``: property names with their types, and ``required``: for clients that send
+  ``{}`` or drop arguments when a listed schema has no properties.
+
+Both drop ``outputSchema`` and, with ``strip_noise``, a ``title`` that only re-cases the
+name and an empty ``_meta.fastmcp.tags``. A reduced tool is memoized per registered tool
+object and description-file signature, so a repeated listing (including the hidden one
+FastMCP runs inside every 2026-07-28 HTTP ``tools/call``) only looks results up.
+
+Example:
+    ```python
+    lister = Lister(store, level="skeleton")
+    reduced = lister.reduce(tools)
+    ```
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Collection, Sequence
+from typing import Any, Literal
+
+from fastmcp.tools.base import Tool, ToolResult
+from fastmcp.utilities.json_schema import dereference_refs
+
+from .descriptions import DescriptionStore, Signature
+
+ListingLevel = Literal["minimal", "skeleton"]
+LEVELS: tuple[ListingLevel, ...] = ("minimal", "skeleton")
+MINIMAL_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": True}
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "approx.", "incl.", "no.", "cf.")
+
+
+def summarize(description: str | None, max_chars: int) -> str:
+    """The first sentence of ``description``, cut at a word boundary to ``max_chars``."""
+    text = " ".join((description or "").split())
+    if not text:
+        return ""
+    for match in _SENTENCE_END.finditer(text):
+        end = match.end()
+        if not text[:end].lower().endswith(_ABBREVIATIONS):
+            text = text[:end]
+            break
+    if len(text) <= max_chars:
+        return text
+    cut = text[: max_chars - 1]
+    if " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:-") + "…"
+
+
+def skeleton(schema: dict[str, Any]) -> dict[str, Any]:
+    """Property names and their JSON types, plus ``required``: nothing else."""
+    if "$defs" in schema:
+        schema = dereference_refs(schema)
+    properties = schema.get("properties")
+    out: dict[str, Any] = {"type": "object"}
+    if isinstance(properties, dict):
+        out["properties"] = {
+            name: _type_only(spec) for name, spec in properties.items() if isinstance(name, str)
+        }
+    required = schema.get("required")
+    if isinstance(required, list) and required:
+        out["required"] = list(required)
+    return out
+
+
+def _type_only(spec: Any) -> dict[str, Any]:
+    if not isinstance(spec, dict):
+        return {}
+    if "type" in spec:
+        return {"type": spec["type"]}
+    types: list[Any] = []
+    for key in ("anyOf", "oneOf"):
+        for option in spec.get(key) or []:
+            kind = option.get("type") if isinstance(option, dict) else None
+            if isinstance(kind, str) and kind not in types:
+                types.append(kind)
+    if types:
+        return {"type": types[0] if len(types) == 1 else types}
+    return {}
+
+
+def _default_title(name: str) -> str:
+    # mirrors fastmcp.tools.base._default_title: the title FastMCP derives from a name
+    return name.replace("_", " ").replace("-", " ").title()
+
+
+class ListedTool(Tool):
+    """A tool as the progressive listing shows it. Never run: calls resolve the registered tool."""
+
+    strip_noise: bool = True
+
+    def to_mcp_tool(self, **overrides: Any) -> Any:
+        wire = super().to_mcp_tool(**overrides)
+        if not self.strip_noise:
+            return wire
+        update: dict[str, Any] = {}
+        if wire.title is not None and wire.title == _default_title(wire.name):
+            update["title"] = None
+        meta = wire.meta
+        if isinstance(meta, dict) and meta.get("fastmcp") == {"tags": []}:
+            rest = {k: v for k, v in meta.items() if k != "fastmcp"}
+            update["meta"] = rest or None
+        return wire.model_copy(update=update) if update else wire
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:  # pragma: no cover
+        raise RuntimeError("a listed copy of a tool is never run")
+
+
+class Lister:
+    """Turns the tools a listing would show into their reduced, memoized form."""
+
+    def __init__(
+        self,
+        store: DescriptionStore,
+        *,
+        level: ListingLevel = "minimal",
+        summary_max_chars: int = 100,
+        strip_noise: bool = True,
+        exempt: Collection[str] = (),
+    ) -> None:
+        if level not in LEVELS:
+            raise ValueError(f"listing level must be one of {LEVELS}, not {level!r}")
+        if summary_max_chars < 16:
+            raise ValueError("summary_max_chars must be at least 16")
+        self.store = store
+        self.level = level
+        self.summary_max_chars = summary_max_chars
+        self.strip_noise = strip_noise
+        self.exempt = frozenset(exempt)
+        self._memo: weakref.WeakKeyDictionary[Tool, tuple[Signature | None, Tool]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def reduce(self, tools: Sequence[Tool]) -> list[Tool]:
+        """The listing as progressive clients see it, in the same order."""
+        signatures = self.store.signatures()
+        return [self._reduced(tool, signatures.get(tool.name)) for tool in tools]
+
+    def summary(self, tool: Tool, sig: Signature | None) -> str:
+        """The one line shown for ``tool``: its file's ``summary``, else its first sentence."""
+        file = self.store.lookup_at(tool.name, sig) if sig is not None else None
+        if file is not None and file.summary:
+            return file.summary
+        source = file.description if file is not None and file.description else tool.description
+        return summarize(source or tool.title, self.summary_max_chars)
+
+    def _reduced(self, tool: Tool, sig: Signature | None) -> Tool:
+        if tool.name in self.exempt:
+            return tool
+        try:
+            memo = self._memo.get(tool)
+        except TypeError:  # not weak-referenceable: compute every time
+            memo = None
+        if memo is not None and memo[0] == sig:
+            return memo[1]
+        schema = MINIMAL_SCHEMA if self.level == "minimal" else skeleton(tool.parameters)
+        reduced = ListedTool(
+            name=tool.name,
+            version=tool.version,
+            title=tool.title,
+            description=self.summary(tool, sig),
+            parameters=dict(schema),
+            output_schema=None,
+            annotations=tool.annotations,
+            icons=tool.icons,
+            meta=tool.meta,
+            tags=tool.tags,
+            execution=tool.execution,
+            task_config=tool.task_config,
+            strip_noise=self.strip_noise,
+        )
+        try:
+            self._memo[tool] = (sig, reduced)
+        except TypeError:
+            pass
+        return reduced

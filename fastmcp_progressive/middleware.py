@@ -1,0 +1,264 @@
+"""``ProgressiveDisclosure``: the FastMCP middleware that conducts the three request paths.
+
+- ``tools/list``: each tool with a one-line description and a stripped schema;
+- ``resources/read`` of ``resource:///tool_descriptions?tools=a,b``: full definitions of
+  the tools the caller may see, and a grant of those tools to the caller;
+- ``tools/call``: refused with ``TOOL_DESCRIPTION_REQUIRED`` until the tool is granted.
+
+Everything else (who the caller is, where grants live, how a listing is reduced, what a
+file says) lives in its own module; this class only wires those together.
+
+Example:
+    ```python
+    from fastmcp import FastMCP
+    from fastmcp_progressive import ProgressiveDisclosure
+
+    mcp = FastMCP("billing")
+    mcp.add_middleware(ProgressiveDisclosure(descriptions_dir="tool_descriptions"))
+    ```
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Collection, Sequence
+from typing import Any, Literal
+
+import mcp_types as mt
+from fastmcp.resources import ResourceResult
+from fastmcp.resources.base import Resource, ResourceContent
+from fastmcp.resources.types import TextResource
+from fastmcp.server.context import Context
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools.base import Tool, ToolResult
+
+from . import payloads
+from .caller import Caller, identify, is_nested_tool_call, serving_tool_call, state_storage
+from .catalog import Catalog, listing_passthrough
+from .compat import Mode, ModePolicy, ModeResolver
+from .definitions import full_definition
+from .descriptions import DescriptionStore
+from .grants import GrantStore, KeyValue
+from .listing import Lister, ListingLevel
+from .selection import is_descriptions_uri, parse_selection
+
+logger = logging.getLogger("fastmcp_progressive")
+
+AnonymousPolicy = Literal["open", "full", "shared"]
+ANONYMOUS_POLICIES: tuple[AnonymousPolicy, ...] = ("open", "full", "shared")
+DEFAULT_MAX_TOOLS_PER_READ = 32
+
+
+class ProgressiveDisclosure(Middleware):
+    """Progressive disclosure of tool descriptions (MCP extension spec v2.1) for FastMCP.
+
+    Args:
+        descriptions_dir: folder of ``<tool>.json`` / ``<tool>.md`` files; optional, a tool
+            without a file is described by its registered definition.
+        listing: ``"minimal"`` (spec schema, default) or ``"skeleton"`` (names, types, required).
+        summary_max_chars: longest one-line description derived from a tool's own text.
+        strip_noise: drop a name-derived ``title`` and empty ``_meta.fastmcp.tags`` from the
+            listing.
+        anonymous: what callers with no identity get (2026-07-28 HTTP without auth, legacy
+            ``stateless_http=True``): ``"open"`` (default: progressive listing, no gating),
+            ``"full"`` (compatibility mode) or ``"shared"`` (one grant set for all of them;
+            NOT isolated, for single-tenant deployments).
+        grant_ttl: seconds a grant lives without use (sessions slide; principals per grant).
+        max_sessions: most handshake-era sessions whose grants are kept in memory.
+        grant_store: key-value store (py-key-value ``AsyncKeyValue``) for principal grants;
+            default: the server's ``session_state_store``.
+        max_tools_per_read: most tool names one read may select.
+        cache_size: parsed description files kept in the LRU.
+        full_clients / mode_header / mode_resolver: compatibility-mode triggers
+            (see ``compat.py``).
+        exempt_tools: tools listed in full and never gated (e.g. a search tool).
+        instructions: append the workflow paragraph to the server instructions.
+    """
+
+    def __init__(
+        self,
+        descriptions_dir: str | os.PathLike[str] | None = None,
+        *,
+        listing: ListingLevel = "minimal",
+        summary_max_chars: int = 100,
+        strip_noise: bool = True,
+        anonymous: AnonymousPolicy = "open",
+        grant_ttl: float = 3600.0,
+        max_sessions: int = 100_000,
+        grant_store: KeyValue | None = None,
+        max_tools_per_read: int = DEFAULT_MAX_TOOLS_PER_READ,
+        cache_size: int = 256,
+        full_clients: Collection[str] = (),
+        mode_header: str | None = "x-progressive-disclosure",
+        mode_resolver: ModeResolver | None = None,
+        exempt_tools: Collection[str] = (),
+        instructions: bool = True,
+    ) -> None:
+        if anonymous not in ANONYMOUS_POLICIES:
+            raise ValueError(f"anonymous must be one of {ANONYMOUS_POLICIES}, not {anonymous!r}")
+        if max_tools_per_read < 1:
+            raise ValueError("max_tools_per_read must be at least 1")
+        self.store = DescriptionStore(descriptions_dir, cache_size=cache_size)
+        self.lister = Lister(self.store, level=listing, summary_max_chars=summary_max_chars,
+                             strip_noise=strip_noise, exempt=exempt_tools)
+        self.grants = GrantStore(ttl=grant_ttl, max_sessions=max_sessions)
+        self.modes = ModePolicy(full_clients=full_clients, mode_header=mode_header,
+                                resolver=mode_resolver)
+        self.catalog = Catalog(owner=self)
+        self.anonymous = anonymous
+        self.max_tools_per_read = max_tools_per_read
+        self.exempt_tools = frozenset(exempt_tools)
+        self.instructions = instructions
+        self._grant_store = grant_store
+        self._warned_anonymous = False
+        self.listing_resource = TextResource(
+            uri=payloads.DESCRIPTIONS_URI,
+            name=payloads.RESOURCE_NAME,
+            title=payloads.RESOURCE_TITLE,
+            description=payloads.RESOURCE_DESCRIPTION,
+            mime_type="application/json",
+            text="",
+        )
+
+    # -- tools/list ---------------------------------------------------------------------
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[mt.ListToolsRequest],
+        call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
+    ) -> Sequence[Tool]:
+        tools = await call_next(context)
+        if listing_passthrough() or serving_tool_call():
+            return tools  # our own catalog query, or a catalog built inside a tool call
+        if self._mode(identify(context.fastmcp_context)) == "full":
+            return tools
+        return self.lister.reduce(tools)
+
+    # -- resources ----------------------------------------------------------------------
+    async def on_list_resources(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Sequence[Resource]],
+    ) -> Sequence[Resource]:
+        resources = await call_next(context)
+        return [self.listing_resource, *resources]
+
+    async def on_read_resource(
+        self,
+        context: MiddlewareContext[mt.ReadResourceRequestParams],
+        call_next: CallNext[mt.ReadResourceRequestParams, ResourceResult],
+    ) -> ResourceResult:
+        uri = str(context.message.uri)
+        ctx = context.fastmcp_context
+        if not is_descriptions_uri(uri) or ctx is None:
+            return await call_next(context)
+        body = await self.describe(ctx, uri)
+        return ResourceResult(
+            [ResourceContent(json.dumps(body, ensure_ascii=False, separators=(",", ":")),
+                             mime_type="application/json")]
+        )
+
+    async def describe(self, ctx: Context, uri: str) -> dict[str, Any]:
+        """The JSON body answering a read of ``uri``, granting what it describes."""
+        selection = parse_selection(uri, limit=self.max_tools_per_read)
+        if selection.count > self.max_tools_per_read:
+            return payloads.too_many_tools(selection.count, self.max_tools_per_read)
+        if selection.missing:
+            return payloads.missing_selection(await self.catalog.names(ctx))
+        body: dict[str, Any] = {}
+        available: list[str] | None = None
+        for name in selection.names:
+            tool = await self.catalog.tool(ctx, name)
+            if tool is None:
+                if available is None:
+                    available = await self.catalog.names(ctx)
+                body[name] = payloads.unknown_tool(name, available)
+            else:
+                body[name] = full_definition(tool, self.store.lookup(tool.name))
+        granted = [name for name, entry in body.items() if "error" not in entry]
+        caller = identify(ctx)
+        if granted and self._identified(caller):
+            await self.grants.add(caller, granted, kv=self._kv(ctx, caller))
+        return body
+
+    # -- tools/call ---------------------------------------------------------------------
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[mt.CallToolRequestParams],
+        call_next: CallNext[mt.CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        name = context.message.name
+        ctx = context.fastmcp_context
+        if ctx is None or name in self.exempt_tools or is_nested_tool_call():
+            return await call_next(context)
+        caller = identify(ctx)
+        if caller.kind == "internal" or self._mode(caller) == "full":
+            return await call_next(context)
+        if not self._identified(caller):
+            self._warn_anonymous_once()
+            return await call_next(context)
+        if await self.grants.has(caller, name, kv=self._kv(ctx, caller)):
+            return await call_next(context)
+        if await self.catalog.tool(ctx, name) is None:
+            return await call_next(context)  # let FastMCP answer "unknown tool" its own way
+        body = payloads.description_required(name)
+        return ToolResult(
+            content=[mt.TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
+            structured_content=body,
+            is_error=True,
+        )
+
+    # -- instructions -------------------------------------------------------------------
+    async def on_initialize(
+        self,
+        context: MiddlewareContext[mt.InitializeRequest],
+        call_next: CallNext[mt.InitializeRequest, mt.InitializeResult | None],
+    ) -> mt.InitializeResult | None:
+        result = await call_next(context)
+        return self._with_instructions(result)
+
+    async def on_discover(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Any],
+    ) -> Any:
+        result = await call_next(context)
+        return self._with_instructions(result)
+
+    # -- helpers ------------------------------------------------------------------------
+    def _with_instructions(self, result: Any) -> Any:
+        if not self.instructions or not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):
+            return result
+        base = result.instructions or ""
+        if payloads.INSTRUCTIONS in base:
+            return result
+        joined = f"{base}\n\n{payloads.INSTRUCTIONS}" if base else payloads.INSTRUCTIONS
+        return result.model_copy(update={"instructions": joined})
+
+    def _mode(self, caller: Caller) -> Mode:
+        if caller.kind == "anonymous" and self.anonymous == "full":
+            return "full"
+        return self.modes.decide(caller)
+
+    def _identified(self, caller: Caller) -> bool:
+        """Whether grants can be kept for ``caller`` (an anonymous one only when shared)."""
+        if caller.kind == "anonymous":
+            return self.anonymous == "shared"
+        return caller.kind != "internal"
+
+    def _kv(self, ctx: Context, caller: Caller) -> KeyValue | None:
+        if caller.kind != "principal":
+            return None
+        return self._grant_store if self._grant_store is not None else state_storage(ctx)
+
+    def _warn_anonymous_once(self) -> None:
+        if self._warned_anonymous:
+            return
+        self._warned_anonymous = True
+        logger.warning(
+            "progressive disclosure: a client with no identity (2026-07-28 HTTP without auth, "
+            "or stateless_http=True) connected; tool calls are not gated for such clients "
+            "(ProgressiveDisclosure(anonymous='open')). Add auth to gate them per principal, "
+            "or choose anonymous='shared' or 'full'."
+        )

@@ -1,0 +1,69 @@
+"""Parsing ``resource:///tool_descriptions?tools=a,b`` into the tool names it selects.
+
+Rules: the base URI must be ours; every ``tools`` parameter counts (``?tools=a&tools=b``
+equals ``?tools=a,b``); each value is split on literal commas first and only then
+percent-decoded, so ``a%2Cb`` names the one tool ``a,b``; names are trimmed, empty ones
+dropped and duplicates folded in first-seen order. The work is bounded before any of it
+is done: a query longer than ``MAX_QUERY_CHARS`` or naming more than the configured
+number of tools is refused as a whole.
+
+Example:
+    ```python
+    parse_selection("resource:///tool_descriptions?tools=a,b%2Cc", limit=32)
+    # Selection(names=('a', 'b,c'), count=2)
+    ```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+from .payloads import DESCRIPTIONS_URI
+
+MAX_QUERY_CHARS = 64 * 1024
+MAX_NAME_CHARS = 256
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The names a read selects; ``count`` is how many were asked for (before any cap)."""
+
+    names: tuple[str, ...]
+    count: int
+
+    @property
+    def missing(self) -> bool:
+        return self.count == 0
+
+
+def is_descriptions_uri(uri: str) -> bool:
+    """Whether ``uri`` addresses the descriptions resource (with or without a query)."""
+    base = uri.split("?", 1)[0].split("#", 1)[0]
+    return base.rstrip("/") == DESCRIPTIONS_URI or base == "resource://tool_descriptions"
+
+
+def parse_selection(uri: str, *, limit: int) -> Selection:
+    """The tool names ``uri`` selects; ``names`` is empty when more than ``limit`` were asked.
+
+    Over the limit, ``count`` says how many items were asked for so the error can say so.
+    """
+    query = uri.split("?", 1)[1] if "?" in uri else ""
+    query = query.split("#", 1)[0]
+    if len(query) > MAX_QUERY_CHARS:
+        return Selection(names=(), count=query.count(",") + 1)
+    items = [
+        item
+        for pair in query.split("&")
+        if unquote(pair.partition("=")[0]).strip() == "tools"
+        for item in pair.partition("=")[2].split(",")
+        if item.strip()
+    ]
+    if len(items) > limit:
+        return Selection(names=(), count=len(items))
+    names: dict[str, None] = {}
+    for item in items:
+        name = unquote(item, errors="replace").strip()
+        if name:
+            names.setdefault(name[:MAX_NAME_CHARS], None)
+    return Selection(names=tuple(names), count=len(names))
