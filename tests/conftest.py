@@ -1,0 +1,134 @@
+"""Shared fixtures: a small server, and clients over every transport and protocol era.
+
+``connect(server, transport, era, token=None)`` opens a real ``fastmcp.Client``:
+``"memory"`` runs the server in-process over memory streams; ``"http"`` starts uvicorn on
+a free 127.0.0.1 port (``run_server_async``) and talks streamable HTTP to it. ``era`` is
+``"legacy"`` (handshake, 2025-11-25) or ``"modern"`` (stateless 2026-07-28).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+from fastmcp import Client, FastMCP
+from fastmcp.client.transports import StreamableHttpTransport
+from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
+from fastmcp.utilities.tests import run_server_async
+
+from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
+
+Transport = Literal["memory", "http"]
+Era = Literal["legacy", "modern"]
+TRANSPORTS: tuple[Transport, ...] = ("memory", "http")
+ERAS: tuple[Era, ...] = ("legacy", "modern")
+
+TOKENS = {
+    "alice-token": {"client_id": "agent", "sub": "alice", "scopes": []},
+    "bob-token": {"client_id": "agent", "sub": "bob", "scopes": []},
+}
+
+
+def build_server(
+    *, auth: bool = False, middleware: ProgressiveDisclosure | None = None, **options: Any
+) -> FastMCP:
+    """Three plain tools (``add``, ``echo``, ``shout``) with the middleware on."""
+    mcp = FastMCP("test", auth=StaticTokenVerifier(tokens=TOKENS) if auth else None,
+                  instructions="Server instructions.")
+
+    @mcp.tool
+    def add(a: int, b: int) -> int:
+        """Add two integers. Returns their sum as an integer."""
+        return a + b
+
+    @mcp.tool
+    def echo(text: str, times: int = 1) -> str:
+        """Repeat a text. Useful for checking connectivity."""
+        return text * times
+
+    @mcp.tool
+    def shout(text: str) -> str:
+        """Upper-case a text."""
+        return text.upper()
+
+    mcp.add_middleware(middleware or ProgressiveDisclosure(**options))
+    return mcp
+
+
+@asynccontextmanager
+async def serve_http(server: FastMCP, **kwargs: Any) -> AsyncIterator[str]:
+    """A real uvicorn server for ``server`` on a free 127.0.0.1 port; yields its URL."""
+    async with run_server_async(server, **kwargs) as url:
+        yield url
+
+
+@asynccontextmanager
+async def connect(
+    server: FastMCP | str, era: Era, *, token: str | None = None, **client_kwargs: Any
+) -> AsyncIterator[Client[Any]]:
+    """A connected client: in memory for a server object, streamable HTTP for a URL."""
+    mode = "legacy" if era == "legacy" else "auto"
+    target: Any = server
+    if isinstance(server, str):
+        target = StreamableHttpTransport(server, auth=token)
+    async with Client(target, mode=mode, **client_kwargs) as client:
+        yield client
+
+
+@asynccontextmanager
+async def clients(
+    server: FastMCP, transport: Transport, era: Era, count: int = 1, *,
+    tokens: list[str | None] | None = None,
+) -> AsyncIterator[list[Client[Any]]]:
+    """``count`` clients of ``server`` over ``transport`` in ``era`` (own tokens on HTTP)."""
+    async with AsyncExitStack() as stack:
+        target: FastMCP | str = server
+        if transport == "http":
+            target = await stack.enter_async_context(serve_http(server))
+        toks = tokens or [None] * count
+        opened = [
+            await stack.enter_async_context(connect(target, era, token=toks[i]))
+            for i in range(count)
+        ]
+        yield opened
+
+
+async def read_json(client: Client[Any], uri: str) -> Any:
+    contents = await client.read_resource(uri)
+    return json.loads(contents[0].text)  # type: ignore[union-attr]
+
+
+async def fetch(client: Client[Any], *names: str) -> Any:
+    return await read_json(client, f"{DESCRIPTIONS_URI}?tools={','.join(names)}")
+
+
+async def gated(client: Client[Any], name: str = "add", args: dict[str, Any] | None = None) -> bool:
+    """Whether calling ``name`` is refused with TOOL_DESCRIPTION_REQUIRED."""
+    result = await client.call_tool(name, args if args is not None else {"a": 1, "b": 2},
+                                     raise_on_error=False)
+    body = result.structured_content or {}
+    code = body.get("error", {}).get("code") if isinstance(body, dict) else None
+    if result.is_error and code is None:
+        raise AssertionError(f"unexpected error result: {result.content}")
+    return code == "TOOL_DESCRIPTION_REQUIRED"
+
+
+@pytest.fixture
+def tmp_descriptions(tmp_path: Path) -> Path:
+    folder = tmp_path / "tool_descriptions"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def write_description(tmp_descriptions: Path) -> Callable[..., Path]:
+    def write(name: str, data: dict[str, Any] | str, suffix: str = ".json") -> Path:
+        path = tmp_descriptions / f"{name}{suffix}"
+        path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+        return path
+
+    return write
