@@ -116,6 +116,36 @@ class ListedTool(Tool):
         raise RuntimeError("a listed copy of a tool is never run")
 
 
+class IdentityMemo:
+    """Values keyed by object identity, dropped when the object dies.
+
+    FastMCP tools define ``__eq__`` without ``__hash__``, so a ``WeakKeyDictionary`` cannot
+    hold them; an ``id()`` key guarded by a weak reference can, and is also cheaper than
+    hashing a model.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref[Any], Any]] = {}
+
+    def get(self, obj: Any) -> Any:
+        entry = self._entries.get(id(obj))
+        return entry[1] if entry is not None and entry[0]() is obj else None
+
+    def put(self, obj: Any, value: Any) -> None:
+        key = id(obj)
+        entries = self._entries
+
+        def forget(_: weakref.ref[Any]) -> None:
+            current = entries.get(key)
+            if current is not None and current[0]() is None:
+                del entries[key]
+
+        entries[key] = (weakref.ref(obj, forget), value)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
 class Lister:
     """Turns the tools a listing would show into their reduced, memoized form."""
 
@@ -137,9 +167,7 @@ class Lister:
         self.summary_max_chars = summary_max_chars
         self.strip_noise = strip_noise
         self.exempt = frozenset(exempt)
-        self._memo: weakref.WeakKeyDictionary[Tool, tuple[Signature | None, Tool]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._memo = IdentityMemo()
 
     def reduce(self, tools: Sequence[Tool]) -> list[Tool]:
         """The listing as progressive clients see it, in the same order."""
@@ -157,10 +185,7 @@ class Lister:
     def _reduced(self, tool: Tool, sig: Signature | None) -> Tool:
         if tool.name in self.exempt:
             return tool
-        try:
-            memo = self._memo.get(tool)
-        except TypeError:  # not weak-referenceable: compute every time
-            memo = None
+        memo = self._memo.get(tool)
         if memo is not None and memo[0] == sig:
             return memo[1]
         schema = MINIMAL_SCHEMA if self.level == "minimal" else skeleton(tool.parameters)
@@ -179,8 +204,5 @@ class Lister:
             task_config=tool.task_config,
             strip_noise=self.strip_noise,
         )
-        try:
-            self._memo[tool] = (sig, reduced)
-        except TypeError:
-            pass
+        self._memo.put(tool, (sig, reduced))
         return reduced

@@ -32,6 +32,7 @@ from fastmcp.resources.base import Resource, ResourceContent
 from fastmcp.resources.types import TextResource
 from fastmcp.server.context import Context
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.server.middleware.authorization import AuthMiddleware
 from fastmcp.tools.base import Tool, ToolResult
 
 from . import payloads
@@ -113,6 +114,7 @@ class ProgressiveDisclosure(Middleware):
         self.instructions = instructions
         self._grant_store = grant_store
         self._warned_anonymous = False
+        self._checked_order = False
         self.listing_resource = TextResource(
             uri=payloads.DESCRIPTIONS_URI,
             name=payloads.RESOURCE_NAME,
@@ -153,6 +155,7 @@ class ProgressiveDisclosure(Middleware):
         ctx = context.fastmcp_context
         if not is_descriptions_uri(uri) or ctx is None:
             return await call_next(context)
+        self._warn_if_behind_auth_middleware(ctx)
         body = await self.describe(ctx, uri)
         return ResourceResult(
             [ResourceContent(json.dumps(body, ensure_ascii=False, separators=(",", ":")),
@@ -251,6 +254,22 @@ class ProgressiveDisclosure(Middleware):
         if caller.kind != "principal":
             return None
         return self._grant_store if self._grant_store is not None else state_storage(ctx)
+
+    def _warn_if_behind_auth_middleware(self, ctx: Context) -> None:
+        # AuthMiddleware refuses reads of resources it cannot look up, and ours is not
+        # registered: placed outside us it would refuse every description read.
+        if self._checked_order:
+            return
+        self._checked_order = True
+        chain = list(ctx.fastmcp.middleware)
+        mine = chain.index(self) if self in chain else 0
+        if any(isinstance(m, AuthMiddleware) for m in chain[:mine]):
+            logger.warning(
+                "ProgressiveDisclosure was added after AuthMiddleware, which will refuse "
+                "reads of %s; add ProgressiveDisclosure first (it still respects what "
+                "AuthMiddleware hides).",
+                payloads.DESCRIPTIONS_URI,
+            )
 
     def _warn_anonymous_once(self) -> None:
         if self._warned_anonymous:

@@ -1,0 +1,103 @@
+"""Who "the caller" is in each era, and what happens where there is no identity at all."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from fastmcp import Client
+from fastmcp.client.transports import StreamableHttpTransport
+from fastmcp.utilities.tests import temporary_settings
+
+from tests.conftest import build_server, clients, connect, fetch, gated, serve_http
+
+
+async def test_modern_same_principal_shares_grants_across_connections() -> None:
+    server = build_server(auth=True)
+    async with serve_http(server) as url:
+        async with connect(url, "modern", token="alice-token") as first:
+            await fetch(first, "add")
+        async with connect(url, "modern", token="alice-token") as second:
+            assert not await gated(second)  # per principal: survives a reconnect
+        async with connect(url, "modern", token="bob-token") as other:
+            assert await gated(other)
+
+
+async def test_legacy_sessions_of_one_principal_stay_isolated() -> None:
+    server = build_server(auth=True)
+    async with clients(server, "http", "legacy", 2, tokens=["alice-token", "alice-token"]) as (a, b):
+        await fetch(a, "add")
+        assert not await gated(a)
+        assert await gated(b)
+
+
+async def test_legacy_session_grants_released_on_close() -> None:
+    server = build_server()
+    middleware = server.middleware[-1]
+    async with connect(server, "legacy") as c:
+        await fetch(c, "add")
+        assert middleware.grants.held_in_memory() == 1  # type: ignore[attr-defined]
+    assert middleware.grants.held_in_memory() == 0  # type: ignore[attr-defined]
+
+
+async def test_modern_stream_grants_do_not_outlive_the_stream() -> None:
+    server = build_server()
+    async with connect(server, "modern") as c:
+        await fetch(c, "add")
+        assert not await gated(c)
+    async with connect(server, "modern") as again:
+        assert await gated(again)
+
+
+async def test_anonymous_modern_http_open_by_default(caplog: pytest.LogCaptureFixture) -> None:
+    server = build_server()
+    async with serve_http(server) as url:
+        with caplog.at_level(logging.WARNING, logger="fastmcp_progressive"):
+            async with connect(url, "modern") as c:
+                tools = await c.list_tools()
+                assert tools[0].input_schema == {"type": "object", "additionalProperties": True}
+                assert not await gated(c)  # nobody is locked out
+                assert not await gated(c, "echo", {"text": "x"})
+    warnings = [r for r in caplog.records if "no identity" in r.getMessage()]
+    assert len(warnings) == 1  # said once, not per call
+
+
+async def test_anonymous_full_policy_gives_compatibility_listing() -> None:
+    server = build_server(anonymous="full")
+    async with serve_http(server) as url, connect(url, "modern") as c:
+        add = next(t for t in await c.list_tools() if t.name == "add")
+        assert add.input_schema["required"] == ["a", "b"]
+        assert not await gated(c)
+
+
+async def test_anonymous_shared_policy_gates_with_one_grant_set() -> None:
+    server = build_server(anonymous="shared")
+    async with serve_http(server) as url:
+        async with connect(url, "modern") as a, connect(url, "modern") as b:
+            assert await gated(a)
+            await fetch(a, "add")
+            assert not await gated(b)  # documented: shared means shared
+
+
+async def test_legacy_stateless_http_is_anonymous() -> None:
+    server = build_server()
+    with temporary_settings(stateless_http=True):
+        async with serve_http(server) as url:
+            async with Client(StreamableHttpTransport(url), mode="legacy") as c:
+                assert not await gated(c)  # no session to keep a grant under: open policy
+        async with serve_http(build_server(anonymous="shared")) as url:
+            async with Client(StreamableHttpTransport(url), mode="legacy") as c:
+                assert await gated(c)
+                await fetch(c, "add")
+                assert not await gated(c)  # kept under the shared anonymous set, not per request
+
+
+async def test_legacy_and_modern_clients_side_by_side_are_isolated() -> None:
+    server = build_server(auth=True)
+    async with serve_http(server) as url:
+        async with connect(url, "legacy", token="alice-token") as old, \
+                connect(url, "modern", token="bob-token") as new:
+            await fetch(old, "add")
+            assert await gated(new)
+            await fetch(new, "echo")
+            assert await gated(old, "echo", {"text": "x"})

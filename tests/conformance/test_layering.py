@@ -1,0 +1,164 @@
+"""The middleware composes with FastMCP's own auth, visibility and other middleware.
+
+Rule under test: a tool the caller may not see is never listed, described or named; it is
+"not found" exactly like an unknown name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import mcp_types as mt
+import pytest
+from fastmcp import FastMCP
+from fastmcp.server.auth import require_scopes
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.server.middleware.authorization import AuthMiddleware
+from fastmcp.server.middleware.tool_injection import ToolInjectionMiddleware
+from fastmcp.server.transforms.search import BM25SearchTransform, RegexSearchTransform
+from fastmcp.tools.base import Tool
+
+from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
+from tests.conftest import TOKENS, build_server, clients, connect, fetch, gated, read_json, serve_http
+
+
+def _admin_server(**options: Any) -> FastMCP:
+    server = build_server(auth=True, **options)
+
+    @server.tool(auth=require_scopes("admin"))
+    def wipe(confirm: bool) -> str:
+        """Delete everything."""
+        return "wiped"
+
+    return server
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_component_auth_hides_tool_everywhere(era: str) -> None:
+    server = _admin_server()
+    async with serve_http(server) as url, connect(url, era, token="alice-token") as c:  # type: ignore[arg-type]
+        assert "wipe" not in [t.name for t in await c.list_tools()]
+        body = await fetch(c, "wipe", "add")
+        assert body["wipe"] == {"error": "Tool 'wipe' not found",
+                                "available_tools": ["add", "echo", "shout"]}
+        assert "wipe" not in (await read_json(c, DESCRIPTIONS_URI))["error"]["available_tools"]
+        result = await c.call_tool("wipe", {"confirm": True}, raise_on_error=False)
+        assert result.is_error
+        assert "TOOL_DESCRIPTION_REQUIRED" not in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_disabled_tool_is_not_found() -> None:
+    server = build_server()
+    server.disable(names={"shout"})
+    async with connect(server, "modern") as c:
+        assert "shout" not in [t.name for t in await c.list_tools()]
+        body = await fetch(c, "shout")
+        assert "error" in body["shout"]
+        assert "shout" not in body["shout"]["available_tools"]
+
+
+async def test_auth_middleware_filtering_is_respected_when_outside() -> None:
+    tokens = dict(TOKENS, **{"admin-token": {"client_id": "agent", "sub": "root", "scopes": ["admin"]}})
+    from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
+
+    # ProgressiveDisclosure first (outermost): AuthMiddleware refuses reads of resources
+    # it cannot look up, and the descriptions resource is not a registered one.
+    server = FastMCP("t", auth=StaticTokenVerifier(tokens=tokens))
+    server.add_middleware(ProgressiveDisclosure())
+
+    @server.tool(tags={"admin"})
+    def wipe() -> str:
+        """Delete everything."""
+        return "wiped"
+
+    @server.tool
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    def admin_only(ctx: Any) -> bool:
+        tags = getattr(ctx.component, "tags", set())
+        return "admin" not in tags or "admin" in (ctx.token.scopes if ctx.token else [])
+
+    server.add_middleware(AuthMiddleware(auth=admin_only))
+    async with clients(server, "http", "modern", 2, tokens=["alice-token", "admin-token"]) as (a, root):
+        assert [t.name for t in await a.list_tools()] == ["ping"]
+        assert "error" in (await fetch(a, "wipe"))["wipe"]
+        assert await gated(a, "ping", {})
+        assert "inputSchema" in (await fetch(root, "wipe"))["wipe"]
+        assert not await gated(root, "wipe", {})
+        denied = await a.call_tool("wipe", {}, raise_on_error=False)
+        assert denied.is_error
+        assert "TOOL_DESCRIPTION_REQUIRED" not in denied.content[0].text  # type: ignore[union-attr]
+
+
+async def test_tool_injection_middleware_tools_are_listed_reduced_and_gated() -> None:
+    def injected_now() -> str:
+        """Tell the server time. Always UTC."""
+        return "12:00"
+
+    server = build_server()
+    server.add_middleware(ToolInjectionMiddleware(tools=[Tool.from_function(injected_now)]))
+    async with connect(server, "legacy") as c:
+        listed = {t.name: t for t in await c.list_tools()}
+        assert listed["injected_now"].description == "Tell the server time."
+        assert await gated(c, "injected_now", {})
+        assert (await fetch(c, "injected_now"))["injected_now"]["name"] == "injected_now"
+        assert not await gated(c, "injected_now", {})
+
+
+@pytest.mark.parametrize("transform", [RegexSearchTransform, BM25SearchTransform])
+async def test_search_transform_catalog_is_full_and_proxied_calls_not_gated_twice(
+    transform: type,
+) -> None:
+    server = build_server(exempt_tools=["search_tools", "call_tool"])
+    server.add_transform(transform())
+    async with connect(server, "modern") as c:
+        names = [t.name for t in await c.list_tools()]
+        assert names == ["search_tools", "call_tool"]
+        query = {"pattern": "add"} if transform is RegexSearchTransform else {"query": "add integers"}
+        found = await c.call_tool("search_tools", query)
+        text = found.content[0].text  # type: ignore[union-attr]
+        assert '"required":["a","b"]' in text.replace(" ", "")  # catalog sees full schemas
+        proxied = await c.call_tool("call_tool", {"name": "add", "arguments": {"a": 2, "b": 3}})
+        assert "5" in proxied.content[0].text  # type: ignore[union-attr]
+        assert await gated(c, "add")  # a direct client call of the hidden tool is still gated
+
+
+class CountListings(Middleware):
+    """Inner spy: counts how often the listing reaches the server."""
+
+    def __init__(self) -> None:
+        self.listings = 0
+
+    async def on_list_tools(
+        self, context: MiddlewareContext[mt.ListToolsRequest],
+        call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
+    ) -> Sequence[Tool]:
+        self.listings += 1
+        return await call_next(context)
+
+
+async def test_hidden_listing_inside_modern_http_call_is_memoized() -> None:
+    middleware = ProgressiveDisclosure()
+    server = build_server(auth=True, middleware=middleware)
+    spy = CountListings()
+    server.add_middleware(spy)
+    async with clients(server, "http", "modern", tokens=["alice-token"]) as (c,):
+        await c.list_tools()
+        first = middleware.lister.reduce(await server.list_tools(run_middleware=False))
+        await fetch(c, "add")
+        before = spy.listings
+        assert (await c.call_tool("add", {"a": 1, "b": 1})).data == 2
+        assert spy.listings == before + 1  # the SDK's hidden tools/list ran through us
+        again = middleware.lister.reduce(await server.list_tools(run_middleware=False))
+    assert all(x is y for x, y in zip(first, again, strict=True))  # memo hit: same objects
+
+
+async def test_server_instructions_kept_and_extended() -> None:
+    for era in ("legacy", "modern"):
+        async with connect(build_server(), era) as c:  # type: ignore[arg-type]
+            instructions = c.instructions or ""
+            assert instructions.startswith("Server instructions.")
+            assert "?tools=" in instructions
