@@ -58,10 +58,16 @@ _CUSTOMERS = {
     "c-101": Customer(id="c-101", name="Ben Ortiz", email="ben@example.com", tier="standard"),
 }
 _ORDERS = {
-    "o-500": Order(id="o-500", customer_id="c-100", status="paid", total_cents=12900,
-                   items=["tent-2p", "stove"]),
-    "o-501": Order(id="o-501", customer_id="c-101", status="shipped", total_cents=4500,
-                   items=["headlamp"]),
+    "o-500": Order(
+        id="o-500",
+        customer_id="c-100",
+        status="paid",
+        total_cents=12900,
+        items=["tent-2p", "stove"],
+    ),
+    "o-501": Order(
+        id="o-501", customer_id="c-101", status="shipped", total_cents=4500, items=["headlamp"]
+    ),
 }
 
 
@@ -151,8 +157,9 @@ def refund_order(
 def create_invoice(
     order_id: Annotated[str, Field(description="The order to invoice.")],
     due: Annotated[date, Field(description="Due date, ISO 8601 (YYYY-MM-DD).")],
-    note: Annotated[str | None, Field(max_length=500, description="Printed on the invoice.")]
-    = None,
+    note: Annotated[
+        str | None, Field(max_length=500, description="Printed on the invoice.")
+    ] = None,
 ) -> Invoice:
     """Create a draft invoice for an order.
 
@@ -160,8 +167,7 @@ def create_invoice(
     with send_invoice.
     """
     order = get_order(order_id)
-    return Invoice(id=f"inv-{order_id}", order_id=order_id, amount_cents=order.total_cents,
-                   due=due)
+    return Invoice(id=f"inv-{order_id}", order_id=order_id, amount_cents=order.total_cents, due=due)
 
 
 @mcp.tool
@@ -180,8 +186,9 @@ def send_invoice(
 def get_shipping_quote(
     destination_zip: Annotated[str, Field(pattern=r"^\d{5}$", description="US ZIP code.")],
     weight_grams: Annotated[int, Field(gt=0, le=30000, description="Parcel weight.")],
-    speed: Annotated[Literal["ground", "express", "overnight"], Field(
-        description="Delivery speed.")] = "ground",
+    speed: Annotated[
+        Literal["ground", "express", "overnight"], Field(description="Delivery speed.")
+    ] = "ground",
 ) -> dict[str, int | str]:
     """Quote the shipping cost of a parcel to a US ZIP code.
 

@@ -31,7 +31,8 @@ def count_tokens(tools: list[Any]) -> tuple[int, int]:
     enc = get_encoding("o200k_base")
     dumped = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
     visible = sum(
-        len(enc.encode(t["name"])) + len(enc.encode(t.get("description") or ""))
+        len(enc.encode(t["name"]))
+        + len(enc.encode(t.get("description") or ""))
         + len(enc.encode(json.dumps(t["inputSchema"], separators=(",", ":"))))
         for t in dumped
     )
@@ -67,16 +68,20 @@ async def main() -> None:
         )
         args = {"order_id": "o-500", "amount_cents": 2500, "reason": "Late delivery credit"}
         refused = await client.call_tool("refund_order", args, raise_on_error=False)
-        show("call refund_order before reading its description",
-             json.dumps(refused.structured_content, indent=2))
+        show(
+            "call refund_order before reading its description",
+            json.dumps(refused.structured_content, indent=2),
+        )
 
         uri = f"{DESCRIPTIONS_URI}?tools=refund_order"
         contents = await client.read_resource(uri)
         definition = json.loads(contents[0].text)["refund_order"]
-        show(f"read {uri}",
-             f"keys: {', '.join(definition)}\n"
-             f"required: {definition['inputSchema'].get('required')}\n"
-             f"first example: {json.dumps(definition['examples'][0]['input'])}")
+        show(
+            f"read {uri}",
+            f"keys: {', '.join(definition)}\n"
+            f"required: {definition['inputSchema'].get('required')}\n"
+            f"first example: {json.dumps(definition['examples'][0]['input'])}",
+        )
 
         accepted = await client.call_tool("refund_order", args, raise_on_error=False)
         show("call refund_order again", f"is_error={accepted.is_error}: {accepted.data}")

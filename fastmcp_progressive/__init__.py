@@ -18,6 +18,7 @@ from .payloads import (
     DESCRIPTIONS_URI,
     EXTENSION_ID,
     MISSING_TOOL_SELECTION,
+    QUERY_TOO_LONG,
     TOO_MANY_TOOLS,
     TOOL_DESCRIPTION_REQUIRED,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "DESCRIPTIONS_URI",
     "EXTENSION_ID",
     "MISSING_TOOL_SELECTION",
+    "QUERY_TOO_LONG",
     "TOOL_DESCRIPTION_REQUIRED",
     "TOO_MANY_TOOLS",
     "AnonymousPolicy",

@@ -77,19 +77,20 @@ class ModePolicy:
                 return chosen
         requested = settings.get("mode") if settings is not None else None
         if requested in MODES:
-            return requested  # type: ignore[no-any-return]
+            return "full" if requested == "full" else "progressive"
         if self.mode_header is not None:
             value = caller.headers.get(self.mode_header, "").strip().lower()
             if value in MODES:
-                return value  # type: ignore[return-value]
+                return "full" if value == "full" else "progressive"
         if caller.client_name and self._matches(caller.client_name, caller.client_version):
             return "full"
         return "progressive"
 
     def _matches(self, name: str, version: str | None) -> bool:
         labels = (name, f"{name}/{version}") if version else (name,)
-        return any(fnmatch.fnmatchcase(label, pattern)
-                   for pattern in self.full_clients for label in labels)
+        return any(
+            fnmatch.fnmatchcase(label, pattern) for pattern in self.full_clients for label in labels
+        )
 
     def _resolve(self, caller: Caller, settings: Mapping[str, Any] | None) -> Mode | None:
         assert self.resolver is not None

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,7 @@ MAX_FILE_BYTES = 1 << 20
 Signature = tuple[int, int, int, str]
 """(mtime_ns, size, inode, suffix) of a description file: equal means unchanged."""
 _STALE: Signature = (-1, -1, -1, "")
+_DECODER = json.JSONDecoder()
 
 
 class Example(BaseModel):
@@ -110,7 +112,10 @@ def parse_text(text: str, suffix: str, expected_name: str) -> DescriptionFile:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise DescriptionError(f"field {where}: {first['msg']}") from None
+        top = first["loc"][0] if first["loc"] else None
+        found = key_location(text, suffix, top) if isinstance(top, str) else None
+        at = f"line {found[0]}, column {found[1]}: " if found else ""
+        raise DescriptionError(f"{at}field {where}: {first['msg']}") from None
     if parsed.name != expected_name:
         raise DescriptionError(
             f"field name: says {parsed.name!r} but the file is for {expected_name!r}"
@@ -145,6 +150,77 @@ def _split_front_matter(text: str) -> tuple[Any, int]:
     raise DescriptionError("line 1: front matter opened with '---' is never closed")
 
 
+def key_location(text: str, suffix: str, key: str) -> tuple[int, int] | None:
+    """(line, column), 1-based, of top-level ``key`` in a file's JSON (for error messages).
+
+    A validation error names a field, not a position; pointing at the field's key is what
+    an editor or a CI annotation needs. Only object keys at depth 1 count, so an ``input``
+    inside an example never shadows a top-level one. None when the key is not written
+    (a defaulted ``name``) or the JSON does not scan.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    line_offset = 0
+    if suffix == ".md":
+        lines = text.splitlines(keepends=True)
+        if not lines or lines[0].strip() != "---":
+            return None
+        ends = [i for i in range(1, len(lines)) if lines[i].strip() == "---"]
+        if not ends:
+            return None
+        text, line_offset = "".join(lines[1 : ends[0]]), 1
+    depth, i = 0, 0
+    try:
+        while i < len(text):
+            char = text[i]
+            if char == '"':
+                value, end = _DECODER.raw_decode(text, i)
+                if depth == 1 and value == key and text[end:].lstrip().startswith(":"):
+                    line = text.count("\n", 0, i) + 1
+                    return line + line_offset, i - text.rfind("\n", 0, i)
+                i = end
+                continue
+            if char in "{[":
+                depth += 1
+            elif char in "}]":
+                depth -= 1
+            i += 1
+    except ValueError:
+        return None
+    return None
+
+
+def read_description(
+    directory: Path, name: str, suffix: str, *, max_bytes: int = MAX_FILE_BYTES
+) -> DescriptionFile:
+    """Read and validate ``<directory>/<name><suffix>``, refusing anything that escapes it.
+
+    Shared by the store (which logs and falls back) and ``check`` (which reports). A name
+    with path tricks is refused before any I/O; a file that resolves outside ``directory``
+    (a symlink pointing out) is refused unread, the final open does not follow a link
+    swapped in after that check, and only regular files are read (a FIFO would hang).
+    Raises ``DescriptionError`` or ``OSError``.
+    """
+    if not safe_file_name(name) or suffix not in SUFFIXES:
+        raise DescriptionError(f"{name + suffix!r} cannot name a description file")
+    path = directory / f"{name}{suffix}"
+    real = Path(os.path.realpath(path))
+    if not real.is_relative_to(os.path.realpath(directory)):
+        raise DescriptionError("the file links outside the descriptions directory")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    with os.fdopen(os.open(real, flags), "rb") as handle:  # O_NONBLOCK: a FIFO never blocks
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise DescriptionError("not a regular file")
+        raw = handle.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise DescriptionError(f"larger than {max_bytes} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DescriptionError(f"byte {exc.start}: not valid UTF-8") from None
+    return parse_text(text, suffix, name)
+
+
 def safe_file_name(name: str) -> bool:
     """Whether ``name`` can name a file directly inside the directory (no path tricks)."""
     return (
@@ -173,7 +249,7 @@ class DescriptionStore:
         self._cache: LRUCache[str, _Entry] = LRUCache(maxsize=cache_size)
         self._lock = threading.Lock()
         self._logged: set[tuple[str, Signature | None]] = set()
-        self.reads = 0  # files read from disk, for tests and benchmarks
+        self.reads = 0  # files loaded from disk (cache misses), for tests and benchmarks
         if self.directory is not None and not self.directory.is_dir():
             logger.warning(
                 "descriptions directory %s does not exist (yet): serving registered "
@@ -256,20 +332,11 @@ class DescriptionStore:
     def _load(self, name: str, sig: Signature) -> DescriptionFile | None:
         assert self.directory is not None
         path = self.directory / f"{name}{sig[3]}"
+        self.reads += 1
         try:
-            real = Path(os.path.realpath(path))
-            if not real.is_relative_to(os.path.realpath(self.directory)):
-                raise DescriptionError("the file links outside the descriptions directory")
-            with open(real, "rb") as handle:
-                raw = handle.read(self.max_file_bytes + 1)
-            self.reads += 1
-            if len(raw) > self.max_file_bytes:
-                raise DescriptionError(f"larger than {self.max_file_bytes} bytes")
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DescriptionError(f"byte {exc.start}: not valid UTF-8") from None
-            return parse_text(text, sig[3], name)
+            return read_description(
+                self.directory, name, sig[3], max_bytes=self.max_file_bytes
+            )
         except (DescriptionError, OSError) as exc:
             self._log_once(path, sig, exc)
             return None

@@ -60,7 +60,10 @@ class GrantStore:
     async def has(self, caller: Caller, tool: str, *, kv: KeyValue | None) -> bool:
         """Whether ``caller`` unlocked ``tool``; refreshes the caller's TTL when it did."""
         if caller.kind == "principal":
-            return await self._kv(kv).get(_kv_key(caller, tool), collection=GRANTS_COLLECTION) is not None
+            return (
+                await self._kv(kv).get(_kv_key(caller, tool), collection=GRANTS_COLLECTION)
+                is not None
+            )
         granted = self._memory_set(caller, create=False)
         return granted is not None and tool in granted
 
@@ -73,8 +76,10 @@ class GrantStore:
             store = self._kv(kv)
             for name in names:
                 await store.put(
-                    _kv_key(caller, name), {"granted": True},
-                    collection=GRANTS_COLLECTION, ttl=self.ttl,
+                    _kv_key(caller, name),
+                    {"granted": True},
+                    collection=GRANTS_COLLECTION,
+                    ttl=self.ttl,
                 )
             return
         granted = self._memory_set(caller, create=True)

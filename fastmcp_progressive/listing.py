@@ -185,7 +185,7 @@ class Lister:
     def _reduced(self, tool: Tool, sig: Signature | None) -> Tool:
         if tool.name in self.exempt:
             return tool
-        memo = self._memo.get(tool)
+        memo: tuple[Signature | None, Tool] | None = self._memo.get(tool)
         if memo is not None and memo[0] == sig:
             return memo[1]
         schema = MINIMAL_SCHEMA if self.level == "minimal" else skeleton(tool.parameters)

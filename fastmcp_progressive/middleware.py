@@ -24,6 +24,7 @@ import json
 import logging
 import os
 from collections.abc import Collection, Sequence
+from functools import cached_property
 from typing import Any, Literal
 
 import mcp_types as mt
@@ -34,6 +35,7 @@ from fastmcp.server.context import Context
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.server.middleware.authorization import AuthMiddleware
 from fastmcp.tools.base import Tool, ToolResult
+from pydantic import AnyUrl
 
 from . import payloads
 from .caller import Caller, identify, is_nested_tool_call, serving_tool_call, state_storage
@@ -43,7 +45,8 @@ from .definitions import full_definition
 from .descriptions import DescriptionStore
 from .grants import GrantStore, KeyValue
 from .listing import Lister, ListingLevel
-from .selection import is_descriptions_uri, parse_selection
+from .selection import MAX_QUERY_CHARS, is_descriptions_uri, parse_selection
+from .watch import HotReload
 
 logger = logging.getLogger("fastmcp_progressive")
 
@@ -116,7 +119,7 @@ class ProgressiveDisclosure(Middleware):
         self._warned_anonymous = False
         self._checked_order = False
         self.listing_resource = TextResource(
-            uri=payloads.DESCRIPTIONS_URI,
+            uri=AnyUrl(payloads.DESCRIPTIONS_URI),
             name=payloads.RESOURCE_NAME,
             title=payloads.RESOURCE_TITLE,
             description=payloads.RESOURCE_DESCRIPTION,
@@ -165,6 +168,8 @@ class ProgressiveDisclosure(Middleware):
     async def describe(self, ctx: Context, uri: str) -> dict[str, Any]:
         """The JSON body answering a read of ``uri``, granting what it describes."""
         selection = parse_selection(uri, limit=self.max_tools_per_read)
+        if selection.too_long:
+            return payloads.query_too_long(MAX_QUERY_CHARS)
         if selection.count > self.max_tools_per_read:
             return payloads.too_many_tools(selection.count, self.max_tools_per_read)
         if selection.missing:
@@ -219,7 +224,7 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[mt.InitializeRequest, mt.InitializeResult | None],
     ) -> mt.InitializeResult | None:
         result = await call_next(context)
-        return self._with_instructions(result)
+        return self._with_instructions(result)  # type: ignore[no-any-return]
 
     async def on_discover(
         self,
@@ -229,9 +234,33 @@ class ProgressiveDisclosure(Middleware):
         result = await call_next(context)
         return self._with_instructions(result)
 
+    # -- hot reload (watch.py): BEGIN block owned by the hot-reload work ----------------
+    # A watcher thread started by the first request invalidates edited description files
+    # and sends tools/list_changed to live legacy sessions; it stops with the server.
+    @cached_property
+    def hot_reload(self) -> HotReload:
+        """The description-file watcher and the legacy sessions it notifies."""
+        return HotReload(self.store, summary_max_chars=self.lister.summary_max_chars)
+
+    async def on_message(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Any],
+    ) -> Any:
+        self.hot_reload.observe(context.fastmcp_context)
+        return await call_next(context)
+
+    def close(self) -> None:
+        """Stop the watcher for good (it also stops by itself when the server stops)."""
+        self.hot_reload.close()
+
+    # -- hot reload: END --------------------------------------------------------------
+
     # -- helpers ------------------------------------------------------------------------
     def _with_instructions(self, result: Any) -> Any:
-        if not self.instructions or not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):
+        if not self.instructions:
+            return result
+        if not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):
             return result
         base = result.instructions or ""
         if payloads.INSTRUCTIONS in base:

@@ -28,6 +28,7 @@ RESOURCE_NAME = "tool_descriptions"
 MISSING_TOOL_SELECTION = "MISSING_TOOL_SELECTION"
 TOOL_DESCRIPTION_REQUIRED = "TOOL_DESCRIPTION_REQUIRED"
 TOO_MANY_TOOLS = "TOO_MANY_TOOLS"
+QUERY_TOO_LONG = "QUERY_TOO_LONG"
 
 RESOURCE_TITLE = "Tool descriptions: read one before calling that tool"
 
@@ -73,7 +74,7 @@ def description_required(tool: str) -> dict[str, Any]:
 def missing_selection(available: Sequence[str]) -> dict[str, Any]:
     """The body of a read without a usable ``tools`` parameter."""
     first = list(available[:2])
-    first += ["TOOL_NAME", "OTHER_TOOL"][len(first):]
+    first += ["TOOL_NAME", "OTHER_TOOL"][len(first) :]
     return {
         "error": {
             "code": MISSING_TOOL_SELECTION,
@@ -96,6 +97,17 @@ def too_many_tools(requested: int, limit: int) -> dict[str, Any]:
                 f"{requested} tools were requested; one read may name at most {limit}. "
                 "Fetch only the tools you are about to call."
             ),
+            "limit": limit,
+        }
+    }
+
+
+def query_too_long(limit: int) -> dict[str, Any]:
+    """The body of a read whose query exceeds the size one request may have."""
+    return {
+        "error": {
+            "code": QUERY_TOO_LONG,
+            "message": f"The query is longer than {limit} characters. Name fewer tools.",
             "limit": limit,
         }
     }

@@ -4,8 +4,8 @@ Rules: the base URI must be ours; every ``tools`` parameter counts (``?tools=a&t
 equals ``?tools=a,b``); each value is split on literal commas first and only then
 percent-decoded, so ``a%2Cb`` names the one tool ``a,b``; names are trimmed, empty ones
 dropped and duplicates folded in first-seen order. The work is bounded before any of it
-is done: a query longer than ``MAX_QUERY_CHARS`` or naming more than the configured
-number of tools is refused as a whole.
+is done: a query longer than ``MAX_QUERY_CHARS`` (``too_long``) or naming more than the
+configured number of tools is refused as a whole.
 
 Example:
     ```python
@@ -31,6 +31,7 @@ class Selection:
 
     names: tuple[str, ...]
     count: int
+    too_long: bool = False
 
     @property
     def missing(self) -> bool:
@@ -51,7 +52,7 @@ def parse_selection(uri: str, *, limit: int) -> Selection:
     query = uri.split("?", 1)[1] if "?" in uri else ""
     query = query.split("#", 1)[0]
     if len(query) > MAX_QUERY_CHARS:
-        return Selection(names=(), count=query.count(",") + 1)
+        return Selection(names=(), count=query.count(",") + 1, too_long=True)
     items = [
         item
         for pair in query.split("&")

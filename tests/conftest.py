@@ -37,8 +37,11 @@ def build_server(
     *, auth: bool = False, middleware: ProgressiveDisclosure | None = None, **options: Any
 ) -> FastMCP:
     """Three plain tools (``add``, ``echo``, ``shout``) with the middleware on."""
-    mcp = FastMCP("test", auth=StaticTokenVerifier(tokens=TOKENS) if auth else None,
-                  instructions="Server instructions.")
+    mcp = FastMCP(
+        "test",
+        auth=StaticTokenVerifier(tokens=TOKENS) if auth else None,
+        instructions="Server instructions.",
+    )
 
     @mcp.tool
     def add(a: int, b: int) -> int:
@@ -81,7 +84,11 @@ async def connect(
 
 @asynccontextmanager
 async def clients(
-    server: FastMCP, transport: Transport, era: Era, count: int = 1, *,
+    server: FastMCP,
+    transport: Transport,
+    era: Era,
+    count: int = 1,
+    *,
     tokens: list[str | None] | None = None,
 ) -> AsyncIterator[list[Client[Any]]]:
     """``count`` clients of ``server`` over ``transport`` in ``era`` (own tokens on HTTP)."""
@@ -108,8 +115,9 @@ async def fetch(client: Client[Any], *names: str) -> Any:
 
 async def gated(client: Client[Any], name: str = "add", args: dict[str, Any] | None = None) -> bool:
     """Whether calling ``name`` is refused with TOOL_DESCRIPTION_REQUIRED."""
-    result = await client.call_tool(name, args if args is not None else {"a": 1, "b": 2},
-                                     raise_on_error=False)
+    result = await client.call_tool(
+        name, args if args is not None else {"a": 1, "b": 2}, raise_on_error=False
+    )
     body = result.structured_content or {}
     code = body.get("error", {}).get("code") if isinstance(body, dict) else None
     if result.is_error and code is None:

@@ -25,7 +25,10 @@ async def test_modern_same_principal_shares_grants_across_connections() -> None:
 
 async def test_legacy_sessions_of_one_principal_stay_isolated() -> None:
     server = build_server(auth=True)
-    async with clients(server, "http", "legacy", 2, tokens=["alice-token", "alice-token"]) as (a, b):
+    async with clients(server, "http", "legacy", 2, tokens=["alice-token", "alice-token"]) as (
+        a,
+        b,
+    ):
         await fetch(a, "add")
         assert not await gated(a)
         assert await gated(b)
@@ -94,10 +97,11 @@ async def test_legacy_stateless_http_is_anonymous() -> None:
 
 async def test_legacy_and_modern_clients_side_by_side_are_isolated() -> None:
     server = build_server(auth=True)
-    async with serve_http(server) as url:
-        async with connect(url, "legacy", token="alice-token") as old, \
-                connect(url, "modern", token="bob-token") as new:
-            await fetch(old, "add")
-            assert await gated(new)
-            await fetch(new, "echo")
-            assert await gated(old, "echo", {"text": "x"})
+    async with (
+        serve_http(server) as url, connect(url, "legacy", token="alice-token") as old,
+        connect(url, "modern", token="bob-token") as new,
+    ):
+        await fetch(old, "add")
+        assert await gated(new)
+        await fetch(new, "echo")
+        assert await gated(old, "echo", {"text": "x"})

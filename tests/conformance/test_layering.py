@@ -20,7 +20,16 @@ from fastmcp.server.transforms.search import BM25SearchTransform, RegexSearchTra
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
-from tests.conftest import TOKENS, build_server, clients, connect, fetch, gated, read_json, serve_http
+from tests.conftest import (
+    TOKENS,
+    build_server,
+    clients,
+    connect,
+    fetch,
+    gated,
+    read_json,
+    serve_http,
+)
 
 
 def _admin_server(**options: Any) -> FastMCP:
@@ -40,8 +49,10 @@ async def test_component_auth_hides_tool_everywhere(era: str) -> None:
     async with serve_http(server) as url, connect(url, era, token="alice-token") as c:  # type: ignore[arg-type]
         assert "wipe" not in [t.name for t in await c.list_tools()]
         body = await fetch(c, "wipe", "add")
-        assert body["wipe"] == {"error": "Tool 'wipe' not found",
-                                "available_tools": ["add", "echo", "shout"]}
+        assert body["wipe"] == {
+            "error": "Tool 'wipe' not found",
+            "available_tools": ["add", "echo", "shout"],
+        }
         assert "wipe" not in (await read_json(c, DESCRIPTIONS_URI))["error"]["available_tools"]
         result = await c.call_tool("wipe", {"confirm": True}, raise_on_error=False)
         assert result.is_error
@@ -59,7 +70,9 @@ async def test_disabled_tool_is_not_found() -> None:
 
 
 async def test_auth_middleware_filtering_is_respected_when_outside() -> None:
-    tokens = dict(TOKENS, **{"admin-token": {"client_id": "agent", "sub": "root", "scopes": ["admin"]}})
+    tokens = dict(
+        TOKENS, **{"admin-token": {"client_id": "agent", "sub": "root", "scopes": ["admin"]}}
+    )
     from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 
     # ProgressiveDisclosure first (outermost): AuthMiddleware refuses reads of resources
@@ -82,7 +95,10 @@ async def test_auth_middleware_filtering_is_respected_when_outside() -> None:
         return "admin" not in tags or "admin" in (ctx.token.scopes if ctx.token else [])
 
     server.add_middleware(AuthMiddleware(auth=admin_only))
-    async with clients(server, "http", "modern", 2, tokens=["alice-token", "admin-token"]) as (a, root):
+    async with clients(server, "http", "modern", 2, tokens=["alice-token", "admin-token"]) as (
+        a,
+        root,
+    ):
         assert [t.name for t in await a.list_tools()] == ["ping"]
         assert "error" in (await fetch(a, "wipe"))["wipe"]
         assert await gated(a, "ping", {})
@@ -117,7 +133,9 @@ async def test_search_transform_catalog_is_full_and_proxied_calls_not_gated_twic
     async with connect(server, "modern") as c:
         names = [t.name for t in await c.list_tools()]
         assert names == ["search_tools", "call_tool"]
-        query = {"pattern": "add"} if transform is RegexSearchTransform else {"query": "add integers"}
+        query = (
+            {"pattern": "add"} if transform is RegexSearchTransform else {"query": "add integers"}
+        )
         found = await c.call_tool("search_tools", query)
         text = found.content[0].text  # type: ignore[union-attr]
         assert '"required":["a","b"]' in text.replace(" ", "")  # catalog sees full schemas
@@ -133,7 +151,8 @@ class CountListings(Middleware):
         self.listings = 0
 
     async def on_list_tools(
-        self, context: MiddlewareContext[mt.ListToolsRequest],
+        self,
+        context: MiddlewareContext[mt.ListToolsRequest],
         call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
     ) -> Sequence[Tool]:
         self.listings += 1

@@ -12,10 +12,21 @@ from typing import Any
 import pytest
 
 from fastmcp_progressive import DESCRIPTIONS_URI
-from tests.conftest import ERAS, TRANSPORTS, Era, Transport, build_server, clients, fetch, gated, read_json
+from tests.conftest import (
+    ERAS,
+    TRANSPORTS,
+    Era,
+    Transport,
+    build_server,
+    clients,
+    fetch,
+    gated,
+    read_json,
+)
 
-pytestmark = pytest.mark.parametrize(("transport", "era"),
-                                     [(t, e) for t in TRANSPORTS for e in ERAS])
+pytestmark = pytest.mark.parametrize(
+    ("transport", "era"), [(t, e) for t in TRANSPORTS for e in ERAS]
+)
 
 ALICE, BOB = "alice-token", "bob-token"
 
@@ -29,7 +40,9 @@ def _tokens(transport: Transport, *names: str) -> list[str | None]:
 
 
 async def test_1_minimal_descriptions_in_tools_list(transport: Transport, era: Era) -> None:
-    async with clients(_server(transport), transport, era, tokens=_tokens(transport, ALICE)) as (c,):
+    async with clients(_server(transport), transport, era, tokens=_tokens(transport, ALICE)) as (
+        c,
+    ):
         tools = {t.name: t for t in await c.list_tools()}
     assert set(tools) == {"add", "echo", "shout"}
     add = tools["add"]
@@ -41,7 +54,9 @@ async def test_1_minimal_descriptions_in_tools_list(transport: Transport, era: E
 
 
 async def test_2_descriptions_resource_listed(transport: Transport, era: Era) -> None:
-    async with clients(_server(transport), transport, era, tokens=_tokens(transport, ALICE)) as (c,):
+    async with clients(_server(transport), transport, era, tokens=_tokens(transport, ALICE)) as (
+        c,
+    ):
         resources = await c.list_resources()
     listed = [r for r in resources if str(r.uri) == DESCRIPTIONS_URI]
     assert len(listed) == 1
@@ -53,7 +68,9 @@ async def test_2_descriptions_resource_listed(transport: Transport, era: Era) ->
 
 
 async def test_3_and_4_query_returns_full_definitions(transport: Transport, era: Era) -> None:
-    async with clients(_server(transport), transport, era, tokens=_tokens(transport, ALICE)) as (c,):
+    async with clients(_server(transport), transport, era, tokens=_tokens(transport, ALICE)) as (
+        c,
+    ):
         body = await fetch(c, "add", "echo")
     assert list(body) == ["add", "echo"]
     assert body["add"]["description"] == "Add two integers. Returns their sum as an integer."
@@ -64,7 +81,9 @@ async def test_3_and_4_query_returns_full_definitions(transport: Transport, era:
 
 
 async def test_5_missing_tool_selection(transport: Transport, era: Era) -> None:
-    async with clients(_server(transport), transport, era, tokens=_tokens(transport, ALICE)) as (c,):
+    async with clients(_server(transport), transport, era, tokens=_tokens(transport, ALICE)) as (
+        c,
+    ):
         body = await read_json(c, DESCRIPTIONS_URI)
     error = body["error"]
     assert error["code"] == "MISSING_TOOL_SELECTION"
@@ -73,7 +92,9 @@ async def test_5_missing_tool_selection(transport: Transport, era: Era) -> None:
 
 
 async def test_6_and_7_gate_until_described(transport: Transport, era: Era) -> None:
-    async with clients(_server(transport), transport, era, tokens=_tokens(transport, ALICE)) as (c,):
+    async with clients(_server(transport), transport, era, tokens=_tokens(transport, ALICE)) as (
+        c,
+    ):
         refused = await c.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False)
         assert refused.is_error
         error = refused.structured_content["error"]  # type: ignore[index]

@@ -1,0 +1,90 @@
+"""The FastMCP internals `caller.py` relies on: each fails here first if a release moves it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as mt
+import pytest
+from fastmcp import FastMCP
+from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools.base import ToolResult
+from key_value.aio.stores.memory import MemoryStore
+
+from fastmcp_progressive import ProgressiveDisclosure
+from fastmcp_progressive.caller import Caller, identify
+from fastmcp_progressive.grants import GRANTS_COLLECTION
+from tests.conftest import TOKENS, build_server, clients, fetch, gated
+
+
+class RecordCallers(Middleware):
+    def __init__(self) -> None:
+        self.callers: list[Caller] = []
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[mt.CallToolRequestParams],
+        call_next: CallNext[mt.CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        self.callers.append(identify(context.fastmcp_context))
+        return await call_next(context)
+
+
+@pytest.mark.parametrize(
+    ("transport", "era", "token", "kind"),
+    [
+        ("memory", "legacy", None, "session"),
+        ("memory", "modern", None, "stream"),
+        ("http", "legacy", "alice-token", "session"),
+        ("http", "modern", "alice-token", "principal"),
+        ("http", "modern", None, "anonymous"),
+    ],
+)
+async def test_caller_kind_per_transport_and_era(
+    transport: Any, era: Any, token: str | None, kind: str
+) -> None:
+    server = FastMCP("ids", auth=StaticTokenVerifier(tokens=TOKENS) if token else None)
+
+    @server.tool
+    def noop() -> str:
+        return "ok"
+
+    spy = RecordCallers()
+    server.add_middleware(spy)
+    async with clients(server, transport, era, tokens=[token]) as (c,):
+        await c.call_tool("noop", {})
+        await c.call_tool("noop", {})
+    first, second = spy.callers
+    assert first.kind == second.kind == kind
+    assert first.era == era
+    if kind in ("session", "principal"):
+        assert first.key == second.key  # stable across requests of one client
+        assert first.key is not None
+    if kind == "stream":
+        assert first.anchor is second.anchor
+    assert "authorization" not in first.headers
+
+
+def test_no_request_means_internal() -> None:
+    assert identify(None).kind == "internal"
+
+
+async def test_principal_grants_live_in_the_servers_session_state_store() -> None:
+    store = MemoryStore()
+    server = build_server(auth=True)
+    server._state_storage = store  # what FastMCP(session_state_store=store) sets
+    async with clients(server, "http", "modern", tokens=["alice-token"]) as (c,):
+        await fetch(c, "add")
+        assert not await gated(c)
+    keys = await store.keys(collection=GRANTS_COLLECTION)
+    assert len(keys) == 1
+    assert keys[0].startswith("user:") and keys[0].endswith("|add")
+
+
+async def test_explicit_grant_store_is_used() -> None:
+    store = MemoryStore()
+    server = build_server(auth=True, middleware=ProgressiveDisclosure(grant_store=store))
+    async with clients(server, "http", "modern", tokens=["bob-token"]) as (c,):
+        await fetch(c, "echo")
+    assert len(await store.keys(collection=GRANTS_COLLECTION)) == 1

@@ -1,0 +1,146 @@
+"""Listing reduction: summaries, schema levels, noise, and the token target on a real catalog."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastmcp import Client, FastMCP
+from fastmcp.tools.base import Tool, ToolResult
+from mcp.client.extension import advertise
+
+from fastmcp_progressive import EXTENSION_ID, ProgressiveDisclosure
+from fastmcp_progressive.listing import skeleton, summarize
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "expected"),
+    [
+        ("Add two integers. Returns the sum.", 100, "Add two integers."),
+        ("Use e.g. a tag. Then more.", 100, "Use e.g. a tag."),
+        ("  Multi\n line\n\n text without end", 100, "Multi line text without end"),
+        ("word " * 40, 30, "word word word word word…"),
+        ("", 100, ""),
+        (None, 100, ""),
+        ("Version 2.0 is here. Next.", 100, "Version 2.0 is here."),
+    ],
+)
+def test_summarize(text: str | None, limit: int, expected: str) -> None:
+    assert summarize(text, limit) == expected
+    assert len(summarize(text, limit)) <= limit
+
+
+def test_skeleton_keeps_names_types_required_only() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "q": {"type": "string", "description": "query", "minLength": 1},
+            "n": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None},
+            "ref": {"$ref": "#/$defs/Mode"},
+        },
+        "required": ["q"],
+        "$defs": {"Mode": {"type": "string", "enum": ["a", "b"]}},
+        "additionalProperties": False,
+    }
+    assert skeleton(schema) == {
+        "type": "object",
+        "properties": {
+            "q": {"type": "string"},
+            "n": {"type": ["integer", "null"]},
+            "ref": {"type": "string"},
+        },
+        "required": ["q"],
+    }
+
+
+def _server(**options: Any) -> FastMCP:
+    mcp = FastMCP("levels")
+
+    @mcp.tool(tags={"search"})
+    def find(query: str, limit: int = 10) -> list[str]:
+        """Find documents by keyword. Very long explanation follows here."""
+        return []
+
+    mcp.add_middleware(ProgressiveDisclosure(**options))
+    return mcp
+
+
+async def test_skeleton_level_and_kept_tags() -> None:
+    async with Client(_server(listing="skeleton")) as c:
+        (tool,) = await c.list_tools()
+    assert tool.input_schema == {
+        "type": "object",
+        "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+        "required": ["query"],
+    }
+    assert tool.meta == {"fastmcp": {"tags": ["search"]}}  # real tags are not noise
+
+
+async def test_noise_kept_when_asked() -> None:
+    async with Client(_server(strip_noise=False)) as c:
+        (tool,) = await c.list_tools()
+    assert tool.title == "Find"
+
+
+def test_bad_options_are_refused_clearly() -> None:
+    with pytest.raises(ValueError, match="listing level"):
+        ProgressiveDisclosure(listing="tiny")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="anonymous"):
+        ProgressiveDisclosure(anonymous="nobody")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="summary_max_chars"):
+        ProgressiveDisclosure(summary_max_chars=3)
+
+
+class ReplayTool(Tool):
+    """A catalog tool replayed as served by another MCP server."""
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        return ToolResult(content="ok")
+
+
+def replay(path: Path) -> FastMCP:
+    mcp = FastMCP(path.stem)
+    for raw in json.loads(path.read_text(encoding="utf-8")):
+        mcp.add_tool(
+            ReplayTool(
+                name=raw["name"],
+                title=raw.get("title"),
+                description=raw.get("description"),
+                parameters=raw["inputSchema"],
+                output_schema=raw.get("outputSchema"),
+                annotations=raw.get("annotations"),
+            )
+        )
+    return mcp
+
+
+def model_visible_tokens(tools: list[Any]) -> int:
+    from bpe_openai import get_encoding
+
+    enc = get_encoding("o200k_base")
+    return sum(
+        len(enc.encode(t.name))
+        + len(enc.encode(t.description or ""))
+        + len(enc.encode(json.dumps(t.input_schema, separators=(",", ":"))))
+        for t in tools
+    )
+
+
+@pytest.mark.skipif(
+    not (CORPUS / "github-mcp-server.tools.json").exists(), reason="shared corpus not present"
+)
+async def test_github_catalog_lists_under_3000_tokens_with_every_name() -> None:
+    server = replay(CORPUS / "github-mcp-server.tools.json")
+    server.add_middleware(ProgressiveDisclosure())
+    full = advertise(EXTENSION_ID, {"mode": "full"})
+    async with Client(server) as progressive, Client(server, extensions=[full]) as plain:
+        reduced = await progressive.list_tools()
+        registered = await plain.list_tools()
+    assert len(reduced) == len(registered) == 117
+    assert {t.name for t in reduced} == {t.name for t in registered}
+    assert model_visible_tokens(reduced) <= 3000
+    assert model_visible_tokens(registered) > 20_000
