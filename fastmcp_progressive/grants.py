@@ -4,13 +4,18 @@ Each kind of caller (see ``caller.py``) keeps its grants where its identity live
 
 - ``session`` (handshake era): in memory, keyed by MCP session id, dropped when the
   connection closes and bounded by a sliding TTL and a maximum number of sessions for
-  connections that never say goodbye;
+  connections that never say goodbye; or, with ``shared_sessions=True``, in the key-value
+  store like principals (for replicas that share sticky-less session ids);
 - ``stream`` (2026-07-28 stdio / in-memory): in memory, attached weakly to the client's
   stream object, so they vanish with the stream;
 - ``principal`` (2026-07-28 with auth): in a key-value store, by default FastMCP's own
   session-state store, one key per (principal, tool) with a TTL, so a shared backend
   (Redis, ...) lets replicas agree;
 - ``anonymous``: only under the ``"shared"`` policy, one process-wide set (not isolated).
+
+A key-value store that fails or does not answer within ``store_timeout`` seconds never
+hangs a request: ``has`` answers per ``on_store_error`` (``"open"``: treat as granted,
+``"closed"``: raise ``GrantStoreUnavailable``), ``add`` logs and carries on.
 
 Example:
     ```python
@@ -24,9 +29,10 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Iterable
-from typing import Any, Protocol
+from collections.abc import Awaitable, Iterable
+from typing import Any, Literal, Protocol, TypeVar
 
+import anyio
 from cachetools import TTLCache
 
 from .caller import Caller, on_connection_close
@@ -35,10 +41,12 @@ logger = logging.getLogger(__name__)
 
 GRANTS_COLLECTION = "fastmcp_progressive_grants"
 _SHARED_ANONYMOUS_KEY = "anonymous"
+StoreErrorPolicy = Literal["open", "closed"]
+T = TypeVar("T")
 
 
 class KeyValue(Protocol):
-    """The subset of py-key-value's ``AsyncKeyValue`` the principal grants use."""
+    """The subset of py-key-value's ``AsyncKeyValue`` the grants use."""
 
     async def get(self, key: str, *, collection: str | None = None) -> Any: ...
 
@@ -47,23 +55,54 @@ class KeyValue(Protocol):
     ) -> None: ...
 
 
+class GrantStoreUnavailable(RuntimeError):
+    """The key-value store holding grants failed and the policy is to fail closed."""
+
+
 class GrantStore:
     """Grants per caller, each kind stored where its identity lives (see module docstring)."""
 
-    def __init__(self, *, ttl: float = 3600.0, max_sessions: int = 100_000) -> None:
+    def __init__(
+        self,
+        *,
+        ttl: float = 3600.0,
+        max_sessions: int = 100_000,
+        shared_sessions: bool = False,
+        store_timeout: float = 2.0,
+        on_store_error: StoreErrorPolicy = "open",
+    ) -> None:
         if ttl <= 0:
             raise ValueError("grant ttl must be a positive number of seconds")
+        if store_timeout <= 0:
+            raise ValueError("store_timeout must be a positive number of seconds")
+        if on_store_error not in ("open", "closed"):
+            raise ValueError(f"on_store_error must be 'open' or 'closed', not {on_store_error!r}")
         self.ttl = ttl
+        self.shared_sessions = shared_sessions
+        self.store_timeout = store_timeout
+        self.on_store_error = on_store_error
         self._sessions: TTLCache[str, set[str]] = TTLCache(maxsize=max_sessions, ttl=ttl)
         self._streams: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
+    def uses_store(self, caller: Caller) -> bool:
+        """Whether ``caller``'s grants live in the key-value store rather than in memory."""
+        return caller.kind == "principal" or (caller.kind == "session" and self.shared_sessions)
+
     async def has(self, caller: Caller, tool: str, *, kv: KeyValue | None) -> bool:
         """Whether ``caller`` unlocked ``tool``; refreshes the caller's TTL when it did."""
-        if caller.kind == "principal":
-            return (
-                await self._kv(kv).get(_kv_key(caller, tool), collection=GRANTS_COLLECTION)
-                is not None
-            )
+        if self.uses_store(caller):
+            store = _require(kv)
+            try:
+                found = await self._bounded(
+                    store.get(_kv_key(caller, tool), collection=GRANTS_COLLECTION)
+                )
+            except Exception as exc:
+                logger.error("grant store lookup failed (%s); failing %s",
+                             _describe(exc), self.on_store_error)
+                if self.on_store_error == "closed":
+                    raise GrantStoreUnavailable("the grant store is not answering") from None
+                return True
+            return found is not None
         granted = self._memory_set(caller, create=False)
         return granted is not None and tool in granted
 
@@ -72,15 +111,17 @@ class GrantStore:
         names = list(tools)
         if not names:
             return
-        if caller.kind == "principal":
-            store = self._kv(kv)
-            for name in names:
-                await store.put(
-                    _kv_key(caller, name),
-                    {"granted": True},
-                    collection=GRANTS_COLLECTION,
-                    ttl=self.ttl,
-                )
+        if self.uses_store(caller):
+            store = _require(kv)
+            try:
+                for name in names:
+                    await self._bounded(store.put(
+                        _kv_key(caller, name), {"granted": True},
+                        collection=GRANTS_COLLECTION, ttl=self.ttl,
+                    ))
+            except Exception as exc:
+                logger.error("grant store write failed (%s); the grant is not kept",
+                             _describe(exc))
             return
         granted = self._memory_set(caller, create=True)
         if granted is not None:
@@ -94,6 +135,10 @@ class GrantStore:
         """How many callers hold grants in this process (for tests and benchmarks)."""
         self._sessions.expire()
         return len(self._sessions) + len(self._streams)
+
+    async def _bounded(self, operation: Awaitable[T]) -> T:
+        with anyio.fail_after(self.store_timeout):
+            return await operation
 
     def _memory_set(self, caller: Caller, *, create: bool) -> set[str] | None:
         if caller.kind == "stream":
@@ -114,12 +159,17 @@ class GrantStore:
             self._sessions[key] = granted  # re-insert: the TTL slides with activity
         return granted
 
-    @staticmethod
-    def _kv(kv: KeyValue | None) -> KeyValue:
-        if kv is None:
-            raise RuntimeError("principal grants need a key-value store")
-        return kv
+
+def _require(kv: KeyValue | None) -> KeyValue:
+    if kv is None:
+        raise RuntimeError("grants kept in a key-value store need a store")
+    return kv
 
 
 def _kv_key(caller: Caller, tool: str) -> str:
-    return f"{caller.key}|{tool}"
+    prefix = caller.key if caller.kind == "principal" else f"session:{caller.key}"
+    return f"{prefix}|{tool}"
+
+
+def _describe(exc: BaseException) -> str:
+    return "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__

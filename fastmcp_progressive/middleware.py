@@ -43,7 +43,7 @@ from .catalog import Catalog, listing_passthrough
 from .compat import Mode, ModePolicy, ModeResolver
 from .definitions import full_definition
 from .descriptions import DescriptionStore
-from .grants import GrantStore, KeyValue
+from .grants import GrantStore, GrantStoreUnavailable, KeyValue, StoreErrorPolicy
 from .listing import Lister, ListingLevel
 from .selection import MAX_QUERY_CHARS, is_descriptions_uri, parse_selection
 from .watch import HotReload
@@ -71,8 +71,12 @@ class ProgressiveDisclosure(Middleware):
             NOT isolated, for single-tenant deployments).
         grant_ttl: seconds a grant lives without use (sessions slide; principals per grant).
         max_sessions: most handshake-era sessions whose grants are kept in memory.
-        grant_store: key-value store (py-key-value ``AsyncKeyValue``) for principal grants;
-            default: the server's ``session_state_store``.
+        grant_store: key-value store (py-key-value ``AsyncKeyValue``, e.g. ``RedisStore``) for
+            principal grants; default: the server's ``session_state_store``.
+        shared_sessions: keep handshake-era session grants in that store too (replicas).
+        store_timeout: seconds a store operation may take before it counts as failed.
+        on_store_error: ``"open"`` (a failing store lets calls through, logged) or
+            ``"closed"`` (calls answer ``GRANT_STORE_UNAVAILABLE``).
         max_tools_per_read: most tool names one read may select.
         cache_size: parsed description files kept in the LRU.
         full_clients / mode_header / mode_resolver: compatibility-mode triggers
@@ -92,6 +96,9 @@ class ProgressiveDisclosure(Middleware):
         grant_ttl: float = 3600.0,
         max_sessions: int = 100_000,
         grant_store: KeyValue | None = None,
+        shared_sessions: bool = False,
+        store_timeout: float = 2.0,
+        on_store_error: StoreErrorPolicy = "open",
         max_tools_per_read: int = DEFAULT_MAX_TOOLS_PER_READ,
         cache_size: int = 256,
         full_clients: Collection[str] = (),
@@ -107,7 +114,9 @@ class ProgressiveDisclosure(Middleware):
         self.store = DescriptionStore(descriptions_dir, cache_size=cache_size)
         self.lister = Lister(self.store, level=listing, summary_max_chars=summary_max_chars,
                              strip_noise=strip_noise, exempt=exempt_tools)
-        self.grants = GrantStore(ttl=grant_ttl, max_sessions=max_sessions)
+        self.grants = GrantStore(ttl=grant_ttl, max_sessions=max_sessions,
+                                 shared_sessions=shared_sessions, store_timeout=store_timeout,
+                                 on_store_error=on_store_error)
         self.modes = ModePolicy(full_clients=full_clients, mode_header=mode_header,
                                 resolver=mode_resolver)
         self.catalog = Catalog(owner=self)
@@ -206,16 +215,14 @@ class ProgressiveDisclosure(Middleware):
         if not self._identified(caller):
             self._warn_anonymous_once()
             return await call_next(context)
-        if await self.grants.has(caller, name, kv=self._kv(ctx, caller)):
-            return await call_next(context)
+        try:
+            if await self.grants.has(caller, name, kv=self._kv(ctx, caller)):
+                return await call_next(context)
+        except GrantStoreUnavailable:
+            return _error_result(payloads.store_unavailable())
         if await self.catalog.tool(ctx, name) is None:
             return await call_next(context)  # let FastMCP answer "unknown tool" its own way
-        body = payloads.description_required(name)
-        return ToolResult(
-            content=[mt.TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
-            structured_content=body,
-            is_error=True,
-        )
+        return _error_result(payloads.description_required(name))
 
     # -- instructions -------------------------------------------------------------------
     async def on_initialize(
@@ -280,7 +287,7 @@ class ProgressiveDisclosure(Middleware):
         return caller.kind != "internal"
 
     def _kv(self, ctx: Context, caller: Caller) -> KeyValue | None:
-        if caller.kind != "principal":
+        if not self.grants.uses_store(caller):
             return None
         return self._grant_store if self._grant_store is not None else state_storage(ctx)
 
@@ -310,3 +317,12 @@ class ProgressiveDisclosure(Middleware):
             "(ProgressiveDisclosure(anonymous='open')). Add auth to gate them per principal, "
             "or choose anonymous='shared' or 'full'."
         )
+
+
+def _error_result(body: dict[str, Any]) -> ToolResult:
+    """A tool-execution error whose text and structuredContent carry the same JSON body."""
+    return ToolResult(
+        content=[mt.TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
+        structured_content=body,
+        is_error=True,
+    )

@@ -29,6 +29,7 @@ MISSING_TOOL_SELECTION = "MISSING_TOOL_SELECTION"
 TOOL_DESCRIPTION_REQUIRED = "TOOL_DESCRIPTION_REQUIRED"
 TOO_MANY_TOOLS = "TOO_MANY_TOOLS"
 QUERY_TOO_LONG = "QUERY_TOO_LONG"
+GRANT_STORE_UNAVAILABLE = "GRANT_STORE_UNAVAILABLE"
 
 RESOURCE_TITLE = "Tool descriptions: read one before calling that tool"
 
@@ -109,6 +110,16 @@ def query_too_long(limit: int) -> dict[str, Any]:
             "code": QUERY_TOO_LONG,
             "message": f"The query is longer than {limit} characters. Name fewer tools.",
             "limit": limit,
+        }
+    }
+
+
+def store_unavailable() -> dict[str, Any]:
+    """The body of a call refused because the grant store is down (fail-closed policy)."""
+    return {
+        "error": {
+            "code": GRANT_STORE_UNAVAILABLE,
+            "message": "The server cannot check tool grants right now. Retry shortly.",
         }
     }
 
