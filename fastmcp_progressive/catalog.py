@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from fastmcp import FastMCP
 from fastmcp.server.context import Context
 from fastmcp.server.middleware import Middleware
 from fastmcp.server.middleware.dereference import DereferenceRefsMiddleware
@@ -41,6 +42,29 @@ def _passthrough() -> Iterator[None]:
         yield
     finally:
         _raw_listing.reset(token)
+
+
+_GATEWAY_TRANSFORMS = {
+    "ResourcesAsTools": ("list_resources", "read_resource"),
+    "PromptsAsTools": ("list_prompts", "get_prompt"),
+}
+
+
+def gateway_tools(server: FastMCP) -> frozenset[str]:
+    """Tools a server-level transform generates to reach other components.
+
+    A search transform's ``search_tools``/``call_tool`` and ``ResourcesAsTools``'
+    ``list_resources``/``read_resource`` are how a client finds and reaches the real tools;
+    gating them would make the model fetch a description to be allowed to search. Found
+    from the transforms themselves (their ``*_tool_name`` settings), so renamed ones count.
+    """
+    names: set[str] = set()
+    for transform in getattr(server, "_transforms", ()):
+        names.update(_GATEWAY_TRANSFORMS.get(type(transform).__name__, ()))
+        for attribute, value in vars(transform).items():
+            if attribute.endswith("_tool_name") and isinstance(value, str):
+                names.add(value)
+    return frozenset(names)
 
 
 class Catalog:

@@ -117,8 +117,10 @@ def parse_text(text: str, suffix: str, expected_name: str) -> DescriptionFile:
         at = f"line {found[0]}, column {found[1]}: " if found else ""
         raise DescriptionError(f"{at}field {where}: {first['msg']}") from None
     if parsed.name != expected_name:
+        found = key_location(text, suffix, "name")
+        at = f"line {found[0]}, column {found[1]}: " if found else ""
         raise DescriptionError(
-            f"field name: says {parsed.name!r} but the file is for {expected_name!r}"
+            f"{at}field name: says {parsed.name!r} but the file is for {expected_name!r}"
         )
     return parsed
 

@@ -156,7 +156,6 @@ class Lister:
         level: ListingLevel = "minimal",
         summary_max_chars: int = 100,
         strip_noise: bool = True,
-        exempt: Collection[str] = (),
     ) -> None:
         if level not in LEVELS:
             raise ValueError(f"listing level must be one of {LEVELS}, not {level!r}")
@@ -166,13 +165,15 @@ class Lister:
         self.level = level
         self.summary_max_chars = summary_max_chars
         self.strip_noise = strip_noise
-        self.exempt = frozenset(exempt)
         self._memo = IdentityMemo()
 
-    def reduce(self, tools: Sequence[Tool]) -> list[Tool]:
-        """The listing as progressive clients see it, in the same order."""
+    def reduce(self, tools: Sequence[Tool], exempt: Collection[str] = ()) -> list[Tool]:
+        """The listing as progressive clients see it, in the same order; ``exempt`` as is."""
         signatures = self.store.signatures()
-        return [self._reduced(tool, signatures.get(tool.name)) for tool in tools]
+        return [
+            tool if tool.name in exempt else self._reduced(tool, signatures.get(tool.name))
+            for tool in tools
+        ]
 
     def summary(self, tool: Tool, sig: Signature | None) -> str:
         """The one line shown for ``tool``: its file's ``summary``, else its first sentence."""
@@ -183,8 +184,6 @@ class Lister:
         return summarize(source or tool.title, self.summary_max_chars)
 
     def _reduced(self, tool: Tool, sig: Signature | None) -> Tool:
-        if tool.name in self.exempt:
-            return tool
         memo: tuple[Signature | None, Tool] | None = self._memo.get(tool)
         if memo is not None and memo[0] == sig:
             return memo[1]

@@ -28,6 +28,8 @@ from functools import cached_property
 from typing import Any, Literal
 
 import mcp_types as mt
+from fastmcp.prompts import PromptResult
+from fastmcp.prompts.base import Prompt
 from fastmcp.resources import ResourceResult
 from fastmcp.resources.base import Resource, ResourceContent
 from fastmcp.resources.types import TextResource
@@ -38,14 +40,23 @@ from fastmcp.tools.base import Tool, ToolResult
 from pydantic import AnyUrl
 
 from . import payloads
+from .bridge import BRIDGE_TOOL_NAME, requested_names
+from .bridge import bridge_tool as make_bridge_tool
 from .caller import Caller, identify, is_nested_tool_call, serving_tool_call, state_storage
-from .catalog import Catalog, listing_passthrough
+from .catalog import Catalog, gateway_tools, listing_passthrough
 from .compat import Mode, ModePolicy, ModeResolver
 from .definitions import full_definition
 from .descriptions import DescriptionStore
 from .grants import GrantStore, GrantStoreUnavailable, KeyValue, StoreErrorPolicy
+from .guidance import guidance_prompt as guidance_prompt_for
 from .listing import Lister, ListingLevel
-from .selection import MAX_QUERY_CHARS, is_descriptions_uri, parse_selection
+from .selection import (
+    MAX_QUERY_CHARS,
+    Selection,
+    is_descriptions_uri,
+    parse_selection,
+    selection_from_names,
+)
 from .watch import HotReload
 
 logger = logging.getLogger("fastmcp_progressive")
@@ -81,7 +92,12 @@ class ProgressiveDisclosure(Middleware):
         cache_size: parsed description files kept in the LRU.
         full_clients / mode_header / mode_resolver: compatibility-mode triggers
             (see ``compat.py``).
-        exempt_tools: tools listed in full and never gated (e.g. a search tool).
+        exempt_tools: tools listed in full and never gated, on top of those FastMCP's
+            search / ResourcesAsTools transforms generate (found automatically).
+        bridge_tool: name of the ``describe_tools`` bridge for hosts that cannot read
+            resources (``None``: no bridge).
+        guidance_prompt: serve the agent guidance as the prompt
+            ``progressive_disclosure_guide``.
         instructions: append the workflow paragraph to the server instructions.
     """
 
@@ -105,6 +121,8 @@ class ProgressiveDisclosure(Middleware):
         mode_header: str | None = "x-progressive-disclosure",
         mode_resolver: ModeResolver | None = None,
         exempt_tools: Collection[str] = (),
+        bridge_tool: str | None = BRIDGE_TOOL_NAME,
+        guidance_prompt: bool = True,
         instructions: bool = True,
     ) -> None:
         if anonymous not in ANONYMOUS_POLICIES:
@@ -113,7 +131,7 @@ class ProgressiveDisclosure(Middleware):
             raise ValueError("max_tools_per_read must be at least 1")
         self.store = DescriptionStore(descriptions_dir, cache_size=cache_size)
         self.lister = Lister(self.store, level=listing, summary_max_chars=summary_max_chars,
-                             strip_noise=strip_noise, exempt=exempt_tools)
+                             strip_noise=strip_noise)
         self.grants = GrantStore(ttl=grant_ttl, max_sessions=max_sessions,
                                  shared_sessions=shared_sessions, store_timeout=store_timeout,
                                  on_store_error=on_store_error)
@@ -124,6 +142,8 @@ class ProgressiveDisclosure(Middleware):
         self.max_tools_per_read = max_tools_per_read
         self.exempt_tools = frozenset(exempt_tools)
         self.instructions = instructions
+        self.bridge = make_bridge_tool(bridge_tool) if bridge_tool else None
+        self.prompt = guidance_prompt_for(bridge_tool) if guidance_prompt else None
         self._grant_store = grant_store
         self._warned_anonymous = False
         self._checked_order = False
@@ -145,9 +165,13 @@ class ProgressiveDisclosure(Middleware):
         tools = await call_next(context)
         if listing_passthrough() or serving_tool_call():
             return tools  # our own catalog query, or a catalog built inside a tool call
-        if self._mode(identify(context.fastmcp_context)) == "full":
+        ctx = context.fastmcp_context
+        if self._mode(identify(ctx)) == "full":
             return tools
-        return self.lister.reduce(tools)
+        reduced = self.lister.reduce(tools, self._exempt(ctx))
+        if self.bridge is not None and all(t.name != self.bridge.name for t in tools):
+            reduced.append(self.bridge)
+        return reduced
 
     # -- resources ----------------------------------------------------------------------
     async def on_list_resources(
@@ -169,14 +193,13 @@ class ProgressiveDisclosure(Middleware):
             return await call_next(context)
         self._warn_if_behind_auth_middleware(ctx)
         body = await self.describe(ctx, uri)
-        return ResourceResult(
-            [ResourceContent(json.dumps(body, ensure_ascii=False, separators=(",", ":")),
-                             mime_type="application/json")]
-        )
+        return ResourceResult([ResourceContent(_compact(body), mime_type="application/json")])
 
     async def describe(self, ctx: Context, uri: str) -> dict[str, Any]:
         """The JSON body answering a read of ``uri``, granting what it describes."""
-        selection = parse_selection(uri, limit=self.max_tools_per_read)
+        return await self._describe(ctx, parse_selection(uri, limit=self.max_tools_per_read))
+
+    async def _describe(self, ctx: Context, selection: Selection) -> dict[str, Any]:
         if selection.too_long:
             return payloads.query_too_long(MAX_QUERY_CHARS)
         if selection.count > self.max_tools_per_read:
@@ -207,7 +230,14 @@ class ProgressiveDisclosure(Middleware):
     ) -> ToolResult:
         name = context.message.name
         ctx = context.fastmcp_context
-        if ctx is None or name in self.exempt_tools or is_nested_tool_call():
+        if (
+            ctx is not None
+            and self.bridge is not None
+            and name == self.bridge.name
+            and await ctx.fastmcp.get_tool(name) is None  # a real tool of that name wins
+        ):
+            return await self._answer_bridge(ctx, context.message.arguments)
+        if ctx is None or is_nested_tool_call() or name in self._exempt(ctx):
             return await call_next(context)
         caller = identify(ctx)
         if caller.kind == "internal" or self._mode(caller) == "full":
@@ -222,7 +252,44 @@ class ProgressiveDisclosure(Middleware):
             return _error_result(payloads.store_unavailable())
         if await self.catalog.tool(ctx, name) is None:
             return await call_next(context)  # let FastMCP answer "unknown tool" its own way
-        return _error_result(payloads.description_required(name))
+        bridge = self.bridge.name if self.bridge is not None else None
+        return _error_result(payloads.description_required(name, bridge))
+
+    async def _answer_bridge(self, ctx: Context, arguments: dict[str, Any] | None) -> ToolResult:
+        names = requested_names(arguments)
+        if names is None:
+            return _error_result(payloads.missing_selection(await self.catalog.names(ctx)))
+        body = await self._describe(
+            ctx, selection_from_names(names, limit=self.max_tools_per_read)
+        )
+        if isinstance(body.get("error"), dict):
+            return _error_result(body)
+        return ToolResult(
+            content=[mt.TextContent(type="text", text=_compact(body))], structured_content=body
+        )
+
+    # -- prompts ------------------------------------------------------------------------
+    async def on_list_prompts(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Sequence[Prompt]],
+    ) -> Sequence[Prompt]:
+        prompts = await call_next(context)
+        if self.prompt is None or any(p.name == self.prompt.name for p in prompts):
+            return prompts
+        return [*prompts, self.prompt]
+
+    async def on_get_prompt(
+        self,
+        context: MiddlewareContext[mt.GetPromptRequestParams],
+        call_next: CallNext[mt.GetPromptRequestParams, PromptResult],
+    ) -> PromptResult:
+        if self.prompt is None or context.message.name != self.prompt.name:
+            return await call_next(context)
+        ctx = context.fastmcp_context
+        if ctx is not None and await ctx.fastmcp.get_prompt(self.prompt.name) is not None:
+            return await call_next(context)  # a server prompt of that name wins
+        return self.prompt.convert_result(await self.prompt.render({}))
 
     # -- instructions -------------------------------------------------------------------
     async def on_initialize(
@@ -273,7 +340,23 @@ class ProgressiveDisclosure(Middleware):
         if payloads.INSTRUCTIONS in base:
             return result
         joined = f"{base}\n\n{payloads.INSTRUCTIONS}" if base else payloads.INSTRUCTIONS
-        return result.model_copy(update={"instructions": joined})
+        capabilities = result.capabilities
+        extensions = dict(capabilities.extensions or {})
+        extensions[payloads.EXTENSION_ID] = {
+            "resource": payloads.DESCRIPTIONS_URI,
+            "listing": self.lister.level,
+            "bridge_tool": self.bridge.name if self.bridge is not None else None,
+        }
+        return result.model_copy(update={
+            "instructions": joined,
+            "capabilities": capabilities.model_copy(update={"extensions": extensions}),
+        })
+
+    def _exempt(self, ctx: Context | None) -> frozenset[str]:
+        """Tools listed in full and never gated: configured ones and transform gateways."""
+        if ctx is None:
+            return self.exempt_tools
+        return self.exempt_tools | gateway_tools(ctx.fastmcp)
 
     def _mode(self, caller: Caller) -> Mode:
         if caller.kind == "anonymous" and self.anonymous == "full":
@@ -319,10 +402,14 @@ class ProgressiveDisclosure(Middleware):
         )
 
 
+def _compact(body: dict[str, Any]) -> str:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
 def _error_result(body: dict[str, Any]) -> ToolResult:
     """A tool-execution error whose text and structuredContent carry the same JSON body."""
     return ToolResult(
-        content=[mt.TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
+        content=[mt.TextContent(type="text", text=_compact(body))],
         structured_content=body,
         is_error=True,
     )

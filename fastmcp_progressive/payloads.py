@@ -58,18 +58,20 @@ def resource_uri_for(names: Sequence[str]) -> str:
     return f"{DESCRIPTIONS_URI}?tools=" + ",".join(quote(n, safe="") for n in names)
 
 
-def description_required(tool: str) -> dict[str, Any]:
-    """The body of a refused ``tools/call``: which resource to read first."""
-    return {
-        "error": {
-            "code": TOOL_DESCRIPTION_REQUIRED,
-            "message": (
-                f"'{tool}' is locked until you read its full definition. Read the "
-                "resource_uri below, then call the tool again with what it describes."
-            ),
-            "resource_uri": resource_uri_for([tool]),
-        }
+def description_required(tool: str, bridge_tool: str | None = None) -> dict[str, Any]:
+    """The body of a refused ``tools/call``: which resource to read (or bridge to call) first."""
+    error: dict[str, Any] = {
+        "code": TOOL_DESCRIPTION_REQUIRED,
+        "message": (
+            f"'{tool}' is locked until you read its full definition. Read the "
+            "resource_uri below, then call the tool again with what it describes."
+        ),
+        "resource_uri": resource_uri_for([tool]),
     }
+    if bridge_tool:
+        error["message"] += f" If you cannot read resources, call {bridge_tool} instead."
+        error["tool_call"] = {"name": bridge_tool, "arguments": {"tools": [tool]}}
+    return {"error": error}
 
 
 def missing_selection(available: Sequence[str]) -> dict[str, Any]:

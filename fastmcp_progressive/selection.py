@@ -62,9 +62,16 @@ def parse_selection(uri: str, *, limit: int) -> Selection:
     ]
     if len(items) > limit:
         return Selection(names=(), count=len(items))
+    return selection_from_names([unquote(item, errors="replace") for item in items], limit=limit)
+
+
+def selection_from_names(raw: list[str], *, limit: int) -> Selection:
+    """The same rules for names that arrive as a list (the bridge tool's arguments)."""
+    if len(raw) > limit:
+        return Selection(names=(), count=len(raw))
     names: dict[str, None] = {}
-    for item in items:
-        name = unquote(item, errors="replace").strip()
+    for item in raw:
+        name = item.strip()
         if name:
             names.setdefault(name[:MAX_NAME_CHARS], None)
     return Selection(names=tuple(names), count=len(names))

@@ -99,7 +99,7 @@ async def test_auth_middleware_filtering_is_respected_when_outside() -> None:
         a,
         root,
     ):
-        assert [t.name for t in await a.list_tools()] == ["ping"]
+        assert [t.name for t in await a.list_tools()] == ["ping", "describe_tools"]
         assert "error" in (await fetch(a, "wipe"))["wipe"]
         assert await gated(a, "ping", {})
         assert "inputSchema" in (await fetch(root, "wipe"))["wipe"]
@@ -128,11 +128,11 @@ async def test_tool_injection_middleware_tools_are_listed_reduced_and_gated() ->
 async def test_search_transform_catalog_is_full_and_proxied_calls_not_gated_twice(
     transform: type,
 ) -> None:
-    server = build_server(exempt_tools=["search_tools", "call_tool"])
+    server = build_server()  # the transform's gateway tools are exempted automatically
     server.add_transform(transform())
     async with connect(server, "modern") as c:
         names = [t.name for t in await c.list_tools()]
-        assert names == ["search_tools", "call_tool"]
+        assert names == ["search_tools", "call_tool", "describe_tools"]
         query = (
             {"pattern": "add"} if transform is RegexSearchTransform else {"query": "add integers"}
         )

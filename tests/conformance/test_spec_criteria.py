@@ -44,7 +44,9 @@ async def test_1_minimal_descriptions_in_tools_list(transport: Transport, era: E
         c,
     ):
         tools = {t.name: t for t in await c.list_tools()}
-    assert set(tools) == {"add", "echo", "shout"}
+    assert set(tools) == {"add", "echo", "shout", "describe_tools"}
+    bridge = tools["describe_tools"]  # listed in full: it must be callable as listed
+    assert bridge.input_schema["required"] == ["tools"]
     add = tools["add"]
     assert add.description == "Add two integers."
     assert add.input_schema == {"type": "object", "additionalProperties": True}

@@ -1,0 +1,479 @@
+"""``fastmcp-progressive``: write, check and measure description files from a shell or CI.
+
+Three commands, each taking SERVER the way ``fastmcp run`` does (``app.py``,
+``app.py:mcp``, ``app.py:create_server`` or a ``fastmcp.json``) and loaded with FastMCP's
+own loader, so a spec that runs also checks. The server is imported, never started: no
+lifespan is entered and no port is opened.
+
+- ``extract SERVER -o DIR``: one ``<tool>.json`` (or ``.md``) per tool with a proposed
+  one-line summary; an existing file is never overwritten without ``--force``.
+- ``check SERVER DIR``: every problem a file can have, one per line as
+  ``path:line:column: error: message``; exit status 1 when there is an error, so it can
+  gate a user's CI (``--strict`` makes warnings count too).
+- ``tokens SERVER [DIR]``: o200k_base tokens of ``tools/list`` without and with the
+  middleware, and of each tool's full description (needs the ``bpe-openai`` package).
+
+Exit status: 0 fine, 1 problems found, 2 could not run (usage, SERVER not loadable,
+missing directory or dependency).
+
+Example:
+    ```console
+    $ fastmcp-progressive extract app.py:mcp -o tool_descriptions
+    $ fastmcp-progressive check app.py:mcp tool_descriptions
+    $ python -m fastmcp_progressive tokens app.py:mcp tool_descriptions --json
+    ```
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import difflib
+import json
+import logging
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import mcp_types as mt
+from fastmcp import FastMCP
+from fastmcp.tools.base import Tool
+from fastmcp.utilities.json_schema import dereference_refs
+from fastmcp.utilities.versions import dedupe_with_versions
+
+from . import payloads
+from .definitions import full_definition, registered_definition
+from .descriptions import (
+    SUFFIXES,
+    DescriptionError,
+    DescriptionFile,
+    key_location,
+    read_description,
+    safe_file_name,
+)
+from .listing import LEVELS, ListingLevel, summarize
+from .middleware import ProgressiveDisclosure
+
+OK, PROBLEMS, CANNOT_RUN = 0, 1, 2
+DEFAULT_SUMMARY_CHARS = 100
+ENCODING = "o200k_base"
+
+
+class CliError(Exception):
+    """A reason the command cannot run at all (exit status 2)."""
+
+
+# -- loading the server ------------------------------------------------------------------
+async def load_server(spec: str) -> FastMCP[Any]:
+    """The FastMCP server SERVER names, through the loader ``fastmcp run`` uses."""
+    from fastmcp.utilities.mcp_server_config import MCPServerConfig
+    from fastmcp.utilities.mcp_server_config.v1.sources.filesystem import FileSystemSource
+
+    try:
+        if spec.endswith(".json"):
+            server = await MCPServerConfig.from_file(Path(spec)).source.load_server()
+        else:
+            server = await FileSystemSource(path=spec).load_server()
+    except SystemExit:  # the loader reports its own error, then exits
+        raise CliError(f"could not load a server from {spec!r}") from None
+    except Exception as exc:
+        raise CliError(f"could not load a server from {spec!r}: {exc}") from exc
+    if not isinstance(server, FastMCP):
+        raise CliError(f"{spec!r} is not a FastMCP server ({type(server).__name__})")
+    return server
+
+
+async def registered_tools(server: FastMCP[Any]) -> dict[str, Tool]:
+    """The server's tools as registered (no middleware), one per name as tools/list shows."""
+    tools = dedupe_with_versions(list(await server.list_tools(run_middleware=False)),
+                                 lambda t: t.name)
+    return {tool.name: tool for tool in tools}
+
+
+# -- extract -----------------------------------------------------------------------------
+def render(tool: Tool, suffix: str, summary_max_chars: int) -> str:
+    """The text of a new description file for ``tool``: its name, summary and description."""
+    description = (tool.description or "").strip()
+    summary = summarize(description or tool.title, summary_max_chars)
+    head: dict[str, Any] = {"name": tool.name}
+    if summary:
+        head["summary"] = summary
+    if suffix == ".md":
+        return "---\n" + json.dumps(head, indent=2, ensure_ascii=False) + "\n---\n" + (
+            f"{description}\n" if description else "")
+    if description:
+        head["description"] = description
+    return json.dumps(head, indent=2, ensure_ascii=False) + "\n"
+
+
+def extract(tools: dict[str, Tool], out: Path, *, suffix: str, force: bool,
+            summary_max_chars: int) -> int:
+    """Write one file per tool into ``out``; existing files are kept unless ``force``."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = skipped = failed = 0
+    for name, tool in tools.items():
+        if not safe_file_name(name):
+            _err(f"tool {name!r}: warning: its name cannot be a file name; not extracted")
+            continue
+        path = out / f"{name}{suffix}"
+        existing = [out / f"{name}{s}" for s in SUFFIXES if (out / f"{name}{s}").exists()]
+        if existing and not force:
+            _out(f"skipped {existing[0]} (exists; --force overwrites)")
+            skipped += 1
+            continue
+        try:
+            _write(path, render(tool, suffix, summary_max_chars), replace=force)
+        except OSError as exc:
+            _err(f"{path}: error: {exc.strerror or exc}")
+            failed += 1
+            continue
+        written += 1
+        _out(f"wrote {path}")
+        if suffix == ".md" and (out / f"{name}.json").exists():
+            _err(f"{path}: warning: {name}.json exists and takes precedence over it")
+    _out(f"{written} written, {skipped} skipped, {failed} failed")
+    return PROBLEMS if failed else OK
+
+
+def _write(path: Path, text: str, *, replace: bool) -> None:
+    """Create ``path`` exclusively, or (``replace``) swap it in atomically for a live server."""
+    if not replace:
+        with open(path, "x", encoding="utf-8") as handle:
+            handle.write(text)
+        return
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+# -- check -------------------------------------------------------------------------------
+Severity = Literal["error", "warning"]
+_LOCATED = re.compile(r"^line (\d+)(?:, column (\d+))?: (.*)$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding, printed ``where: severity: message`` like a compiler's."""
+
+    severity: Severity
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.severity}: {self.message}"
+
+
+def check(tools: dict[str, Tool], directory: Path, *,
+          summary_max_chars: int = DEFAULT_SUMMARY_CHARS) -> list[Problem]:
+    """Everything wrong with ``directory`` for these tools, files first, in name order."""
+    if not directory.is_dir():
+        raise CliError(f"{directory} is not a directory")
+    problems: list[Problem] = []
+    chosen = _description_files(directory, problems)
+    for name in sorted(chosen):
+        problems += _check_file(directory, name, chosen[name], tools, summary_max_chars)
+    for name in sorted(set(tools) - set(chosen)):
+        reason = ("has no description file; its registered definition is served"
+                  if safe_file_name(name) else "cannot have a description file (its name "
+                  "is not usable as a file name)")
+        problems.append(Problem("warning", f"tool {name!r}", reason))
+    return problems
+
+
+def _description_files(directory: Path, problems: list[Problem]) -> dict[str, str]:
+    """Tool name -> suffix of the file the server reads for it (``.json`` wins)."""
+    chosen: dict[str, str] = {}
+    for entry in sorted(os.listdir(directory)):
+        stem, dot, ext = entry.rpartition(".")
+        if not dot or dot + ext not in SUFFIXES or entry.startswith("."):
+            continue
+        if not safe_file_name(stem):
+            problems.append(Problem("warning", str(directory / entry),
+                                    "ignored: not a usable tool name"))
+            continue
+        if stem in chosen:  # names are sorted, so x.json came before x.md
+            problems.append(Problem("warning", str(directory / entry),
+                                    f"ignored: {stem}.json takes precedence"))
+            continue
+        chosen[stem] = dot + ext
+    return chosen
+
+
+def _check_file(directory: Path, name: str, suffix: str, tools: dict[str, Tool],
+                summary_max_chars: int) -> list[Problem]:
+    path = directory / f"{name}{suffix}"
+    try:
+        file = read_description(directory, name, suffix)
+    except DescriptionError as exc:
+        located = _LOCATED.match(str(exc))
+        if located:
+            line, column, message = located.groups()
+            where = f"{path}:{line}:{column}" if column else f"{path}:{line}"
+            return [Problem("error", where, message)]
+        return [Problem("error", str(path), str(exc))]
+    except OSError as exc:
+        return [Problem("error", str(path), exc.strerror or str(exc))]
+    text = path.read_text(encoding="utf-8")
+
+    def at(key: str) -> str:
+        found = key_location(text, suffix, key)
+        return f"{path}:{found[0]}:{found[1]}" if found else str(path)
+
+    tool = tools.get(name)
+    if tool is None:
+        close = difflib.get_close_matches(name, list(tools), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return [Problem("error", str(path), f"the server has no tool named {name!r}{hint}")]
+    problems: list[Problem] = []
+    if file.summary and len(file.summary) > summary_max_chars:
+        problems.append(Problem("error", at("summary"),
+                                f"summary is {len(file.summary)} characters; the listing "
+                                f"allows {summary_max_chars}"))
+    elif not file.summary:
+        shown = summarize(file.description or tool.description or tool.title,
+                          summary_max_chars)
+        if shown.endswith("…"):
+            problems.append(Problem("warning", str(path),
+                                    f"no summary; the listing shows the cut sentence {shown!r}"))
+    registered = registered_definition(tool)
+    problems += [Problem(sev, at("inputSchema"), msg)
+                 for sev, msg in schema_problems(file, registered)]
+    problems += [Problem("error", at("examples"), msg)
+                 for msg in example_problems(file, registered)]
+    return problems
+
+
+def schema_problems(file: DescriptionFile,
+                    registered: dict[str, Any]) -> list[tuple[Severity, str]]:
+    """Where the file's inputSchema disagrees with the function the server validates against."""
+    if file.input_schema is None:
+        return []
+    mine = _inline(file.input_schema)
+    theirs = registered.get("inputSchema") or {}
+    mine_props = _properties(mine)
+    their_props = _properties(theirs)
+    found: list[tuple[Severity, str]] = []
+    for prop in sorted(set(mine_props) - set(their_props)):
+        found.append(("error", f"inputSchema property {prop!r} is not a parameter of the tool"))
+    for prop in sorted(set(their_props) - set(mine_props)):
+        found.append(("warning", f"parameter {prop!r} of the tool is missing from inputSchema"))
+    mine_req, their_req = set(mine.get("required") or []), set(theirs.get("required") or [])
+    if mine_req != their_req:
+        found.append(("error", f"required is {sorted(mine_req)} in the file but "
+                               f"{sorted(their_req)} for the tool"))
+    for prop in sorted(set(mine_props) & set(their_props)):
+        a, b = _plain_type(mine_props[prop]), _plain_type(their_props[prop])
+        if a is not None and b is not None and a != b:
+            found.append(("error", f"inputSchema property {prop!r} is {'/'.join(sorted(a))} "
+                                   f"in the file but {'/'.join(sorted(b))} for the tool"))
+    return found
+
+
+def example_problems(file: DescriptionFile, registered: dict[str, Any]) -> list[str]:
+    """Examples whose input the server (registered schema) or the file's schema rejects."""
+    if not file.examples:
+        return []
+    from jsonschema import validators  # a dependency of the mcp SDK that FastMCP requires
+
+    schemas: list[tuple[str, dict[str, Any]]] = [("the tool's schema",
+                                                  registered.get("inputSchema") or {})]
+    if file.input_schema is not None:
+        schemas.append(("the file's inputSchema", _inline(file.input_schema)))
+    found: list[str] = []
+    for label, schema in schemas:
+        validator_class = validators.validator_for(schema)
+        try:
+            validator_class.check_schema(schema)
+        except Exception as exc:
+            found.append(f"{label} is not a valid JSON Schema: {getattr(exc, 'message', exc)}")
+            continue
+        validator = validator_class(schema)
+        for i, example in enumerate(file.examples):
+            for err in sorted(validator.iter_errors(example.input), key=lambda e: e.json_path):
+                where = "" if err.json_path == "$" else f" at {err.json_path[2:]}"
+                found.append(f"examples[{i}].input{where}: {err.message} (per {label})")
+    return list(dict.fromkeys(found))
+
+
+def _inline(schema: dict[str, Any]) -> dict[str, Any]:
+    return dereference_refs(schema) if "$defs" in schema or "$ref" in json.dumps(schema) else schema
+
+
+def _properties(schema: dict[str, Any]) -> dict[str, Any]:
+    props = schema.get("properties")
+    return props if isinstance(props, dict) else {}
+
+
+def _plain_type(spec: Any) -> frozenset[str] | None:
+    kind = spec.get("type") if isinstance(spec, dict) else None
+    if isinstance(kind, str):
+        return frozenset([kind])
+    if isinstance(kind, list) and all(isinstance(k, str) for k in kind):
+        return frozenset(kind)
+    return None
+
+
+# -- tokens ------------------------------------------------------------------------------
+def _encoder() -> Any:
+    try:
+        import bpe_openai
+    except ImportError:
+        raise CliError(
+            f"`tokens` counts {ENCODING} tokens with the bpe-openai package, which is not "
+            "installed: pip install bpe-openai"
+        ) from None
+    return bpe_openai.get_encoding(ENCODING)
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+async def _listing_json(server: FastMCP[Any], middleware: list[Any]) -> str:
+    """The ``tools/list`` result as the wire carries it, with ``middleware`` installed."""
+    saved = server.middleware
+    server.middleware = middleware
+    try:
+        tools = dedupe_with_versions(list(await server.list_tools()), lambda t: t.name)
+    finally:
+        server.middleware = saved
+    result = mt.ListToolsResult(tools=[t.to_mcp_tool(name=t.name) for t in tools])
+    return _compact(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
+
+
+async def token_report(server: FastMCP[Any], directory: Path | None,
+                       listing: str | None) -> dict[str, Any]:
+    """Tokens of the listing without/with progressive disclosure and of each full description."""
+    encoding = _encoder()
+
+    def count(text: str) -> int:
+        return len(encoding.encode(text))
+
+    others = [m for m in server.middleware if not isinstance(m, ProgressiveDisclosure)]
+    present = next((m for m in server.middleware if isinstance(m, ProgressiveDisclosure)), None)
+    if present is not None and directory is None and listing is None:
+        ours, chain = present, list(server.middleware)
+    else:
+        if directory is None and present is not None:
+            directory = present.store.directory
+        level = cast(ListingLevel, listing or "minimal")
+        ours = ProgressiveDisclosure(directory, listing=level)
+        chain = ([ours if m is present else m for m in server.middleware] if present
+                 else [*others, ours])
+    without = await _listing_json(server, others)
+    with_ = await _listing_json(server, chain)
+    resource = ours.listing_resource.to_mcp_resource().model_dump(
+        by_alias=True, exclude_none=True, mode="json")
+    tools = await registered_tools(server)
+    per_tool = {}
+    for name, tool in tools.items():
+        body = _compact(full_definition(tool, ours.store.lookup(name)))
+        per_tool[name] = {"tokens": count(body), "bytes": len(body.encode("utf-8"))}
+    return {
+        "encoding": ENCODING,
+        "directory": str(ours.store.directory) if ours.store.directory else None,
+        "tools": len(tools),
+        "listing": {"without": count(without), "with": count(with_),
+                    "bytes_without": len(without.encode()), "bytes_with": len(with_.encode())},
+        "overhead": {"resource_entry": count(_compact(resource)),
+                     "instructions": count(payloads.INSTRUCTIONS) if ours.instructions else 0},
+        "full_descriptions": per_tool,
+    }
+
+
+def _print_tokens(report: dict[str, Any]) -> None:
+    listing = report["listing"]
+    saved = 1 - listing["with"] / listing["without"] if listing["without"] else 0.0
+    _out(f"tools/list of {report['tools']} tools, {report['encoding']} tokens of the JSON result")
+    _out(f"  without progressive disclosure: {listing['without']:>7,}")
+    _out(f"  with progressive disclosure:    {listing['with']:>7,}  ({saved:.1%} fewer)")
+    _out(f"  plus, once per client: the descriptions resource entry in resources/list "
+         f"{report['overhead']['resource_entry']:,}, the instructions paragraph "
+         f"{report['overhead']['instructions']:,}")
+    _out("full description per tool (what resources/read returns):")
+    width = max((len(n) for n in report["full_descriptions"]), default=4)
+    for name, size in report["full_descriptions"].items():
+        _out(f"  {name:<{width}}  {size['tokens']:>6,} tokens  {size['bytes']:>7,} bytes")
+
+
+# -- entry point -------------------------------------------------------------------------
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fastmcp-progressive",
+        description="Write, check and measure progressive-disclosure description files.",
+        epilog="Exit status: 0 fine, 1 problems found, 2 could not run.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    spec_help = "the server, as `fastmcp run` takes it: app.py, app.py:mcp, fastmcp.json"
+
+    p = sub.add_parser("extract", help="write one description file per tool")
+    p.add_argument("server", help=spec_help)
+    p.add_argument("-o", "--output", required=True, type=Path, help="directory to write into")
+    p.add_argument("--format", choices=("json", "md"), default="json")
+    p.add_argument("--force", action="store_true", help="overwrite existing files")
+    p.add_argument("--summary-max-chars", type=int, default=DEFAULT_SUMMARY_CHARS)
+
+    p = sub.add_parser("check", help="report problems in a descriptions directory")
+    p.add_argument("server", help=spec_help)
+    p.add_argument("directory", type=Path)
+    p.add_argument("--summary-max-chars", type=int, default=DEFAULT_SUMMARY_CHARS,
+                   help="longest summary the listing should show (the middleware's setting)")
+    p.add_argument("--strict", action="store_true", help="warnings also fail")
+
+    p = sub.add_parser("tokens", help="count listing and description tokens")
+    p.add_argument("server", help=spec_help)
+    p.add_argument("directory", type=Path, nargs="?")
+    p.add_argument("--listing", choices=LEVELS, default=None)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    return parser
+
+
+async def _run(args: argparse.Namespace) -> int:
+    server = await load_server(args.server)
+    if args.command == "extract":
+        return extract(await registered_tools(server), args.output, suffix=f".{args.format}",
+                       force=args.force, summary_max_chars=args.summary_max_chars)
+    if args.command == "check":
+        problems = check(await registered_tools(server), args.directory,
+                         summary_max_chars=args.summary_max_chars)
+        for problem in problems:
+            _out(str(problem))
+        errors = sum(p.severity == "error" for p in problems)
+        warnings = len(problems) - errors
+        _out(f"{errors} error(s), {warnings} warning(s)")
+        return PROBLEMS if errors or (args.strict and warnings) else OK
+    report = await token_report(server, args.directory, args.listing)
+    if args.json:
+        _out(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        _print_tokens(report)
+    return OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns the exit status (the console script passes it to exit)."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    try:
+        return asyncio.run(_run(args))
+    except CliError as exc:
+        _err(f"fastmcp-progressive: {exc}")
+        return CANNOT_RUN
+
+
+def _out(line: str) -> None:
+    print(line, flush=True)
+
+
+def _err(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

@@ -1,0 +1,104 @@
+"""The bridge tool for hosts that cannot read resources, the advertised extension, guidance."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from fastmcp import Client
+from mcp.client.extension import advertise
+
+from fastmcp_progressive import DESCRIPTIONS_URI, EXTENSION_ID, ProgressiveDisclosure
+from fastmcp_progressive.guidance import PROMPT_NAME, agent_guidance, system_prompt
+from tests.conftest import ERAS, Era, build_server, clients, connect, gated
+
+TRANSPORT_ERA = [(t, e) for t in ("memory", "http") for e in ERAS]
+
+
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
+async def test_client_that_never_reads_resources_uses_the_bridge(transport: Any, era: Era) -> None:
+    server = build_server(auth=transport == "http")
+    token = ["alice-token"] if transport == "http" else None
+    async with clients(server, transport, era, tokens=token) as (c,):
+        refused = await c.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False)
+        hint = refused.structured_content["error"]["tool_call"]  # type: ignore[index]
+        assert hint == {"name": "describe_tools", "arguments": {"tools": ["add"]}}
+        described = await c.call_tool(hint["name"], hint["arguments"])
+        body = described.structured_content
+        assert body is not None
+        assert body["add"]["inputSchema"]["required"] == ["a", "b"]
+        assert json.loads(described.content[0].text) == body  # type: ignore[union-attr]
+        assert (await c.call_tool("add", {"a": 1, "b": 2})).data == 3
+        assert await gated(c, "echo", {"text": "x"})
+
+
+async def test_bridge_bad_arguments_and_unknown_names() -> None:
+    async with connect(build_server(), "modern") as c:
+        empty = await c.call_tool("describe_tools", {"tools": []}, raise_on_error=False)
+        assert empty.is_error
+        assert empty.structured_content["error"]["code"] == "MISSING_TOOL_SELECTION"  # type: ignore[index]
+        wrong = await c.call_tool("describe_tools", {"tools": 7}, raise_on_error=False)
+        assert wrong.structured_content["error"]["code"] == "MISSING_TOOL_SELECTION"  # type: ignore[index]
+        text = await c.call_tool("describe_tools", {"tools": "add, nope"})
+        assert set(text.structured_content) == {"add", "nope"}  # type: ignore[arg-type]
+        assert "available_tools" in text.structured_content["nope"]  # type: ignore[index]
+        many = await c.call_tool("describe_tools", {"tools": ["x"] * 100}, raise_on_error=False)
+        assert many.structured_content["error"]["code"] == "TOO_MANY_TOOLS"  # type: ignore[index]
+
+
+async def test_bridge_can_be_turned_off_and_yields_to_a_real_tool() -> None:
+    async with connect(build_server(bridge_tool=None), "modern") as c:
+        assert "describe_tools" not in [t.name for t in await c.list_tools()]
+        refused = await c.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False)
+        assert "tool_call" not in refused.structured_content["error"]  # type: ignore[index]
+
+    server = build_server()
+
+    @server.tool
+    def describe_tools(tools: list[str]) -> str:
+        """The server's own tool of that name."""
+        return "mine"
+
+    async with connect(server, "legacy") as c:
+        listed = [t.name for t in await c.list_tools()]
+        assert listed.count("describe_tools") == 1
+        await c.read_resource(f"{DESCRIPTIONS_URI}?tools=describe_tools")
+        assert (await c.call_tool("describe_tools", {"tools": []})).data == "mine"
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_server_advertises_the_extension(era: Era) -> None:
+    async with connect(build_server(), era) as c:
+        capabilities = c.server_capabilities
+        assert capabilities is not None
+        settings = (capabilities.extensions or {})[EXTENSION_ID]
+    assert settings == {"resource": DESCRIPTIONS_URI, "listing": "minimal",
+                        "bridge_tool": "describe_tools"}
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_guidance_helper_and_prompt(era: Era) -> None:
+    async with connect(build_server(), era) as c:
+        text = agent_guidance(await c.list_tools(), await c.list_resources())
+        prompts = [p.name for p in await c.list_prompts()]
+        served = await c.get_prompt(PROMPT_NAME)
+    assert text == system_prompt("describe_tools")
+    assert f"{DESCRIPTIONS_URI}?tools=TOOL_NAME" in text
+    assert "describe_tools" in text
+    assert PROMPT_NAME in prompts
+    assert served.messages[0].content.text == text  # type: ignore[union-attr]
+
+
+async def test_guidance_helper_says_nothing_for_other_servers() -> None:
+    server = build_server()
+    full = advertise(EXTENSION_ID, {"mode": "full"})
+    async with Client(server, extensions=[full]) as c:
+        tools = await c.list_tools()
+    assert agent_guidance(tools, []) is None
+    assert agent_guidance(tools, [{"uri": "file:///x"}]) is None
+    assert agent_guidance([], [{"uri": DESCRIPTIONS_URI}]) == system_prompt(None)
+
+
+def test_guidance_prompt_can_be_turned_off() -> None:
+    assert ProgressiveDisclosure(guidance_prompt=False).prompt is None

@@ -1,0 +1,331 @@
+"""Description files: the format, validation with locations, and the store's read rules.
+
+Real files in temporary directories: an edit is served by the next read, a broken file
+keeps its last good version, a deleted one gives the registered definition back, nothing
+outside the directory is read, and the LRU stays bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastmcp import FastMCP
+from fastmcp.tools.base import Tool
+
+from fastmcp_progressive import descriptions
+from fastmcp_progressive.definitions import full_definition
+from fastmcp_progressive.descriptions import (
+    SUMMARY_MAX_CHARS,
+    DescriptionError,
+    DescriptionStore,
+    key_location,
+    parse_text,
+    read_description,
+)
+
+LOGGER = "fastmcp_progressive.descriptions"
+
+
+async def _tool() -> Tool:
+    mcp = FastMCP("t")
+
+    @mcp.tool
+    def create_invoice(customer_id: str, amount: int) -> dict[str, int]:
+        """Create an invoice. Long registered text."""
+        return {"amount": amount}
+
+    tool = await mcp.get_tool("create_invoice")
+    assert tool is not None
+    return tool
+
+
+def _write(folder: Path, name: str, data: dict[str, Any] | str, suffix: str = ".json") -> Path:
+    path = folder / f"{name}{suffix}"
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return path
+
+
+# -- format ------------------------------------------------------------------------------
+async def test_json_file_fields_override_and_unknown_keys_are_served(tmp_path: Path) -> None:
+    _write(tmp_path, "create_invoice", {
+        "summary": "Create an invoice.",
+        "description": "Creates a draft invoice.",
+        "examples": [{"description": "Basic", "input": {"customer_id": "c1", "amount": 5},
+                      "explanation": "Five units."}],
+        "usage_guidance": {"when": "billing"},
+        "error_guidance": ["retry on 503"],
+        "x_owner": "billing-team",
+    })
+    file = read_description(tmp_path, "create_invoice", ".json")
+    definition = full_definition(await _tool(), file)
+
+    assert definition["description"] == "Creates a draft invoice."
+    assert definition["x_owner"] == "billing-team"
+    assert definition["usage_guidance"] == {"when": "billing"}
+    assert definition["examples"][0]["explanation"] == "Five units."
+    assert "summary" not in definition  # the summary is for the listing only
+    assert definition["inputSchema"]["required"] == ["customer_id", "amount"]  # registered
+    assert definition["digest"].startswith("sha256:")
+
+
+async def test_file_schema_overrides_registered_and_digest_follows_content(
+    tmp_path: Path,
+) -> None:
+    tool = await _tool()
+    registered = full_definition(tool, None)
+    schema = {"type": "object", "properties": {"customer_id": {"type": "string"}}}
+    _write(tmp_path, "create_invoice", {"inputSchema": schema})
+    overridden = full_definition(tool, read_description(tmp_path, "create_invoice", ".json"))
+
+    assert overridden["inputSchema"] == schema
+    assert overridden["digest"] != registered["digest"]
+    assert full_definition(tool, None)["digest"] == registered["digest"]  # stable
+
+
+def test_markdown_front_matter_and_body() -> None:
+    text = (
+        "---\n"
+        '{"summary": "Create an invoice.", "examples": [{"description": "d", "input": {}}]}\n'
+        "---\n"
+        "# Create invoice\n\nThe whole body is the description.\n"
+    )
+    parsed = parse_text(text, ".md", "create_invoice")
+
+    assert parsed.name == "create_invoice"
+    assert parsed.summary == "Create an invoice."
+    assert parsed.description == "# Create invoice\n\nThe whole body is the description."
+    assert parsed.examples is not None and parsed.examples[0].description == "d"
+
+
+def test_markdown_without_front_matter_is_all_description() -> None:
+    parsed = parse_text("Just prose.\n\nTwo paragraphs.", ".md", "t")
+    assert parsed.description == "Just prose.\n\nTwo paragraphs."
+    assert parsed.summary is None
+
+
+def test_summary_is_one_line_and_bounded() -> None:
+    assert parse_text('{"summary": "a\\n  b"}', ".json", "t").summary == "a b"
+    with pytest.raises(DescriptionError, match="field summary"):
+        parse_text(json.dumps({"summary": "x" * (SUMMARY_MAX_CHARS + 1)}), ".json", "t")
+
+
+@pytest.mark.parametrize(
+    ("text", "suffix", "message"),
+    [
+        ('{\n  "summary": "a",\n  oops\n}', ".json", "line 3, column 3: Expecting property"),
+        ('{\n  "summary": 5\n}', ".json", "line 2, column 3: field summary:"),
+        ('{\n "name": "other"\n}', ".json", "line 2, column 2: field name: says 'other'"),
+        ('{"examples": [{"input": {}}]}', ".json",
+         "line 1, column 2: field examples.0.description: Field required"),
+        ("[1, 2]", ".json", "line 1: expected a JSON object"),
+        ('---\n{\n  "summary": 1\n}\n---\nbody', ".md", "line 3, column 3: field summary"),
+        ('---\n{"summary": "a",}\n---\n', ".md", "line 2, column 17"),
+        ('---\n{"summary": "a"}\n', ".md", "line 1: front matter opened with '---' is never"),
+    ],
+)
+def test_errors_say_where(text: str, suffix: str, message: str) -> None:
+    with pytest.raises(DescriptionError) as caught:
+        parse_text(text, suffix, "t")
+    assert str(caught.value).startswith(message), str(caught.value)
+
+
+def test_key_location_only_counts_top_level_keys() -> None:
+    text = '{"examples": [{"summary": 1}],\n  "summary": 2}'
+    assert key_location(text, ".json", "summary") == (2, 3)
+    assert key_location(text, ".json", "missing") is None
+    assert key_location('---\n{"a": 1,\n "b": 2}\n---\n', ".md", "b") == (3, 2)
+
+
+def test_bom_and_invalid_utf8(tmp_path: Path) -> None:
+    (tmp_path / "t.json").write_bytes(b'\xef\xbb\xbf{"summary": "ok"}')
+    assert read_description(tmp_path, "t", ".json").summary == "ok"
+    (tmp_path / "u.json").write_bytes(b'{"summary": "\xff"}')
+    with pytest.raises(DescriptionError, match="byte 13: not valid UTF-8"):
+        read_description(tmp_path, "u", ".json")
+
+
+# -- the store: hot reload by stat -------------------------------------------------------
+def test_edit_is_served_by_next_read(tmp_path: Path) -> None:
+    store = DescriptionStore(tmp_path)
+    _write(tmp_path, "t", {"summary": "first"})
+    assert (file := store.lookup("t")) is not None and file.summary == "first"
+    _write(tmp_path, "t", {"summary": "second version"})
+    assert (file := store.lookup("t")) is not None and file.summary == "second version"
+
+
+def test_cache_hit_costs_a_stat_and_no_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = DescriptionStore(tmp_path)
+    _write(tmp_path, "t", {"summary": "cached"})
+    assert store.lookup("t") is not None
+    reads = store.reads
+
+    def no_read(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a cache hit read the file")
+
+    monkeypatch.setattr(descriptions, "read_description", no_read)
+    for _ in range(5):
+        assert (file := store.lookup("t")) is not None and file.summary == "cached"
+    assert store.reads == reads
+
+
+def test_broken_file_keeps_last_good_and_logs_once_per_change(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = DescriptionStore(tmp_path)
+    _write(tmp_path, "t", {"summary": "good"})
+    assert store.lookup("t") is not None
+    caplog.set_level(logging.WARNING, LOGGER)
+
+    path = _write(tmp_path, "t", '{"summary": "half')
+    for _ in range(3):
+        assert (file := store.lookup("t")) is not None and file.summary == "good"
+    warnings = [r.getMessage() for r in caplog.records if r.name == LOGGER]
+    assert len(warnings) == 1
+    assert str(path) in warnings[0] and "line 1, column 13" in warnings[0]
+
+    _write(tmp_path, "t", '{"summary": 42, "more": "bytes"}')  # a different broken change
+    assert (file := store.lookup("t")) is not None and file.summary == "good"
+    assert len([r for r in caplog.records if r.name == LOGGER]) == 2
+
+
+def test_broken_file_without_good_version_serves_registered(tmp_path: Path) -> None:
+    store = DescriptionStore(tmp_path)
+    _write(tmp_path, "t", "{not json")
+    assert store.lookup("t") is None
+
+
+def test_deleted_file_gives_registered_definition_back(tmp_path: Path) -> None:
+    store = DescriptionStore(tmp_path)
+    path = _write(tmp_path, "t", {"summary": "from file"})
+    assert store.lookup("t") is not None
+    path.unlink()
+    assert store.lookup("t") is None
+    _write(tmp_path, "t", "{broken")  # back, but broken: the deleted version is not resurrected
+    assert store.lookup("t") is None
+
+
+def test_rename_moves_the_description(tmp_path: Path) -> None:
+    store = DescriptionStore(tmp_path)
+    path = _write(tmp_path, "old", {"summary": "moving"})
+    assert store.lookup("old") is not None
+    path.rename(tmp_path / "new.json")
+    assert store.lookup("old") is None
+    assert (file := store.lookup("new")) is not None and file.summary == "moving"
+
+
+def test_same_stat_edit_needs_invalidate(tmp_path: Path) -> None:
+    """Why the watcher invalidates: an in-place edit can keep size, inode and mtime."""
+    store = DescriptionStore(tmp_path)
+    path = _write(tmp_path, "t", {"summary": "AAAA"})
+    assert (file := store.lookup("t")) is not None and file.summary == "AAAA"
+    before = os.stat(path)
+    with open(path, "r+", encoding="utf-8") as handle:  # same inode, same size
+        handle.write(json.dumps({"summary": "BBBB"}))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    assert (file := store.lookup("t")) is not None and file.summary == "AAAA"  # stat says same
+    store.invalidate("t")
+    assert (file := store.lookup("t")) is not None and file.summary == "BBBB"
+
+
+def test_json_wins_over_markdown(tmp_path: Path) -> None:
+    store = DescriptionStore(tmp_path)
+    _write(tmp_path, "t", "---\n{\"summary\": \"md\"}\n---\nbody", ".md")
+    assert (file := store.lookup("t")) is not None and file.summary == "md"
+    _write(tmp_path, "t", {"summary": "json"})
+    assert (file := store.lookup("t")) is not None and file.summary == "json"
+    assert store.signatures()["t"][3] == ".json"
+
+
+# -- the store: nothing outside the directory --------------------------------------------
+def test_symlink_pointing_out_is_refused(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "descriptions"
+    folder.mkdir()
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"summary": "outside"}), encoding="utf-8")
+    (folder / "t.json").symlink_to(secret)
+    _write(folder, "inside_target", {"summary": "inside"})
+    (folder / "alias.json").symlink_to(folder / "inside_target.json")
+    store = DescriptionStore(folder)
+    caplog.set_level(logging.WARNING, LOGGER)
+
+    assert store.lookup("t") is None
+    assert any("links outside" in r.getMessage() for r in caplog.records)
+    assert (file := store.lookup("alias")) is not None and file.summary == "inside"
+
+
+@pytest.mark.parametrize("name", ["../secret", "/etc/passwd", ".hidden", "a/b", "", "..", "a\\b"])
+def test_path_tricks_are_refused_before_any_io(tmp_path: Path, name: str) -> None:
+    folder = tmp_path / "descriptions"
+    folder.mkdir()
+    (tmp_path / "secret.json").write_text('{"summary": "outside"}', encoding="utf-8")
+    (folder / ".hidden.json").write_text('{"summary": "hidden"}', encoding="utf-8")
+    store = DescriptionStore(folder)
+
+    assert store.signature(name) is None
+    assert store.lookup(name) is None
+    with pytest.raises(DescriptionError):
+        read_description(folder, name, ".json")
+    assert store.reads == 0
+
+
+def test_directory_symlink_itself_is_fine(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    _write(real, "t", {"summary": "via link"})
+    (tmp_path / "link").symlink_to(real)
+    assert (file := DescriptionStore(tmp_path / "link").lookup("t")) is not None
+    assert file.summary == "via link"
+
+
+def test_fifo_and_oversized_files_are_refused(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.json")
+    _write(tmp_path, "big", {"summary": "x", "description": "y" * 200})
+    store = DescriptionStore(tmp_path, max_file_bytes=100)
+    assert store.lookup("pipe") is None  # and does not hang waiting for a writer
+    assert store.lookup("big") is None
+
+
+# -- the store: directory lifecycle and LRU ----------------------------------------------
+def test_missing_directory_warns_then_is_picked_up(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "later"
+    caplog.set_level(logging.WARNING, LOGGER)
+    store = DescriptionStore(folder)
+    assert any("does not exist" in r.getMessage() for r in caplog.records)
+    assert store.lookup("t") is None and store.signatures() == {}
+
+    folder.mkdir()
+    _write(folder, "t", {"summary": "arrived"})
+    assert (file := store.lookup("t")) is not None and file.summary == "arrived"
+    assert set(store.signatures()) == {"t"}
+
+
+def test_lru_evicts_and_reloads(tmp_path: Path) -> None:
+    store = DescriptionStore(tmp_path, cache_size=2)
+    for name in ("a", "b", "c"):
+        _write(tmp_path, name, {"summary": name})
+        assert store.lookup(name) is not None
+    assert store.cached() == 2
+    reads = store.reads
+
+    assert (file := store.lookup("c")) is not None and file.summary == "c"  # most recent
+    assert store.reads == reads
+    assert (file := store.lookup("a")) is not None and file.summary == "a"  # evicted: reread
+    assert store.reads == reads + 1
+    assert store.cached() == 2
+
+
+def test_cache_size_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="cache_size"):
+        DescriptionStore(tmp_path, cache_size=0)
