@@ -251,8 +251,8 @@ class DirectoryWatcher:
                 name for _, path in changes if (name := description_name(path)) is not None
             )
             if names:
-                self.batches += 1
                 self._on_change(names)
+                self.batches += 1  # after handling: a test waiting on it sees the outcome
             if not self._keep_going(stop) or _dir_identity(self.directory) != identity:
                 return
 

@@ -1,0 +1,190 @@
+"""Real processes for the reliability tests: a redis-server and replica servers.
+
+Readiness is always a poll with an overall deadline (connect, or PING for Redis), never a
+fixed sleep. Every process started here is stopped by the object that started it, by pid.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+REPLICA_SCRIPT = HERE / "replica_server.py"
+REDIS_SERVER = shutil.which("redis-server") or (
+    "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
+)
+START_DEADLINE = 30.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _poll(check: object, what: str, deadline: float, proc: subprocess.Popen[bytes]) -> None:
+    assert callable(check)
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with status {proc.returncode} while starting")
+        if check():
+            return
+        time.sleep(0.02)
+    raise TimeoutError(f"{what} not ready within {deadline}s")
+
+
+def port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def redis_ping(port: int, timeout: float = 0.5) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+class RedisServer:
+    """``redis-server`` on 127.0.0.1:``port`` with a temp dir, no persistence."""
+
+    def __init__(self, directory: Path, port: int | None = None) -> None:
+        if REDIS_SERVER is None:
+            raise RuntimeError("redis-server is not installed")
+        self.directory = directory
+        self.port = port or free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.frozen = False
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> RedisServer:
+        assert REDIS_SERVER is not None
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(
+            [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
+             "--dir", str(self.directory), "--save", "", "--appendonly", "no",
+             "--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        _poll(lambda: redis_ping(self.port), "redis-server", START_DEADLINE, self.proc)
+        return self
+
+    def freeze(self) -> None:
+        """SIGSTOP: the socket still accepts (kernel backlog) but nothing answers."""
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        self.frozen = True
+
+    def thaw(self) -> None:
+        if self.proc is not None and self.frozen:
+            os.kill(self.proc.pid, signal.SIGCONT)
+        self.frozen = False
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        self.thaw_pid(proc)
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+    def thaw_pid(self, proc: subprocess.Popen[bytes]) -> None:
+        if self.frozen:
+            os.kill(proc.pid, signal.SIGCONT)
+            self.frozen = False
+
+
+class Replica:
+    """``replica_server.py PORT REDIS_URL ...`` as a subprocess; its stderr kept in a file."""
+
+    def __init__(
+        self,
+        redis_url: str,
+        log_dir: Path,
+        *options: str,
+        name: str = "replica",
+        user: int | None = None,
+    ) -> None:
+        self.port = free_port()
+        self.redis_url = redis_url
+        self.options: Sequence[str] = options
+        self.name = name
+        self.user = user
+        self.log_path = log_dir / f"{name}-{self.port}.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def launch(self) -> Replica:
+        """Start the process without waiting (several can start at once)."""
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop)
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", FASTMCP_CHECK_FOR_UPDATES="off")
+        if self.user is not None:
+            env["HOME"] = "/tmp"
+        self.proc = subprocess.Popen(
+            [sys.executable, str(REPLICA_SCRIPT), str(self.port), self.redis_url,
+             *self.options],
+            cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, env=env,
+            user=self.user, group=self.user,
+        )
+        return self
+
+    def wait_ready(self) -> Replica:
+        assert self.proc is not None
+        try:
+            _poll(lambda: port_open(self.port), self.name, START_DEADLINE, self.proc)
+        except (RuntimeError, TimeoutError) as exc:
+            raise RuntimeError(f"{exc}; log:\n{self.log()}") from None
+        return self
+
+    def log(self) -> str:
+        if self._log is not None:
+            self._log.flush()
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+def start_replicas(replicas: Sequence[Replica]) -> None:
+    """Launch all, then wait for all: they import FastMCP in parallel."""
+    for replica in replicas:
+        replica.launch()
+    for replica in replicas:
+        replica.wait_ready()

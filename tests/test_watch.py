@@ -1,0 +1,394 @@
+"""Hot reload: the watcher thread, its lifetime, and tools/list_changed to legacy sessions.
+
+Against real servers (uvicorn on a free port, or in-memory clients) and real files. Tests
+never sleep to synchronize: they wait on events, or poll a condition with a deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import json
+import logging
+import queue
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import mcp_types as mt
+import pytest
+from fastmcp import Client
+from fastmcp.client.messages import MessageHandler
+
+from fastmcp_progressive import ProgressiveDisclosure
+from fastmcp_progressive.caller import Caller
+from fastmcp_progressive.watch import (
+    DirectoryWatcher,
+    LegacySessions,
+    description_name,
+    server_running,
+)
+
+from .conftest import build_server, connect, fetch, serve_http
+
+REGISTERED_ADD = "Add two integers. Returns their sum as an integer."
+
+
+class Recorder(MessageHandler):
+    """Counts tools/list_changed notifications and lets a test await the next one."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self._event = asyncio.Event()
+
+    async def on_tool_list_changed(self, message: mt.ToolListChangedNotification) -> None:
+        self.times.append(time.perf_counter())
+        self._event.set()
+
+    async def next(self, timeout: float = 5.0) -> float:
+        await asyncio.wait_for(self._event.wait(), timeout)
+        self._event.clear()
+        return self.times[-1]
+
+
+async def until(predicate: Callable[[], bool], timeout: float = 5.0, what: str = "") -> None:
+    """Poll ``predicate`` until it holds; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        await asyncio.sleep(0.01)
+
+
+def summaries(tools: list[Any]) -> dict[str, str]:
+    return {t.name: t.description for t in tools}
+
+
+async def watcher_ready(mw: ProgressiveDisclosure) -> None:
+    watcher = mw.hot_reload.watcher
+    assert watcher is not None
+    assert await asyncio.to_thread(watcher.ready.wait, 5.0), "watcher never armed"
+
+
+@pytest.fixture
+def middleware(tmp_descriptions: Path) -> Iterator[ProgressiveDisclosure]:
+    mw = ProgressiveDisclosure(tmp_descriptions)
+    yield mw
+    mw.close()
+
+
+# -- over real HTTP ----------------------------------------------------------------------
+async def test_edit_notifies_legacy_session_only_and_next_list_serves_it(
+    middleware: ProgressiveDisclosure, write_description: Callable[..., Path]
+) -> None:
+    write_description("add", {"summary": "Sum two numbers."})
+    legacy, modern = Recorder(), Recorder()
+    async with (
+        serve_http(build_server(middleware=middleware)) as url,
+        connect(url, "legacy", message_handler=legacy) as old,
+        connect(url, "modern", message_handler=modern) as new,
+    ):
+        assert summaries(await old.list_tools())["add"] == "Sum two numbers."
+        assert summaries(await new.list_tools())["add"] == "Sum two numbers."
+        await watcher_ready(middleware)
+        assert len(middleware.hot_reload.sessions) == 1  # the legacy one; modern has none
+
+        write_description("add", {"summary": "Add integers and return the sum."})
+        # stat-on-read: the very next read serves the edit, notification or not
+        assert summaries(await new.list_tools())["add"] == "Add integers and return the sum."
+        await legacy.next()
+        assert summaries(await old.list_tools())["add"] == "Add integers and return the sum."
+        assert len(legacy.times) == 1
+        assert middleware.hot_reload.notifications == 1
+        assert modern.times == []  # 2026-07-28: no background channel in FastMCP 4
+
+
+async def test_broken_file_serves_last_good_quietly_then_delete_restores_registered(
+    middleware: ProgressiveDisclosure,
+    write_description: Callable[..., Path],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    path = write_description("add", {"summary": "Good summary.", "description": "Good text."})
+    rec = Recorder()
+    caplog.set_level(logging.WARNING, "fastmcp_progressive.descriptions")
+    async with (
+        serve_http(build_server(middleware=middleware)) as url,
+        connect(url, "legacy", message_handler=rec) as client,
+    ):
+        assert (await fetch(client, "add"))["add"]["description"] == "Good text."
+        await watcher_ready(middleware)
+        watcher = middleware.hot_reload.watcher
+        assert watcher is not None
+        batches = watcher.batches
+
+        write_description("add", '{"summary": "Broken')
+        await until(lambda: watcher.batches > batches, what="the watcher to see the break")
+        body = await fetch(client, "add")
+        assert body["add"]["description"] == "Good text."  # last good, no request failed
+        assert summaries(await client.list_tools())["add"] == "Good summary."
+        assert rec.times == [] and middleware.hot_reload.notifications == 0
+        assert any(str(path) in r.getMessage() and "line 1" in r.getMessage()
+                   for r in caplog.records)
+
+        path.unlink()
+        await rec.next()  # the listing changed back to the registered summary
+        body = await fetch(client, "add")
+        assert body["add"]["description"] == REGISTERED_ADD
+        assert summaries(await client.list_tools())["add"] == "Add two integers."
+
+
+async def test_symlink_escape_is_refused_over_http(
+    middleware: ProgressiveDisclosure, tmp_descriptions: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"summary": "Leaked.", "description": "secret"}))
+    (tmp_descriptions / "add.json").symlink_to(outside)
+    async with (
+        serve_http(build_server(middleware=middleware)) as url,
+        connect(url, "legacy") as client,
+    ):
+        assert summaries(await client.list_tools())["add"] == "Add two integers."
+        assert (await fetch(client, "add"))["add"]["description"] == REGISTERED_ADD
+
+
+async def test_directory_created_later_is_picked_up_and_notified(tmp_path: Path) -> None:
+    folder = tmp_path / "later"
+    mw = ProgressiveDisclosure(folder)
+    rec = Recorder()
+    try:
+        async with (
+            serve_http(build_server(middleware=mw)) as url,
+            connect(url, "legacy", message_handler=rec) as client,
+        ):
+            assert summaries(await client.list_tools())["add"] == "Add two integers."
+            await watcher_ready(mw)
+            folder.mkdir()
+            (folder / "add.json").write_text(json.dumps({"summary": "Now from a file."}))
+            await rec.next()
+            assert summaries(await client.list_tools())["add"] == "Now from a file."
+    finally:
+        mw.close()
+
+
+# -- lifetime ----------------------------------------------------------------------------
+async def test_many_in_memory_clients_share_one_watcher_and_leave_nothing_behind(
+    middleware: ProgressiveDisclosure,
+    write_description: Callable[..., Path],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.ERROR, "asyncio")
+    mcp = build_server(middleware=middleware)
+    watcher = middleware.hot_reload.watcher
+    assert watcher is not None
+    for i in range(12):  # one after another: the lifespan is entered and left each time
+        async with connect(mcp, "legacy" if i % 2 else "modern") as client:
+            await client.list_tools()
+            assert watcher.running
+
+    recorders = [Recorder() for _ in range(8)]
+    async with contextlib.AsyncExitStack() as stack:  # and all at once
+        opened = [await stack.enter_async_context(connect(mcp, "legacy", message_handler=r))
+                  for r in recorders]
+        for client in opened:
+            await client.list_tools()
+        assert len(middleware.hot_reload.sessions) == 8
+        await watcher_ready(middleware)
+        write_description("add", {"summary": "Everyone hears about this."})
+        await asyncio.gather(*(r.next() for r in recorders))
+        assert [len(r.times) for r in recorders] == [1] * 8
+
+    await until(lambda: len(middleware.hot_reload.sessions) == 0, what="sessions pruned")
+    assert await asyncio.to_thread(watcher.join, 5.0), "watcher still running after the server"
+    assert not server_running(mcp)
+    gc.collect()
+    assert not [r for r in caplog.records if "destroyed" in r.getMessage()]
+
+
+async def test_watcher_stops_with_server_and_restarts_with_it(
+    middleware: ProgressiveDisclosure,
+) -> None:
+    mcp = build_server(middleware=middleware)
+    watcher = middleware.hot_reload.watcher
+    assert watcher is not None
+    assert not watcher.running  # nothing starts before the first request
+    async with connect(mcp, "legacy") as client:
+        await client.list_tools()
+        assert watcher.running
+    assert await asyncio.to_thread(watcher.join, 5.0)
+    async with connect(mcp, "modern") as client:
+        await client.list_tools()
+        assert watcher.running
+
+
+async def test_close_is_final(middleware: ProgressiveDisclosure) -> None:
+    mcp = build_server(middleware=middleware)
+    watcher = middleware.hot_reload.watcher
+    assert watcher is not None
+    async with connect(mcp, "legacy") as client:
+        await client.list_tools()
+        assert watcher.running
+        middleware.close()
+        assert not watcher.running and watcher.join(0)
+        await client.list_tools()
+        assert not watcher.running
+
+
+async def test_no_directory_means_no_watcher() -> None:
+    mw = ProgressiveDisclosure()
+    async with connect(build_server(middleware=mw), "legacy") as client:
+        await client.list_tools()
+    assert mw.hot_reload.watcher is None
+    assert len(mw.hot_reload.sessions) == 0
+
+
+async def test_server_running_follows_the_lifespan() -> None:
+    mcp = build_server()
+    assert not server_running(mcp)
+    async with Client(mcp):
+        assert server_running(mcp)
+    assert not server_running(mcp)
+
+
+# -- the thread on its own ---------------------------------------------------------------
+def _drain(changes: queue.Queue[frozenset[str] | None], until_seen: Callable[[Any], bool],
+           timeout: float = 5.0) -> list[frozenset[str] | None]:
+    got: list[frozenset[str] | None] = []
+    deadline = time.monotonic() + timeout
+    while not any(until_seen(item) for item in got):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AssertionError(f"never saw the expected change; got {got}")
+        got.append(changes.get(timeout=remaining))
+    return got
+
+
+def test_watcher_reports_description_names_only(tmp_path: Path) -> None:
+    changes: queue.Queue[frozenset[str] | None] = queue.Queue()
+    watcher = DirectoryWatcher(tmp_path, on_change=changes.put)
+    try:
+        assert watcher.start() and not watcher.start()  # one thread only
+        assert watcher.ready.wait(5)
+        (tmp_path / "notes.txt").write_text("x")
+        (tmp_path / ".a.json.swp").write_text("x")
+        (tmp_path / "a.json").write_text("{}")
+        assert changes.get(timeout=5) == frozenset({"a"})
+
+        (tmp_path / "a.json").rename(tmp_path / "b.md")
+        seen: set[str] = set()
+        while not {"a", "b"} <= seen:  # the rename may arrive in one batch or two
+            item = changes.get(timeout=5)
+            assert item is not None
+            seen |= item
+    finally:
+        watcher.close()
+    assert not watcher.running and watcher.join(0)
+
+
+def test_watcher_follows_a_directory_that_appears_and_vanishes(tmp_path: Path) -> None:
+    folder = tmp_path / "later"
+    changes: queue.Queue[frozenset[str] | None] = queue.Queue()
+    watcher = DirectoryWatcher(folder, on_change=changes.put, wakeup=0.05)
+    try:
+        watcher.start()
+        assert watcher.ready.wait(5)  # ready while waiting for the directory
+        folder.mkdir()
+        (folder / "a.json").write_text("{}")
+        _drain(changes, lambda item: item is None or item == frozenset({"a"}))
+
+        shutil.rmtree(folder)
+        _drain(changes, lambda item: item is None)  # "everything may have changed"
+        assert watcher.running
+    finally:
+        watcher.close()
+
+
+def test_watcher_stops_by_itself_when_not_alive(tmp_path: Path) -> None:
+    alive = threading.Event()
+    alive.set()
+    watcher = DirectoryWatcher(tmp_path, on_change=lambda _: None, alive=alive.is_set,
+                               wakeup=0.05)
+    watcher.start()
+    try:
+        assert watcher.ready.wait(5)
+        alive.clear()
+        assert watcher.join(5)
+        assert not watcher.running
+        alive.set()
+        assert watcher.start()  # a later request starts a fresh thread
+        assert watcher.running
+    finally:
+        watcher.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [("/d/add.json", "add"), ("/d/add.md", "add"), ("/d/.add.json", None),
+     ("/d/add.json~", None), ("/d/add.txt", None), ("/d/a:b.json", None), ("/d/json", None)],
+)
+def test_description_name(path: str, name: str | None) -> None:
+    assert description_name(path) == name
+
+
+# -- the session registry ----------------------------------------------------------------
+def _caller(key: str, anchor: Any) -> Caller:
+    return Caller(kind="session", era="legacy", key=key, anchor=anchor)
+
+
+def _anchor(**state: Any) -> Any:
+    return SimpleNamespace(exit_stack=contextlib.ExitStack(), state=dict(state))
+
+
+def test_sessions_are_forgotten_when_their_connection_closes() -> None:
+    sessions = LegacySessions()
+    anchor = _anchor(**{"fastmcp_progressive.release": True})  # grants registered first
+    loop = asyncio.new_event_loop()
+    try:
+        async def remember() -> bool:
+            return sessions.remember(_caller("s1", anchor), object())
+
+        assert loop.run_until_complete(remember())
+        assert loop.run_until_complete(remember())  # idempotent
+        assert len(sessions) == 1
+    finally:
+        loop.close()
+    anchor.exit_stack.close()
+    assert len(sessions) == 0
+
+
+def test_broadcast_drops_sessions_whose_loop_is_closed() -> None:
+    sessions = LegacySessions()
+    loop = asyncio.new_event_loop()
+
+    async def remember() -> bool:
+        return sessions.remember(_caller("s1", _anchor()), object())
+
+    assert loop.run_until_complete(remember())
+    loop.close()
+    assert sessions.broadcast() == 0
+    assert len(sessions) == 0
+
+
+async def test_only_handshake_sessions_with_a_close_hook_are_kept() -> None:
+    sessions = LegacySessions()
+    modern = Caller(kind="stream", era="modern", key="stream:1", anchor=_anchor())
+    assert not sessions.remember(modern, object())
+    assert not sessions.remember(_caller("s2", SimpleNamespace()), object())  # no exit_stack
+    assert len(sessions) == 0
+
+
+async def test_a_failing_send_forgets_the_session() -> None:
+    sessions = LegacySessions()
+
+    class Gone:
+        async def send_tool_list_changed(self) -> None:
+            raise ConnectionError("closed")
+
+    assert sessions.remember(_caller("s3", _anchor()), Gone())
+    assert sessions.broadcast() == 1
+    await until(lambda: len(sessions) == 0, what="the failed session to be dropped")
+    assert sessions.sent == 0
