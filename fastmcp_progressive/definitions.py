@@ -21,7 +21,8 @@ from typing import Any
 from fastmcp.tools.base import Tool
 from fastmcp.utilities.json_schema import dereference_refs
 
-from .descriptions import DescriptionFile
+from .descriptions import DescriptionFile, DescriptionStore
+from .listing import IdentityMemo
 
 _REGISTERED_FIELDS = (
     "name",
@@ -62,3 +63,25 @@ def digest(definition: dict[str, Any]) -> str:
     body = {k: v for k, v in definition.items() if k != "digest"}
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class Definitions:
+    """Full definitions, memoized per registered tool object and description-file signature.
+
+    A cache hit costs the file's ``stat`` (so an edit is served by the next read) and a
+    dictionary lookup; the merge, schema inlining and digest run once per change.
+    """
+
+    def __init__(self, store: DescriptionStore) -> None:
+        self.store = store
+        self._memo = IdentityMemo()
+
+    def for_tool(self, tool: Tool) -> dict[str, Any]:
+        """The full definition of ``tool`` as its file says now."""
+        sig = self.store.signature(tool.name)
+        memo: tuple[Any, dict[str, Any]] | None = self._memo.get(tool)
+        if memo is not None and memo[0] == sig:
+            return memo[1]
+        definition = full_definition(tool, self.store.lookup_at(tool.name, sig))
+        self._memo.put(tool, (sig, definition))
+        return definition

@@ -45,7 +45,7 @@ from .bridge import bridge_tool as make_bridge_tool
 from .caller import Caller, identify, is_nested_tool_call, serving_tool_call, state_storage
 from .catalog import Catalog, gateway_tools, listing_passthrough
 from .compat import Mode, ModePolicy, ModeResolver
-from .definitions import full_definition
+from .definitions import Definitions
 from .descriptions import DescriptionStore
 from .grants import GrantStore, GrantStoreUnavailable, KeyValue, StoreErrorPolicy
 from .guidance import guidance_prompt as guidance_prompt_for
@@ -130,6 +130,7 @@ class ProgressiveDisclosure(Middleware):
         if max_tools_per_read < 1:
             raise ValueError("max_tools_per_read must be at least 1")
         self.store = DescriptionStore(descriptions_dir, cache_size=cache_size)
+        self.definitions = Definitions(self.store)
         self.lister = Lister(self.store, level=listing, summary_max_chars=summary_max_chars,
                              strip_noise=strip_noise)
         self.grants = GrantStore(ttl=grant_ttl, max_sessions=max_sessions,
@@ -215,7 +216,7 @@ class ProgressiveDisclosure(Middleware):
                     available = await self.catalog.names(ctx)
                 body[name] = payloads.unknown_tool(name, available)
             else:
-                body[name] = full_definition(tool, self.store.lookup(tool.name))
+                body[name] = self.definitions.for_tool(tool)
         granted = [name for name, entry in body.items() if "error" not in entry]
         caller = identify(ctx)
         if granted and self._identified(caller):
