@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -105,19 +105,31 @@ def serving_tool_call() -> bool:
     return _client_tool_call.get() is not None
 
 
-def on_connection_close(caller: Caller, callback: Any) -> bool:
-    """Run ``callback()`` when the caller's legacy connection closes; False if it cannot."""
-    stack = getattr(caller.anchor, "exit_stack", None)
-    if stack is None:
+def on_connection_close(anchor: Any, callback: Callable[[], None], *, marker: str) -> bool:
+    """Run ``callback()`` once when the legacy connection ``anchor`` closes.
+
+    ``marker`` names the subscriber: each marker registers at most one callback per
+    connection, and different markers do not shadow each other. False when ``anchor`` is
+    not a connection with an exit stack (nothing will ever be called).
+    """
+    stack = getattr(anchor, "exit_stack", None)
+    state = getattr(anchor, "state", None)
+    if stack is None or not isinstance(state, dict):
         return False
-    state = getattr(caller.anchor, "state", None)
-    marker = "fastmcp_progressive.release"
-    if isinstance(state, dict):
-        if state.get(marker):
-            return True
+    if not state.get(marker):
         state[marker] = True
-    stack.callback(callback)
+        stack.callback(callback)
     return True
+
+
+def server_running(server: Any) -> bool:
+    """Whether a FastMCP server is inside its lifespan (private ``_lifespan_result_set``).
+
+    The lifespan is reference-counted over connections, so this turns False only when the
+    last one (in-memory client, HTTP app) has left. If a FastMCP release drops the
+    attribute the answer stays True: a watcher then runs until closed, never stops early.
+    """
+    return bool(getattr(server, "_lifespan_result_set", True))
 
 
 def state_storage(ctx: Context) -> Any:

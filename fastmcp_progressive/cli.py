@@ -341,14 +341,32 @@ def _compact(value: Any) -> str:
 
 async def _listing_json(server: FastMCP[Any], middleware: list[Any]) -> str:
     """The ``tools/list`` result as the wire carries it, with ``middleware`` installed."""
+    return (await _wire(server, middleware))["tools"]
+
+
+async def _wire(server: FastMCP[Any], middleware: list[Any]) -> dict[str, str]:
+    """``tools/list``, ``resources/list`` and ``prompts/list`` results as FastMCP sends them.
+
+    Built the way FastMCP's own handlers build them (deduplicated versions, ``to_mcp_*``),
+    through the real middleware chain, so the counts are of what a client receives.
+    """
     saved = server.middleware
     server.middleware = middleware
     try:
         tools = dedupe_with_versions(list(await server.list_tools()), lambda t: t.name)
+        resources = dedupe_with_versions(list(await server.list_resources()),
+                                         lambda r: str(r.uri))
+        prompts = dedupe_with_versions(list(await server.list_prompts()), lambda p: p.name)
     finally:
         server.middleware = saved
-    result = mt.ListToolsResult(tools=[t.to_mcp_tool(name=t.name) for t in tools])
-    return _compact(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
+    results: dict[str, Any] = {
+        "tools": mt.ListToolsResult(tools=[t.to_mcp_tool(name=t.name) for t in tools]),
+        "resources": mt.ListResourcesResult(
+            resources=[r.to_mcp_resource(uri=str(r.uri)) for r in resources]),
+        "prompts": mt.ListPromptsResult(prompts=[p.to_mcp_prompt(name=p.name) for p in prompts]),
+    }
+    return {kind: _compact(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
+            for kind, result in results.items()}
 
 
 async def token_report(server: FastMCP[Any], directory: Path | None,
@@ -370,10 +388,7 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
         ours = ProgressiveDisclosure(directory, listing=level)
         chain = ([ours if m is present else m for m in server.middleware] if present
                  else [*others, ours])
-    without = await _listing_json(server, others)
-    with_ = await _listing_json(server, chain)
-    resource = ours.listing_resource.to_mcp_resource().model_dump(
-        by_alias=True, exclude_none=True, mode="json")
+    without, with_ = await _wire(server, others), await _wire(server, chain)
     tools = await registered_tools(server)
     per_tool = {}
     for name, tool in tools.items():
@@ -383,23 +398,30 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
         "encoding": ENCODING,
         "directory": str(ours.store.directory) if ours.store.directory else None,
         "tools": len(tools),
-        "listing": {"without": count(without), "with": count(with_),
-                    "bytes_without": len(without.encode()), "bytes_with": len(with_.encode())},
-        "overhead": {"resource_entry": count(_compact(resource)),
-                     "instructions": count(payloads.INSTRUCTIONS) if ours.instructions else 0},
+        "listing": {
+            "without": count(without["tools"]), "with": count(with_["tools"]),
+            "tools_without": len(json.loads(without["tools"])["tools"]),
+            "tools_with": len(json.loads(with_["tools"])["tools"]),
+        },
+        "overhead": {
+            "resources_list": count(with_["resources"]) - count(without["resources"]),
+            "prompts_list": count(with_["prompts"]) - count(without["prompts"]),
+            "instructions": count(payloads.INSTRUCTIONS) if ours.instructions else 0,
+        },
         "full_descriptions": per_tool,
     }
 
 
 def _print_tokens(report: dict[str, Any]) -> None:
-    listing = report["listing"]
+    listing, extra = report["listing"], report["overhead"]
     saved = 1 - listing["with"] / listing["without"] if listing["without"] else 0.0
-    _out(f"tools/list of {report['tools']} tools, {report['encoding']} tokens of the JSON result")
-    _out(f"  without progressive disclosure: {listing['without']:>7,}")
-    _out(f"  with progressive disclosure:    {listing['with']:>7,}  ({saved:.1%} fewer)")
-    _out(f"  plus, once per client: the descriptions resource entry in resources/list "
-         f"{report['overhead']['resource_entry']:,}, the instructions paragraph "
-         f"{report['overhead']['instructions']:,}")
+    _out(f"tools/list, {report['encoding']} tokens of the JSON result:")
+    _out(f"  without progressive disclosure: {listing['without']:>7,}  "
+         f"({listing['tools_without']} tools)")
+    _out(f"  with progressive disclosure:    {listing['with']:>7,}  "
+         f"({listing['tools_with']} tools; {saved:.1%} fewer)")
+    _out(f"  also added once per client: resources/list {extra['resources_list']:+,}, "
+         f"prompts/list {extra['prompts_list']:+,}, instructions {extra['instructions']:+,}")
     _out("full description per tool (what resources/read returns):")
     width = max((len(n) for n in report["full_descriptions"]), default=4)
     for name, size in report["full_descriptions"].items():
@@ -469,6 +491,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         _err(f"fastmcp-progressive: {exc}")
         return CANNOT_RUN
+    except BrokenPipeError:  # `... | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return OK
 
 
 def _out(line: str) -> None:

@@ -4,7 +4,8 @@ A developer writes ``<tool>.json`` (or ``<tool>.md``, prose first) in the descri
 directory; the server serves what the file says, merged over the tool's registered
 definition. Files are read lazily and checked with one ``stat`` per read: a changed
 mtime/size/inode means "parse again", so an edit is served by the next read with no
-restart and no watcher needed for correctness (``watch.py`` only speeds invalidation up).
+restart and no watcher needed for correctness (``watch.py`` invalidates eagerly, which also
+catches the rare edit a stat cannot see, and notifies clients).
 Parsed files sit in a bounded LRU; a file that stops parsing keeps its last good version
 being served, and its error is logged once per change, never sent to a client.
 
@@ -42,10 +43,15 @@ logger = logging.getLogger(__name__)
 SUFFIXES = (".json", ".md")
 SUMMARY_MAX_CHARS = 200
 MAX_FILE_BYTES = 1 << 20
+MAX_GENERATIONS = 100_000  # names with their own invalidation count before one epoch bump
 
-Signature = tuple[int, int, int, str]
-"""(mtime_ns, size, inode, suffix) of a description file: equal means unchanged."""
-_STALE: Signature = (-1, -1, -1, "")
+Signature = tuple[int, int, int, str, int]
+"""(mtime_ns, size, inode, suffix, generation) of a description file: equal means unchanged.
+
+``generation`` grows with every ``invalidate`` covering the file, so an edit a stat cannot
+see (same size and inode, within the mtime granularity) still gives a new signature once
+the watcher reports it: to the store and to every memo keyed by signatures (the listing).
+"""
 _DECODER = json.JSONDecoder()
 
 
@@ -122,6 +128,10 @@ def parse_text(text: str, suffix: str, expected_name: str) -> DescriptionFile:
         raise DescriptionError(
             f"{at}field name: says {parsed.name!r} but the file is for {expected_name!r}"
         )
+    try:
+        parsed.fields()  # what a read serves must serialize; pydantic caps the depth
+    except (ValueError, RecursionError) as exc:
+        raise DescriptionError(f"cannot be served: {exc}") from None
     return parsed
 
 
@@ -250,7 +260,9 @@ class DescriptionStore:
         self.max_file_bytes = max_file_bytes
         self._cache: LRUCache[str, _Entry] = LRUCache(maxsize=cache_size)
         self._lock = threading.Lock()
-        self._logged: set[tuple[str, Signature | None]] = set()
+        self._logged: set[tuple[str, tuple[int, int, int, str]]] = set()
+        self._epoch = 0  # invalidate(): every file
+        self._generations: dict[str, int] = {}  # invalidate(name): that file
         self.reads = 0  # files loaded from disk (cache misses), for tests and benchmarks
         if self.directory is not None and not self.directory.is_dir():
             logger.warning(
@@ -268,7 +280,7 @@ class DescriptionStore:
                 st = os.stat(self.directory / f"{name}{suffix}")
             except (OSError, ValueError):
                 continue
-            return (st.st_mtime_ns, st.st_size, st.st_ino, suffix)
+            return (st.st_mtime_ns, st.st_size, st.st_ino, suffix, self._generation(name))
         return None
 
     def signatures(self) -> dict[str, Signature]:
@@ -291,7 +303,8 @@ class DescriptionStore:
                 st = entry.stat()
             except OSError:
                 continue
-            found[stem] = (st.st_mtime_ns, st.st_size, st.st_ino, suffix)
+            found[stem] = (st.st_mtime_ns, st.st_size, st.st_ino, suffix,
+                           self._generation(stem))
         return found
 
     def lookup(self, name: str) -> DescriptionFile | None:
@@ -318,14 +331,24 @@ class DescriptionStore:
         return parsed or last_good
 
     def invalidate(self, name: str | None = None) -> None:
-        """Drop cached signatures so the next lookup stats again (the watcher calls this)."""
+        """Make the next lookup of ``name`` (None: of every file) parse it again.
+
+        The watcher calls this on every change it sees. It moves the file's signature on,
+        so cached parses and listing memos are redone even when the stat looks the same;
+        the last good version is kept for a file that no longer parses.
+        """
         with self._lock:
             if name is None:
-                for key, entry in list(self._cache.items()):
-                    self._cache[key] = _Entry(_STALE, None, entry.parsed or entry.last_good)
-            elif name in self._cache:
-                entry = self._cache[name]
-                self._cache[name] = _Entry(_STALE, None, entry.parsed or entry.last_good)
+                self._epoch += 1
+            elif len(self._generations) >= MAX_GENERATIONS and name not in self._generations:
+                self._epoch += max(self._generations.values()) + 1  # stays above all of them
+                self._generations = {name: 1}
+            else:
+                self._generations[name] = self._generations.get(name, 0) + 1
+
+    def _generation(self, name: str) -> int:
+        with self._lock:  # epoch and counts read together, never across a roll-over
+            return self._epoch + self._generations.get(name, 0)
 
     def cached(self) -> int:
         """How many parsed files the LRU holds."""
@@ -344,7 +367,7 @@ class DescriptionStore:
             return None
 
     def _log_once(self, path: Path, sig: Signature, exc: Exception) -> None:
-        key = (path.name, sig)
+        key = (path.name, sig[:4])  # once per change on disk, however often invalidated
         if key in self._logged:
             return
         if len(self._logged) > 10_000:

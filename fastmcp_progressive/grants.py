@@ -97,8 +97,11 @@ class GrantStore:
                     store.get(_kv_key(caller, tool), collection=GRANTS_COLLECTION)
                 )
             except Exception as exc:
-                logger.error("grant store lookup failed (%s); failing %s",
-                             _describe(exc), self.on_store_error)
+                logger.error(
+                    "grant store lookup failed (%s); failing %s",
+                    _describe(exc),
+                    self.on_store_error,
+                )
                 if self.on_store_error == "closed":
                     raise GrantStoreUnavailable("the grant store is not answering") from None
                 return True
@@ -115,13 +118,16 @@ class GrantStore:
             store = _require(kv)
             try:
                 for name in names:
-                    await self._bounded(store.put(
-                        _kv_key(caller, name), {"granted": True},
-                        collection=GRANTS_COLLECTION, ttl=self.ttl,
-                    ))
+                    await self._bounded(
+                        store.put(
+                            _kv_key(caller, name),
+                            {"granted": True},
+                            collection=GRANTS_COLLECTION,
+                            ttl=self.ttl,
+                        )
+                    )
             except Exception as exc:
-                logger.error("grant store write failed (%s); the grant is not kept",
-                             _describe(exc))
+                logger.error("grant store write failed (%s); the grant is not kept", _describe(exc))
             return
         granted = self._memory_set(caller, create=True)
         if granted is not None:
@@ -154,7 +160,9 @@ class GrantStore:
         if granted is None and create:
             granted = set()
             if caller.kind == "session":
-                on_connection_close(caller, lambda: self.release(key))
+                on_connection_close(
+                    caller.anchor, lambda: self.release(key), marker="fastmcp_progressive.grants"
+                )
         if granted is not None:
             self._sessions[key] = granted  # re-insert: the TTL slides with activity
         return granted

@@ -24,6 +24,7 @@ import json
 import logging
 import os
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
@@ -198,30 +199,33 @@ class ProgressiveDisclosure(Middleware):
 
     async def describe(self, ctx: Context, uri: str) -> dict[str, Any]:
         """The JSON body answering a read of ``uri``, granting what it describes."""
-        return await self._describe(ctx, parse_selection(uri, limit=self.max_tools_per_read))
+        selection = parse_selection(uri, limit=self.max_tools_per_read)
+        return (await self._describe(ctx, selection)).body
 
-    async def _describe(self, ctx: Context, selection: Selection) -> dict[str, Any]:
+    async def _describe(self, ctx: Context, selection: Selection) -> Described:
         if selection.too_long:
-            return payloads.query_too_long(MAX_QUERY_CHARS)
+            return Described(payloads.query_too_long(MAX_QUERY_CHARS), refused=True)
         if selection.count > self.max_tools_per_read:
-            return payloads.too_many_tools(selection.count, self.max_tools_per_read)
+            body = payloads.too_many_tools(selection.count, self.max_tools_per_read)
+            return Described(body, refused=True)
         if selection.missing:
-            return payloads.missing_selection(await self.catalog.names(ctx))
-        body: dict[str, Any] = {}
+            body = payloads.missing_selection(await self.catalog.names(ctx))
+            return Described(body, refused=True)
+        described = Described({})
         available: list[str] | None = None
         for name in selection.names:
             tool = await self.catalog.tool(ctx, name)
             if tool is None:
                 if available is None:
                     available = await self.catalog.names(ctx)
-                body[name] = payloads.unknown_tool(name, available)
+                described.body[name] = payloads.unknown_tool(name, available)
             else:
-                body[name] = self.definitions.for_tool(tool)
-        granted = [name for name, entry in body.items() if "error" not in entry]
+                described.body[name] = self.definitions.for_tool(tool)
+                described.granted.append(name)
         caller = identify(ctx)
-        if granted and self._identified(caller):
-            await self.grants.add(caller, granted, kv=self._kv(ctx, caller))
-        return body
+        if described.granted and self._identified(caller):
+            await self.grants.add(caller, described.granted, kv=self._kv(ctx, caller))
+        return described
 
     # -- tools/call ---------------------------------------------------------------------
     async def on_call_tool(
@@ -260,13 +264,14 @@ class ProgressiveDisclosure(Middleware):
         names = requested_names(arguments)
         if names is None:
             return _error_result(payloads.missing_selection(await self.catalog.names(ctx)))
-        body = await self._describe(
+        described = await self._describe(
             ctx, selection_from_names(names, limit=self.max_tools_per_read)
         )
-        if isinstance(body.get("error"), dict):
-            return _error_result(body)
+        if described.refused:
+            return _error_result(described.body)
         return ToolResult(
-            content=[mt.TextContent(type="text", text=_compact(body))], structured_content=body
+            content=[mt.TextContent(type="text", text=_compact(described.body))],
+            structured_content=described.body,
         )
 
     # -- prompts ------------------------------------------------------------------------
@@ -401,6 +406,17 @@ class ProgressiveDisclosure(Middleware):
             "(ProgressiveDisclosure(anonymous='open')). Add auth to gate them per principal, "
             "or choose anonymous='shared' or 'full'."
         )
+
+
+@dataclass
+class Described:
+    """A descriptions answer: its JSON body, whether the whole request was refused (an
+    error body, not a map of tools), and which tools it granted. Kept apart because a tool
+    may well be named ``error``."""
+
+    body: dict[str, Any]
+    refused: bool = False
+    granted: list[str] = field(default_factory=list)
 
 
 def _compact(body: dict[str, Any]) -> str:

@@ -42,7 +42,7 @@ from typing import Any
 
 import watchfiles
 
-from .caller import Caller, identify
+from .caller import Caller, identify, on_connection_close, server_running
 from .descriptions import SUFFIXES, DescriptionStore, safe_file_name
 from .listing import summarize
 
@@ -61,16 +61,6 @@ def description_name(path: str | os.PathLike[str]) -> str | None:
     if not dot or dot + ext not in SUFFIXES or not safe_file_name(stem):
         return None
     return stem
-
-
-def server_running(server: Any) -> bool:
-    """Whether a FastMCP server is inside its lifespan (private ``_lifespan_result_set``).
-
-    The lifespan is reference-counted over connections, so this turns False only when the
-    last one (in-memory client, HTTP app) has left. If a FastMCP release drops the
-    attribute the watcher keeps running until ``close()``: never stopped early.
-    """
-    return bool(getattr(server, "_lifespan_result_set", True))
 
 
 # -- the thread --------------------------------------------------------------------------
@@ -300,7 +290,7 @@ class LegacySessions:
         with self._lock:
             if key in self._live:
                 return True
-        if not _on_close(caller.anchor, lambda: self.forget(key)):
+        if not on_connection_close(caller.anchor, lambda: self.forget(key), marker=_CLOSE_MARKER):
             return False
         live = _Live(session, asyncio.get_running_loop())
         with self._lock:
@@ -344,22 +334,6 @@ class LegacySessions:
         except Exception as exc:  # a connection closing under us: not worth a warning
             logger.debug("tools/list_changed to session %s failed: %s", key, exc)
             self.forget(key)
-
-
-def _on_close(anchor: Any, callback: Callable[[], None]) -> bool:
-    """Run ``callback`` when a legacy connection closes (SDK ``Connection.exit_stack``).
-
-    ``caller.on_connection_close`` keeps one marker per connection, so a second user of
-    it (grants already registered) would be silently skipped; this keeps its own marker.
-    """
-    stack = getattr(anchor, "exit_stack", None)
-    state = getattr(anchor, "state", None)
-    if stack is None or not isinstance(state, dict):
-        return False
-    if not state.get(_CLOSE_MARKER):
-        state[_CLOSE_MARKER] = True
-        stack.callback(callback)
-    return True
 
 
 # -- the glue the middleware holds -------------------------------------------------------

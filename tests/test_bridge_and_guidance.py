@@ -102,3 +102,18 @@ async def test_guidance_helper_says_nothing_for_other_servers() -> None:
 
 def test_guidance_prompt_can_be_turned_off() -> None:
     assert ProgressiveDisclosure(guidance_prompt=False).prompt is None
+
+
+async def test_a_tool_named_error_is_described_not_mistaken_for_an_error_body() -> None:
+    server = build_server()
+
+    @server.tool
+    def error(message: str) -> str:
+        """Record an error message."""
+        return message
+
+    async with connect(server, "modern") as c:
+        via_bridge = await c.call_tool("describe_tools", {"tools": ["error"]})
+        assert not via_bridge.is_error
+        assert via_bridge.structured_content["error"]["name"] == "error"  # type: ignore[index]
+        assert (await c.call_tool("error", {"message": "m"})).data == "m"

@@ -88,3 +88,19 @@ async def test_explicit_grant_store_is_used() -> None:
     async with clients(server, "http", "modern", tokens=["bob-token"]) as (c,):
         await fetch(c, "echo")
     assert len(await store.keys(collection=GRANTS_COLLECTION)) == 1
+
+
+def test_connection_close_subscribers_do_not_shadow_each_other() -> None:
+    from contextlib import ExitStack
+    from types import SimpleNamespace
+
+    from fastmcp_progressive.caller import on_connection_close
+
+    calls: list[str] = []
+    connection = SimpleNamespace(exit_stack=ExitStack(), state={})
+    assert on_connection_close(connection, lambda: calls.append("grants"), marker="a")
+    assert on_connection_close(connection, lambda: calls.append("again"), marker="a")
+    assert on_connection_close(connection, lambda: calls.append("watch"), marker="b")
+    connection.exit_stack.close()
+    assert sorted(calls) == ["grants", "watch"]  # one per marker, none lost
+    assert not on_connection_close(SimpleNamespace(), lambda: None, marker="a")

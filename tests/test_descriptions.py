@@ -329,3 +329,52 @@ def test_lru_evicts_and_reloads(tmp_path: Path) -> None:
 def test_cache_size_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="cache_size"):
         DescriptionStore(tmp_path, cache_size=0)
+
+
+def test_a_file_too_deep_to_serve_counts_as_broken() -> None:
+    deep = '{"usage_guidance": ' + "[" * 400 + "1" + "]" * 400 + "}"
+    with pytest.raises(DescriptionError, match="cannot be served"):
+        parse_text(deep, ".json", "t")
+    assert parse_text('{"usage_guidance": [[[1]]]}', ".json", "t").usage_guidance == [[[1]]]
+
+
+async def test_invalidate_also_refreshes_the_listing(tmp_path: Path) -> None:
+    """The listing memo follows the store: an invalidated file is summarized again."""
+    from fastmcp_progressive.listing import Lister
+
+    store = DescriptionStore(tmp_path)
+    lister = Lister(store)
+    tool = await _tool()
+    path = _write(tmp_path, "create_invoice", {"summary": "AAAA"})
+    assert lister.reduce([tool])[0].description == "AAAA"
+    before = os.stat(path)
+    with open(path, "r+", encoding="utf-8") as handle:
+        handle.write(json.dumps({"summary": "BBBB"}))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    store.invalidate("create_invoice")
+    assert lister.reduce([tool])[0].description == "BBBB"
+    store.invalidate()
+    assert lister.reduce([tool])[0].description == "BBBB"
+
+
+def test_invalidated_signatures_never_repeat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(descriptions, "MAX_GENERATIONS", 2)  # force the epoch roll-over
+    store = DescriptionStore(tmp_path)
+    names = ("a", "b", "c")
+    for name in names:
+        _write(tmp_path, name, {"summary": name})
+    seen = {name: {store.signature(name)} for name in names}
+    for round_ in range(4):
+        for name in names:
+            store.invalidate(name)
+            signature = store.signature(name)
+            assert signature not in seen[name], (round_, name)
+            seen[name].add(signature)
+        store.invalidate()
+        for name in names:
+            assert store.signature(name) not in seen[name]
+            seen[name].add(store.signature(name))
+    assert store.signatures() == {name: store.signature(name) for name in names}

@@ -26,13 +26,8 @@ from fastmcp import Client
 from fastmcp.client.messages import MessageHandler
 
 from fastmcp_progressive import ProgressiveDisclosure
-from fastmcp_progressive.caller import Caller
-from fastmcp_progressive.watch import (
-    DirectoryWatcher,
-    LegacySessions,
-    description_name,
-    server_running,
-)
+from fastmcp_progressive.caller import Caller, server_running
+from fastmcp_progressive.watch import DirectoryWatcher, LegacySessions, description_name
 
 from .conftest import build_server, connect, fetch, serve_http
 

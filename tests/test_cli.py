@@ -1,0 +1,262 @@
+"""The authoring CLI through a real subprocess: files written, problems found, exit codes.
+
+Each command runs as ``python -m fastmcp_progressive`` against a server file in a
+temporary directory, the way a developer or a CI job runs it. The token listing is also
+compared in-process with what a real client receives on the wire.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastmcp import Client, FastMCP
+
+from fastmcp_progressive import ProgressiveDisclosure
+from fastmcp_progressive.cli import _listing_json
+from fastmcp_progressive.descriptions import read_description
+
+SERVER = '''
+from pydantic import BaseModel
+from fastmcp import FastMCP
+
+mcp = FastMCP("billing")
+
+
+class Line(BaseModel):
+    sku: str
+    qty: int = 1
+
+
+@mcp.tool
+def create_invoice(customer_id: str, lines: list[Line], currency: str = "EUR") -> dict:
+    """Create a draft invoice for a customer. Call send_invoice to email it afterwards,
+    once the customer confirmed the lines."""
+    return {}
+
+
+@mcp.tool
+def send_invoice(invoice_id: str) -> str:
+    """Email a draft invoice to its customer."""
+    return "sent"
+
+
+@mcp.tool
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return "sunny"
+'''
+TOOLS = {"create_invoice", "send_invoice", "get_weather"}
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Path:
+    path = tmp_path / "app.py"
+    path.write_text(SERVER, encoding="utf-8")
+    return path
+
+
+def cli(*args: str | Path, cwd: Path, prelude: str = "") -> subprocess.CompletedProcess[str]:
+    """Run the CLI in a fresh interpreter (``prelude`` runs first, e.g. to hide a module)."""
+    run = ["-m", "fastmcp_progressive"]
+    if prelude:
+        run = ["-c", f"{prelude}\nimport runpy\nrunpy.run_module('fastmcp_progressive', "
+                     "run_name='__main__')"]
+    env = {**os.environ, "FASTMCP_CHECK_FOR_UPDATES": "off", "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, *run, *map(str, args)],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
+    )
+
+
+def write(folder: Path, name: str, data: dict[str, Any] | str, suffix: str = ".json") -> Path:
+    path = folder / f"{name}{suffix}"
+    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2), "utf-8")
+    return path
+
+
+# -- extract -----------------------------------------------------------------------------
+def test_extract_writes_one_file_per_tool_and_never_overwrites(app: Path) -> None:
+    out = app.parent / "descriptions"
+    first = cli("extract", "app.py:mcp", "-o", out, cwd=app.parent)
+    assert first.returncode == 0, first.stderr
+    assert {p.name for p in out.iterdir()} == {f"{n}.json" for n in TOOLS}
+    invoice = read_description(out, "create_invoice", ".json")
+    assert invoice.summary == "Create a draft invoice for a customer."
+    assert invoice.description is not None and invoice.description.startswith("Create a draft")
+
+    edited = write(out, "send_invoice", {"summary": "Hand-written."})
+    again = cli("extract", "app.py", "-o", out, cwd=app.parent)
+    assert again.returncode == 0, again.stderr
+    assert "0 written, 3 skipped" in again.stdout
+    assert json.loads(edited.read_text())["summary"] == "Hand-written."
+
+    forced = cli("extract", "app.py:mcp", "-o", out, "--force", cwd=app.parent)
+    assert forced.returncode == 0 and "3 written" in forced.stdout
+    assert read_description(out, "send_invoice", ".json").summary == (
+        "Email a draft invoice to its customer.")
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp files left
+
+
+def test_extract_markdown_and_an_md_file_counts_as_existing(app: Path) -> None:
+    out = app.parent / "md"
+    done = cli("extract", "app.py:mcp", "-o", out, "--format", "md", cwd=app.parent)
+    assert done.returncode == 0, done.stderr
+    weather = read_description(out, "get_weather", ".md")
+    assert weather.summary == "Current weather for a city."
+    assert weather.description == "Current weather for a city."
+
+    as_json = cli("extract", "app.py:mcp", "-o", out, cwd=app.parent)
+    assert "0 written, 3 skipped" in as_json.stdout
+    assert not list(out.glob("*.json"))  # a .json would silently shadow the .md
+
+
+# -- check -------------------------------------------------------------------------------
+def test_check_passes_a_clean_directory_and_strict_fails_on_warnings(app: Path) -> None:
+    out = app.parent / "descriptions"
+    assert cli("extract", "app.py:mcp", "-o", out, cwd=app.parent).returncode == 0
+    (out / "get_weather.json").unlink()
+
+    clean = cli("check", "app.py:mcp", out, cwd=app.parent)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "tool 'get_weather': warning: has no description file" in clean.stdout
+    assert "0 error(s), 1 warning(s)" in clean.stdout
+
+    strict = cli("check", "app.py:mcp", out, "--strict", cwd=app.parent)
+    assert strict.returncode == 1
+
+
+def test_check_reports_every_kind_of_problem_with_its_location(app: Path) -> None:
+    out = app.parent / "descriptions"
+    out.mkdir()
+    write(out, "send_invoice", '{\n  "summary": "Email it."\n  "description": "x"\n}')
+    write(out, "get_weather", {"name": "weather", "summary": "Weather."})
+    write(out, "send_invoise", {"summary": "Typo."})
+    long_summary = ("Create a draft invoice for a customer, with lines, currency and every "
+                    "other detail spelled out at length.")
+    invoice = write(out, "create_invoice", {
+        "summary": long_summary,
+        "inputSchema": {
+            "type": "object",
+            "properties": {"customer_id": {"type": "integer"}, "lines": {"type": "array"},
+                           "due_date": {"type": "string"}},
+            "required": ["customer_id"],
+        },
+        "examples": [{"description": "no lines", "input": {"customer_id": "c1"}},
+                     {"description": "fine", "input": {"customer_id": "c1", "lines": []}}],
+    })
+
+    result = cli("check", "app.py:mcp", out, cwd=app.parent)
+    lines = result.stdout.splitlines()
+    assert result.returncode == 1, result.stdout + result.stderr
+
+    def reported(prefix: str, *words: str) -> bool:
+        return any(line.startswith(prefix) and all(w in line for w in words) for line in lines)
+
+    assert reported(f"{out}/send_invoice.json:3:3: error:", "Expecting ',' delimiter")
+    assert reported(f"{out}/get_weather.json:2:3: error:", "says 'weather'")
+    assert reported(f"{out}/send_invoise.json: error:", "did you mean 'send_invoice'")
+    assert reported(f"{out}/create_invoice.json:2:3: error:",
+                    f"summary is {len(long_summary)} characters", "allows 100")
+    invoice_schema = f"{out}/create_invoice.json:3:3:"
+    assert reported(invoice_schema, "error", "'due_date' is not a parameter")
+    assert reported(invoice_schema, "error", "required is ['customer_id']",
+                    "['customer_id', 'lines']")
+    assert reported(invoice_schema, "error", "'customer_id' is integer", "string for the tool")
+    assert reported(invoice_schema, "warning", "'currency' of the tool is missing")
+    examples_line = invoice.read_text().splitlines().index('  "examples": [') + 1
+    examples = f"{out}/create_invoice.json:{examples_line}:3: error:"
+    assert reported(examples, "examples[0].input: 'lines' is a required property",
+                    "the tool's schema")
+    assert reported(examples, "examples[0].input at customer_id: 'c1' is not of type "
+                    "'integer'", "the file's inputSchema")
+    assert not any("examples[1]" in line for line in lines if "tool's schema" in line)
+    assert "tool 'get_weather'" not in result.stdout  # it has a file, even if broken
+
+
+def test_check_exit_codes_when_it_cannot_run(app: Path) -> None:
+    missing_dir = cli("check", "app.py:mcp", app.parent / "nope", cwd=app.parent)
+    assert missing_dir.returncode == 2
+    assert "is not a directory" in missing_dir.stderr
+
+    bad_server = cli("check", "app.py:nothing", app.parent, cwd=app.parent)
+    assert bad_server.returncode == 2
+    assert "could not load a server from 'app.py:nothing'" in bad_server.stderr
+
+    usage = cli("check", cwd=app.parent)
+    assert usage.returncode == 2 and "usage:" in usage.stderr
+
+
+# -- tokens ------------------------------------------------------------------------------
+def test_tokens_reports_both_listings_and_each_description(app: Path) -> None:
+    out = app.parent / "descriptions"
+    out.mkdir()
+    write(out, "get_weather",
+          {"summary": "Weather.", "examples": [{"description": "Paris", "input": {"city": "P"}}]})
+
+    result = cli("tokens", "app.py:mcp", out, "--json", cwd=app.parent)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["encoding"] == "o200k_base" and report["tools"] == 3
+    assert 0 < report["listing"]["with"] < report["listing"]["without"]
+    assert set(report["full_descriptions"]) == TOOLS
+    sizes = report["full_descriptions"]
+    assert all(size["tokens"] > 0 for size in sizes.values())
+    assert report["overhead"]["resources_list"] > 0  # the descriptions resource entry
+    assert report["listing"]["tools_without"] == 3
+
+    text = cli("tokens", "app.py:mcp", out, cwd=app.parent)
+    assert text.returncode == 0
+    assert f"without progressive disclosure: {report['listing']['without']:>7,}" in text.stdout
+    assert "get_weather" in text.stdout
+
+
+def test_tokens_without_bpe_openai_says_what_to_install(app: Path) -> None:
+    result = cli("tokens", "app.py:mcp", cwd=app.parent,
+                 prelude="import sys; sys.modules['bpe_openai'] = None")
+    assert result.returncode == 2
+    assert "pip install bpe-openai" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+async def test_token_listings_are_what_clients_receive(tmp_descriptions: Path) -> None:
+    mcp = FastMCP("wire")
+
+    @mcp.tool
+    def find(query: str, limit: int = 10) -> list[str]:
+        """Find documents by keyword. A long explanation follows."""
+        return []
+
+    plain = await _listing_json(mcp, list(mcp.middleware))
+    async with Client(mcp) as client:
+        wire = (await client.list_tools_mcp()).model_dump(by_alias=True, exclude_none=True,
+                                                          mode="json")
+    assert json.loads(plain)["tools"] == wire["tools"]
+
+    middleware = ProgressiveDisclosure(tmp_descriptions)
+    mcp.add_middleware(middleware)
+    try:
+        reduced = await _listing_json(mcp, list(mcp.middleware))
+        async with Client(mcp, mode="legacy") as client:
+            wire = (await client.list_tools_mcp()).model_dump(by_alias=True,
+                                                              exclude_none=True, mode="json")
+        assert json.loads(reduced)["tools"] == wire["tools"]
+        (find_tool,) = [t for t in json.loads(reduced)["tools"] if t["name"] == "find"]
+        assert find_tool["description"] == "Find documents by keyword."
+    finally:
+        middleware.close()
+
+
+def test_console_script_and_module_agree(app: Path) -> None:
+    script = Path(sys.executable).with_name("fastmcp-progressive")
+    if not script.exists():
+        pytest.skip("the console script is not installed in this environment")
+    by_script = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
+    by_module = cli("--help", cwd=app.parent)
+    assert by_script.returncode == by_module.returncode == 0
+    assert "extract" in by_script.stdout and "Exit status" in by_script.stdout
