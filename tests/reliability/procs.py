@@ -23,7 +23,23 @@ REPLICA_SCRIPT = HERE / "replica_server.py"
 REDIS_SERVER = shutil.which("redis-server") or (
     "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
 )
+SETPRIV = shutil.which("setpriv")
 START_DEADLINE = 30.0
+
+
+def without_file_permission_override() -> list[str] | None:
+    """A command prefix under which file permissions apply to this process's children.
+
+    As root, ``chmod 000`` blocks nothing: CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH bypass
+    it. ``setpriv`` (util-linux) drops both from the bounding set, so the child runs as
+    root but is refused unreadable files like any user. Not root: no prefix needed.
+    None when root and ``setpriv`` is missing.
+    """
+    if os.geteuid() != 0:
+        return []
+    if SETPRIV is None:
+        return None
+    return [SETPRIV, "--bounding-set=-dac_override,-dac_read_search", "--"]
 
 
 def free_port() -> int:
@@ -126,13 +142,13 @@ class Replica:
         log_dir: Path,
         *options: str,
         name: str = "replica",
-        user: int | None = None,
+        prefix: Sequence[str] = (),
     ) -> None:
         self.port = free_port()
         self.redis_url = redis_url
         self.options: Sequence[str] = options
         self.name = name
-        self.user = user
+        self.prefix = prefix
         self.log_path = log_dir / f"{name}-{self.port}.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
@@ -145,13 +161,10 @@ class Replica:
         """Start the process without waiting (several can start at once)."""
         self._log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop)
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", FASTMCP_CHECK_FOR_UPDATES="off")
-        if self.user is not None:
-            env["HOME"] = "/tmp"
         self.proc = subprocess.Popen(
-            [sys.executable, str(REPLICA_SCRIPT), str(self.port), self.redis_url,
-             *self.options],
+            [*self.prefix, sys.executable, str(REPLICA_SCRIPT), str(self.port),
+             self.redis_url, *self.options],
             cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, env=env,
-            user=self.user, group=self.user,
         )
         return self
 

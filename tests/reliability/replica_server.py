@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
 
-from key_value.aio.stores.redis import RedisStore  # noqa: E402
+from key_value.aio.stores.redis import RedisStore
 
-from fastmcp_progressive import ProgressiveDisclosure  # noqa: E402
-from tests.reliability.app import make_server  # noqa: E402
+from fastmcp_progressive import ProgressiveDisclosure
+from tests.reliability.app import make_server
 
 
 def main(argv: list[str] | None = None) -> None:
