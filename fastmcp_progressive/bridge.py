@@ -35,7 +35,7 @@ def bridge_tool(name: str) -> Tool:
         name=name,
         description=(
             "Get the full definitions (parameters, examples) of the tools you chose; "
-            f"call before a tool's first use. Same as reading {DESCRIPTIONS_URI}?tools=…"
+            f"call before a tool's first use. Same as reading {DESCRIPTIONS_URI}?tools=..."
         ),
         output_schema=None,
     )

@@ -54,10 +54,24 @@ INTERNAL = Caller(kind="internal", era="legacy")
 """A call made with no client request in flight (e.g. ``await mcp.call_tool(...)``)."""
 
 
+_MEMO_ATTRIBUTE = "_fastmcp_progressive_caller"
+
+
 def identify(ctx: Context | None) -> Caller:
-    """Describe the client behind the request ``ctx`` belongs to."""
-    rc = ctx.request_context if ctx is not None else None
-    if ctx is None or rc is None:
+    """Describe the client behind the request ``ctx`` belongs to (computed once per context)."""
+    if ctx is None:
+        return INTERNAL
+    known: Caller | None = getattr(ctx, _MEMO_ATTRIBUTE, None)
+    if known is not None:
+        return known
+    caller = _identify(ctx)
+    setattr(ctx, _MEMO_ATTRIBUTE, caller)
+    return caller
+
+
+def _identify(ctx: Context) -> Caller:
+    rc = ctx.request_context
+    if rc is None:
         return INTERNAL
     modern = ctx._is_modern_protocol()
     http = rc.request is not None

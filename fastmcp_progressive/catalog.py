@@ -17,7 +17,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -75,10 +75,18 @@ class Catalog:
 
     async def tool(self, ctx: Context, name: str) -> Tool | None:
         """The tool named ``name`` as this caller may see it, or None."""
-        tool = await ctx.fastmcp.get_tool(name)
-        if tool is None or not self._filtered_by_middleware(ctx):
-            return tool
-        return tool if name in await self.names(ctx) else None
+        return (await self.tools(ctx, [name]))[name]
+
+    async def tools(self, ctx: Context, names: Sequence[str]) -> dict[str, Tool | None]:
+        """Each of ``names`` mapped to its tool as this caller may see it, or None.
+
+        The caller's full listing, when middleware filters it, is produced once per call.
+        """
+        found = {name: await ctx.fastmcp.get_tool(name) for name in names}
+        if any(found.values()) and self._filtered_by_middleware(ctx):
+            listed = set(await self.names(ctx))
+            found = {name: tool if name in listed else None for name, tool in found.items()}
+        return found
 
     async def names(self, ctx: Context) -> list[str]:
         """Names of every tool this caller's ``tools/list`` shows, in listing order."""

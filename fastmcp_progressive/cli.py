@@ -56,7 +56,7 @@ from .descriptions import (
     read_description,
     safe_file_name,
 )
-from .listing import LEVELS, ListingLevel, summarize
+from .listing import ELLIPSIS, LEVELS, ListingLevel, summarize
 from .middleware import ProgressiveDisclosure
 
 OK, PROBLEMS, CANNOT_RUN = 0, 1, 2
@@ -242,7 +242,7 @@ def _check_file(directory: Path, name: str, suffix: str, tools: dict[str, Tool],
     elif not file.summary:
         shown = summarize(file.description or tool.description or tool.title,
                           summary_max_chars)
-        if shown.endswith("…"):
+        if shown.endswith(ELLIPSIS):
             problems.append(Problem("warning", str(path),
                                     f"no summary; the listing shows the cut sentence {shown!r}"))
     registered = registered_definition(tool)

@@ -78,10 +78,23 @@ class Definitions:
 
     def for_tool(self, tool: Tool) -> dict[str, Any]:
         """The full definition of ``tool`` as its file says now."""
+        return self._entry(tool)[1]
+
+    def text_for_tool(self, tool: Tool) -> str:
+        """The same definition as compact JSON, serialized once per change."""
+        return self._entry(tool)[2]
+
+    def _entry(self, tool: Tool) -> tuple[Any, dict[str, Any], str]:
         sig = self.store.signature(tool.name)
-        memo: tuple[Any, dict[str, Any]] | None = self._memo.get(tool)
+        memo: tuple[Any, dict[str, Any], str] | None = self._memo.get(tool)
         if memo is not None and memo[0] == sig:
-            return memo[1]
+            return memo
         definition = full_definition(tool, self.store.lookup_at(tool.name, sig))
-        self._memo.put(tool, (sig, definition))
-        return definition
+        entry = (sig, definition, compact_json(definition))
+        self._memo.put(tool, entry)
+        return entry
+
+
+def compact_json(value: Any) -> str:
+    """JSON as served: compact separators, non-ASCII kept as is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

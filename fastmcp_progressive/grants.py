@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypeVar
 
 import anyio
@@ -50,8 +50,13 @@ class KeyValue(Protocol):
 
     async def get(self, key: str, *, collection: str | None = None) -> Any: ...
 
-    async def put(
-        self, key: str, value: Any, *, collection: str | None = None, ttl: Any = None
+    async def put_many(
+        self,
+        keys: Sequence[str],
+        values: Sequence[Mapping[str, Any]],
+        *,
+        collection: str | None = None,
+        ttl: Any = None,
     ) -> None: ...
 
 
@@ -116,16 +121,16 @@ class GrantStore:
             return
         if self.uses_store(caller):
             store = _require(kv)
+            keys = [_kv_key(caller, name) for name in names]
             try:
-                for name in names:
-                    await self._bounded(
-                        store.put(
-                            _kv_key(caller, name),
-                            {"granted": True},
-                            collection=GRANTS_COLLECTION,
-                            ttl=self.ttl,
-                        )
+                await self._bounded(
+                    store.put_many(
+                        keys,
+                        [{"granted": True}] * len(keys),
+                        collection=GRANTS_COLLECTION,
+                        ttl=self.ttl,
                     )
+                )
             except Exception as exc:
                 logger.error("grant store write failed (%s); the grant is not kept", _describe(exc))
             return

@@ -35,6 +35,8 @@ ListingLevel = Literal["minimal", "skeleton"]
 LEVELS: tuple[ListingLevel, ...] = ("minimal", "skeleton")
 MINIMAL_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": True}
 
+ELLIPSIS = "..."
+"""Marks a cut summary; ASCII, because "…" costs extra tokens once JSON-escaped as \\u2026."""
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "approx.", "incl.", "no.", "cf.")
 
@@ -51,10 +53,10 @@ def summarize(description: str | None, max_chars: int) -> str:
             break
     if len(text) <= max_chars:
         return text
-    cut = text[: max_chars - 1]
+    cut = text[: max_chars - len(ELLIPSIS)]
     if " " in cut:
         cut = cut.rsplit(" ", 1)[0]
-    return cut.rstrip(" ,;:-") + "…"
+    return cut.rstrip(" ,;:-") + ELLIPSIS
 
 
 def skeleton(schema: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Collection, Sequence
@@ -46,7 +45,7 @@ from .bridge import bridge_tool as make_bridge_tool
 from .caller import Caller, identify, is_nested_tool_call, serving_tool_call, state_storage
 from .catalog import Catalog, gateway_tools, listing_passthrough
 from .compat import Mode, ModePolicy, ModeResolver
-from .definitions import Definitions
+from .definitions import Definitions, compact_json
 from .descriptions import DescriptionStore
 from .grants import GrantStore, GrantStoreUnavailable, KeyValue, StoreErrorPolicy
 from .guidance import guidance_prompt as guidance_prompt_for
@@ -194,8 +193,8 @@ class ProgressiveDisclosure(Middleware):
         if not is_descriptions_uri(uri) or ctx is None:
             return await call_next(context)
         self._warn_if_behind_auth_middleware(ctx)
-        body = await self.describe(ctx, uri)
-        return ResourceResult([ResourceContent(_compact(body), mime_type="application/json")])
+        described = await self._describe(ctx, parse_selection(uri, limit=self.max_tools_per_read))
+        return ResourceResult([ResourceContent(described.text(), mime_type="application/json")])
 
     async def describe(self, ctx: Context, uri: str) -> dict[str, Any]:
         """The JSON body answering a read of ``uri``, granting what it describes."""
@@ -213,14 +212,14 @@ class ProgressiveDisclosure(Middleware):
             return Described(body, refused=True)
         described = Described({})
         available: list[str] | None = None
-        for name in selection.names:
-            tool = await self.catalog.tool(ctx, name)
+        for name, tool in (await self.catalog.tools(ctx, selection.names)).items():
             if tool is None:
                 if available is None:
                     available = await self.catalog.names(ctx)
                 described.body[name] = payloads.unknown_tool(name, available)
             else:
                 described.body[name] = self.definitions.for_tool(tool)
+                described.texts[name] = self.definitions.text_for_tool(tool)
                 described.granted.append(name)
         caller = identify(ctx)
         if described.granted and self._identified(caller):
@@ -270,7 +269,7 @@ class ProgressiveDisclosure(Middleware):
         if described.refused:
             return _error_result(described.body)
         return ToolResult(
-            content=[mt.TextContent(type="text", text=_compact(described.body))],
+            content=[mt.TextContent(type="text", text=described.text())],
             structured_content=described.body,
         )
 
@@ -417,16 +416,23 @@ class Described:
     body: dict[str, Any]
     refused: bool = False
     granted: list[str] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)
 
-
-def _compact(body: dict[str, Any]) -> str:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    def text(self) -> str:
+        """The body as compact JSON, reusing each definition's pre-serialized text."""
+        if not self.texts:
+            return compact_json(self.body)
+        parts = (
+            f"{compact_json(name)}:{self.texts.get(name) or compact_json(entry)}"
+            for name, entry in self.body.items()
+        )
+        return "{" + ",".join(parts) + "}"
 
 
 def _error_result(body: dict[str, Any]) -> ToolResult:
     """A tool-execution error whose text and structuredContent carry the same JSON body."""
     return ToolResult(
-        content=[mt.TextContent(type="text", text=_compact(body))],
+        content=[mt.TextContent(type="text", text=compact_json(body))],
         structured_content=body,
         is_error=True,
     )

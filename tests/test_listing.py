@@ -23,7 +23,7 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
         ("Add two integers. Returns the sum.", 100, "Add two integers."),
         ("Use e.g. a tag. Then more.", 100, "Use e.g. a tag."),
         ("  Multi\n line\n\n text without end", 100, "Multi line text without end"),
-        ("word " * 40, 30, "word word word word word…"),
+        ("word " * 40, 30, "word word word word word..."),
         ("", 100, ""),
         (None, 100, ""),
         ("Version 2.0 is here. Next.", 100, "Version 2.0 is here."),

@@ -1,0 +1,106 @@
+"""Plain-language findings derived from a run: what a reader should take away, with numbers.
+
+Each finding is computed from the results (never typed in by hand), so a re-run that
+changes the picture changes the text, and one whose data is missing is left out.
+
+Example:
+    ```python
+    results.findings = derive(results)
+    ```
+"""
+
+from __future__ import annotations
+
+from .results import Results
+from .targets import HEADLINE_CATALOG, LISTING_BUDGET
+
+
+def _listing_anatomy(results: Results) -> str | None:
+    parts = next((a for a in results.anatomy
+                  if a.catalog == HEADLINE_CATALOG and a.mode == "minimal"), None)
+    plain = results.token(HEADLINE_CATALOG, "plain")
+    ours = results.token(HEADLINE_CATALOG, "minimal")
+    if parts is None or plain is None or ours is None:
+        return None
+    return (
+        f"{HEADLINE_CATALOG} at the default level lists {parts.listed} tools (bridge "
+        f"included): names {parts.names:,}, one-line descriptions {parts.descriptions:,}, "
+        f"minimal schemas {parts.schemas:,} tokens = {ours.fields:,} per field. Counted as one "
+        f"JSON array the keys and punctuation add {ours.json - ours.fields:,} "
+        f"(~{(ours.json - ours.fields) / max(parts.listed, 1):.1f} per tool), so the "
+        f"{LISTING_BUDGET:,}-token budget holds per field but not as JSON "
+        f"({ours.json:,}); shorter summaries alone cannot close that gap "
+        f"(see the `summary_max_chars` table)."
+    )
+
+
+def _search(results: Results) -> str | None:
+    ours = results.token(HEADLINE_CATALOG, "minimal+2")
+    listing = results.token(HEADLINE_CATALOG, "bm25")
+    bm25 = results.token(HEADLINE_CATALOG, "bm25+search")
+    regex = results.token(HEADLINE_CATALOG, "regex+search")
+    if ours is None or listing is None or bm25 is None or regex is None:
+        return None
+    return (
+        f"Search transforms list only two tools ({listing.fields:,} tokens for BM25) but "
+        f"the model can name none of the catalog's tools before searching; one "
+        f"search returning full definitions costs {regex.fields:,} (regex) / {bm25.fields:,} "
+        f"(BM25) in total on {HEADLINE_CATALOG}, against {ours.fields:,} for ours with all "
+        f"names listed and 2 tools fetched."
+    )
+
+
+def _listing_hook(results: Results) -> str | None:
+    hooked = [r for r in results.latency if r.transport.endswith("+ listing middleware")
+              and r.op.startswith("resources/read")]
+    base = next((r for r in results.latency if r.transport == "memory"
+                 and r.op == hooked[0].op), None) if hooked else None
+    if not hooked or base is None or base.ours_server is None or hooked[0].ours_server is None:
+        return None
+    return (
+        f"Another middleware with an `on_list_tools` hook next to ours (a logger, a timer, "
+        f"AuthMiddleware) makes every description read and refused call list the whole "
+        f"catalog per tool (`catalog.py`, `Catalog.tool` → `Catalog.names`): "
+        f"{hooked[0].op} on {results.config.get('latency_tools')} tools goes from "
+        f"{base.ours_server.median_us / 1000:.2f} ms to "
+        f"{hooked[0].ours_server.median_us / 1000:.2f} ms server side. The benchmark's own "
+        f"timer therefore has no `on_list_tools`."
+    )
+
+
+def _principal_store(results: Results) -> str | None:
+    principal = next((g for g in results.grants if g.kind == "principal"), None)
+    session = next((g for g in results.grants if g.kind == "session"), None)
+    if principal is None or session is None:
+        return None
+    return (
+        f"Principal grants in FastMCP's default `MemoryStore` cost "
+        f"{principal.hit.median_us:.0f} µs per granted lookup and "
+        f"{principal.write.median_us:.0f} µs per grant written (`GrantStore.add` awaits one "
+        f"`put` per tool, so a read of 5 tools pays 5), against "
+        f"{session.hit.median_us:.1f} µs / {session.write.median_us:.1f} µs for an in-memory "
+        f"session; {principal.bytes_per_caller:,.0f} B per principal with one grant, "
+        f"{session.bytes_per_caller:,.0f} B per session with {session.grants_each}."
+    )
+
+
+def _edits(results: Results) -> str | None:
+    coarse = next((f for f in results.file_edits if "mtime" in f.how), None)
+    if coarse is None:
+        return None
+    if coarse.served < coarse.trials:
+        return (f"An edit that keeps size, inode and mtime was served in only "
+                f"{coarse.served}/{coarse.trials} trials within the deadline.")
+    if coarse.write_to_served is None:
+        return None
+    return (f"Edits a `stat` can see are served by the very next read; one it cannot see "
+            f"(same size, inode and mtime) is served once the watcher reports it: median "
+            f"{coarse.write_to_served.median_us / 1000:.0f} ms, p95 "
+            f"{coarse.write_to_served.p95_us / 1000:.0f} ms.")
+
+
+def derive(results: Results) -> list[str]:
+    """Every finding the run has data for."""
+    found = [f(results) for f in (_listing_anatomy, _search, _listing_hook,
+                                  _principal_store, _edits)]
+    return [text for text in found if text]

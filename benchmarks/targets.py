@@ -1,0 +1,97 @@
+"""The issue's targets, judged against a run's results (one place, used by report and CLI).
+
+Token targets are judged on both model-visible counts (per field, the README's; one JSON
+array, the issue's own "plain: 25,136"), because they disagree on github-mcp-server.
+A target whose input was not measured in this run (the smoke run has no github catalog)
+is reported as not measured rather than passed.
+
+Example:
+    ```python
+    for t in judge(results):
+        print(t.name, t.measured, t.met)
+    ```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .results import Results
+
+HEADLINE_CATALOG = "github-mcp-server"
+LISTING_BUDGET = 3_000
+SESSION_BUDGET = 4_000
+CALL_RATIO = 1.05
+LIST_RATIO = 1.10
+READ_BUDGET_US = 1_000.0
+MAIN_TRANSPORTS = ("memory", "http", "http legacy", "http+auth")
+LISTING_OPS = ("tools/list", "tools/list (cold)", "tools/list (cold, no files)")
+
+
+@dataclass(frozen=True)
+class Target:
+    """One target: what it asks, what was measured, and whether it holds (None: unmeasured)."""
+
+    name: str
+    goal: str
+    measured: str
+    met: bool | None
+
+
+def _tokens(results: Results) -> list[Target]:
+    out: list[Target] = []
+    listing = results.token(HEADLINE_CATALOG, "minimal")
+    session = results.token(HEADLINE_CATALOG, "minimal+2")
+    for count in ("fields", "json"):
+        label = "per field" if count == "fields" else "as one JSON array"
+        if listing is None or session is None:
+            out.append(Target(f"{HEADLINE_CATALOG} listing ({label})",
+                              f"<= {LISTING_BUDGET:,}, all names", "not measured", None))
+            continue
+        value = getattr(listing, count)
+        all_names = listing.names_visible == listing.tools
+        out.append(Target(
+            f"{HEADLINE_CATALOG} default listing ({label})",
+            f"<= {LISTING_BUDGET:,} tokens, all {listing.tools} names visible",
+            f"{value:,} tokens, {listing.names_visible}/{listing.tools} names",
+            value <= LISTING_BUDGET and all_names,
+        ))
+        value = getattr(session, count)
+        out.append(Target(
+            f"{HEADLINE_CATALOG} 2-tool session ({label})",
+            f"<= {SESSION_BUDGET:,} tokens",
+            f"{value:,} tokens",
+            value <= SESSION_BUDGET,
+        ))
+    return out
+
+
+def _latency(results: Results) -> list[Target]:
+    out: list[Target] = []
+    rows = [r for r in results.latency if r.transport in MAIN_TRANSPORTS]
+    for row in rows:
+        if row.op == "tools/call (granted)":
+            out.append(Target(f"tools/call, {row.transport}",
+                              f"<= {CALL_RATIO:.2f}x plain (median)",
+                              f"{row.ratio_median:.2f}x (p95 {row.ratio_p95:.2f}x)",
+                              row.ratio_median <= CALL_RATIO))
+    tools = results.config.get("latency_tools")
+    for row in rows:
+        if row.op in LISTING_OPS:
+            out.append(Target(f"{row.op} of {tools} tools, {row.transport}",
+                              f"<= {LIST_RATIO:.2f}x plain (median)",
+                              f"{row.ratio_median:.2f}x (p95 {row.ratio_p95:.2f}x)",
+                              row.ratio_median <= LIST_RATIO))
+    for row in rows:
+        if row.op == "resources/read 5 (hit)" and row.ours_server is not None:
+            value = row.ours_server.median_us
+            out.append(Target(f"5 cached descriptions, server side, {row.transport}",
+                              f"< {READ_BUDGET_US / 1000:.0f} ms (median)",
+                              f"{value / 1000:.2f} ms (p95 {row.ours_server.p95_us / 1000:.2f} ms)",
+                              value < READ_BUDGET_US))
+    return out
+
+
+def judge(results: Results) -> list[Target]:
+    """Every target of the issue with this run's measurement."""
+    return _tokens(results) + _latency(results)
