@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from fastmcp import Client, FastMCP
-from fastmcp.tools.base import Tool, ToolResult
 from mcp.client.extension import advertise
 
+from benchmarks.replay import replay_tool
 from fastmcp_progressive import EXTENSION_ID, ProgressiveDisclosure
 from fastmcp_progressive.listing import skeleton, summarize
 
@@ -95,26 +95,11 @@ def test_bad_options_are_refused_clearly() -> None:
         ProgressiveDisclosure(summary_max_chars=3)
 
 
-class ReplayTool(Tool):
-    """A catalog tool replayed as served by another MCP server."""
-
-    async def run(self, arguments: dict[str, Any]) -> ToolResult:
-        return ToolResult(content="ok")
-
-
 def replay(path: Path) -> FastMCP:
+    """A server replaying a corpus catalog (the benchmarks' replay, so both count the same)."""
     mcp = FastMCP(path.stem)
     for raw in json.loads(path.read_text(encoding="utf-8")):
-        mcp.add_tool(
-            ReplayTool(
-                name=raw["name"],
-                title=raw.get("title"),
-                description=raw.get("description"),
-                parameters=raw["inputSchema"],
-                output_schema=raw.get("outputSchema"),
-                annotations=raw.get("annotations"),
-            )
-        )
+        mcp.add_tool(replay_tool(raw))
     return mcp
 
 
