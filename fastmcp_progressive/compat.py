@@ -82,7 +82,9 @@ class ModePolicy:
             value = caller.headers.get(self.mode_header, "").strip().lower()
             if value in MODES:
                 return "full" if value == "full" else "progressive"
-        if caller.client_name and self._matches(caller.client_name, caller.client_version):
+        if self.full_clients and caller.client_name and self._matches(
+            caller.client_name, caller.client_version
+        ):
             return "full"
         return "progressive"
 

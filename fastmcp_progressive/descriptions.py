@@ -362,8 +362,15 @@ class DescriptionStore:
             return read_description(
                 self.directory, name, sig[3], max_bytes=self.max_file_bytes
             )
-        except (DescriptionError, OSError) as exc:
+        except DescriptionError as exc:
             self._log_once(path, sig, exc)
+            return None
+        except OSError as exc:
+            # permission denied, EMFILE, EIO: may clear with no change a stat can see (a
+            # chmod moves no mtime), so the failure must not stick to this signature: a new
+            # generation makes the next lookup, and every memo keyed by it, try again.
+            self._log_once(path, sig, exc)
+            self.invalidate(name)
             return None
 
     def _log_once(self, path: Path, sig: Signature, exc: Exception) -> None:

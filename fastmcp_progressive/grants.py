@@ -15,7 +15,9 @@ Each kind of caller (see ``caller.py``) keeps its grants where its identity live
 
 A key-value store that fails or does not answer within ``store_timeout`` seconds never
 hangs a request: ``has`` answers per ``on_store_error`` (``"open"``: treat as granted,
-``"closed"``: raise ``GrantStoreUnavailable``), ``add`` logs and carries on.
+``"closed"``: raise ``GrantStoreUnavailable``), ``add`` logs and carries on. After a failure
+the store is left alone for ``STORE_RETRY_SECONDS`` (answers per policy at once), so an
+outage costs one ``store_timeout`` wait per second, not one per request.
 
 Example:
     ```python
@@ -28,8 +30,10 @@ Example:
 from __future__ import annotations
 
 import logging
+import time
 import weakref
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 import anyio
@@ -42,6 +46,7 @@ logger = logging.getLogger(__name__)
 GRANTS_COLLECTION = "fastmcp_progressive_grants"
 _SHARED_ANONYMOUS_KEY = "anonymous"
 StoreErrorPolicy = Literal["open", "closed"]
+STORE_RETRY_SECONDS = 1.0
 T = TypeVar("T")
 
 
@@ -86,7 +91,8 @@ class GrantStore:
         self.shared_sessions = shared_sessions
         self.store_timeout = store_timeout
         self.on_store_error = on_store_error
-        self._sessions: TTLCache[str, set[str]] = TTLCache(maxsize=max_sessions, ttl=ttl)
+        self._sessions: TTLCache[str, _SessionGrants] = TTLCache(maxsize=max_sessions, ttl=ttl)
+        self._store_down_until = 0.0
         self._streams: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
     def uses_store(self, caller: Caller) -> bool:
@@ -102,11 +108,12 @@ class GrantStore:
                     store.get(_kv_key(caller, tool), collection=GRANTS_COLLECTION)
                 )
             except Exception as exc:
-                logger.error(
-                    "grant store lookup failed (%s); failing %s",
-                    _describe(exc),
-                    self.on_store_error,
-                )
+                if not isinstance(exc, GrantStoreUnavailable):  # the cool-down is not news
+                    logger.error(
+                        "grant store lookup failed (%s); failing %s",
+                        _describe(exc),
+                        self.on_store_error,
+                    )
                 if self.on_store_error == "closed":
                     raise GrantStoreUnavailable("the grant store is not answering") from None
                 return True
@@ -132,7 +139,9 @@ class GrantStore:
                     )
                 )
             except Exception as exc:
-                logger.error("grant store write failed (%s); the grant is not kept", _describe(exc))
+                logger.error(
+                    "grant store write failed (%s); the grant may not be kept", _describe(exc)
+                )
             return
         granted = self._memory_set(caller, create=True)
         if granted is not None:
@@ -148,8 +157,17 @@ class GrantStore:
         return len(self._sessions) + len(self._streams)
 
     async def _bounded(self, operation: Awaitable[T]) -> T:
-        with anyio.fail_after(self.store_timeout):
-            return await operation
+        if time.monotonic() < self._store_down_until:
+            close = getattr(operation, "close", None)
+            if close is not None:
+                close()  # never awaited: do not leave a "coroutine was never awaited" warning
+            raise GrantStoreUnavailable("the grant store failed moments ago")
+        try:
+            with anyio.fail_after(self.store_timeout):
+                return await operation
+        except Exception:
+            self._store_down_until = time.monotonic() + STORE_RETRY_SECONDS
+            raise
 
     def _memory_set(self, caller: Caller, *, create: bool) -> set[str] | None:
         if caller.kind == "stream":
@@ -161,16 +179,27 @@ class GrantStore:
         key = caller.key if caller.kind == "session" else _SHARED_ANONYMOUS_KEY
         if caller.kind not in ("session", "anonymous") or key is None:
             return None
-        granted = self._sessions.get(key)
-        if granted is None and create:
-            granted = set()
+        entry = self._sessions.get(key)
+        if entry is None and create:
+            entry = _SessionGrants()
+            self._sessions[key] = entry
             if caller.kind == "session":
                 on_connection_close(
                     caller.anchor, lambda: self.release(key), marker="fastmcp_progressive.grants"
                 )
-        if granted is not None:
-            self._sessions[key] = granted  # re-insert: the TTL slides with activity
-        return granted
+        if entry is None:
+            return None
+        now = time.monotonic()
+        if now - entry.refreshed > self.ttl / 10:  # the TTL slides with activity, re-inserting
+            entry.refreshed = now  # at most ten times per TTL (a re-insert is not free)
+            self._sessions[key] = entry
+        return entry.names
+
+
+@dataclass
+class _SessionGrants:
+    names: set[str] = field(default_factory=set)
+    refreshed: float = field(default_factory=time.monotonic)
 
 
 def _require(kv: KeyValue | None) -> KeyValue:

@@ -49,6 +49,7 @@ from .listing import summarize
 logger = logging.getLogger(__name__)
 
 THREAD_NAME = "fastmcp-progressive-watch"
+RETRY_MAX_SECONDS = 30.0  # longest wait between attempts once both watch modes failed
 _CLOSE_MARKER = "fastmcp_progressive.notify"
 
 Changed = Callable[[frozenset[str] | None], None]
@@ -168,6 +169,7 @@ class DirectoryWatcher:
         force_polling: bool | None = None
         seen = False  # whether ``previous`` holds an observation yet
         previous: tuple[int, int] | None = None
+        failures = 0  # consecutive failures of both the OS watch and polling
         try:
             while self._keep_going(stop):
                 identity = _dir_identity(self.directory)
@@ -180,17 +182,31 @@ class DirectoryWatcher:
                     continue
                 replaced = seen and previous != identity
                 try:
-                    self._watch(stop, identity, force_polling, replaced=replaced)
+                    self._watch(
+                        stop, identity, force_polling, replaced=replaced, resumed=failures > 0
+                    )
                 except Exception as exc:  # inotify limits, permissions, a vanished dir
                     if _dir_identity(self.directory) != identity:
                         continue  # the directory went away under the OS watch
-                    if force_polling:
-                        raise
-                    logger.warning(
-                        "watching %s failed (%s); polling it instead", self.directory, exc
-                    )
-                    force_polling = True
+                    if not force_polling:
+                        logger.warning(
+                            "watching %s failed (%s); polling it instead", self.directory, exc
+                        )
+                        force_polling = True
+                        continue
+                    failures += 1  # polling failed too: retry both, with backoff
+                    if failures == 1:
+                        logger.error(
+                            "description watcher for %s failed (%s); edits are still served "
+                            "on the next read, and clients are notified again once it "
+                            "recovers (retrying)",
+                            self.directory,
+                            exc,
+                        )
+                    force_polling = None
+                    stop.wait(min(self.wakeup * 2 ** min(failures, 8), RETRY_MAX_SECONDS))
                     continue
+                failures = 0
                 seen, previous = True, identity
         except Exception:
             self._broken = True
@@ -216,6 +232,7 @@ class DirectoryWatcher:
         force_polling: bool | None,
         *,
         replaced: bool,
+        resumed: bool = False,
     ) -> None:
         changes_seen = watchfiles.watch(
             self.directory,
@@ -233,8 +250,12 @@ class DirectoryWatcher:
         for changes in changes_seen:
             if not armed:  # the first yield (a timeout at the latest): the OS watch is on
                 armed = True
-                if replaced:
-                    logger.info("descriptions directory %s appeared", self.directory)
+                if replaced or resumed:  # catch up with what changed while unwatched
+                    logger.info(
+                        "descriptions directory %s %s",
+                        self.directory,
+                        "is watched again" if resumed else "appeared",
+                    )
                     self._on_change(None)
                 self._mark_ready()
             names = frozenset(

@@ -21,6 +21,7 @@ from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from fastmcp.utilities.tests import run_server_async
 
 from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
+from tests.servers import add_basic_tools
 
 Transport = Literal["memory", "http"]
 Era = Literal["legacy", "modern"]
@@ -43,20 +44,7 @@ def build_server(
         instructions="Server instructions.",
     )
 
-    @mcp.tool
-    def add(a: int, b: int) -> int:
-        """Add two integers. Returns their sum as an integer."""
-        return a + b
-
-    @mcp.tool
-    def echo(text: str, times: int = 1) -> str:
-        """Repeat a text. Useful for checking connectivity."""
-        return text * times
-
-    @mcp.tool
-    def shout(text: str) -> str:
-        """Upper-case a text."""
-        return text.upper()
+    add_basic_tools(mcp)
 
     mcp.add_middleware(middleware or ProgressiveDisclosure(**options))
     return mcp

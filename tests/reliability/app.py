@@ -23,6 +23,7 @@ from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from fastmcp.server.transforms import Visibility
 
 from fastmcp_progressive import ProgressiveDisclosure
+from tests.servers import add_basic_tools
 
 USERS = 64
 TOKENS: dict[str, dict[str, Any]] = {
@@ -55,20 +56,7 @@ def make_server(
 ) -> FastMCP:
     mcp = FastMCP("reliability", auth=StaticTokenVerifier(tokens=TOKENS) if auth else None)
 
-    @mcp.tool
-    def add(a: int, b: int) -> int:
-        """Add two integers. Returns their sum as an integer."""
-        return a + b
-
-    @mcp.tool
-    def echo(text: str, times: int = 1) -> str:
-        """Repeat a text. Useful for checking connectivity."""
-        return text * times
-
-    @mcp.tool
-    def shout(text: str) -> str:
-        """Upper-case a text."""
-        return text.upper()
+    add_basic_tools(mcp)
 
     for i in range(tools):
         mcp.tool(numbered_tool(i))

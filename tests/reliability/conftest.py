@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import configuration as hypothesis_configuration
 
 from tests.reliability.figures import FIGURES
 from tests.reliability.procs import REDIS_SERVER, RedisServer, Replica
+
+# hypothesis keeps its example database and caches outside the repository
+hypothesis_configuration.set_hypothesis_home_dir(
+    Path(tempfile.gettempdir()) / "fastmcp-progressive-hypothesis"
+)
 
 needs_redis = pytest.mark.skipif(
     REDIS_SERVER is None,

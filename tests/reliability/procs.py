@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -48,8 +48,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _poll(check: object, what: str, deadline: float, proc: subprocess.Popen[bytes]) -> None:
-    assert callable(check)
+def _poll(
+    check: Callable[[], bool], what: str, deadline: float, proc: subprocess.Popen[bytes]
+) -> None:
+    """Call ``check`` every 20 ms until it is true; fail if ``proc`` dies or time runs out."""
     end = time.monotonic() + deadline
     while time.monotonic() < end:
         if proc.poll() is not None:
@@ -119,18 +121,15 @@ class RedisServer:
         proc, self.proc = self.proc, None
         if proc is None or proc.poll() is not None:
             return
-        self.thaw_pid(proc)
+        if self.frozen:  # a stopped process never handles SIGTERM
+            os.kill(proc.pid, signal.SIGCONT)
+            self.frozen = False
         proc.terminate()
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=5)
-
-    def thaw_pid(self, proc: subprocess.Popen[bytes]) -> None:
-        if self.frozen:
-            os.kill(proc.pid, signal.SIGCONT)
-            self.frozen = False
 
 
 class Replica:

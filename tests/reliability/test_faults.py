@@ -1,0 +1,341 @@
+"""Faults while serving: files and the directory changing under reads, unreadable files,
+and the watcher failing. The server must keep serving, recover by itself, log clearly,
+and never show a client an error, a path or a stack trace for any of it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import stat
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as mt
+import pytest
+import watchfiles
+from fastmcp import Client
+from fastmcp.client.messages import MessageHandler
+
+from fastmcp_progressive import ProgressiveDisclosure
+from tests.conftest import ERAS, Era, connect, fetch, serve_http
+from tests.reliability import figures
+from tests.reliability.app import make_server
+from tests.reliability.procs import Replica, start_replicas, without_file_permission_override
+
+REGISTERED = "Add two integers. Returns their sum as an integer."
+READ_SECONDS = 2.0
+
+
+def version(n: int | str, pad: int = 0) -> str:
+    return json.dumps({"summary": f"Version {n}.", "description": f"Version {n}. {'x' * pad}"})
+
+
+class ListChanged(MessageHandler):
+    """Counts ``notifications/tools/list_changed`` a legacy client receives."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    async def on_tool_list_changed(self, message: mt.ToolListChangedNotification) -> None:
+        self.count += 1
+
+
+async def reached(check: Callable[[], Any], seconds: float) -> bool:
+    """Poll ``check`` (sync or async) until truthy; False after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = check()
+        if hasattr(value, "__await__"):
+            value = await value
+        if value:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        await anyio.sleep(0.05)
+
+
+async def eventually(check: Callable[[], Any], seconds: float, what: str) -> None:
+    if not await reached(check, seconds):
+        pytest.fail(f"not within {seconds}s: {what}")
+
+
+async def description_of(client: Client[Any]) -> str:
+    start = time.monotonic()
+    body = await fetch(client, "add")
+    assert time.monotonic() - start < READ_SECONDS
+    entry = body["add"]
+    assert "error" not in entry and entry["name"] == "add", entry
+    figures.assert_clean(json.dumps(body))
+    return str(entry["description"])
+
+
+async def wait_watcher_ready(middleware: ProgressiveDisclosure) -> None:
+    watcher = middleware.hot_reload.watcher
+    assert watcher is not None
+    assert await anyio.to_thread.run_sync(watcher.ready.wait, 10), "watcher never armed"
+
+
+# -- files changing under concurrent reads ----------------------------------------------
+class Churn(threading.Thread):
+    """Rewrites, replaces, deletes, renames and corrupts ``add.json`` in a loop."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(daemon=True)
+        self.folder = folder
+        self.stop = threading.Event()
+        self.written: set[str] = set()
+        self.faults = 0
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        path, n = self.folder / "add.json", 0
+        try:
+            while not self.stop.is_set():
+                n += 1
+                self.written.add(f"Version {n}. {'x' * (n % 7)}")
+                op = n % 6
+                if op == 0:  # in place: truncate, then write (readers may see it empty)
+                    with open(path, "w") as handle:
+                        handle.write(version(n, n % 7)[:10])
+                        handle.flush()
+                        handle.write(version(n, n % 7)[10:])
+                elif op == 1:  # atomic replace
+                    tmp = self.folder / ".add.json.tmp"
+                    tmp.write_text(version(n, n % 7))
+                    os.replace(tmp, path)
+                elif op == 2:  # deleted
+                    path.unlink(missing_ok=True)
+                elif op == 3:  # corrupt JSON
+                    path.write_text(version(n, n % 7)[:-3])
+                elif op == 4:  # renamed away and back
+                    path.write_text(version(n, n % 7))
+                    os.rename(path, self.folder / "add.json.bak")
+                    os.rename(self.folder / "add.json.bak", path)
+                else:  # replaced by a directory for a moment
+                    path.unlink(missing_ok=True)
+                    path.mkdir()
+                    path.rmdir()
+                self.faults += 1
+                time.sleep(0.002)
+        except BaseException as exc:  # surfaced by the test
+            self.error = exc
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_reads_during_file_churn_always_serve_a_whole_version(
+    era: Era, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "descriptions"
+    folder.mkdir()
+    (folder / "add.json").write_text(version(0))
+    middleware = ProgressiveDisclosure(descriptions_dir=folder)
+    server = make_server(middleware=middleware)
+    churn = Churn(folder)
+    reads = 0
+    seen: set[str] = set()
+    with caplog.at_level(logging.WARNING, logger="fastmcp_progressive"):
+        async with serve_http(server) as url:
+            async with connect(url, era, token="alice-token") as a, connect(
+                url, era, token="bob-token"
+            ) as b:
+                churn.start()
+                try:
+                    end = time.monotonic() + 2.0
+                    while time.monotonic() < end:
+                        for client in (a, b):
+                            text = await description_of(client)
+                            seen.add(text)
+                            reads += 1
+                            result = await client.call_tool("add", {"a": 2, "b": 3})
+                            assert result.structured_content == {"result": 5}
+                            listed = {t.name: t for t in await client.list_tools()}
+                            assert listed["add"].description  # a summary, never empty
+                finally:
+                    churn.stop.set()
+                    await anyio.to_thread.run_sync(churn.join, 5)
+                assert churn.error is None, churn.error
+                # once it settles, the final version is served at once (no restart)
+                (folder / "add.json").write_text(version("final", 11))
+                await eventually(
+                    lambda: _serves(a, "Version final."), 5, "final version served"
+                )
+    allowed = churn.written | {"Version 0. ", REGISTERED}
+    assert seen <= allowed, seen - allowed  # a whole version every time, never a mix
+    for record in caplog.records:
+        assert record.levelno < logging.ERROR, record.getMessage()
+    figures.add("faults injected: file edits/deletes/renames/corruptions", churn.faults)
+    figures.add("faults: reads during churn (all served)", reads)
+
+
+async def _serves(client: Client[Any], prefix: str) -> bool:
+    return (await description_of(client)).startswith(prefix)
+
+
+# -- the directory deleted and recreated -------------------------------------------------
+async def test_directory_deleted_and_recreated_recovers_by_itself(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "descriptions"
+    folder.mkdir()
+    (folder / "add.json").write_text(version("first"))
+    middleware = ProgressiveDisclosure(descriptions_dir=folder)
+    server = make_server(middleware=middleware, auth=False)
+    handler = ListChanged()
+    with caplog.at_level(logging.INFO, logger="fastmcp_progressive"):
+        async with connect(server, "legacy", message_handler=handler) as client:
+            assert (await description_of(client)).startswith("Version first.")
+            await wait_watcher_ready(middleware)
+
+            shutil.rmtree(folder)
+            figures.add("faults injected: directory deleted/recreated")
+            assert await description_of(client) == REGISTERED  # no file: registration
+            await eventually(lambda: handler.count >= 1, 10, "list_changed after delete")
+
+            folder.mkdir()
+            (folder / "add.json").write_text(version("second"))
+            assert (await description_of(client)).startswith("Version second.")
+            await eventually(lambda: handler.count >= 2, 10, "list_changed after recreate")
+            listed = {t.name: t for t in await client.list_tools()}
+            assert listed["add"].description == "Version second."
+            (folder / "add.json").write_text(version("third"))  # the new dir is watched
+            await eventually(lambda: handler.count >= 3, 10, "list_changed after an edit")
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("appeared" in m for m in messages), messages
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+# -- unreadable files ---------------------------------------------------------------------
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A directory a child process can reach (pytest's tmp dirs are private to root)."""
+    base = Path(tempfile.mkdtemp(prefix="pd-faults-"))
+    try:
+        os.chmod(base, 0o755)
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("watch", [True, False], ids=["watcher", "no-watcher"])
+async def test_unreadable_file_serves_last_good_then_recovers_when_readable(
+    shared_dir: Path, replicas: Callable[..., Replica], watch: bool
+) -> None:
+    """Permission denied, for real: the replica runs without CAP_DAC_OVERRIDE (setpriv),
+    so ``chmod 000`` refuses it even as root. A chmod changes no mtime, size or inode."""
+    prefix = without_file_permission_override()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: chmod 000 cannot refuse a read")
+    folder = shared_dir / "descriptions"
+    folder.mkdir()
+    path = folder / "add.json"
+    path.write_text(version(1))
+    options = ["--descriptions", str(folder), *([] if watch else ["--no-watch"])]
+    replica = replicas("-", *options, name=f"perm-{watch}", prefix=prefix)
+    start_replicas([replica])
+    async with connect(replica.url, "modern", token="alice-token") as client:
+        assert (await description_of(client)).startswith("Version 1.")
+        path.write_text(version(2, 5))
+        path.chmod(0)
+        figures.add("faults injected: permission removed")
+        assert (await description_of(client)).startswith("Version 1.")  # last good
+        path.chmod(stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH)
+        await eventually(lambda: _serves(client, "Version 2."), 5,
+                         "the file served again once readable")
+    log = replica.log()
+    assert "add.json is not usable (Permission denied)" in log
+    assert "Traceback" not in log
+
+
+# -- the watcher failing -------------------------------------------------------------------
+class FlakyWatch:
+    """Stands in for ``watchfiles.watch``: fails as told, else delegates to the real one."""
+
+    def __init__(self) -> None:
+        self.real = watchfiles.watch
+        self.mode = "none"  # "os": the OS watch fails (polling works); "all": both fail
+        self.failures = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        if self.mode == "all" or (self.mode == "os" and not kwargs.get("force_polling")):
+            self.failures += 1
+            raise OSError(28, "inotify watch limit reached (simulated)")
+        yield from self.real(*args, **kwargs)
+
+
+@pytest.fixture
+def flaky_watch(monkeypatch: pytest.MonkeyPatch) -> FlakyWatch:
+    flaky = FlakyWatch()
+    monkeypatch.setattr(watchfiles, "watch", flaky)
+    return flaky
+
+
+async def test_os_watch_failure_falls_back_to_polling_and_keeps_notifying(
+    tmp_path: Path, flaky_watch: FlakyWatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    flaky_watch.mode = "os"
+    folder = tmp_path / "descriptions"
+    folder.mkdir()
+    (folder / "add.json").write_text(version(1))
+    middleware = ProgressiveDisclosure(descriptions_dir=folder)
+    handler = ListChanged()
+    with caplog.at_level(logging.INFO, logger="fastmcp_progressive"):
+        async with connect(make_server(middleware=middleware, auth=False), "legacy",
+                           message_handler=handler) as client:
+            await description_of(client)
+            await wait_watcher_ready(middleware)
+            # (watchfiles' poller takes its first snapshot ~300 ms after the watch yields,
+            # so an edit made in that window is never notified: edit until one is)
+            deadline, n = time.monotonic() + 10, 1
+            while handler.count == 0:
+                n += 1
+                (folder / "add.json").write_text(version(n, n))
+                assert (await description_of(client)).startswith(f"Version {n}.")
+                if not await reached(lambda: handler.count >= 1, 1) and (
+                    time.monotonic() > deadline
+                ):
+                    pytest.fail("no list_changed while polling")
+    figures.add("faults injected: watcher failures", flaky_watch.failures)
+    assert flaky_watch.failures >= 1
+    assert any("polling it instead" in r.getMessage() for r in caplog.records)
+
+
+async def test_watcher_that_fails_entirely_keeps_serving_and_recovers_by_itself(
+    tmp_path: Path, flaky_watch: FlakyWatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    flaky_watch.mode = "all"
+    folder = tmp_path / "descriptions"
+    folder.mkdir()
+    (folder / "add.json").write_text(version(1))
+    middleware = ProgressiveDisclosure(descriptions_dir=folder)
+    watcher = middleware.hot_reload.watcher
+    assert watcher is not None
+    handler = ListChanged()
+    with caplog.at_level(logging.INFO, logger="fastmcp_progressive"):
+        async with connect(make_server(middleware=middleware, auth=False), "legacy",
+                           message_handler=handler) as client:
+            await description_of(client)
+            await eventually(lambda: flaky_watch.failures >= 2, 10, "the watcher tried")
+            # the server keeps serving, and edits are served on the next read (stat)
+            (folder / "add.json").write_text(version(2, 3))
+            assert (await description_of(client)).startswith("Version 2.")
+            assert any(r.levelno >= logging.WARNING and "watch" in r.getMessage()
+                       for r in caplog.records), "the failure was not logged"
+            # the fault clears (inotify slots freed): notifications must come back
+            flaky_watch.mode = "none"
+            failures_before = flaky_watch.failures
+            await client.list_tools()  # ordinary traffic, nothing special
+            await eventually(lambda: watcher.ready.is_set(), 10,
+                             "the watcher armed again by itself once the fault cleared")
+            (folder / "add.json").write_text(version(3, 8))
+            await eventually(lambda: handler.count >= 1, 10,
+                             "list_changed after the watcher recovered")
+    figures.add("faults injected: watcher failures", failures_before)

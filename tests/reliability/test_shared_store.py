@@ -1,0 +1,267 @@
+"""Grants shared across replicas through a real Redis (py-key-value ``RedisStore``).
+
+A real ``redis-server`` (temp dir, free 127.0.0.1 port) and real replica processes
+(``replica_server.py``). 2026-07-28 authenticated callers are keyed by principal, so a
+grant made on replica A is honoured on replica B. Handshake-era session ids live in one
+process (FastMCP keeps the ``Mcp-Session-Id`` transport in memory), so a legacy session
+cannot move between replicas at all; ``shared_sessions=True`` is tested at the
+``GrantStore`` level with two stores (two "replicas") on one Redis, and in process over
+HTTP to show where the grant goes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import pytest
+from fastmcp import Client
+from key_value.aio.stores.redis import RedisStore
+from redis.asyncio import Redis
+
+from fastmcp_progressive.caller import Caller
+from fastmcp_progressive.grants import GRANTS_COLLECTION, GrantStore, GrantStoreUnavailable
+from tests.conftest import connect, fetch, serve_http
+from tests.reliability import figures
+from tests.reliability.app import make_server
+from tests.reliability.conftest import needs_redis
+from tests.reliability.procs import RedisServer, Replica, start_replicas
+
+pytestmark = needs_redis
+
+STORE_TIMEOUT = 0.5
+MARGIN = 1.5  # scheduling slack on a loaded 2-core CI machine; a hang is tens of seconds
+
+
+async def outcome(client: Client[Any], name: str = "add") -> tuple[str, float, str]:
+    """(``ok`` or the error code, seconds taken, the text the client got) of one call."""
+    args: dict[str, Any] = {"a": 1, "b": 2} if name == "add" else {"text": "x"}
+    start = time.monotonic()
+    with anyio.fail_after(30):  # a hang fails the test instead of wedging the suite
+        result = await client.call_tool(name, args, raise_on_error=False)
+    elapsed = time.monotonic() - start
+    figures.add("store: calls made")
+    text = "".join(getattr(c, "text", "") for c in result.content)
+    if not result.is_error:
+        return "ok", elapsed, text
+    body = result.structured_content or {}
+    error = body.get("error") if isinstance(body, dict) else None
+    return (error.get("code", "?") if isinstance(error, dict) else "?"), elapsed, text
+
+
+async def grant_keys(redis_url: str) -> dict[str, int]:
+    """The grant keys in Redis and their remaining TTLs (seconds)."""
+    redis = Redis.from_url(redis_url, decode_responses=True)
+    try:
+        keys = [k async for k in redis.scan_iter(match=f"{GRANTS_COLLECTION}::*")]
+        return {k: int(await redis.ttl(k)) for k in keys}
+    finally:
+        await redis.aclose()
+
+
+async def test_grant_made_on_one_replica_is_honoured_on_the_other(
+    redis_server: RedisServer, replicas: Callable[..., Replica]
+) -> None:
+    a = replicas(redis_server.url, name="A")
+    b = replicas(redis_server.url, name="B")
+    start_replicas([a, b])
+    async with (
+        connect(a.url, "modern", token="alice-token") as alice_a,
+        connect(b.url, "modern", token="alice-token") as alice_b,
+        connect(a.url, "modern", token="bob-token") as bob_a,
+        connect(b.url, "modern", token="bob-token") as bob_b,
+    ):
+        for client in (alice_a, alice_b, bob_a, bob_b):
+            assert (await outcome(client))[0] == "TOOL_DESCRIPTION_REQUIRED"
+        assert "inputSchema" in (await fetch(alice_a, "add"))["add"]
+        assert (await outcome(alice_a))[0] == "ok"
+        assert (await outcome(alice_b))[0] == "ok"  # the grant crossed replicas
+        assert (await outcome(alice_b, "echo"))[0] == "TOOL_DESCRIPTION_REQUIRED"
+        assert (await outcome(bob_b))[0] == "TOOL_DESCRIPTION_REQUIRED"  # per principal
+        assert (await outcome(bob_a))[0] == "TOOL_DESCRIPTION_REQUIRED"
+        await fetch(bob_b, "shout")  # and the other way round
+        assert (await outcome(bob_a, "shout"))[0] == "ok"
+        assert (await outcome(alice_a, "shout"))[0] == "TOOL_DESCRIPTION_REQUIRED"
+    keys = await grant_keys(redis_server.url)
+    assert len(keys) == 2, keys  # (alice, add) and (bob, shout): one key per grant
+    assert all(key.endswith(("|add", "|shout")) for key in keys)
+    assert all(0 < ttl <= 3600 for ttl in keys.values())
+    assert not any("alice" in key or "bob" in key for key in keys)  # principals are hashed
+    figures.add("store: cross-replica checks", 9)
+
+
+async def test_grant_ttl_expires_on_every_replica(
+    redis_server: RedisServer, replicas: Callable[..., Replica]
+) -> None:
+    ttl = 3.0
+    a = replicas(redis_server.url, "--grant-ttl", str(ttl), name="A")
+    b = replicas(redis_server.url, "--grant-ttl", str(ttl), name="B")
+    start_replicas([a, b])
+    async with (
+        connect(a.url, "modern", token="alice-token") as on_a,
+        connect(b.url, "modern", token="alice-token") as on_b,
+    ):
+        await fetch(on_a, "add")
+        granted_at = time.monotonic()
+        assert (await outcome(on_b))[0] == "ok"
+        # principals' grants expire per grant (documented): using it does not extend it
+        while (state := (await outcome(on_b))[0]) == "ok":
+            assert time.monotonic() - granted_at < ttl + 5, "the grant never expired"
+            await anyio.sleep(0.1)
+        expired_after = time.monotonic() - granted_at
+        assert state == "TOOL_DESCRIPTION_REQUIRED"
+        # RedisStore stores whole seconds, rounded down (py-key-value: ``int(remaining)``),
+        # so a grant may live up to 1 s less than grant_ttl; never much less, never longer
+        assert expired_after >= ttl - 1.5, f"expired early, after {expired_after:.2f}s"
+        assert (await outcome(on_a))[0] == "TOOL_DESCRIPTION_REQUIRED"
+        await fetch(on_b, "add")  # a fresh read grants again
+        assert (await outcome(on_a))[0] == "ok"
+    figures.put("store: grant ttl 3s, observed expiry (s)", round(expired_after, 2))
+
+
+async def test_store_down_fails_open_or_closed_as_configured_and_recovers(
+    redis_server: RedisServer, replicas: Callable[..., Replica]
+) -> None:
+    options = ("--store-timeout", str(STORE_TIMEOUT))
+    closed = replicas(redis_server.url, *options, "--on-store-error", "closed", name="closed")
+    opened = replicas(redis_server.url, *options, "--on-store-error", "open", name="open")
+    start_replicas([closed, opened])
+    bound = STORE_TIMEOUT + MARGIN
+    latencies: list[float] = []
+    texts: list[str] = []
+    async with (
+        connect(closed.url, "modern", token="alice-token") as alice_closed,
+        connect(opened.url, "modern", token="bob-token") as bob_open,
+    ):
+        await fetch(alice_closed, "add")
+        assert (await outcome(alice_closed))[0] == "ok"
+        assert (await outcome(bob_open))[0] == "TOOL_DESCRIPTION_REQUIRED"  # store up: gated
+
+        for fault in ("stopped", "frozen"):
+            if fault == "stopped":
+                redis_server.stop()  # connection refused
+            else:
+                redis_server.start()
+                redis_server.freeze()  # accepts, never answers: only the timeout helps
+            figures.add("faults injected: grant store down")
+            code, took, text = await outcome(alice_closed)
+            figures.peak(f"store down ({fault}): closed-policy answer (s)", round(took, 3))
+            assert code == "GRANT_STORE_UNAVAILABLE", (fault, text)
+            assert took < bound, f"{fault}: closed answer took {took:.2f}s"
+            latencies.append(took)
+            texts.append(text)
+            code, took, text = await outcome(bob_open)
+            assert code == "ok", (fault, text)  # fail open: let through (and logged)
+            assert took < bound, f"{fault}: open answer took {took:.2f}s"
+            latencies.append(took)
+            start = time.monotonic()
+            with anyio.fail_after(30):
+                body = await fetch(alice_closed, "echo")  # the read is served; grant not kept
+            latencies.append(time.monotonic() - start)
+            assert "inputSchema" in body["echo"]
+            assert latencies[-1] < bound, f"{fault}: read took {latencies[-1]:.2f}s"
+
+        redis_server.thaw()
+        deadline = time.monotonic() + 15
+        while True:  # recovers by itself: no restart of the replica
+            await fetch(alice_closed, "add")  # this Redis lost the old grants (no persistence)
+            if (await outcome(alice_closed))[0] == "ok":
+                break
+            assert time.monotonic() < deadline, "no recovery after Redis came back"
+            await anyio.sleep(0.1)
+        while (await outcome(bob_open))[0] != "TOOL_DESCRIPTION_REQUIRED":  # gated again,
+            assert time.monotonic() < deadline, "open replica did not recover"  # once its
+            await anyio.sleep(0.1)  # 1 s rest after the last store failure has passed
+
+    for text in texts:
+        figures.assert_clean(text, redis_server.url, str(redis_server.port))
+    closed_log, open_log = closed.log(), opened.log()
+    assert "grant store lookup failed (timed out); failing closed" in closed_log
+    assert "grant store lookup failed (timed out); failing open" in open_log
+    assert "grant store write failed" in closed_log
+    assert "Traceback" not in closed_log + open_log  # one clear line each, no stack dump
+    figures.peak("store down: slowest answer (s)", round(max(latencies), 3))
+    figures.put("store down: store_timeout (s)", STORE_TIMEOUT)
+
+
+async def test_shared_session_grants_are_seen_by_another_store_on_the_same_redis(
+    redis_server: RedisServer,
+) -> None:
+    async with (
+        RedisStore(url=redis_server.url) as kv_a,
+        RedisStore(url=redis_server.url) as kv_b,
+    ):
+        a = GrantStore(shared_sessions=True, ttl=60)
+        b = GrantStore(shared_sessions=True, ttl=60)
+        s1 = Caller(kind="session", era="legacy", key="0123abcd")
+        s2 = Caller(kind="session", era="legacy", key="4567ef01")
+        await a.add(s1, ["add", "echo"], kv=kv_a)
+        assert await b.has(s1, "add", kv=kv_b)
+        assert await b.has(s1, "echo", kv=kv_b)
+        assert not await b.has(s1, "shout", kv=kv_b)
+        assert not await b.has(s2, "add", kv=kv_b)  # another session: nothing
+        assert a.held_in_memory() == b.held_in_memory() == 0
+        # a principal can never collide with a session's keys
+        principal = Caller(kind="principal", era="modern", key="0123abcd")
+        assert not await b.has(principal, "add", kv=kv_b)
+    keys = await grant_keys(redis_server.url)
+    assert sorted(k.rsplit("::", 1)[1] for k in keys) == [
+        "session:0123abcd|add", "session:0123abcd|echo",
+    ]
+    assert all(0 < ttl <= 60 for ttl in keys.values())
+
+
+async def test_shared_legacy_sessions_keep_grants_in_redis_not_in_memory(
+    redis_server: RedisServer,
+) -> None:
+    async with RedisStore(url=redis_server.url) as kv:
+        server = make_server(grant_store=kv, shared_sessions=True)
+        middleware = server.middleware[-1]
+        async with (
+            serve_http(server) as url,
+            connect(url, "legacy", token="alice-token") as first,
+            connect(url, "legacy", token="alice-token") as second,
+        ):
+            await fetch(first, "add")
+            assert (await outcome(first))[0] == "ok"
+            assert (await outcome(second))[0] == "TOOL_DESCRIPTION_REQUIRED"  # per session
+            assert middleware.grants.held_in_memory() == 0  # type: ignore[attr-defined]
+        (key,) = await grant_keys(redis_server.url)  # one grant, under the session's id
+        assert key.startswith(f"{GRANTS_COLLECTION}::session:") and key.endswith("|add")
+
+
+async def test_store_timeout_bounds_reads_of_many_tools_and_the_store_recovers(
+    redis_server: RedisServer,
+) -> None:
+    timeout = 0.3
+    principal = Caller(kind="principal", era="modern", key="user:feed")
+    names = [f"t{i:02d}" for i in range(32)]
+    async with RedisStore(url=redis_server.url) as kv:
+        open_store = GrantStore(store_timeout=timeout, on_store_error="open")
+        closed_store = GrantStore(store_timeout=timeout, on_store_error="closed")
+        await open_store.add(principal, ["add"], kv=kv)  # connect while Redis answers
+        redis_server.freeze()
+        figures.add("faults injected: grant store down")
+        start = time.monotonic()
+        await open_store.add(principal, names, kv=kv)  # 32 writes, one timeout
+        assert time.monotonic() - start < timeout + MARGIN
+        start = time.monotonic()
+        assert await open_store.has(principal, "t00", kv=kv)  # fail open: granted
+        with pytest.raises(GrantStoreUnavailable):
+            await closed_store.has(principal, "add", kv=kv)
+        assert time.monotonic() - start < 2 * timeout + MARGIN
+        redis_server.thaw()
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                if await closed_store.has(principal, "add", kv=kv):
+                    break
+            except GrantStoreUnavailable:
+                pass
+            assert time.monotonic() < deadline, "the store did not recover after a thaw"
+            await anyio.sleep(0.05)
+        assert not await closed_store.has(principal, "shout", kv=kv)  # never granted
+        # (a write that timed out while Redis was frozen may still land after the thaw:
+        # it was already in the socket; the log's "the grant is not kept" overstates it)

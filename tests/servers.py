@@ -1,0 +1,24 @@
+"""The three plain tools every test server has, in one place (conftest and reliability use it)."""
+
+from __future__ import annotations
+
+from fastmcp import FastMCP
+
+
+def add_basic_tools(mcp: FastMCP) -> None:
+    """``add``, ``echo`` and ``shout``: small, typed, with multi-sentence descriptions."""
+
+    @mcp.tool
+    def add(a: int, b: int) -> int:
+        """Add two integers. Returns their sum as an integer."""
+        return a + b
+
+    @mcp.tool
+    def echo(text: str, times: int = 1) -> str:
+        """Repeat a text. Useful for checking connectivity."""
+        return text * times
+
+    @mcp.tool
+    def shout(text: str) -> str:
+        """Upper-case a text."""
+        return text.upper()
