@@ -7,7 +7,7 @@ lifespan is entered and no port is opened.
 
 - ``extract SERVER -o DIR``: one ``<tool>.json`` (or ``.md``) per tool with a proposed
   one-line summary; an existing file is never overwritten without ``--force``.
-- ``check SERVER DIR``: every problem a file can have, one per line as
+- ``check SERVER DIR``: every problem a file can have (rules in ``checks.py``), one per line as
   ``path:line:column: error: message``; exit status 1 when there is an error, so it can
   gate a user's CI (``--strict`` makes warnings count too).
 - ``tokens SERVER [DIR]``: o200k_base tokens of ``tools/list`` without and with the
@@ -28,35 +28,28 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import difflib
 import json
 import logging
 import os
-import re
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import mcp_types as mt
 from fastmcp import FastMCP
 from fastmcp.tools.base import Tool
-from fastmcp.utilities.json_schema import dereference_refs
 from fastmcp.utilities.versions import dedupe_with_versions
 
 from . import payloads
-from .definitions import full_definition, registered_definition
+from .checks import check
+from .definitions import compact_json, full_definition
 from .descriptions import (
     SUFFIXES,
-    DescriptionError,
-    DescriptionFile,
-    key_location,
-    read_description,
     safe_file_name,
 )
-from .listing import ELLIPSIS, LEVELS, ListingLevel, summarize
+from .listing import LEVELS, ListingLevel, summarize
 from .middleware import ProgressiveDisclosure
 
 OK, PROBLEMS, CANNOT_RUN = 0, 1, 2
@@ -156,173 +149,6 @@ def _write(path: Path, text: str, *, replace: bool) -> None:
         raise
 
 
-# -- check -------------------------------------------------------------------------------
-Severity = Literal["error", "warning"]
-_LOCATED = re.compile(r"^line (\d+)(?:, column (\d+))?: (.*)$", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One finding, printed ``where: severity: message`` like a compiler's."""
-
-    severity: Severity
-    where: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.severity}: {self.message}"
-
-
-def check(tools: dict[str, Tool], directory: Path, *,
-          summary_max_chars: int = DEFAULT_SUMMARY_CHARS) -> list[Problem]:
-    """Everything wrong with ``directory`` for these tools, files first, in name order."""
-    if not directory.is_dir():
-        raise CliError(f"{directory} is not a directory")
-    problems: list[Problem] = []
-    chosen = _description_files(directory, problems)
-    for name in sorted(chosen):
-        problems += _check_file(directory, name, chosen[name], tools, summary_max_chars)
-    for name in sorted(set(tools) - set(chosen)):
-        reason = ("has no description file; its registered definition is served"
-                  if safe_file_name(name) else "cannot have a description file (its name "
-                  "is not usable as a file name)")
-        problems.append(Problem("warning", f"tool {name!r}", reason))
-    return problems
-
-
-def _description_files(directory: Path, problems: list[Problem]) -> dict[str, str]:
-    """Tool name -> suffix of the file the server reads for it (``.json`` wins)."""
-    chosen: dict[str, str] = {}
-    for entry in sorted(os.listdir(directory)):
-        stem, dot, ext = entry.rpartition(".")
-        if not dot or dot + ext not in SUFFIXES or entry.startswith("."):
-            continue
-        if not safe_file_name(stem):
-            problems.append(Problem("warning", str(directory / entry),
-                                    "ignored: not a usable tool name"))
-            continue
-        if stem in chosen:  # names are sorted, so x.json came before x.md
-            problems.append(Problem("warning", str(directory / entry),
-                                    f"ignored: {stem}.json takes precedence"))
-            continue
-        chosen[stem] = dot + ext
-    return chosen
-
-
-def _check_file(directory: Path, name: str, suffix: str, tools: dict[str, Tool],
-                summary_max_chars: int) -> list[Problem]:
-    path = directory / f"{name}{suffix}"
-    try:
-        file = read_description(directory, name, suffix)
-    except DescriptionError as exc:
-        located = _LOCATED.match(str(exc))
-        if located:
-            line, column, message = located.groups()
-            where = f"{path}:{line}:{column}" if column else f"{path}:{line}"
-            return [Problem("error", where, message)]
-        return [Problem("error", str(path), str(exc))]
-    except OSError as exc:
-        return [Problem("error", str(path), exc.strerror or str(exc))]
-    text = path.read_text(encoding="utf-8")
-
-    def at(key: str) -> str:
-        found = key_location(text, suffix, key)
-        return f"{path}:{found[0]}:{found[1]}" if found else str(path)
-
-    tool = tools.get(name)
-    if tool is None:
-        close = difflib.get_close_matches(name, list(tools), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        return [Problem("error", str(path), f"the server has no tool named {name!r}{hint}")]
-    problems: list[Problem] = []
-    if file.summary and len(file.summary) > summary_max_chars:
-        problems.append(Problem("error", at("summary"),
-                                f"summary is {len(file.summary)} characters; the listing "
-                                f"allows {summary_max_chars}"))
-    elif not file.summary:
-        shown = summarize(file.description or tool.description or tool.title,
-                          summary_max_chars)
-        if shown.endswith(ELLIPSIS):
-            problems.append(Problem("warning", str(path),
-                                    f"no summary; the listing shows the cut sentence {shown!r}"))
-    registered = registered_definition(tool)
-    problems += [Problem(sev, at("inputSchema"), msg)
-                 for sev, msg in schema_problems(file, registered)]
-    problems += [Problem("error", at("examples"), msg)
-                 for msg in example_problems(file, registered)]
-    return problems
-
-
-def schema_problems(file: DescriptionFile,
-                    registered: dict[str, Any]) -> list[tuple[Severity, str]]:
-    """Where the file's inputSchema disagrees with the function the server validates against."""
-    if file.input_schema is None:
-        return []
-    mine = _inline(file.input_schema)
-    theirs = registered.get("inputSchema") or {}
-    mine_props = _properties(mine)
-    their_props = _properties(theirs)
-    found: list[tuple[Severity, str]] = []
-    for prop in sorted(set(mine_props) - set(their_props)):
-        found.append(("error", f"inputSchema property {prop!r} is not a parameter of the tool"))
-    for prop in sorted(set(their_props) - set(mine_props)):
-        found.append(("warning", f"parameter {prop!r} of the tool is missing from inputSchema"))
-    mine_req, their_req = set(mine.get("required") or []), set(theirs.get("required") or [])
-    if mine_req != their_req:
-        found.append(("error", f"required is {sorted(mine_req)} in the file but "
-                               f"{sorted(their_req)} for the tool"))
-    for prop in sorted(set(mine_props) & set(their_props)):
-        a, b = _plain_type(mine_props[prop]), _plain_type(their_props[prop])
-        if a is not None and b is not None and a != b:
-            found.append(("error", f"inputSchema property {prop!r} is {'/'.join(sorted(a))} "
-                                   f"in the file but {'/'.join(sorted(b))} for the tool"))
-    return found
-
-
-def example_problems(file: DescriptionFile, registered: dict[str, Any]) -> list[str]:
-    """Examples whose input the server (registered schema) or the file's schema rejects."""
-    if not file.examples:
-        return []
-    from jsonschema import validators  # a dependency of the mcp SDK that FastMCP requires
-
-    schemas: list[tuple[str, dict[str, Any]]] = [("the tool's schema",
-                                                  registered.get("inputSchema") or {})]
-    if file.input_schema is not None:
-        schemas.append(("the file's inputSchema", _inline(file.input_schema)))
-    found: list[str] = []
-    for label, schema in schemas:
-        validator_class = validators.validator_for(schema)
-        try:
-            validator_class.check_schema(schema)
-        except Exception as exc:
-            found.append(f"{label} is not a valid JSON Schema: {getattr(exc, 'message', exc)}")
-            continue
-        validator = validator_class(schema)
-        for i, example in enumerate(file.examples):
-            for err in sorted(validator.iter_errors(example.input), key=lambda e: e.json_path):
-                where = "" if err.json_path == "$" else f" at {err.json_path[2:]}"
-                found.append(f"examples[{i}].input{where}: {err.message} (per {label})")
-    return list(dict.fromkeys(found))
-
-
-def _inline(schema: dict[str, Any]) -> dict[str, Any]:
-    return dereference_refs(schema) if "$defs" in schema or "$ref" in json.dumps(schema) else schema
-
-
-def _properties(schema: dict[str, Any]) -> dict[str, Any]:
-    props = schema.get("properties")
-    return props if isinstance(props, dict) else {}
-
-
-def _plain_type(spec: Any) -> frozenset[str] | None:
-    kind = spec.get("type") if isinstance(spec, dict) else None
-    if isinstance(kind, str):
-        return frozenset([kind])
-    if isinstance(kind, list) and all(isinstance(k, str) for k in kind):
-        return frozenset(kind)
-    return None
-
-
 # -- tokens ------------------------------------------------------------------------------
 def _encoder() -> Any:
     try:
@@ -333,10 +159,6 @@ def _encoder() -> Any:
             "installed: pip install bpe-openai"
         ) from None
     return bpe_openai.get_encoding(ENCODING)
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 async def _listing_json(server: FastMCP[Any], middleware: list[Any]) -> str:
@@ -365,7 +187,7 @@ async def _wire(server: FastMCP[Any], middleware: list[Any]) -> dict[str, str]:
             resources=[r.to_mcp_resource(uri=str(r.uri)) for r in resources]),
         "prompts": mt.ListPromptsResult(prompts=[p.to_mcp_prompt(name=p.name) for p in prompts]),
     }
-    return {kind: _compact(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
+    return {kind: compact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
             for kind, result in results.items()}
 
 
@@ -392,7 +214,7 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
     tools = await registered_tools(server)
     per_tool = {}
     for name, tool in tools.items():
-        body = _compact(full_definition(tool, ours.store.lookup(name)))
+        body = compact_json(full_definition(tool, ours.store.lookup(name)))
         per_tool[name] = {"tokens": count(body), "bytes": len(body.encode("utf-8"))}
     return {
         "encoding": ENCODING,
@@ -466,8 +288,11 @@ async def _run(args: argparse.Namespace) -> int:
         return extract(await registered_tools(server), args.output, suffix=f".{args.format}",
                        force=args.force, summary_max_chars=args.summary_max_chars)
     if args.command == "check":
-        problems = check(await registered_tools(server), args.directory,
-                         summary_max_chars=args.summary_max_chars)
+        try:
+            problems = check(await registered_tools(server), args.directory,
+                             summary_max_chars=args.summary_max_chars)
+        except NotADirectoryError as exc:
+            raise CliError(str(exc)) from None
         for problem in problems:
             _out(str(problem))
         errors = sum(p.severity == "error" for p in problems)
