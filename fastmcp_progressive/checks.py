@@ -16,7 +16,6 @@ Example:
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -24,9 +23,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fastmcp.tools.base import Tool
-from fastmcp.utilities.json_schema import dereference_refs
 
-from .definitions import registered_definition
+from .definitions import inline_refs, registered_definition
 from .descriptions import (
     SUFFIXES,
     DescriptionError,
@@ -139,7 +137,7 @@ def schema_problems(file: DescriptionFile,
     """Where the file's inputSchema disagrees with the function the server validates against."""
     if file.input_schema is None:
         return []
-    mine = _inline(file.input_schema)
+    mine = inline_refs(file.input_schema)
     theirs = registered.get("inputSchema") or {}
     mine_props = _properties(mine)
     their_props = _properties(theirs)
@@ -169,7 +167,7 @@ def example_problems(file: DescriptionFile, registered: dict[str, Any]) -> list[
     schemas: list[tuple[str, dict[str, Any]]] = [("the tool's schema",
                                                   registered.get("inputSchema") or {})]
     if file.input_schema is not None:
-        schemas.append(("the file's inputSchema", _inline(file.input_schema)))
+        schemas.append(("the file's inputSchema", inline_refs(file.input_schema)))
     found: list[str] = []
     for label, schema in schemas:
         validator_class = validators.validator_for(schema)
@@ -184,10 +182,6 @@ def example_problems(file: DescriptionFile, registered: dict[str, Any]) -> list[
                 where = "" if err.json_path == "$" else f" at {err.json_path[2:]}"
                 found.append(f"examples[{i}].input{where}: {err.message} (per {label})")
     return list(dict.fromkeys(found))
-
-
-def _inline(schema: dict[str, Any]) -> dict[str, Any]:
-    return dereference_refs(schema) if "$defs" in schema or "$ref" in json.dumps(schema) else schema
 
 
 def _properties(schema: dict[str, Any]) -> dict[str, Any]:

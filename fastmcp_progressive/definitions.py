@@ -35,6 +35,13 @@ _REGISTERED_FIELDS = (
 )
 
 
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every ``$ref`` inlined (unchanged, not copied, when it has none)."""
+    if "$defs" in schema or "$ref" in json.dumps(schema):
+        return dereference_refs(schema)
+    return schema
+
+
 def registered_definition(tool: Tool) -> dict[str, Any]:
     """The tool as plain FastMCP would list it, schemas inlined, display-only fields dropped."""
     wire = tool.to_mcp_tool(name=tool.name).model_dump(
@@ -43,8 +50,8 @@ def registered_definition(tool: Tool) -> dict[str, Any]:
     definition = {key: wire[key] for key in _REGISTERED_FIELDS if key in wire}
     for key in ("inputSchema", "outputSchema"):
         schema = definition.get(key)
-        if isinstance(schema, dict) and ("$defs" in schema or "$ref" in json.dumps(schema)):
-            definition[key] = dereference_refs(schema)
+        if isinstance(schema, dict):
+            definition[key] = inline_refs(schema)
     return definition
 
 
@@ -76,23 +83,16 @@ class Definitions:
         self.store = store
         self._memo = IdentityMemo()
 
-    def for_tool(self, tool: Tool) -> dict[str, Any]:
-        """The full definition of ``tool`` as its file says now."""
-        return self._entry(tool)[1]
-
-    def text_for_tool(self, tool: Tool) -> str:
-        """The same definition as compact JSON, serialized once per change."""
-        return self._entry(tool)[2]
-
-    def _entry(self, tool: Tool) -> tuple[Any, dict[str, Any], str]:
+    def for_tool(self, tool: Tool) -> tuple[dict[str, Any], str]:
+        """The full definition of ``tool`` as its file says now, and its compact JSON."""
         sig = self.store.signature(tool.name)
         memo: tuple[Any, dict[str, Any], str] | None = self._memo.get(tool)
         if memo is not None and memo[0] == sig:
-            return memo
+            return memo[1], memo[2]
         definition = full_definition(tool, self.store.lookup_at(tool.name, sig))
-        entry = (sig, definition, compact_json(definition))
-        self._memo.put(tool, entry)
-        return entry
+        text = compact_json(definition)
+        self._memo.put(tool, (sig, definition, text))
+        return definition, text
 
 
 def compact_json(value: Any) -> str:

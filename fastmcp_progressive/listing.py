@@ -29,7 +29,7 @@ from typing import Any, Literal
 from fastmcp.tools.base import Tool, ToolResult
 from fastmcp.utilities.json_schema import dereference_refs
 
-from .descriptions import DescriptionStore, Signature
+from .descriptions import DescriptionFile, DescriptionStore, Signature
 
 ListingLevel = Literal["minimal", "skeleton"]
 LEVELS: tuple[ListingLevel, ...] = ("minimal", "skeleton")
@@ -57,6 +57,14 @@ def summarize(description: str | None, max_chars: int) -> str:
     if " " in cut:
         cut = cut.rsplit(" ", 1)[0]
     return cut.rstrip(" ,;:-") + ELLIPSIS
+
+
+def file_line(file: DescriptionFile, max_chars: int) -> str | None:
+    """The listing line a description file sets: its ``summary``, else its description's
+    first sentence; None when it sets neither (the tool's own text is used then)."""
+    if file.summary:
+        return file.summary
+    return summarize(file.description, max_chars) if file.description else None
 
 
 def skeleton(schema: dict[str, Any]) -> dict[str, Any]:
@@ -178,12 +186,10 @@ class Lister:
         ]
 
     def summary(self, tool: Tool, sig: Signature | None) -> str:
-        """The one line shown for ``tool``: its file's ``summary``, else its first sentence."""
+        """The one line shown for ``tool``: its file's line, else its own first sentence."""
         file = self.store.lookup_at(tool.name, sig) if sig is not None else None
-        if file is not None and file.summary:
-            return file.summary
-        source = file.description if file is not None and file.description else tool.description
-        return summarize(source or tool.title, self.summary_max_chars)
+        line = file_line(file, self.summary_max_chars) if file is not None else None
+        return line or summarize(tool.description or tool.title, self.summary_max_chars)
 
     def _reduced(self, tool: Tool, sig: Signature | None) -> Tool:
         memo: tuple[Signature | None, Tool] | None = self._memo.get(tool)

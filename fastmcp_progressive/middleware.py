@@ -218,8 +218,7 @@ class ProgressiveDisclosure(Middleware):
                     available = await self.catalog.names(ctx)
                 described.body[name] = payloads.unknown_tool(name, available)
             else:
-                described.body[name] = self.definitions.for_tool(tool)
-                described.texts[name] = self.definitions.text_for_tool(tool)
+                described.body[name], described.texts[name] = self.definitions.for_tool(tool)
                 described.granted.append(name)
         caller = identify(ctx)
         if described.granted and self._identified(caller):
@@ -303,7 +302,7 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[mt.InitializeRequest, mt.InitializeResult | None],
     ) -> mt.InitializeResult | None:
         result = await call_next(context)
-        return self._with_instructions(result)  # type: ignore[no-any-return]
+        return self._announce(result)  # type: ignore[no-any-return]
 
     async def on_discover(
         self,
@@ -311,9 +310,9 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[Any, Any],
     ) -> Any:
         result = await call_next(context)
-        return self._with_instructions(result)
+        return self._announce(result)
 
-    # -- hot reload (watch.py): BEGIN block owned by the hot-reload work ----------------
+    # -- hot reload -----------------------------------------------------------------------
     # A watcher thread started by the first request invalidates edited description files
     # and sends tools/list_changed to live legacy sessions; it stops with the server.
     @cached_property
@@ -333,10 +332,9 @@ class ProgressiveDisclosure(Middleware):
         """Stop the watcher for good (it also stops by itself when the server stops)."""
         self.hot_reload.close()
 
-    # -- hot reload: END --------------------------------------------------------------
-
     # -- helpers ------------------------------------------------------------------------
-    def _with_instructions(self, result: Any) -> Any:
+    def _announce(self, result: Any) -> Any:
+        """Append the workflow paragraph and advertise the extension in the capabilities."""
         if not self.instructions:
             return result
         if not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):

@@ -44,7 +44,7 @@ import watchfiles
 
 from .caller import Caller, identify, on_connection_close, server_running
 from .descriptions import SUFFIXES, DescriptionStore, safe_file_name
-from .listing import summarize
+from .listing import file_line
 
 logger = logging.getLogger(__name__)
 
@@ -418,11 +418,7 @@ class HotReload:
 
     def _line(self, name: str) -> str | None:
         file = self.store.lookup(name)
-        if file is None:
-            return None
-        if file.summary:
-            return file.summary
-        return summarize(file.description, self.summary_max_chars) if file.description else None
+        return file_line(file, self.summary_max_chars) if file is not None else None
 
     def _scan(self) -> set[str]:
         return set(self.store.signatures())
