@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -105,15 +105,11 @@ class GrantStore:
             store = _require(kv)
             try:
                 found = await self._bounded(
-                    store.get(_kv_key(caller, tool), collection=GRANTS_COLLECTION)
+                    lambda: store.get(_kv_key(caller, tool), collection=GRANTS_COLLECTION)
                 )
             except Exception as exc:
-                if not isinstance(exc, GrantStoreUnavailable):  # the cool-down is not news
-                    logger.error(
-                        "grant store lookup failed (%s); failing %s",
-                        _describe(exc),
-                        self.on_store_error,
-                    )
+                if not isinstance(exc, GrantStoreUnavailable):  # the rest after one is not news
+                    _log_failure(exc, f"lookup failed ({{}}); failing {self.on_store_error}")
                 if self.on_store_error == "closed":
                     raise GrantStoreUnavailable("the grant store is not answering") from None
                 return True
@@ -131,7 +127,7 @@ class GrantStore:
             keys = [_kv_key(caller, name) for name in names]
             try:
                 await self._bounded(
-                    store.put_many(
+                    lambda: store.put_many(
                         keys,
                         [{"granted": True}] * len(keys),
                         collection=GRANTS_COLLECTION,
@@ -139,9 +135,7 @@ class GrantStore:
                     )
                 )
             except Exception as exc:
-                logger.error(
-                    "grant store write failed (%s); the grant may not be kept", _describe(exc)
-                )
+                _log_failure(exc, "write failed ({}); the grant may not be kept")
             return
         granted = self._memory_set(caller, create=True)
         if granted is not None:
@@ -156,15 +150,13 @@ class GrantStore:
         self._sessions.expire()
         return len(self._sessions) + len(self._streams)
 
-    async def _bounded(self, operation: Awaitable[T]) -> T:
+    async def _bounded(self, operation: Callable[[], Awaitable[T]]) -> T:
+        """Run one store operation within ``store_timeout``; none while the store rests."""
         if time.monotonic() < self._store_down_until:
-            close = getattr(operation, "close", None)
-            if close is not None:
-                close()  # never awaited: do not leave a "coroutine was never awaited" warning
             raise GrantStoreUnavailable("the grant store failed moments ago")
         try:
             with anyio.fail_after(self.store_timeout):
-                return await operation
+                return await operation()
         except Exception:
             self._store_down_until = time.monotonic() + STORE_RETRY_SECONDS
             raise
@@ -213,5 +205,7 @@ def _kv_key(caller: Caller, tool: str) -> str:
     return f"{prefix}|{tool}"
 
 
-def _describe(exc: BaseException) -> str:
-    return "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__
+def _log_failure(exc: BaseException, what: str) -> None:
+    """One error line for a store failure, ``what`` formatted with its short reason."""
+    reason = "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__
+    logger.error("grant store " + what.format(reason))
