@@ -244,6 +244,14 @@ def safe_file_name(name: str) -> bool:
     )
 
 
+def description_name(path: str | os.PathLike[str]) -> str | None:
+    """The tool a file in the directory describes, or None for any other file."""
+    stem, dot, ext = os.path.basename(path).rpartition(".")
+    if not dot or dot + ext not in SUFFIXES or not safe_file_name(stem):
+        return None
+    return stem
+
+
 class DescriptionStore:
     """Description files of one directory, parsed on demand and cached by file signature."""
 
@@ -293,10 +301,10 @@ class DescriptionStore:
         except OSError:
             return found
         for entry in entries:
-            stem, dot, ext = entry.name.rpartition(".")
-            suffix = dot + ext
-            if not dot or suffix not in SUFFIXES or not safe_file_name(stem):
+            stem = description_name(entry.name)
+            if stem is None:
                 continue
+            suffix = entry.name[len(stem):]
             if stem in found and found[stem][3] == ".json":
                 continue  # .json wins over .md
             try:

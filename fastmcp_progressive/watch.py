@@ -43,7 +43,7 @@ from typing import Any
 import watchfiles
 
 from .caller import Caller, identify, on_connection_close, server_running
-from .descriptions import SUFFIXES, DescriptionStore, safe_file_name
+from .descriptions import DescriptionStore, description_name
 from .listing import file_line
 
 logger = logging.getLogger(__name__)
@@ -54,14 +54,6 @@ _CLOSE_MARKER = "fastmcp_progressive.notify"
 
 Changed = Callable[[frozenset[str] | None], None]
 """Called with the tool names whose files changed, or None for "anything may have"."""
-
-
-def description_name(path: str | os.PathLike[str]) -> str | None:
-    """The tool a path in the directory describes, or None for any other file."""
-    stem, dot, ext = os.path.basename(path).rpartition(".")
-    if not dot or dot + ext not in SUFFIXES or not safe_file_name(stem):
-        return None
-    return stem
 
 
 # -- the thread --------------------------------------------------------------------------
