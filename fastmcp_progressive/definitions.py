@@ -22,7 +22,7 @@ from fastmcp.tools.base import Tool
 from fastmcp.utilities.json_schema import dereference_refs
 
 from .descriptions import DescriptionFile, DescriptionStore
-from .listing import IdentityMemo
+from .memo import IdentityMemo
 
 _REGISTERED_FIELDS = (
     "name",

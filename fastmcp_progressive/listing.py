@@ -22,7 +22,6 @@ Example:
 from __future__ import annotations
 
 import re
-import weakref
 from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
@@ -30,6 +29,7 @@ from fastmcp.tools.base import Tool, ToolResult
 from fastmcp.utilities.json_schema import dereference_refs
 
 from .descriptions import DescriptionFile, DescriptionStore, Signature
+from .memo import IdentityMemo
 
 ListingLevel = Literal["minimal", "skeleton"]
 LEVELS: tuple[ListingLevel, ...] = ("minimal", "skeleton")
@@ -124,36 +124,6 @@ class ListedTool(Tool):
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:  # pragma: no cover
         raise RuntimeError("a listed copy of a tool is never run")
-
-
-class IdentityMemo:
-    """Values keyed by object identity, dropped when the object dies.
-
-    FastMCP tools define ``__eq__`` without ``__hash__``, so a ``WeakKeyDictionary`` cannot
-    hold them; an ``id()`` key guarded by a weak reference can, and is also cheaper than
-    hashing a model.
-    """
-
-    def __init__(self) -> None:
-        self._entries: dict[int, tuple[weakref.ref[Any], Any]] = {}
-
-    def get(self, obj: Any) -> Any:
-        entry = self._entries.get(id(obj))
-        return entry[1] if entry is not None and entry[0]() is obj else None
-
-    def put(self, obj: Any, value: Any) -> None:
-        key = id(obj)
-        entries = self._entries
-
-        def forget(_: weakref.ref[Any]) -> None:
-            current = entries.get(key)
-            if current is not None and current[0]() is None:
-                del entries[key]
-
-        entries[key] = (weakref.ref(obj, forget), value)
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
 
 class Lister:

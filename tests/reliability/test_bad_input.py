@@ -167,11 +167,25 @@ def test_tools_query_fuzz_in_memory_with_lone_surrogates(
 ) -> None:
     with opened_files() as paths:
         for era in ("legacy", "modern"):
+            if era == "modern" and not _utf8_encodable(q):
+                # the 2026-07-28 SDK client copies the URI into the Mcp-Name header and
+                # cannot encode a lone surrogate there: it fails before sending anything,
+                # so only the handshake era can put such a URI in front of the server
+                figures.add("bad input: lone-surrogate queries the modern client cannot send")
+                continue
             text, took = live_memory.read(era, f"{DESCRIPTIONS_URI}?{q}")
             assert took < REQUEST_SECONDS and text is not None
             check_read(text, tree)
             figures.add("bad input: tools= queries tried (memory, both eras)")
     assert not outside(paths, tree / "descriptions", SUFFIXES)
+
+
+def _utf8_encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def test_fuzzed_reads_granted_exactly_what_they_served(live_http: Live) -> None:
