@@ -180,3 +180,55 @@ def _client_extensions(session: Any) -> Mapping[str, Any]:
     caps = getattr(session, "client_capabilities", None)
     extensions = getattr(caps, "extensions", None)
     return dict(extensions) if isinstance(extensions, Mapping) else {}
+
+
+# -- catalog lookups (lookup.py) -----------------------------------------------------------
+def local_tool_providers(server: Any) -> tuple[list[Any], bool]:
+    """The plain ``LocalProvider`` objects behind ``server`` (mounted servers included), and
+    whether every tool provider in the tree is one of them or a mount of a server that is.
+
+    Reads the public ``providers`` list and ``FastMCPProvider.server``; a provider of any
+    other kind (proxy, OpenAPI, file system, a ``LocalProvider`` subclass) makes the answer
+    "not only local", and its lookups are left entirely to FastMCP.
+    """
+    from fastmcp.server.providers.fastmcp_provider import FastMCPProvider
+    from fastmcp.server.providers.local_provider import LocalProvider
+
+    found: list[Any] = []
+    only_local = True
+    pending, seen = [server], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for provider in getattr(current, "providers", ()):
+            if type(provider) is LocalProvider:
+                found.append(provider)
+            elif isinstance(provider, FastMCPProvider):
+                pending.append(provider.server)
+            else:
+                only_local = False
+    return found, only_local
+
+
+def tool_components(provider: Any) -> list[Any]:
+    """Every component a ``LocalProvider`` holds (private ``_components``), tools and others."""
+    return list(provider._components.values())
+
+
+def replace_tool_getter(provider: Any, make: Callable[[Any], Any]) -> None:
+    """Give one ``LocalProvider`` instance the ``_get_tool`` that ``make(original)`` returns.
+
+    Installed once per provider (a marker attribute remembers it); the replacement must
+    answer exactly as the original (``Provider.get_tool`` calls ``self._get_tool``).
+    """
+    if getattr(provider, "_fastmcp_progressive_lookup", False):
+        return
+    provider._get_tool = make(provider._get_tool)
+    provider._fastmcp_progressive_lookup = True
+
+
+def search_tool_names(transform: Any) -> tuple[str, str]:
+    """The (search, call) tool names of a FastMCP search transform (private attributes)."""
+    return (transform._search_tool_name, transform._call_tool_name)

@@ -167,12 +167,24 @@ class ProgressiveDisclosure(Middleware):
         if listing_passthrough() or serving_tool_call():
             return tools  # our own catalog query, or a catalog built inside a tool call
         ctx = context.fastmcp_context
-        if self._mode(identify(ctx)) == "full":
+        caller = identify(ctx)
+        if self._mode(caller) == "full":
             return tools
-        reduced = self.lister.reduce(tools, self._exempt(ctx))
+        exempt = self._exempt(ctx)
+        reduced = self.lister.reduce(tools, exempt)
+        if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
+            await self._remember_listing(ctx, caller, [t for t in tools if t.name not in exempt])
         if self.bridge is not None and all(t.name != self.bridge.name for t in tools):
             reduced.append(self.bridge)
         return reduced
+
+    async def _remember_listing(self, ctx: Context, caller: Caller, shown: list[Tool]) -> None:
+        """Which reduced lines this legacy session sees, after any middleware outside us
+        filters them: its ``tools/list_changed`` notifications follow only those."""
+        names = (await self.catalog.visible(ctx, shown)) if self.catalog.filters(ctx) else {
+            t.name for t in shown
+        }
+        self.hot_reload.listed(caller, frozenset(names))
 
     # -- resources ----------------------------------------------------------------------
     async def on_list_resources(
@@ -211,12 +223,9 @@ class ProgressiveDisclosure(Middleware):
             body = payloads.missing_selection(await self.catalog.names(ctx))
             return Described(body, refused=True)
         described = Described({})
-        available: list[str] | None = None
         for name, tool in (await self.catalog.tools(ctx, selection.names)).items():
             if tool is None:
-                if available is None:
-                    available = await self.catalog.names(ctx)
-                described.body[name] = payloads.unknown_tool(name, available)
+                described.body[name] = payloads.unknown_tool(name)
             else:
                 described.body[name], described.texts[name] = self.definitions.for_tool(tool)
                 described.granted.append(name)
@@ -248,8 +257,11 @@ class ProgressiveDisclosure(Middleware):
         if not self._identified(caller):
             self._warn_anonymous_once()
             return await call_next(context)
+        kv = self._kv(ctx, caller)
+        if kv is not None and not await self.catalog.exists(ctx, name):
+            return await call_next(context)  # a store key is made only from a real tool
         try:
-            if await self.grants.has(caller, name, kv=self._kv(ctx, caller)):
+            if await self.grants.has(caller, name, kv=kv):
                 return await call_next(context)
         except GrantStoreUnavailable:
             return _error_result(payloads.store_unavailable())
@@ -334,15 +346,15 @@ class ProgressiveDisclosure(Middleware):
 
     # -- helpers ------------------------------------------------------------------------
     def _announce(self, result: Any) -> Any:
-        """Append the workflow paragraph and advertise the extension in the capabilities."""
-        if not self.instructions:
-            return result
+        """Advertise the extension in the capabilities and (``instructions``) append the
+        workflow paragraph; the advertisement is how clients find the extension, so it
+        stays when the paragraph is turned off."""
         if not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):
             return result
         base = result.instructions or ""
-        if payloads.INSTRUCTIONS in base:
-            return result
-        joined = f"{base}\n\n{payloads.INSTRUCTIONS}" if base else payloads.INSTRUCTIONS
+        joined = base
+        if self.instructions and payloads.INSTRUCTIONS not in base:
+            joined = f"{base}\n\n{payloads.INSTRUCTIONS}" if base else payloads.INSTRUCTIONS
         capabilities = result.capabilities
         extensions = dict(capabilities.extensions or {})
         extensions[payloads.EXTENSION_ID] = {
@@ -351,7 +363,7 @@ class ProgressiveDisclosure(Middleware):
             "bridge_tool": self.bridge.name if self.bridge is not None else None,
         }
         return result.model_copy(update={
-            "instructions": joined,
+            "instructions": joined or result.instructions,
             "capabilities": capabilities.model_copy(update={"extensions": extensions}),
         })
 
