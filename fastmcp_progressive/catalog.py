@@ -77,7 +77,7 @@ def _gateway_names(transform: Any) -> tuple[str, ...]:
     try:
         from fastmcp.experimental.transforms.code_mode import CodeMode
     except ImportError:  # pragma: no cover - an optional part of FastMCP
-        CodeMode = None  # type: ignore[assignment,misc]  # noqa: N806
+        CodeMode = None  # type: ignore[assignment,misc]
     if CodeMode is not None and isinstance(transform, CodeMode):
         return (transform.execute_tool_name,)
     if isinstance(transform, ResourcesAsTools):
@@ -178,7 +178,7 @@ class Catalog:
             return {tool.name for tool in tools}
         candidates = list(tools)
 
-        async def base(_: MiddlewareContext[Any]) -> Sequence[Tool]:
+        async def base(context: MiddlewareContext[Any]) -> Any:
             return list(candidates)
 
         chain: CallNext[Any, Any] = base

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from fastmcp.tools.base import Tool
@@ -67,7 +68,7 @@ def batch(server: Any) -> Iterator[Batch]:
     """Share one name index per provider among the lookups made inside the block."""
     providers, only_local = local_tool_providers(server)
     for provider in providers:
-        replace_tool_getter(provider, lambda original, p=provider: _indexed(p, original))
+        replace_tool_getter(provider, partial(_indexed, provider))
     current = Batch(exact=only_local)
     token = _current.set(current)
     try:

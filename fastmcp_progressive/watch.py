@@ -169,7 +169,7 @@ class DirectoryWatcher:
                 identity = _dir_identity(self.directory)
                 if identity is None:
                     if seen and previous is not None:
-                        self._on_change(None)  # every file went with the directory
+                        self._report(None)  # every file went with the directory
                     seen, previous = True, None
                     self._mark_ready()
                     stop.wait(self.wakeup)
@@ -214,6 +214,17 @@ class DirectoryWatcher:
                 if self._thread is threading.current_thread():
                     self._exiting = True
 
+    def _report(self, names: frozenset[str] | None) -> None:
+        """Hand a change to ``on_change``; its failure is not a failure of the OS watch.
+
+        Only the watch itself failing may switch to polling: a bad file (or a bug) behind
+        the callback is logged and the next change is reported as usual.
+        """
+        try:
+            self._on_change(names)
+        except Exception:
+            logger.exception("handling a change in %s failed", self.directory)
+
     def _mark_ready(self) -> None:
         if not self.ready.is_set():
             self._on_ready()
@@ -250,13 +261,13 @@ class DirectoryWatcher:
                         self.directory,
                         "is watched again" if resumed else "appeared",
                     )
-                    self._on_change(None)
+                    self._report(None)
                 self._mark_ready()
             names = frozenset(
                 name for _, path in changes if (name := description_name(path)) is not None
             )
             if names:
-                self._on_change(names)
+                self._report(names)
                 self.batches += 1  # after handling: a test waiting on it sees the outcome
             if not self._keep_going(stop) or _dir_identity(self.directory) != identity:
                 return
