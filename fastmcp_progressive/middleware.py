@@ -50,6 +50,7 @@ from .descriptions import DescriptionStore
 from .grants import GrantStore, GrantStoreUnavailable, KeyValue, StoreErrorPolicy
 from .guidance import guidance_prompt as guidance_prompt_for
 from .listing import Lister, ListingLevel
+from .options import check_options
 from .selection import (
     MAX_QUERY_CHARS,
     Selection,
@@ -127,8 +128,16 @@ class ProgressiveDisclosure(Middleware):
     ) -> None:
         if anonymous not in ANONYMOUS_POLICIES:
             raise ValueError(f"anonymous must be one of {ANONYMOUS_POLICIES}, not {anonymous!r}")
-        if max_tools_per_read < 1:
-            raise ValueError("max_tools_per_read must be at least 1")
+        check_options(
+            descriptions_dir=descriptions_dir, listing=listing,
+            summary_max_chars=summary_max_chars, strip_noise=strip_noise, grant_ttl=grant_ttl,
+            max_sessions=max_sessions, grant_store=grant_store, shared_sessions=shared_sessions,
+            store_timeout=store_timeout, on_store_error=on_store_error,
+            max_tools_per_read=max_tools_per_read, cache_size=cache_size,
+            full_clients=full_clients, mode_header=mode_header, mode_resolver=mode_resolver,
+            exempt_tools=exempt_tools, bridge_tool=bridge_tool,
+            guidance_prompt=guidance_prompt, instructions=instructions,
+        )
         self.store = DescriptionStore(descriptions_dir, cache_size=cache_size)
         self.definitions = Definitions(self.store)
         self.lister = Lister(self.store, level=listing, summary_max_chars=summary_max_chars,
