@@ -51,7 +51,9 @@ def _drop_hidden(result: Any) -> Any:
 class RequestFilter(Middleware):
     """A tenant filter written the usual way: on the request, by method."""
 
-    async def on_request(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
+    async def on_request(
+        self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]
+    ) -> Any:
         result = await call_next(context)
         return _drop_hidden(result) if context.method == "tools/list" else result
 
@@ -59,7 +61,9 @@ class RequestFilter(Middleware):
 class MessageFilter(Middleware):
     """The same filter, one hook further out."""
 
-    async def on_message(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]) -> Any:
+    async def on_message(
+        self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]
+    ) -> Any:
         result = await call_next(context)
         return _drop_hidden(result) if context.method == "tools/list" else result
 
