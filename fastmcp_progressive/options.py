@@ -63,7 +63,7 @@ def _names(name: str, value: Any) -> None:
         )
     for item in value:
         if not isinstance(item, str) or not item:
-            raise ValueError(f"{name} must hold non-empty strings, not {item!r}")
+            raise ValueError(f"{name} must be a collection of non-empty strings, not {item!r}")
 
 
 def _optional_name(name: str, value: Any) -> None:

@@ -267,3 +267,29 @@ async def test_instructions_false_still_advertises_the_extension(era: str) -> No
         assert EXTENSION_ID in (capabilities.extensions or {})
         assert c.instructions == "Own words."
         assert INSTRUCTIONS not in c.instructions
+
+
+_ANY_VALUE = st.one_of(
+    st.none(), st.booleans(), st.integers(-10**13, 10**13), st.floats(), st.text(max_size=8),
+    st.lists(st.one_of(st.text(max_size=5), st.integers()), max_size=3),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(option=st.sampled_from([
+    "listing", "summary_max_chars", "strip_noise", "grant_ttl", "max_sessions",
+    "shared_sessions", "store_timeout", "on_store_error", "max_tools_per_read", "cache_size",
+    "full_clients", "mode_header", "exempt_tools", "bridge_tool", "guidance_prompt",
+    "instructions",
+]), value=_ANY_VALUE)
+def test_any_option_value_is_accepted_sanely_or_refused_by_name(option: str, value: Any) -> None:
+    try:
+        middleware = ProgressiveDisclosure(**{option: value})
+    except ValueError as exc:
+        assert str(exc).startswith(f"{option} must be"), exc
+        return
+    grants = middleware.grants
+    assert math.isfinite(grants.ttl) and 0 < grants.ttl <= 365 * 24 * 3600
+    assert math.isfinite(grants.store_timeout) and grants.store_timeout > 0
+    assert all(isinstance(name, str) and name for name in middleware.exempt_tools)
+    assert middleware.max_tools_per_read >= 1

@@ -387,6 +387,18 @@ file_bytes = st.one_of(
         lambda t: ("---\n" + json.dumps(t[0]) + "\n---\n" + t[1]).encode()
     ),
     st.text(max_size=500).map(lambda s: ("---\n" + s).encode()),
+    # numbers Python's json reads but cannot serve or convert: past the integer digit
+    # limit, overflowing floats, NaN and Infinity literals
+    st.tuples(fields, st.integers(4290, 6000), st.sampled_from(["9", "-9", "0."])).map(
+        lambda t: json.dumps({**t[0], "x-big": 0}).replace(
+            '"x-big": 0', '"x-big": ' + t[2] + "9" * t[1]).encode()
+    ),
+    st.sampled_from(["1e400", "-1e400", "NaN", "Infinity", "-Infinity"]).map(
+        lambda n: ('{"usage_guidance": ' + n + ', "examples": [{"description": "d", '
+                   '"input": {"x": ' + n + "}}]}").encode()
+    ),
+    # a description whose first sentence never ends before the cut (the summary rule)
+    st.integers(1, 60_000).map(lambda n: json.dumps({"description": "e.g. " * n}).encode()),
 )
 
 
