@@ -212,9 +212,69 @@ def local_tool_providers(server: Any) -> tuple[list[Any], bool]:
     return found, only_local
 
 
-def tool_components(provider: Any) -> list[Any]:
-    """Every component a ``LocalProvider`` holds (private ``_components``), tools and others."""
-    return list(provider._components.values())
+class _TrackedComponents(dict):  # type: ignore[type-arg]
+    """A ``LocalProvider``'s component dict that counts its own changes."""
+
+    version = 0
+
+    def _changed(self) -> None:
+        self.version += 1
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        self._changed()
+
+    def __delitem__(self, key: Any) -> None:
+        super().__delitem__(key)
+        self._changed()
+
+    def pop(self, *args: Any) -> Any:
+        self._changed()
+        return super().pop(*args)
+
+    def popitem(self) -> Any:
+        self._changed()
+        return super().popitem()
+
+    def clear(self) -> None:
+        super().clear()
+        self._changed()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        super().update(*args, **kwargs)
+        self._changed()
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        self._changed()
+        return super().setdefault(key, default)
+
+    def __ior__(self, other: Any) -> Any:  # type: ignore[misc]
+        self._changed()
+        return super().__ior__(other)
+
+
+def tool_components(provider: Any) -> tuple[tuple[int, int], list[Any]]:
+    """A ``LocalProvider``'s components (private ``_components``) and a token that changes
+    whenever they do.
+
+    The dict is swapped once for a subclass that counts writes (the same keys and values;
+    FastMCP's own reads and writes go through unchanged), so an index built from it can be
+    kept until the token moves: any add, replace or removal moves it, and so does a new
+    dict assigned in its place.
+    """
+    components = provider._components
+    if type(components) is not _TrackedComponents:
+        components = _TrackedComponents(components)
+        provider._components = components
+    return (id(components), components.version), list(components.values())
+
+
+def components_token(provider: Any) -> tuple[int, int] | None:
+    """The token ``tool_components`` last handed out for ``provider``, if still current."""
+    components = provider._components
+    if type(components) is not _TrackedComponents:
+        return None
+    return (id(components), components.version)
 
 
 def replace_tool_getter(provider: Any, make: Callable[[Any], Any]) -> None:

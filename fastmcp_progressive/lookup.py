@@ -4,9 +4,10 @@ FastMCP's ``get_tool`` is the exact answer to "may this caller use tool X" (tran
 versions, ``mcp.disable``, session visibility, component ``auth``, injected tools), but a
 ``LocalProvider`` finds a name by scanning every component it holds: a read of 20 names
 at 10,000 tools is 20 scans. Inside ``batch()``, each plain ``LocalProvider`` of the
-server answers its lookups from a name index built once for the batch, with the same
-rules as its own scan (all versions of the name, the version filter, the highest one),
-so every FastMCP rule still applies and only the scan is shared.
+server answers its lookups from a name index, with the same rules as its own scan (all
+versions of the name, the version filter, the highest one), so every FastMCP rule still
+applies and only the scan is gone. The index is kept until the provider's components
+change (``caller.tool_components`` counts every write to them).
 
 The batch also records whether a lookup met a versioned tool. ``Catalog`` first asks
 FastMCP for a name across all versions, which skips ``get_tool``'s second pass over the
@@ -33,7 +34,12 @@ from typing import Any
 from fastmcp.tools.base import Tool
 from fastmcp.utilities.versions import VersionSpec, version_sort_key
 
-from .caller import local_tool_providers, replace_tool_getter, tool_components
+from .caller import (
+    components_token,
+    local_tool_providers,
+    replace_tool_getter,
+    tool_components,
+)
 
 ALL_VERSIONS = VersionSpec()
 """A version filter every version matches: asks ``get_tool`` for the highest one only."""
@@ -84,7 +90,7 @@ def _indexed(provider: Any, original: GetTool) -> GetTool:
             return await original(name, version)
         index = current.indexes.get(id(provider))
         if index is None:
-            index = current.indexes[id(provider)] = _index(tool_components(provider))
+            index = current.indexes[id(provider)] = _index_of(provider)
         matching = index.get(name, ())
         if any(t.version is not None for t in matching):
             current.versioned = True
@@ -93,6 +99,23 @@ def _indexed(provider: Any, original: GetTool) -> GetTool:
         return max(matching, key=version_sort_key) if matching else None
 
     return get_tool
+
+
+_INDEX_ATTRIBUTE = "_fastmcp_progressive_index"
+
+
+def _index_of(provider: Any) -> dict[str, list[Tool]]:
+    """The provider's name index, rebuilt only when its components changed."""
+    kept: tuple[tuple[int, int], dict[str, list[Tool]]] | None = getattr(
+        provider, _INDEX_ATTRIBUTE, None
+    )
+    token = components_token(provider)
+    if kept is not None and kept[0] == token:
+        return kept[1]
+    token, components = tool_components(provider)
+    index = _index(components)
+    setattr(provider, _INDEX_ATTRIBUTE, (token, index))
+    return index
 
 
 def _index(components: list[Any]) -> dict[str, list[Tool]]:

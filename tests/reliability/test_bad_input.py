@@ -258,7 +258,8 @@ async def test_query_lengths_up_to_the_request_limit() -> None:
         tracemalloc.start()
         try:
             for i, size in enumerate(sizes):
-                uri = f"{DESCRIPTIONS_URI}?tools=" + ",".join(["a" * 99] * (size // 100))
+                uri = f"{DESCRIPTIONS_URI}?tools=" + ",".join(
+                    f"a{n:098d}" for n in range(size // 100))  # distinct: duplicates fold
                 uri += "x" * (size - len(uri) + len(DESCRIPTIONS_URI) + 1)
                 request = {"jsonrpc": "2.0", "id": i + 1, "method": "resources/read",
                            "params": {"uri": uri}}
