@@ -143,7 +143,7 @@ async def test_a_read_of_twenty_makes_one_pass_over_the_catalog_not_twenty() -> 
         counts["scans"] = 0
         body = await fetch(c, *names)
     assert all(body[n]["name"] == n for n in names)
-    assert counts["scans"] == 1
+    assert counts["scans"] <= 1  # the name index, (re)built at most once; never one per name
 
 
 async def test_other_listing_middleware_sees_only_the_tools_in_question() -> None:
@@ -178,7 +178,8 @@ async def test_hidden_and_unknown_names_cost_the_same() -> None:
             body = await fetch(c, name)
             assert body[name] == {"error": f"Tool '{name}' not found", "message": UNKNOWN_TOOL_HINT}
             costs.append(dict(counts))
-    assert costs[0] == costs[1] == {"scans": 1, "listings": 0}
+    assert costs[0] == costs[1]
+    assert costs[0]["scans"] <= 1 and costs[0]["listings"] == 0
 
 
 async def test_answers_to_unknown_names_are_bounded_whatever_the_catalog() -> None:

@@ -193,6 +193,7 @@ async def test_directory_deleted_and_recreated_recovers_by_itself(
     with caplog.at_level(logging.INFO, logger="fastmcp_progressive"):
         async with connect(server, "legacy", message_handler=handler) as client:
             assert (await description_of(client)).startswith("Version first.")
+            await client.list_tools()  # notifications follow what this session was shown
             await wait_watcher_ready(middleware)
 
             shutil.rmtree(folder)
@@ -291,6 +292,7 @@ async def test_os_watch_failure_falls_back_to_polling_and_keeps_notifying(
         async with connect(make_server(middleware=middleware, auth=False), "legacy",
                            message_handler=handler) as client:
             await description_of(client)
+            await client.list_tools()  # notifications follow what this session was shown
             await wait_watcher_ready(middleware)
             # (watchfiles' poller takes its first snapshot ~300 ms after the watch yields,
             # so an edit made in that window is never notified: edit until one is)
