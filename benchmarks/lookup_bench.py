@@ -8,7 +8,9 @@ interleaved round by round, medians with the interquartile range):
 - with another middleware hooking ``tools/list`` (a pass-through ``on_list_tools``): a
   **refused call** against a plain call of the same tool, and a **read of 5** against a
   static resource of the same text, both on a plain server with that middleware;
-- the **size of the answer** to a read naming 32 unknown tools.
+- the **size of the answer** to a read naming 32 unknown tools;
+- the cost of reading a name **hidden by component auth** against an **unknown** name
+  (``--not-found``): the two answers are the same bytes and should cost the same.
 
 Run: ``python -m benchmarks.lookup_bench [--tools 10000] [--rounds 30]``.
 """
@@ -79,7 +81,7 @@ async def text_of(client: Client[Any], uri: str) -> str:
 
 async def interleaved(probes: dict[str, Probe], rounds: int) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = {name: [] for name in probes}
-    for name, probe in probes.items():  # warm-up
+    for probe in probes.values():  # warm-up
         await probe()
     for _ in range(rounds):
         for name, probe in probes.items():
@@ -135,12 +137,31 @@ async def run(tools: int, rounds: int) -> dict[str, Any]:
     return results
 
 
+async def not_found(tools: int, rounds: int) -> dict[str, Any]:
+    """A read of a tool hidden by ``auth`` (no token: denied) against an unknown name."""
+    from fastmcp.server.auth import require_scopes
+
+    server = build(tools, ours=True, listing_middleware=False)
+    server.add_tool(Tool.from_function(_square, name="secret", auth=require_scopes("admin")))
+    async with Client(server) as client:
+        hidden, unknown = query(["secret"]), query(["nosuch"])
+        assert "not found" in await text_of(client, hidden)
+        samples = await interleaved({
+            "hidden": lambda: client.read_resource(hidden),
+            "unknown": lambda: client.read_resource(unknown),
+        }, rounds)
+    return {"tools": tools, "hidden_vs_unknown": ratio(samples, "hidden", "unknown")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--tools", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--not-found", action="store_true",
+                        help="only compare a hidden name with an unknown one")
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(run(args.tools, args.rounds)), indent=2))
+    scenario = not_found if args.not_found else run
+    print(json.dumps(asyncio.run(scenario(args.tools, args.rounds)), indent=2))
 
 
 if __name__ == "__main__":
