@@ -136,7 +136,8 @@ class Catalog:
         self._existing: LRUCache[tuple[int, str], bool] = LRUCache(maxsize=4096)
 
     async def exists(self, ctx: Context, name: str) -> bool:
-        """Whether the server has a tool ``name`` at all (visible to this caller or not).
+        """Whether FastMCP's ``get_tool`` finds ``name`` (other middleware's listing
+        filters aside): the check a grant-store key must pass before it is made.
 
         Names found are remembered (bounded), so a granted call asks FastMCP once per
         name; an unknown name is asked every time and never remembered.
@@ -144,8 +145,9 @@ class Catalog:
         key = (id(ctx.fastmcp), name)
         if key in self._existing:
             return True
-        if await ctx.fastmcp.get_tool(name) is None:
-            return False
+        with batch(ctx.fastmcp) as lookups:
+            if await lookups.get(ctx.fastmcp, name) is None:
+                return False
         self._existing[key] = True
         return True
 
