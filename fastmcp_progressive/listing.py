@@ -73,6 +73,11 @@ def summarize(description: str | None, max_chars: int) -> str:
         if not text[max(0, end - _LONGEST_ABBREVIATION) : end].lower().endswith(_ABBREVIATIONS):
             text = text[:end]
             break
+    return cut_line(text, max_chars)
+
+
+def cut_line(text: str, max_chars: int) -> str:
+    """``text`` when it fits in ``max_chars``, else cut at a word boundary with ``...``."""
     if len(text) <= max_chars:
         return text
     cut = text[: max_chars - len(ELLIPSIS)]

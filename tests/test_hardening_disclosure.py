@@ -48,24 +48,23 @@ def _drop_hidden(result: Any) -> Any:
     return result
 
 
+async def _filter_listing(
+    self: Middleware, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]
+) -> Any:
+    result = await call_next(context)
+    return _drop_hidden(result) if context.method == "tools/list" else result
+
+
 class RequestFilter(Middleware):
     """A tenant filter written the usual way: on the request, by method."""
 
-    async def on_request(
-        self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]
-    ) -> Any:
-        result = await call_next(context)
-        return _drop_hidden(result) if context.method == "tools/list" else result
+    on_request = _filter_listing
 
 
 class MessageFilter(Middleware):
     """The same filter, one hook further out."""
 
-    async def on_message(
-        self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]
-    ) -> Any:
-        result = await call_next(context)
-        return _drop_hidden(result) if context.method == "tools/list" else result
+    on_message = _filter_listing
 
 
 class ListFilter(Middleware):

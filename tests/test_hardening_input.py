@@ -24,7 +24,7 @@ from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.cli import main
 from fastmcp_progressive.descriptions import DescriptionStore
 from fastmcp_progressive.grants import _kv_key
-from fastmcp_progressive.listing import ELLIPSIS, summarize
+from fastmcp_progressive.listing import ELLIPSIS, cut_line, summarize
 from fastmcp_progressive.selection import parse_selection, selection_from_names
 from tests.conftest import build_server, connect, fetch, gated, read_json, serve_http
 from tests.test_watch import until, watcher_ready
@@ -191,12 +191,7 @@ def _reference_summary(description: str, max_chars: int) -> str:
         if not text[: match.end()].lower().endswith(_ABBREVIATIONS):
             text = text[: match.end()]
             break
-    if len(text) <= max_chars:
-        return text
-    cut = text[: max_chars - len(ELLIPSIS)]
-    if " " in cut:
-        cut = cut.rsplit(" ", 1)[0]
-    return cut.rstrip(" ,;:-") + ELLIPSIS
+    return cut_line(text, max_chars)
 
 
 @settings(max_examples=500, deadline=None)
