@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_VALIDATORS = 1024
 MAX_PROBLEM_CHARS = 300
+MAX_PROBLEMS = 3
 _UNUSABLE = object()
 """Cached in place of a validator when a tool's schema cannot be compiled."""
 
@@ -45,7 +46,8 @@ class ArgumentChecker:
         self._validators: LRUCache[str, Any] = LRUCache(maxsize=max_validators)
 
     def problem(self, definition: Mapping[str, Any], arguments: Any) -> str | None:
-        """The first reason ``arguments`` do not fit the definition's ``inputSchema``.
+        """Why ``arguments`` do not fit the definition's ``inputSchema`` (up to three
+        reasons, most relevant first, at most ``MAX_PROBLEM_CHARS`` characters).
 
         None when they fit, and also when the schema itself is unusable (logged once per
         definition): a broken schema must not lock every caller out of the tool.
@@ -53,10 +55,14 @@ class ArgumentChecker:
         validator = self._validator(definition)
         if validator is None:
             return None
-        best = schema_errors.best_match(validator.iter_errors(arguments or {}))
-        if best is None:
+        found = validator.iter_errors(arguments or {})
+        errors = sorted(found, key=schema_errors.relevance, reverse=True)
+        if not errors:
             return None
-        return _describe(best)
+        text = "; ".join(_describe(error) for error in errors[:MAX_PROBLEMS])
+        if len(text) > MAX_PROBLEM_CHARS:
+            text = text[: MAX_PROBLEM_CHARS - 3] + "..."
+        return text
 
     def __len__(self) -> int:
         return len(self._validators)
@@ -91,7 +97,4 @@ def _compile(definition: Mapping[str, Any]) -> Any:
 def _describe(error: schema_errors.ValidationError) -> str:
     path = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
     where = f"arguments{path}" if path else "arguments"
-    text = f"{where}: {error.message}"
-    if len(text) > MAX_PROBLEM_CHARS:
-        text = text[: MAX_PROBLEM_CHARS - 3] + "..."
-    return text
+    return f"{where}: {error.message}"
