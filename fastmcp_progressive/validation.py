@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -33,6 +34,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_VALIDATORS = 1024
 MAX_PROBLEM_CHARS = 300
 MAX_PROBLEMS = 3
+MAX_ERRORS_SEEN = 50
+"""Errors looked at per call, so a huge wrong argument costs a bounded amount of work."""
 _UNUSABLE = object()
 """Cached in place of a validator when a tool's schema cannot be compiled."""
 
@@ -55,10 +58,11 @@ class ArgumentChecker:
         validator = self._validator(definition)
         if validator is None:
             return None
-        found = validator.iter_errors(arguments or {})
-        errors = sorted(found, key=schema_errors.relevance, reverse=True)
-        if not errors:
+        found = list(itertools.islice(validator.iter_errors(arguments or {}), MAX_ERRORS_SEEN))
+        best = schema_errors.best_match(found)
+        if best is None:
             return None
+        errors = [best, *(error for error in found if error is not best)]
         text = "; ".join(_describe(error) for error in errors[:MAX_PROBLEMS])
         if len(text) > MAX_PROBLEM_CHARS:
             text = text[: MAX_PROBLEM_CHARS - 3] + "..."
