@@ -381,8 +381,10 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[Any, Any],
     ) -> Any:
         self.hot_reload.observe(context.fastmcp_context)
-        if context.type == "request" and context.method not in IGNORED_METHODS:
-            self.engagement.note_request(identify(context.fastmcp_context), context.method or "")
+        method = context.method or ""
+        if context.type == "request" and method not in IGNORED_METHODS and method != "tools/call":
+            # the first request of a session tells a kept session from a one-call one
+            self.engagement.note_request(identify(context.fastmcp_context), method)
         return await call_next(context)
 
     def close(self) -> None:
