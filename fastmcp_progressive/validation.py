@@ -58,7 +58,10 @@ class ArgumentChecker:
         validator = self._validator(definition)
         if validator is None:
             return None
-        found = list(itertools.islice(validator.iter_errors(arguments or {}), MAX_ERRORS_SEEN))
+        arguments = arguments or {}
+        if validator.is_valid(arguments):
+            return None
+        found = list(itertools.islice(validator.iter_errors(arguments), MAX_ERRORS_SEEN))
         best = schema_errors.best_match(found)
         if best is None:
             return None
