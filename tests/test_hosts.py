@@ -147,7 +147,7 @@ def _pinned_server(tmp: Path | None = None, **options: Any) -> FastMCP:
 
     @server.tool(meta={"anthropic/alwaysLoad": True, "vendor/x": 1})
     def loaded(q: str) -> str:
-        """Always loaded in Claude Code."""
+        """Always loaded in Claude Code. Listed whole."""
         return q
 
     @server.tool(meta={"vendor/x": 2})
@@ -157,17 +157,17 @@ def _pinned_server(tmp: Path | None = None, **options: Any) -> FastMCP:
 
     @server.tool(tags={"always_load"})
     def tagged(q: str) -> str:
-        """Pinned by tag."""
+        """Pinned by tag. Listed whole."""
         return q
 
     @server.tool(meta={"io.github.fastmcp-progressive/alwaysLoad": True})
     def flagged(q: str) -> str:
-        """Pinned by our meta flag."""
+        """Pinned by our meta flag. Listed whole."""
         return q
 
     @server.tool
     def filed(q: str) -> str:
-        """Pinned by its description file."""
+        """Pinned by its description file. Listed whole."""
         return q
 
     server.add_middleware(ProgressiveDisclosure(tmp, **options))
@@ -187,20 +187,13 @@ async def test_meta_survives_and_pins_list_in_full_and_never_gate(
         assert await gated(c, "plain", {"q": "x"})
         for name in ("loaded", "tagged", "flagged", "filed"):
             assert tools[name].input_schema["required"] == ["q"], name
-            assert tools[name].description == server_description(name)
+            registered = await server.get_tool(name)
+            assert registered is not None
+            assert tools[name].description == registered.description  # not summarized
             assert not await gated(c, name, {"q": "x"}), name
         assert tools["loaded"].meta is not None
         assert tools["loaded"].meta["anthropic/alwaysLoad"] is True
         assert "always_load" not in (await fetch(c, "filed"))["filed"]  # not served
-
-
-def server_description(name: str) -> str:
-    return {
-        "loaded": "Always loaded in Claude Code.",
-        "tagged": "Pinned by tag.",
-        "flagged": "Pinned by our meta flag.",
-        "filed": "Pinned by its description file.",
-    }[name]
 
 
 @pytest.mark.parametrize("era", ERAS)
