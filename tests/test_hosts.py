@@ -174,26 +174,31 @@ def _pinned_server(tmp: Path | None = None, **options: Any) -> FastMCP:
     return server
 
 
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize(("transport", "era"), ALL)
 async def test_meta_survives_and_pins_list_in_full_and_never_gate(
-    era: Era, tmp_descriptions: Path, write_description: Any
+    transport: Transport, era: Era, tmp_descriptions: Path, write_description: Any
 ) -> None:
     write_description("filed", {"always_load": True})
     server = _pinned_server(tmp_descriptions)
-    async with connect(server, era) as c:
-        tools = {t.name: t for t in await c.list_tools()}
-        assert tools["plain"].meta == {"vendor/x": 2}  # reduced, _meta kept
-        assert tools["plain"].input_schema == {"type": "object", "properties": {}}
-        assert await gated(c, "plain", {"q": "x"})
-        for name in ("loaded", "tagged", "flagged", "filed"):
-            assert tools[name].input_schema["required"] == ["q"], name
-            registered = await server.get_tool(name)
-            assert registered is not None
-            assert tools[name].description == registered.description  # not summarized
-            assert not await gated(c, name, {"q": "x"}), name
-        assert tools["loaded"].meta is not None
-        assert tools["loaded"].meta["anthropic/alwaysLoad"] is True
-        assert "always_load" not in (await fetch(c, "filed"))["filed"]  # not served
+    async with serve_http(server) if transport == "http" else nullcontext(server) as target:
+        async with connect(target, era) as c:  # (modern HTTP: a caller checked by arguments)
+            await _check_pins(server, c)
+
+
+async def _check_pins(server: FastMCP, c: Any) -> None:
+    tools = {t.name: t for t in await c.list_tools()}
+    assert tools["plain"].meta == {"vendor/x": 2}  # reduced, _meta kept
+    assert tools["plain"].input_schema == {"type": "object", "properties": {}}
+    assert await gated(c, "plain", {})
+    for name in ("loaded", "tagged", "flagged", "filed"):
+        assert tools[name].input_schema["required"] == ["q"], name
+        registered = await server.get_tool(name)
+        assert registered is not None
+        assert tools[name].description == registered.description  # not summarized
+        assert not await gated(c, name, {"q": "x"}), name
+    assert tools["loaded"].meta is not None
+    assert tools["loaded"].meta["anthropic/alwaysLoad"] is True
+    assert "always_load" not in (await fetch(c, "filed"))["filed"]  # not served
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -212,9 +212,9 @@ def _bridge_before_resource(text: str) -> bool:
     return text.index("describe_tools") < text.index(f"{DESCRIPTIONS_URI}?tools=")
 
 
-@pytest.mark.parametrize("era", ERAS)
-async def test_texts_name_the_bridge_first(era: Era) -> None:
-    async with connect(build_server(), era) as c:
+@pytest.mark.parametrize(("transport", "era"), ALL)
+async def test_texts_name_the_bridge_first(transport: Transport, era: Era) -> None:
+    async with _target(build_server(), transport) as target, connect(target, era) as c:
         assert c.instructions is not None
         assert _bridge_before_resource(c.instructions)
         resource = next(r for r in await c.list_resources() if r.name == "tool_descriptions")
