@@ -28,7 +28,7 @@ from .caller import Caller, connection_state
 
 First = Literal["call", "other"]
 _STATE_KEY = "fastmcp_progressive.first_request"
-IGNORED_METHODS = frozenset({"initialize", "ping", "server/discover"})
+IGNORED_METHODS = frozenset({"initialize", "ping", "server/discover", "logging/setLevel"})
 """Requests every client sends whatever it does next: they say nothing about the host."""
 
 
