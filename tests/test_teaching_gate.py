@@ -239,10 +239,10 @@ def test_text_builders_take_a_renamed_bridge(make: Callable[[str | None], str]) 
     assert text.index("learn_tools") < text.index(f"{DESCRIPTIONS_URI}?tools=")
 
 
-@pytest.mark.parametrize("era", ERAS)
-async def test_housekeeping_requests_do_not_count_as_engaging(era: Era) -> None:
-    async with connect(build_server(), era) as c:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_housekeeping_requests_do_not_count_as_engaging(transport: Transport) -> None:
+    # handshake era only: 2026-07-28 has neither ping nor logging/setLevel
+    async with _target(build_server(), transport) as target, connect(target, "legacy") as c:
         await c.ping()
-        if era == "legacy":  # 2026-07-28 has no logging/setLevel
-            await c.set_logging_level("info")
+        await c.set_logging_level("info")
         assert (await c.call_tool("add", {"a": 1, "b": 2})).data == 3  # one-call: checked
