@@ -239,6 +239,7 @@ def test_text_builders_take_a_renamed_bridge(make: Callable[[str | None], str]) 
     assert text.index("learn_tools") < text.index(f"{DESCRIPTIONS_URI}?tools=")
 
 
+@pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_housekeeping_requests_do_not_count_as_engaging(transport: Transport) -> None:
     # handshake era only: 2026-07-28 has neither ping nor logging/setLevel
