@@ -124,10 +124,15 @@ async def run(tools: int, rounds: int) -> dict[str, Any]:
     plain = build(tools, ours=False, listing_middleware=True)
     async with Client(ours, mode="legacy") as mine, Client(plain, mode="legacy") as theirs:
         add_static(plain, "resource:///static5", await text_of(mine, query(five)))
-        refused = await mine.call_tool("tool_00007", {"x": 3}, raise_on_error=False)
-        assert "TOOL_DESCRIPTION_REQUIRED" in json.dumps(refused.structured_content)
+        # a refusal grants the tool it refuses, so each round refuses a tool of its own
+        fresh = iter(names(rounds + 2, start=11, step=13))
+
+        async def refuse() -> None:
+            refused = await mine.call_tool(next(fresh), {"x": 3}, raise_on_error=False)
+            assert "TOOL_DESCRIPTION_REQUIRED" in json.dumps(refused.structured_content)
+
         samples = await interleaved({
-            "refused": lambda: mine.call_tool("tool_00007", {"x": 3}, raise_on_error=False),
+            "refused": refuse,
             "plain_call": lambda: theirs.call_tool("tool_00007", {"x": 3}),
             "read5": lambda: mine.read_resource(query(five)),
             "static5": lambda: theirs.read_resource("resource:///static5"),
