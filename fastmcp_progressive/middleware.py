@@ -28,23 +28,18 @@ from functools import cached_property
 from typing import Any, Literal
 
 import mcp_types as mt
-from fastmcp.prompts import PromptResult
-from fastmcp.prompts.base import Prompt
 from fastmcp.resources import ResourceResult
-from fastmcp.resources.base import Resource, ResourceContent
-from fastmcp.resources.types import TextResource
+from fastmcp.resources.base import ResourceContent
 from fastmcp.server.context import Context
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
-from fastmcp.server.middleware.authorization import AuthMiddleware
 from fastmcp.tools.base import Tool, ToolResult
-from pydantic import AnyUrl
 
 from . import payloads
 from .bridge import BRIDGE_TOOL_NAME, requested_names
-from .bridge import bridge_tool as make_bridge_tool
 from .caller import Caller, identify, is_nested_tool_call, serving_tool_call, state_storage
 from .catalog import Catalog, gateway_tools, listing_passthrough
 from .compat import Mode, ModePolicy, ModeResolver
+from .components import DisclosureComponents, install
 from .definitions import Definitions, compact_json
 from .descriptions import DescriptionStore
 from .grants import GrantStore, GrantStoreUnavailable, KeyValue, StoreErrorPolicy
@@ -143,19 +138,14 @@ class ProgressiveDisclosure(Middleware):
         self.max_tools_per_read = max_tools_per_read
         self.exempt_tools = frozenset(exempt_tools)
         self.instructions = instructions
-        self.bridge = make_bridge_tool(bridge_tool) if bridge_tool else None
         self.prompt = guidance_prompt_for(bridge_tool) if guidance_prompt else None
+        self.components = DisclosureComponents(
+            read=self._read_text, bridge=self._answer_bridge, bridge_name=bridge_tool,
+            prompt=self.prompt,
+        )
+        self.bridge = self.components.bridge
         self._grant_store = grant_store
         self._warned_anonymous = False
-        self._checked_order = False
-        self.listing_resource = TextResource(
-            uri=AnyUrl(payloads.DESCRIPTIONS_URI),
-            name=payloads.RESOURCE_NAME,
-            title=payloads.RESOURCE_TITLE,
-            description=payloads.RESOURCE_DESCRIPTION,
-            mime_type="application/json",
-            text="",
-        )
 
     # -- tools/list ---------------------------------------------------------------------
     async def on_list_tools(
@@ -168,21 +158,16 @@ class ProgressiveDisclosure(Middleware):
             return tools  # our own catalog query, or a catalog built inside a tool call
         ctx = context.fastmcp_context
         if self._mode(identify(ctx)) == "full":
-            return tools
-        reduced = self.lister.reduce(tools, self._exempt(ctx))
+            return [t for t in tools if not self._is_our_bridge(t)]
+        exempt = self._exempt(ctx)
+        if self.bridge is not None:
+            exempt |= {self.bridge.name}
+        reduced = self.lister.reduce(tools, exempt)
         if self.bridge is not None and all(t.name != self.bridge.name for t in tools):
-            reduced.append(self.bridge)
+            reduced.append(self.bridge)  # e.g. a search transform replaced the listing
         return reduced
 
     # -- resources ----------------------------------------------------------------------
-    async def on_list_resources(
-        self,
-        context: MiddlewareContext[Any],
-        call_next: CallNext[Any, Sequence[Resource]],
-    ) -> Sequence[Resource]:
-        resources = await call_next(context)
-        return [self.listing_resource, *resources]
-
     async def on_read_resource(
         self,
         context: MiddlewareContext[mt.ReadResourceRequestParams],
@@ -192,9 +177,14 @@ class ProgressiveDisclosure(Middleware):
         ctx = context.fastmcp_context
         if not is_descriptions_uri(uri) or ctx is None:
             return await call_next(context)
-        self._warn_if_behind_auth_middleware(ctx)
-        described = await self._describe(ctx, parse_selection(uri, limit=self.max_tools_per_read))
-        return ResourceResult([ResourceContent(described.text(), mime_type="application/json")])
+        # answered here, not by the registered component: a response cache inside this
+        # middleware would otherwise replay one caller's read (and skip its grant)
+        text = await self._read_text(ctx, uri)
+        return ResourceResult([ResourceContent(text, mime_type="application/json")])
+
+    async def _read_text(self, ctx: Context, uri: str) -> str:
+        selection = parse_selection(uri, limit=self.max_tools_per_read)
+        return (await self._describe(ctx, selection)).text()
 
     async def describe(self, ctx: Context, uri: str) -> dict[str, Any]:
         """The JSON body answering a read of ``uri``, granting what it describes."""
@@ -208,14 +198,14 @@ class ProgressiveDisclosure(Middleware):
             body = payloads.too_many_tools(selection.count, self.max_tools_per_read)
             return Described(body, refused=True)
         if selection.missing:
-            body = payloads.missing_selection(await self.catalog.names(ctx))
+            body = payloads.missing_selection(await self._available(ctx))
             return Described(body, refused=True)
         described = Described({})
         available: list[str] | None = None
         for name, tool in (await self.catalog.tools(ctx, selection.names)).items():
             if tool is None:
                 if available is None:
-                    available = await self.catalog.names(ctx)
+                    available = await self._available(ctx)
                 described.body[name] = payloads.unknown_tool(name, available)
             else:
                 described.body[name], described.texts[name] = self.definitions.for_tool(tool)
@@ -233,12 +223,7 @@ class ProgressiveDisclosure(Middleware):
     ) -> ToolResult:
         name = context.message.name
         ctx = context.fastmcp_context
-        if (
-            ctx is not None
-            and self.bridge is not None
-            and name == self.bridge.name
-            and await ctx.fastmcp.get_tool(name) is None  # a real tool of that name wins
-        ):
+        if ctx is not None and await self._is_bridge(ctx, name):
             return await self._answer_bridge(ctx, context.message.arguments)
         if ctx is None or is_nested_tool_call() or name in self._exempt(ctx):
             return await call_next(context)
@@ -261,7 +246,7 @@ class ProgressiveDisclosure(Middleware):
     async def _answer_bridge(self, ctx: Context, arguments: dict[str, Any] | None) -> ToolResult:
         names = requested_names(arguments)
         if names is None:
-            return _error_result(payloads.missing_selection(await self.catalog.names(ctx)))
+            return _error_result(payloads.missing_selection(await self._available(ctx)))
         described = await self._describe(
             ctx, selection_from_names(names, limit=self.max_tools_per_read)
         )
@@ -272,28 +257,23 @@ class ProgressiveDisclosure(Middleware):
             structured_content=described.body,
         )
 
-    # -- prompts ------------------------------------------------------------------------
-    async def on_list_prompts(
-        self,
-        context: MiddlewareContext[Any],
-        call_next: CallNext[Any, Sequence[Prompt]],
-    ) -> Sequence[Prompt]:
-        prompts = await call_next(context)
-        if self.prompt is None or any(p.name == self.prompt.name for p in prompts):
-            return prompts
-        return [*prompts, self.prompt]
+    async def _available(self, ctx: Context) -> list[str]:
+        """The tools worth describing to this caller: its listing minus the bridge."""
+        names = await self.catalog.names(ctx)
+        return [n for n in names if self.bridge is None or n != self.bridge.name]
 
-    async def on_get_prompt(
-        self,
-        context: MiddlewareContext[mt.GetPromptRequestParams],
-        call_next: CallNext[mt.GetPromptRequestParams, PromptResult],
-    ) -> PromptResult:
-        if self.prompt is None or context.message.name != self.prompt.name:
-            return await call_next(context)
-        ctx = context.fastmcp_context
-        if ctx is not None and await ctx.fastmcp.get_prompt(self.prompt.name) is not None:
-            return await call_next(context)  # a server prompt of that name wins
-        return self.prompt.convert_result(await self.prompt.render({}))
+    async def _is_bridge(self, ctx: Context, name: str) -> bool:
+        """Whether ``name`` resolves to our bridge (a user's tool of that name wins)."""
+        if self.bridge is None or name != self.bridge.name:
+            return False
+        return self._is_our_bridge(await ctx.fastmcp.get_tool(name))
+
+    def _is_our_bridge(self, tool: Tool | None) -> bool:
+        return (
+            tool is not None
+            and self.bridge is not None
+            and getattr(tool, "fn", None) is getattr(self.bridge, "fn", None)
+        )
 
     # -- instructions -------------------------------------------------------------------
     async def on_initialize(
@@ -325,7 +305,10 @@ class ProgressiveDisclosure(Middleware):
         context: MiddlewareContext[Any],
         call_next: CallNext[Any, Any],
     ) -> Any:
-        self.hot_reload.observe(context.fastmcp_context)
+        ctx = context.fastmcp_context
+        if ctx is not None:
+            install(self, ctx.fastmcp, self.components)
+        self.hot_reload.observe(ctx)
         return await call_next(context)
 
     def close(self) -> None:
@@ -376,22 +359,6 @@ class ProgressiveDisclosure(Middleware):
         if not self.grants.uses_store(caller):
             return None
         return self._grant_store if self._grant_store is not None else state_storage(ctx)
-
-    def _warn_if_behind_auth_middleware(self, ctx: Context) -> None:
-        # AuthMiddleware refuses reads of resources it cannot look up, and ours is not
-        # registered: placed outside us it would refuse every description read.
-        if self._checked_order:
-            return
-        self._checked_order = True
-        chain = list(ctx.fastmcp.middleware)
-        mine = chain.index(self) if self in chain else 0
-        if any(isinstance(m, AuthMiddleware) for m in chain[:mine]):
-            logger.warning(
-                "ProgressiveDisclosure was added after AuthMiddleware, which will refuse "
-                "reads of %s; add ProgressiveDisclosure first (it still respects what "
-                "AuthMiddleware hides).",
-                payloads.DESCRIPTIONS_URI,
-            )
 
     def _warn_anonymous_once(self) -> None:
         if self._warned_anonymous:
