@@ -87,8 +87,9 @@ def _identify(ctx: Context) -> Caller:
         **_client_info(session),
     }
     if not modern:
-        if http and getattr(connection, "session_id", None) is None:
-            # legacy HTTP with stateless_http=True: a new "session" per request
+        if http and getattr(connection, "session_id", None) is None and ctx.transport != "sse":
+            # legacy HTTP with stateless_http=True: a new "session" per request. An SSE
+            # connection has no Mcp-Session-Id either, but it is one live session.
             return Caller(kind="anonymous", **base)
         return Caller(kind="session", key=ctx.session_id, anchor=connection, **base)
     if principal is not None:
@@ -144,6 +145,16 @@ def server_running(server: Any) -> bool:
     attribute the answer stays True: a watcher then runs until closed, never stops early.
     """
     return bool(getattr(server, "_lifespan_result_set", True))
+
+
+def wire_params(ctx: Context | None) -> Mapping[str, Any] | None:
+    """The params of the JSON-RPC request the client sent (private ``_srctx.params``).
+
+    Under a mount FastMCP hands the child its own names; the wire still has the parent's.
+    """
+    rc = ctx.request_context if ctx is not None else None
+    params = getattr(getattr(rc, "_srctx", None), "params", None)
+    return params if isinstance(params, Mapping) else None
 
 
 def state_storage(ctx: Context) -> Any:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal
 
@@ -45,6 +45,8 @@ from .descriptions import DescriptionStore
 from .grants import GrantStore, GrantStoreUnavailable, KeyValue, StoreErrorPolicy
 from .guidance import guidance_prompt as guidance_prompt_for
 from .listing import Lister, ListingLevel
+from .mounts import call_prefix, read_prefix, refusal_for_mount, unprefixed
+from .passage import let_through, passed_outer_gate
 from .selection import (
     MAX_QUERY_CHARS,
     Selection,
@@ -184,6 +186,9 @@ class ProgressiveDisclosure(Middleware):
 
     async def _read_text(self, ctx: Context, uri: str) -> str:
         selection = parse_selection(uri, limit=self.max_tools_per_read)
+        prefix = read_prefix(ctx, uri)  # read through a parent that mounted this server
+        if prefix:
+            selection = replace(selection, names=tuple(unprefixed(selection.names, prefix)))
         return (await self._describe(ctx, selection)).text()
 
     async def describe(self, ctx: Context, uri: str) -> dict[str, Any]:
@@ -223,9 +228,11 @@ class ProgressiveDisclosure(Middleware):
     ) -> ToolResult:
         name = context.message.name
         ctx = context.fastmcp_context
+        call_next = let_through(call_next)  # what passes here passes nested calls too
         if ctx is not None and await self._is_bridge(ctx, name):
             return await self._answer_bridge(ctx, context.message.arguments)
-        if ctx is None or is_nested_tool_call() or name in self._exempt(ctx):
+        nested = is_nested_tool_call() and passed_outer_gate()
+        if ctx is None or nested or name in self._exempt(ctx):
             return await call_next(context)
         caller = identify(ctx)
         if caller.kind == "internal" or self._mode(caller) == "full":
@@ -240,13 +247,17 @@ class ProgressiveDisclosure(Middleware):
             return _error_result(payloads.store_unavailable())
         if await self.catalog.tool(ctx, name) is None:
             return await call_next(context)  # let FastMCP answer "unknown tool" its own way
-        bridge = self.bridge.name if self.bridge is not None else None
-        return _error_result(payloads.description_required(name, bridge))
+        prefix = call_prefix(ctx, name)  # the names a parent that mounted us shows
+        bridge = prefix + self.bridge.name if self.bridge is not None else None
+        body = payloads.description_required(prefix + name, bridge)
+        return _error_result(refusal_for_mount(body, prefix))
 
     async def _answer_bridge(self, ctx: Context, arguments: dict[str, Any] | None) -> ToolResult:
         names = requested_names(arguments)
         if names is None:
             return _error_result(payloads.missing_selection(await self._available(ctx)))
+        if self.bridge is not None:
+            names = unprefixed(names, call_prefix(ctx, self.bridge.name))
         described = await self._describe(
             ctx, selection_from_names(names, limit=self.max_tools_per_read)
         )
