@@ -157,6 +157,16 @@ def wire_params(ctx: Context | None) -> Mapping[str, Any] | None:
     return params if isinstance(params, Mapping) else None
 
 
+def cached_methods(middleware: Any) -> frozenset[str]:
+    """Which of list_tools / read_resource / call_tool a ``ResponseCachingMiddleware``
+    caches (its private ``_<method>_settings``; all three when they cannot be read)."""
+    methods = ("list_tools", "read_resource", "call_tool")
+    return frozenset(
+        m for m in methods
+        if (getattr(middleware, f"_{m}_settings", None) or {}).get("enabled") is not False
+    )
+
+
 def state_storage(ctx: Context) -> Any:
     """The server's session-state key-value store (``FastMCP(session_state_store=...)``)."""
     ctx.fastmcp._state_store  # noqa: B018  (creates the default MemoryStore on first use)

@@ -46,6 +46,7 @@ from .grants import GrantStore, GrantStoreUnavailable, KeyValue, StoreErrorPolic
 from .guidance import guidance_prompt as guidance_prompt_for
 from .listing import Lister, ListingLevel
 from .mounts import call_prefix, read_prefix, refusal_for_mount, unprefixed
+from .ordering import MiddlewareOrderError, misordered
 from .passage import let_through, passed_outer_gate
 from .selection import (
     MAX_QUERY_CHARS,
@@ -54,6 +55,7 @@ from .selection import (
     parse_selection,
     selection_from_names,
 )
+from .targets import hashed_target
 from .watch import HotReload
 
 logger = logging.getLogger("fastmcp_progressive")
@@ -61,6 +63,7 @@ logger = logging.getLogger("fastmcp_progressive")
 AnonymousPolicy = Literal["open", "full", "shared"]
 ANONYMOUS_POLICIES: tuple[AnonymousPolicy, ...] = ("open", "full", "shared")
 DEFAULT_MAX_TOOLS_PER_READ = 32
+_HANDSHAKE_METHODS = frozenset({"initialize", "server/discover", "notifications/initialized"})
 
 
 class ProgressiveDisclosure(Middleware):
@@ -148,6 +151,7 @@ class ProgressiveDisclosure(Middleware):
         self.bridge = self.components.bridge
         self._grant_store = grant_store
         self._warned_anonymous = False
+        self._reported_order = False
 
     # -- tools/list ---------------------------------------------------------------------
     async def on_list_tools(
@@ -237,6 +241,9 @@ class ProgressiveDisclosure(Middleware):
         caller = identify(ctx)
         if caller.kind == "internal" or self._mode(caller) == "full":
             return await call_next(context)
+        hashed = await hashed_target(ctx, name)  # <hash>_<tool>: gate the tool it runs
+        if hashed is not None:
+            name = hashed.name
         if not self._identified(caller):
             self._warn_anonymous_once()
             return await call_next(context)
@@ -245,7 +252,7 @@ class ProgressiveDisclosure(Middleware):
                 return await call_next(context)
         except GrantStoreUnavailable:
             return _error_result(payloads.store_unavailable())
-        if await self.catalog.tool(ctx, name) is None:
+        if hashed is None and await self.catalog.tool(ctx, name) is None:
             return await call_next(context)  # let FastMCP answer "unknown tool" its own way
         prefix = call_prefix(ctx, name)  # the names a parent that mounted us shows
         bridge = prefix + self.bridge.name if self.bridge is not None else None
@@ -319,6 +326,8 @@ class ProgressiveDisclosure(Middleware):
         ctx = context.fastmcp_context
         if ctx is not None:
             install(self, ctx.fastmcp, self.components)
+            if context.method not in _HANDSHAKE_METHODS:  # let the client connect and hear why
+                self._check_order(ctx.fastmcp.middleware)
         self.hot_reload.observe(ctx)
         return await call_next(context)
 
@@ -370,6 +379,16 @@ class ProgressiveDisclosure(Middleware):
         if not self.grants.uses_store(caller):
             return None
         return self._grant_store if self._grant_store is not None else state_storage(ctx)
+
+    def _check_order(self, chain: Sequence[Any]) -> None:
+        """Refuse to serve while middleware in front of us would bypass the gate."""
+        problem = misordered(chain, self)
+        if problem is None:
+            return
+        if not self._reported_order:
+            self._reported_order = True
+            logger.error("%s", problem)
+        raise MiddlewareOrderError(problem)
 
     def _warn_anonymous_once(self) -> None:
         if self._warned_anonymous:
