@@ -29,6 +29,7 @@ from fastmcp.tools.base import Tool, ToolResult
 from fastmcp.utilities.json_schema import dereference_refs
 
 from .descriptions import DescriptionFile, DescriptionStore, Signature
+from .headers import with_headers
 from .memo import IdentityMemo
 
 ListingLevel = Literal["minimal", "skeleton"]
@@ -166,6 +167,7 @@ class Lister:
         if memo is not None and memo[0] == sig:
             return memo[1]
         schema = MINIMAL_SCHEMA if self.level == "minimal" else skeleton(tool.parameters)
+        schema = with_headers(schema, tool.parameters)  # Mcp-Param-* headers need them
         reduced = ListedTool(
             name=tool.name,
             version=tool.version,
