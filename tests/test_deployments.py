@@ -41,7 +41,9 @@ MINIMAL = {"type": "object", "additionalProperties": True}
 
 
 @asynccontextmanager
-async def reach(server: FastMCP, transport: Transport, era: Era, **kw: Any) -> AsyncIterator[Client[Any]]:
+async def reach(
+    server: FastMCP, transport: Transport, era: Era, **kw: Any
+) -> AsyncIterator[Client[Any]]:
     """A client of ``server`` in memory or over a real HTTP port."""
     if transport == "memory":
         async with connect(server, era, **kw) as client:
@@ -251,6 +253,11 @@ def _app_server() -> FastMCP:
 @ERA
 async def test_hashed_backend_name_is_gated_like_the_tool_it_runs(era: Era) -> None:
     hashed = f"{hash_tool('shop', 'refund')}_refund"
+    plain = _app_server()
+    plain.middleware = plain.middleware[:1]  # FastMCP's own DereferenceRefsMiddleware only
+    async with connect(plain, era) as c:
+        if (await c.call_tool(hashed, {"order": "7"}, raise_on_error=False)).is_error:
+            pytest.skip("this FastMCP resolves hashed names only for tools built by its apps")
     async with connect(_app_server(), era) as c:
         assert await gated(c, hashed, {"order": "7"})
         await fetch(c, "refund")
