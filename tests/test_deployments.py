@@ -14,6 +14,7 @@ from fastmcp.client.transports import SSETransport
 from fastmcp.server import create_proxy
 from fastmcp.server.auth import require_scopes
 from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
+from fastmcp.server.middleware import Middleware
 from fastmcp.server.middleware.authorization import AuthMiddleware
 from fastmcp.server.middleware.caching import ResponseCachingMiddleware
 from fastmcp.server.providers.addressing import (
@@ -22,10 +23,11 @@ from fastmcp.server.providers.addressing import (
     hashed_backend_name,
 )
 from fastmcp.utilities.tests import run_server_async
+from mcp.client.extension import advertise
 from mcp.shared.exceptions import MCPError
 from pydantic import Field
 
-from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
+from fastmcp_progressive import DESCRIPTIONS_URI, EXTENSION_ID, ProgressiveDisclosure
 from fastmcp_progressive.caller import cached_methods, wire_params
 from tests.conftest import (
     ERAS,
@@ -219,7 +221,23 @@ async def test_mounted_child_gates_and_answers_in_the_parents_names(
         assert "progressive disclosure" in prompt.messages[0].content.text  # type: ignore[union-attr]
 
 
-def test_wire_params_reads_the_request_fastmcp_received() -> None:
+async def test_wire_params_reads_the_request_fastmcp_received() -> None:
+    """``caller.wire_params`` reads FastMCP's private ``_srctx``: fails here if it moves."""
+    seen: list[Any] = []
+
+    class Spy(Middleware):
+        async def on_call_tool(self, context: Any, call_next: Any) -> Any:
+            seen.append(wire_params(context.fastmcp_context))
+            return await call_next(context)
+
+    child = FastMCP("child")
+    add_basic_tools(child)
+    child.add_middleware(Spy())
+    parent = FastMCP("parent")
+    parent.mount(child, namespace="kid")
+    async with Client(parent) as c:
+        await c.call_tool("kid_add", {"a": 1, "b": 2})
+    assert seen and seen[0] is not None and seen[0]["name"] == "kid_add"
     assert wire_params(None) is None
 
 
@@ -288,3 +306,35 @@ async def test_reduced_listing_keeps_header_properties_with_their_types(era: Era
             schema = (await c.list_tools())[0].input_schema
             assert schema["properties"]["region"] == {"type": "string", "x-mcp-header": "Region"}
             assert ("city" in schema["properties"]) is (level == "skeleton")
+
+
+def _header_server() -> FastMCP:
+    mcp = FastMCP("headers")
+
+    @mcp.tool
+    def forecast(
+        city: str,
+        region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})] = "eu",
+    ) -> str:
+        """Forecast for a city."""
+        return f"{city}@{region}"
+
+    mcp.add_middleware(ProgressiveDisclosure(anonymous="shared"))
+    return mcp
+
+
+async def test_full_and_progressive_clients_call_header_tools_over_http_in_any_order() -> None:
+    """FastMCP 4.2 checks Mcp-Param-* headers against the schemas it last listed, for
+    every client: a full-mode listing and a reduced one must agree on header properties."""
+    full = advertise(EXTENSION_ID, {"mode": "full"})
+    async with run_server_async(_header_server()) as url:
+        async with connect(url, "modern") as progressive, connect(
+            url, "modern", extensions=[full]
+        ) as plain:
+            for first, second in ((plain, progressive), (progressive, plain)):
+                await first.list_tools()
+                await second.list_tools()
+                await fetch(progressive, "forecast")
+                for client in (first, second):
+                    done = await client.call_tool("forecast", {"city": "Oslo", "region": "no"})
+                    assert done.data == "Oslo@no"
