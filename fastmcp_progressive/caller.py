@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -134,6 +134,17 @@ def on_connection_close(anchor: Any, callback: Callable[[], None], *, marker: st
     if not state.get(marker):
         state[marker] = True
         stack.callback(callback)
+    return True
+
+
+def close_with_connection(anchor: Any, closer: Callable[[], Awaitable[Any]]) -> bool:
+    """Await ``closer()`` when the legacy connection ``anchor`` closes (its private async
+    exit stack); False when ``anchor`` has none (nothing will ever be awaited)."""
+    stack = getattr(anchor, "exit_stack", None)
+    push = getattr(stack, "push_async_callback", None)
+    if push is None:
+        return False
+    push(closer)
     return True
 
 

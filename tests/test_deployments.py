@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Annotated, Any
 
 import pytest
@@ -22,12 +22,14 @@ from fastmcp.server.providers.addressing import (
     hash_tool,
     hashed_backend_name,
 )
+from fastmcp.server.providers.proxy import FastMCPProxy
 from fastmcp.utilities.tests import run_server_async
 from mcp.client.extension import advertise
 from mcp.shared.exceptions import MCPError
 from pydantic import Field
 
 from fastmcp_progressive import DESCRIPTIONS_URI, EXTENSION_ID, ProgressiveDisclosure
+from fastmcp_progressive.backend_sessions import SessionBackends
 from fastmcp_progressive.caller import cached_methods, wire_params
 from tests.conftest import (
     ERAS,
@@ -338,3 +340,35 @@ async def test_full_and_progressive_clients_call_header_tools_over_http_in_any_o
                 for client in (first, second):
                     done = await client.call_tool("forecast", {"city": "Oslo", "region": "no"})
                     assert done.data == "Oslo@no"
+
+
+@ERA
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_session_proxy_keeps_one_backend_session_per_client(
+    era: Era, transport: Transport
+) -> None:
+    """Grants survive the proxy, and two clients of one proxy never share them."""
+    backend = build_server()
+    backends = SessionBackends(backend)
+    proxy = FastMCPProxy(client_factory=backends)
+    tokens: list[str | None] = ["alice-token", "bob-token"]
+    if transport == "http" and era == "modern":
+        proxy = FastMCPProxy(client_factory=backends,
+                             auth=StaticTokenVerifier(tokens=TOKENS))  # identity per principal
+    else:
+        tokens = [None, None]
+    try:
+        async with AsyncExitStack() as stack:
+            target: Any = proxy
+            if transport == "http":
+                target = await stack.enter_async_context(run_server_async(proxy))
+            a = await stack.enter_async_context(connect(target, era, token=tokens[0]))
+            b = await stack.enter_async_context(connect(target, era, token=tokens[1]))
+            assert await gated(a) and await gated(b)
+            await fetch(a, "add")
+            assert (await a.call_tool("add", {"a": 2, "b": 3})).data == 5
+            assert await gated(a, "shout", {"text": "x"})  # only what was fetched
+            assert await gated(b)  # b has its own backend session
+    finally:
+        await backends.aclose()
+    assert backends.open_sessions == 0
