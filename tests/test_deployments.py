@@ -4,16 +4,19 @@ hashed backend names, ``x-mcp-header`` properties. In memory and over HTTP, both
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
 from fastmcp import Client, FastMCP
-from fastmcp.client.transports import SSETransport
+from fastmcp.client.transports import SSETransport, StdioTransport
 from fastmcp.server import create_proxy
-from fastmcp.server.auth import require_scopes
+from fastmcp.server.auth import AuthContext
 from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
+from fastmcp.server.dependencies import get_http_headers
 from fastmcp.server.middleware import Middleware
 from fastmcp.server.middleware.authorization import AuthMiddleware
 from fastmcp.server.middleware.caching import ResponseCachingMiddleware
@@ -125,19 +128,24 @@ async def test_a_proxy_with_one_backend_session_per_client_keeps_grants(
 
 
 # -- middleware order ------------------------------------------------------------------------
+def _signed_in(ctx: AuthContext) -> bool:
+    return ctx.token is not None or get_http_headers() == {}  # in memory: no HTTP, no token
+
+
 def _auth_first_server() -> FastMCP:
     mcp = FastMCP("authed", auth=StaticTokenVerifier(tokens=TOKENS))
     add_basic_tools(mcp)
-    mcp.add_middleware(AuthMiddleware(auth=require_scopes()))
+    mcp.add_middleware(AuthMiddleware(auth=_signed_in))
     mcp.add_middleware(ProgressiveDisclosure())  # appended after AuthMiddleware
     return mcp
 
 
 @ERA
-async def test_auth_middleware_first_reads_bridge_and_gate_work(era: Era) -> None:
-    async with run_server_async(_auth_first_server()) as url, connect(
-        url, era, token="alice-token"
-    ) as c:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_auth_middleware_first_reads_bridge_and_gate_work(
+    era: Era, transport: Transport
+) -> None:
+    async with reach(_auth_first_server(), transport, era, token="alice-token") as c:
         assert await gated(c)
         assert "add" in await fetch(c, "add")
         assert (await c.call_tool("add", {"a": 1, "b": 2})).data == 3
@@ -182,7 +190,8 @@ async def _no_replay(a: Client[Any], b: Client[Any], era: Era) -> None:
     assert (await a.list_tools())[0].input_schema == MINIMAL  # cached, yet reduced
     await fetch(a, "add")
     assert (await a.call_tool("add", {"a": 1, "b": 2})).data == 3
-    if era == "legacy":  # separate sessions: b's own read grants b, the cached call stays gated
+    if era == "legacy" or not b.transport.__class__.__name__.startswith("StreamableHttp"):
+        # b is its own caller (a session or a stream): the cached call does not run for it
         assert await gated(b)
         await fetch(b, "add")
         assert (await b.call_tool("add", {"a": 1, "b": 2})).data == 3
@@ -244,14 +253,15 @@ async def test_wire_params_reads_the_request_fastmcp_received() -> None:
 
 
 # -- SSE -------------------------------------------------------------------------------------
-@ERA
-async def test_sse_connections_are_sessions_with_their_own_grants(era: Era) -> None:
-    if era == "modern":
-        pytest.skip("SSE is a handshake-era transport")
-    server = build_server(auth=True, anonymous="shared")
+@pytest.mark.parametrize("auth", [True, False], ids=["auth", "no-auth"])
+async def test_sse_connections_are_sessions_with_their_own_grants(auth: bool) -> None:
+    """Each SSE connection is a handshake-era session: gated, with its own grants (also
+    under anonymous="shared", which must never pool authenticated SSE clients)."""
+    server = build_server(auth=auth, anonymous="shared")
+    tokens = ("alice-token", "bob-token") if auth else (None, None)
     async with run_server_async(server, transport="sse") as url:
-        async with Client(SSETransport(url, auth="alice-token"), mode="legacy") as a, Client(
-            SSETransport(url, auth="bob-token"), mode="legacy"
+        async with Client(SSETransport(url, auth=tokens[0]), mode="legacy") as a, Client(
+            SSETransport(url, auth=tokens[1]), mode="legacy"
         ) as b:
             assert await gated(a) and await gated(b)
             await fetch(a, "add")
@@ -372,3 +382,38 @@ async def test_session_proxy_keeps_one_backend_session_per_client(
     finally:
         await backends.aclose()
     assert backends.open_sessions == 0
+
+
+@ERA
+async def test_fastmcp_run_url_bridges_http_to_stdio_and_the_read_works(era: Era) -> None:
+    """``fastmcp run http://.../mcp``: the usual stdio bridge to an HTTP server."""
+    fastmcp_cli = Path(sys.executable).parent / "fastmcp"
+    # 2026-07-28 HTTP without auth has no caller identity: "shared" keeps one grant set
+    async with run_server_async(build_server(anonymous="shared")) as url:
+        bridge = StdioTransport(
+            command=str(fastmcp_cli), args=["run", url, "--no-banner"],
+            env={"FASTMCP_LOG_LEVEL": "WARNING"},
+        )
+        async with connect(bridge, era) as c:  # type: ignore[arg-type]
+            listed = {t.name: t for t in await c.list_tools()}
+            assert listed["add"].input_schema == MINIMAL
+            assert (await fetch(c, "add"))["add"]["inputSchema"]["required"] == ["a", "b"]
+            assert await gated(c, "echo", {"text": 5})  # never run ungated
+            if era == "modern":  # the grant is the anonymous callers' shared one
+                assert (await c.call_tool("add", {"a": 1, "b": 2})).data == 3
+
+
+@ERA
+async def test_middleware_on_parent_and_child_gates_once(era: Era) -> None:
+    child = build_server()
+    parent = FastMCP("parent")
+    parent.mount(child, namespace="kid")
+    parent.add_middleware(ProgressiveDisclosure())
+    async with connect(parent, era) as c:
+        refused = await c.call_tool("kid_add", {"a": 1, "b": 2}, raise_on_error=False)
+        error = (refused.structured_content or {})["error"]
+        assert error["code"] == "TOOL_DESCRIPTION_REQUIRED"
+        assert error["tool_call"]["name"] == "describe_tools"  # the parent's own bridge
+        described = await fetch(c, "kid_add")
+        assert described["kid_add"]["inputSchema"]["required"] == ["a", "b"]  # real schema
+        assert (await c.call_tool("kid_add", {"a": 1, "b": 2})).data == 3  # not gated twice
