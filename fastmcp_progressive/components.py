@@ -120,6 +120,8 @@ def install(middleware: Any, server: FastMCP[Any], components: DisclosureCompone
     ``server`` is the one serving the request; a mounted child's middleware runs with the
     parent's context, so the owner is looked for among the servers mounted below it.
     """
+    if id(components) in _registered.get(server, ()):
+        return  # the common case, once per request: nothing to walk
     home = owning_server(server, middleware)
     if home is None:
         return

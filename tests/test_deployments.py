@@ -417,3 +417,15 @@ async def test_middleware_on_parent_and_child_gates_once(era: Era) -> None:
         described = await fetch(c, "kid_add")
         assert described["kid_add"]["inputSchema"]["required"] == ["a", "b"]  # real schema
         assert (await c.call_tool("kid_add", {"a": 1, "b": 2})).data == 3  # not gated twice
+
+
+@ERA
+@pytest.mark.parametrize(
+    ("query", "answer"),
+    [("?tools=add&tools=echo", "echo"), ("?tools=a%2Cb", "a,b"), ("?tools=add&x=1", "add"),
+     ("", "MISSING_TOOL_SELECTION"), ("?tool=add", "MISSING_TOOL_SELECTION")],
+)
+async def test_every_read_form_routes_through_a_proxy(era: Era, query: str, answer: str) -> None:
+    async with connect(create_proxy(build_server()), era) as c:
+        read = await c.read_resource(DESCRIPTIONS_URI + query)
+        assert answer in read[0].text  # type: ignore[union-attr]
