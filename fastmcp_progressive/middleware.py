@@ -235,15 +235,15 @@ class ProgressiveDisclosure(Middleware):
         call_next = let_through(call_next)  # what passes here passes nested calls too
         if ctx is not None and await self._is_bridge(ctx, name):
             return await self._answer_bridge(ctx, context.message.arguments)
+        hashed = await hashed_target(ctx, name) if ctx is not None else None
+        if hashed is not None:
+            name = hashed.name  # <hash>_<tool>: gate the tool FastMCP will run
         nested = is_nested_tool_call() and passed_outer_gate()
         if ctx is None or nested or name in self._exempt(ctx):
             return await call_next(context)
         caller = identify(ctx)
         if caller.kind == "internal" or self._mode(caller) == "full":
             return await call_next(context)
-        hashed = await hashed_target(ctx, name)  # <hash>_<tool>: gate the tool it runs
-        if hashed is not None:
-            name = hashed.name
         if not self._identified(caller):
             self._warn_anonymous_once()
             return await call_next(context)
@@ -254,7 +254,8 @@ class ProgressiveDisclosure(Middleware):
             return _error_result(payloads.store_unavailable())
         if hashed is None and await self.catalog.tool(ctx, name) is None:
             return await call_next(context)  # let FastMCP answer "unknown tool" its own way
-        prefix = call_prefix(ctx, name)  # the names a parent that mounted us shows
+        # the names a parent that mounted us shows (a hashed name is not a mount)
+        prefix = call_prefix(ctx, name) if hashed is None else ""
         bridge = prefix + self.bridge.name if self.bridge is not None else None
         body = payloads.description_required(prefix + name, bridge)
         return _error_result(refusal_for_mount(body, prefix))

@@ -293,7 +293,10 @@ async def test_hashed_backend_name_is_gated_like_the_tool_it_runs(era: Era) -> N
         ran = await c.call_tool(hashed, {"order": "7"}, raise_on_error=False)
         assert ran.data == "refunded 7"  # FastMCP itself runs the tool under that name
     async with connect(_app_server(), era) as c:
-        assert await gated(c, hashed, {"order": "7"})
+        refused = await c.call_tool(hashed, {"order": "7"}, raise_on_error=False)
+        error = (refused.structured_content or {})["error"]
+        assert error["code"] == "TOOL_DESCRIPTION_REQUIRED"
+        assert error["tool_call"] == {"name": "describe_tools", "arguments": {"tools": ["refund"]}}
         await fetch(c, "refund")
         assert (await c.call_tool(hashed, {"order": "7"})).data == "refunded 7"
 
