@@ -10,6 +10,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
+import anyio
 import pytest
 from fastmcp import Client, FastMCP
 from fastmcp.client.transports import SSETransport, StdioTransport
@@ -432,3 +433,15 @@ async def test_every_read_form_routes_through_a_proxy(era: Era, query: str, answ
     async with connect(create_proxy(build_server()), era) as c:
         read = await c.read_resource(DESCRIPTIONS_URI + query)
         assert answer in read[0].text  # type: ignore[union-attr]
+
+
+async def test_a_backend_session_closes_with_its_client_session() -> None:
+    """``caller.close_with_connection`` uses the connection's private async exit stack."""
+    backends = SessionBackends(build_server())
+    async with connect(FastMCPProxy(client_factory=backends), "legacy") as c:
+        await c.list_tools()
+        await c.list_resources()
+        assert backends.open_sessions == 1  # one backend session for both requests
+    with anyio.fail_after(10):
+        while backends.open_sessions:  # closed by the front connection's exit stack
+            await anyio.sleep(0.01)
