@@ -59,6 +59,7 @@ class DisclosureComponents(Provider):
         bridge: BridgeAnswer,
         bridge_name: str | None,
         prompt: Prompt | None,
+        description: str = payloads.RESOURCE_DESCRIPTION,
     ) -> None:
         super().__init__()
         self._read = read
@@ -67,7 +68,7 @@ class DisclosureComponents(Provider):
             payloads.DESCRIPTIONS_URI,
             name=payloads.RESOURCE_NAME,
             title=payloads.RESOURCE_TITLE,
-            description=payloads.RESOURCE_DESCRIPTION,
+            description=description,
             mime_type="application/json",
         )
         self.template = ResourceTemplate.from_function(
@@ -75,7 +76,7 @@ class DisclosureComponents(Provider):
             uri_template=TEMPLATE_URI,
             name=payloads.RESOURCE_NAME + "_selection",
             title=payloads.RESOURCE_TITLE,
-            description=payloads.RESOURCE_DESCRIPTION,
+            description=description,
             mime_type="application/json",
         )
         self.bridge = bridge_tool(bridge_name, bridge) if bridge_name else None

@@ -35,6 +35,7 @@ from pydantic import Field
 from fastmcp_progressive import DESCRIPTIONS_URI, EXTENSION_ID, ProgressiveDisclosure
 from fastmcp_progressive.backend_sessions import SessionBackends
 from fastmcp_progressive.caller import cached_methods, wire_params
+from fastmcp_progressive.listing import MINIMAL_SCHEMA as MINIMAL
 from tests.conftest import (
     ERAS,
     TOKENS,
@@ -49,7 +50,6 @@ from tests.conftest import (
 from tests.servers import add_basic_tools
 
 ERA = pytest.mark.parametrize("era", ERAS)
-MINIMAL = {"type": "object", "additionalProperties": True}
 
 
 @asynccontextmanager
@@ -90,25 +90,19 @@ async def test_read_through_a_proxy_works_and_the_listing_shrinks(
 
 @ERA
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_through_a_default_proxy_nothing_runs_ungated(era: Era, transport: Transport) -> None:
-    async with reach(create_proxy(build_server()), transport, era) as c:
-        assert await gated(c)  # the backend session is new, the gate holds
-        assert await gated(c, "echo", {"text": 5})  # and bad arguments never run
-
-
-@ERA
-@pytest.mark.parametrize("transport", TRANSPORTS)
-@pytest.mark.xfail(
-    reason="a default proxy opens a backend session per request, so the grant is lost; "
-    "calls in such per-call sessions are gated by argument validation (gate branch)",
-    strict=False,
-)
-async def test_through_a_default_proxy_a_valid_call_runs_after_a_fetch(
+async def test_through_a_default_proxy_calls_are_checked_by_their_arguments(
     era: Era, transport: Transport
 ) -> None:
+    """A default proxy opens a backend session per request: each call arrives in a session
+    whose first request is that call, so the gate checks its arguments (no grant could
+    follow it). After a fetch, a valid call runs; bad arguments never do."""
     async with reach(create_proxy(build_server()), transport, era) as c:
+        await c.list_tools()
         await fetch(c, "add")
         assert (await c.call_tool("add", {"a": 1, "b": 2})).data == 3
+        refused = await c.call_tool("echo", {"text": 5}, raise_on_error=False)
+        error = (refused.structured_content or {})["error"]
+        assert error["code"] == "TOOL_DESCRIPTION_REQUIRED" and "definition" in error
 
 
 @ERA
@@ -147,6 +141,7 @@ async def test_auth_middleware_first_reads_bridge_and_gate_work(
     era: Era, transport: Transport
 ) -> None:
     async with reach(_auth_first_server(), transport, era, token="alice-token") as c:
+        await c.list_tools()  # sessions that list first are followed by grants
         assert await gated(c)
         assert "add" in await fetch(c, "add")
         assert (await c.call_tool("add", {"a": 1, "b": 2})).data == 3
@@ -193,6 +188,7 @@ async def _no_replay(a: Client[Any], b: Client[Any], era: Era) -> None:
     assert (await a.call_tool("add", {"a": 1, "b": 2})).data == 3
     if era == "legacy" or not b.transport.__class__.__name__.startswith("StreamableHttp"):
         # b is its own caller (a session or a stream): the cached call does not run for it
+        await b.list_tools()
         assert await gated(b)
         await fetch(b, "add")
         assert (await b.call_tool("add", {"a": 1, "b": 2})).data == 3
@@ -264,10 +260,12 @@ async def test_sse_connections_are_sessions_with_their_own_grants(auth: bool) ->
         async with Client(SSETransport(url, auth=tokens[0]), mode="legacy") as a, Client(
             SSETransport(url, auth=tokens[1]), mode="legacy"
         ) as b:
-            assert await gated(a) and await gated(b)
-            await fetch(a, "add")
-            assert not await gated(a)
-            assert await gated(b)  # never shares a's grant
+            await a.list_tools()
+            await b.list_tools()
+            assert await gated(a)
+            await fetch(a, "echo")
+            assert not await gated(a, "echo", {"text": "x"})
+            assert await gated(b, "echo", {"text": "x"})  # never shares a's grant
 
 
 # -- hashed backend names --------------------------------------------------------------------
@@ -294,6 +292,7 @@ async def test_hashed_backend_name_is_gated_like_the_tool_it_runs(era: Era) -> N
         ran = await c.call_tool(hashed, {"order": "7"}, raise_on_error=False)
         assert ran.data == "refunded 7"  # FastMCP itself runs the tool under that name
     async with connect(_app_server(), era) as c:
+        await c.list_tools()
         refused = await c.call_tool(hashed, {"order": "7"}, raise_on_error=False)
         error = (refused.structured_content or {})["error"]
         assert error["code"] == "TOOL_DESCRIPTION_REQUIRED"
@@ -378,11 +377,14 @@ async def test_session_proxy_keeps_one_backend_session_per_client(
                 target = await stack.enter_async_context(run_server_async(proxy))
             a = await stack.enter_async_context(connect(target, era, token=tokens[0]))
             b = await stack.enter_async_context(connect(target, era, token=tokens[1]))
-            assert await gated(a) and await gated(b)
-            await fetch(a, "add")
+            await a.list_tools()  # a session that lists first is one grants follow
+            await b.list_tools()
+            assert await gated(a)  # the refusal teaches (and grants) add
             assert (await a.call_tool("add", {"a": 2, "b": 3})).data == 5
-            assert await gated(a, "shout", {"text": "x"})  # only what was fetched
-            assert await gated(b)  # b has its own backend session
+            await fetch(a, "echo")
+            assert (await a.call_tool("echo", {"text": "x"})).data == "x"
+            assert await gated(a, "shout", {"text": "x"})  # only what was fetched or refused
+            assert await gated(b, "echo", {"text": "x"})  # b has its own backend session
     finally:
         await backends.aclose()
     assert backends.open_sessions == 0
@@ -414,6 +416,7 @@ async def test_middleware_on_parent_and_child_gates_once(era: Era) -> None:
     parent.mount(child, namespace="kid")
     parent.add_middleware(ProgressiveDisclosure())
     async with connect(parent, era) as c:
+        await c.list_tools()
         refused = await c.call_tool("kid_add", {"a": 1, "b": 2}, raise_on_error=False)
         error = (refused.structured_content or {})["error"]
         assert error["code"] == "TOOL_DESCRIPTION_REQUIRED"
