@@ -302,8 +302,8 @@ async def test_hashed_backend_name_is_gated_like_the_tool_it_runs(era: Era) -> N
 
 
 # -- x-mcp-header ----------------------------------------------------------------------------
-@ERA
-async def test_reduced_listing_keeps_header_properties_with_their_types(era: Era) -> None:
+def _header_server(**options: Any) -> FastMCP:
+    """One tool with a property annotated ``x-mcp-header`` (a Mcp-Param-Region header)."""
     mcp = FastMCP("headers")
 
     @mcp.tool
@@ -314,35 +314,26 @@ async def test_reduced_listing_keeps_header_properties_with_their_types(era: Era
         """Forecast for a city."""
         return f"{city}@{region}"
 
-    for level in ("minimal", "skeleton"):
-        mcp.middleware = [m for m in mcp.middleware if not isinstance(m, ProgressiveDisclosure)]
-        mcp.add_middleware(ProgressiveDisclosure(listing=level))  # type: ignore[arg-type]
-        async with connect(mcp, era) as c:
-            schema = (await c.list_tools())[0].input_schema
-            assert schema["properties"]["region"] == {"type": "string", "x-mcp-header": "Region"}
-            assert ("city" in schema["properties"]) is (level == "skeleton")
-
-
-def _header_server() -> FastMCP:
-    mcp = FastMCP("headers")
-
-    @mcp.tool
-    def forecast(
-        city: str,
-        region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})] = "eu",
-    ) -> str:
-        """Forecast for a city."""
-        return f"{city}@{region}"
-
-    mcp.add_middleware(ProgressiveDisclosure(anonymous="shared"))
+    mcp.add_middleware(ProgressiveDisclosure(**options))
     return mcp
+
+
+@ERA
+@pytest.mark.parametrize("level", ["minimal", "skeleton"])
+async def test_reduced_listing_keeps_header_properties_with_their_types(
+    era: Era, level: str
+) -> None:
+    async with connect(_header_server(listing=level), era) as c:
+        schema = (await c.list_tools())[0].input_schema
+        assert schema["properties"]["region"] == {"type": "string", "x-mcp-header": "Region"}
+        assert ("city" in schema["properties"]) is (level == "skeleton")
 
 
 async def test_full_and_progressive_clients_call_header_tools_over_http_in_any_order() -> None:
     """FastMCP 4.2 checks Mcp-Param-* headers against the schemas it last listed, for
     every client: a full-mode listing and a reduced one must agree on header properties."""
     full = advertise(EXTENSION_ID, {"mode": "full"})
-    async with run_server_async(_header_server()) as url:
+    async with run_server_async(_header_server(anonymous="shared")) as url:
         async with connect(url, "modern") as progressive, connect(
             url, "modern", extensions=[full]
         ) as plain:
