@@ -127,20 +127,22 @@ def _signed_in(ctx: AuthContext) -> bool:
     return ctx.token is not None or get_http_headers() == {}  # in memory: no HTTP, no token
 
 
-def _auth_first_server() -> FastMCP:
+def _authed_server(auth_first: bool) -> FastMCP:
     mcp = FastMCP("authed", auth=StaticTokenVerifier(tokens=TOKENS))
     add_basic_tools(mcp)
-    mcp.add_middleware(AuthMiddleware(auth=_signed_in))
-    mcp.add_middleware(ProgressiveDisclosure())  # appended after AuthMiddleware
+    chain = [AuthMiddleware(auth=_signed_in), ProgressiveDisclosure()]
+    for middleware in chain if auth_first else reversed(chain):
+        mcp.add_middleware(middleware)
     return mcp
 
 
 @ERA
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_auth_middleware_first_reads_bridge_and_gate_work(
-    era: Era, transport: Transport
+@pytest.mark.parametrize("auth_first", [True, False], ids=["auth-first", "auth-after"])
+async def test_auth_middleware_in_either_order_reads_bridge_and_gate_work(
+    era: Era, transport: Transport, auth_first: bool
 ) -> None:
-    async with reach(_auth_first_server(), transport, era, token="alice-token") as c:
+    async with reach(_authed_server(auth_first), transport, era, token="alice-token") as c:
         await c.list_tools()  # sessions that list first are followed by grants
         assert await gated(c)
         assert "add" in await fetch(c, "add")
