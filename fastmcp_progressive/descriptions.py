@@ -38,6 +38,8 @@ from typing import Any
 from cachetools import LRUCache
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .rules import Rule
+
 logger = logging.getLogger(__name__)
 
 SUFFIXES = (".json", ".md")
@@ -78,6 +80,7 @@ class DescriptionFile(BaseModel):
     examples: list[Example] | None = None
     usage_guidance: Any = None
     error_guidance: Any = None
+    resolution: list[Rule] | None = None  # argument-dependent hints for tools/resolve (rules.py)
 
     @field_validator("summary")
     @classmethod
@@ -88,6 +91,7 @@ class DescriptionFile(BaseModel):
         """The fields to merge over the registered definition, wire-named, unset ones left out."""
         data = self.model_dump(by_alias=True, exclude_none=True, mode="json")
         data.pop("summary", None)
+        data.pop("resolution", None)  # answered by tools/resolve, not part of the definition
         return data
 
 

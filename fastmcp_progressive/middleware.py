@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
@@ -50,6 +50,7 @@ from .descriptions import DescriptionStore
 from .grants import GrantStore, GrantStoreUnavailable, KeyValue, StoreErrorPolicy
 from .guidance import guidance_prompt as guidance_prompt_for
 from .listing import Lister, ListingLevel
+from .resolution import RESOLVE_METHOD, ResolverHook, ToolResolution
 from .selection import (
     MAX_QUERY_CHARS,
     Selection,
@@ -99,6 +100,10 @@ class ProgressiveDisclosure(Middleware):
         guidance_prompt: serve the agent guidance as the prompt
             ``progressive_disclosure_guide``.
         instructions: append the workflow paragraph to the server instructions.
+        tool_resolution: serve ``tools/resolve`` (extension
+            ``io.modelcontextprotocol/tool-resolution``, see ``resolution.py``).
+        resolvers: per-tool Python hooks giving argument-dependent hints where a
+            description file's ``resolution`` rules cannot express them.
     """
 
     def __init__(
@@ -124,6 +129,8 @@ class ProgressiveDisclosure(Middleware):
         bridge_tool: str | None = BRIDGE_TOOL_NAME,
         guidance_prompt: bool = True,
         instructions: bool = True,
+        tool_resolution: bool = True,
+        resolvers: Mapping[str, ResolverHook] | None = None,
     ) -> None:
         if anonymous not in ANONYMOUS_POLICIES:
             raise ValueError(f"anonymous must be one of {ANONYMOUS_POLICIES}, not {anonymous!r}")
@@ -139,6 +146,8 @@ class ProgressiveDisclosure(Middleware):
         self.modes = ModePolicy(full_clients=full_clients, mode_header=mode_header,
                                 resolver=mode_resolver)
         self.catalog = Catalog(owner=self)
+        self.resolution = (ToolResolution(self.store, self.catalog, resolvers)
+                           if tool_resolution else None)
         self.anonymous = anonymous
         self.max_tools_per_read = max_tools_per_read
         self.exempt_tools = frozenset(exempt_tools)
@@ -168,11 +177,27 @@ class ProgressiveDisclosure(Middleware):
             return tools  # our own catalog query, or a catalog built inside a tool call
         ctx = context.fastmcp_context
         if self._mode(identify(ctx)) == "full":
-            return tools
+            return self._mark_resolvable(ctx, tools)
         reduced = self.lister.reduce(tools, self._exempt(ctx))
         if self.bridge is not None and all(t.name != self.bridge.name for t in tools):
             reduced.append(self.bridge)
-        return reduced
+        return self._mark_resolvable(ctx, reduced)
+
+    def _mark_resolvable(self, ctx: Context | None, tools: Sequence[Tool]) -> Sequence[Tool]:
+        if self.resolution is None or ctx is None:
+            return tools
+        return self.resolution.mark(identify(ctx), tools)
+
+    # -- tools/resolve (tool resolution: resolution.py) ---------------------------------
+    async def on_request(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Any],
+    ) -> Any:
+        ctx = context.fastmcp_context
+        if context.method != RESOLVE_METHOD or self.resolution is None or ctx is None:
+            return await call_next(context)
+        return await self.resolution.answer(ctx, context.message)
 
     # -- resources ----------------------------------------------------------------------
     async def on_list_resources(
@@ -302,7 +327,7 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[mt.InitializeRequest, mt.InitializeResult | None],
     ) -> mt.InitializeResult | None:
         result = await call_next(context)
-        return self._announce(result)  # type: ignore[no-any-return]
+        return self._advertise_resolution(self._announce(result))  # type: ignore[no-any-return]
 
     async def on_discover(
         self,
@@ -310,7 +335,7 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[Any, Any],
     ) -> Any:
         result = await call_next(context)
-        return self._announce(result)
+        return self._advertise_resolution(self._announce(result))
 
     # -- hot reload -----------------------------------------------------------------------
     # A watcher thread started by the first request invalidates edited description files
@@ -354,6 +379,9 @@ class ProgressiveDisclosure(Middleware):
             "instructions": joined,
             "capabilities": capabilities.model_copy(update={"extensions": extensions}),
         })
+
+    def _advertise_resolution(self, result: Any) -> Any:
+        return self.resolution.advertise(result) if self.resolution is not None else result
 
     def _exempt(self, ctx: Context | None) -> frozenset[str]:
         """Tools listed in full and never gated: configured ones and transform gateways."""
