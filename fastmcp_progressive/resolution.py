@@ -221,7 +221,7 @@ class ToolResolution:
                                    f"{error.message}")
 
     def _log_once(self, name: str, source: str, what: str) -> None:
-        key = (name, source, self.store.signature(name))
+        key = (name, f"{source} {what}", self.store.signature(name))
         if key in self._logged:
             return
         if len(self._logged) >= _MAX_LOGGED:
