@@ -40,12 +40,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    field_validator,
+    model_validator,
+)
 
 HINT_NAMES = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 """The four behaviour hints a resolution always answers, in wire spelling."""
 
 _ABSENT = object()
+_HINT_FIELDS = {"read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint"}
 
 
 class Hints(BaseModel):
@@ -56,14 +64,14 @@ class Hints(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
-    read_only_hint: bool | None = Field(default=None, alias="readOnlyHint")
-    destructive_hint: bool | None = Field(default=None, alias="destructiveHint")
-    idempotent_hint: bool | None = Field(default=None, alias="idempotentHint")
-    open_world_hint: bool | None = Field(default=None, alias="openWorldHint")
+    read_only_hint: StrictBool | None = Field(default=None, alias="readOnlyHint")
+    destructive_hint: StrictBool | None = Field(default=None, alias="destructiveHint")
+    idempotent_hint: StrictBool | None = Field(default=None, alias="idempotentHint")
+    open_world_hint: StrictBool | None = Field(default=None, alias="openWorldHint")
 
     def given(self) -> dict[str, bool]:
         """The hints set here, wire-named."""
-        return self.model_dump(by_alias=True, exclude_none=True)
+        return self.model_dump(by_alias=True, exclude_none=True, include=_HINT_FIELDS)
 
 
 class Condition(BaseModel):
@@ -74,7 +82,7 @@ class Condition(BaseModel):
     equals: Any = None
     in_: list[Any] | None = Field(default=None, alias="in")
     not_in: list[Any] | None = None
-    present: bool | None = None
+    present: StrictBool | None = None
 
     @model_validator(mode="after")
     def _one_operator(self) -> Condition:

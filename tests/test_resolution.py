@@ -196,6 +196,7 @@ async def test_unknown_hidden_and_unmarked_tools_answer_alike(folder: Path,
     assert ran == []
 
 
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")  # bad arguments on purpose
 @pytest.mark.parametrize(("transport", "era"), MATRIX)
 async def test_arguments_are_validated_against_the_real_schema(folder: Path,
                                                                transport: Transport,
