@@ -3,8 +3,8 @@
 Kept apart from the command line so the rules read on their own: files that do not parse
 or validate (with their line and column), names that match no tool, tools without files,
 summaries too long for the listing, an ``inputSchema`` that disagrees with the function the
-server registered, and examples that fail the schema (validated with ``jsonschema``, which
-the MCP SDK already depends on).
+server registered, examples that fail the schema (validated with ``jsonschema``, which
+the MCP SDK already depends on), and ``resolution`` rules (``rule_checks.py``).
 
 Example:
     ```python
