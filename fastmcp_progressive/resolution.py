@@ -55,7 +55,7 @@ from .caller import Caller, identify
 from .catalog import Catalog
 from .descriptions import DescriptionStore, Signature
 from .memo import IdentityMemo
-from .rules import Hints, ToolHints, first_match, violations
+from .rules import Hints, Rule, ToolHints, first_match, violations
 
 logger = logging.getLogger("fastmcp_progressive")
 
@@ -161,7 +161,7 @@ class ToolResolution:
         hints = await self._resolve(tool, file_rules or [], arguments)
         return {"resultType": "complete", "name": name, "annotations": hints.wire()}
 
-    async def _resolve(self, tool: Tool, rules: Sequence[Any],
+    async def _resolve(self, tool: Tool, rules: Sequence[Rule],
                        arguments: dict[str, Any]) -> ToolHints:
         static = ToolHints.of(tool.annotations)
         given: dict[str, bool] | None = None
@@ -196,7 +196,7 @@ class ToolResolution:
             logger.exception("tool resolution: the resolver hook of %r raised", name)
         raise _untrustworthy(name)
 
-    def _rules(self, name: str) -> list[Any] | None:
+    def _rules(self, name: str) -> list[Rule] | None:
         file = self.store.lookup(name)
         return file.resolution if file is not None and file.resolution else None
 

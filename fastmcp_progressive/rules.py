@@ -30,7 +30,8 @@ Example:
     ```python
     rule = Rule.model_validate({"when": {"action": "read"}, "readOnlyHint": True})
     rule.matches({"action": "read", "note_id": "n1"})  # True
-    violations(static=ToolHints(), resolved=ToolHints(read_only=True, ...))  # []
+    static = ToolHints.of(tool.annotations)
+    violations(static, static.updated(rule.given()))  # [] when the rule stays in bounds
     ```
 """
 

@@ -203,3 +203,38 @@ def test_check_reports_conditions_that_can_never_hold(tmp_path: Path) -> None:
     assert ("warning", "resolution[3] is never reached: resolution[2] matches every call") \
         in found
     assert len(found) == 3
+
+
+CLI_SERVER = '''
+from fastmcp import FastMCP
+from mcp_types import ToolAnnotations
+
+mcp = FastMCP("files")
+
+
+@mcp.tool(annotations=ToolAnnotations(destructiveHint=False, openWorldHint=False))
+def manage_files(action: str, path: str) -> str:
+    """Read or append to a file."""
+    return action
+'''
+
+
+def test_check_command_fails_on_a_rule_breaking_the_bound(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "app.py").write_text(CLI_SERVER, encoding="utf-8")
+    folder = tmp_path / "descriptions"
+    folder.mkdir()
+    (folder / "manage_files.md").write_text(
+        '---\n{"resolution": [\n  {"when": {"action": "read"}, "readOnlyHint": true},\n'
+        '  {"when": {"action": "append"}, "destructiveHint": true}\n]}\n---\nProse.\n',
+        encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "fastmcp_progressive", "check", "app.py:mcp", str(folder)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (f"{folder}/manage_files.md:4:3: error: resolution[1]: the tool is annotated "
+            "destructiveHint: false, so no resolution may be destructive") in done.stdout
+    assert "resolution[0]" not in done.stdout
