@@ -80,6 +80,8 @@ class DescriptionFile(BaseModel):
     examples: list[Example] | None = None
     usage_guidance: Any = None
     error_guidance: Any = None
+    always_load: bool | None = None
+    """True: list the tool in full and never gate it; False: never, whatever the tool says."""
     resolution: list[Rule] | None = None  # argument-dependent hints for tools/resolve (rules.py)
 
     @field_validator("summary")
@@ -91,6 +93,7 @@ class DescriptionFile(BaseModel):
         """The fields to merge over the registered definition, wire-named, unset ones left out."""
         data = self.model_dump(by_alias=True, exclude_none=True, mode="json")
         data.pop("summary", None)
+        data.pop("always_load", None)
         data.pop("resolution", None)  # answered by tools/resolve, not part of the definition
         return data
 

@@ -20,8 +20,9 @@ The server's rules, in the order they are applied:
 2. ``name`` must name a tool this caller may see (``catalog.py``) that is resolvable (a
    ``resolution`` rule in its file, or a hook); unknown, hidden and unmarked tools all
    get the same ``-32602``, so an answer never reveals a tool the caller cannot see;
-3. ``arguments`` must validate against the tool's registered input schema (``-32602``
-   with the validation message); nothing is defaulted or normalised;
+3. ``arguments`` must validate against the tool's full input schema, the one a read of
+   its description serves (``-32602`` with the validation message, ``validation.py``);
+   nothing is defaulted or normalised;
 4. a hook, else the first matching rule, else the static annotations give the hints; a
    result that breaks the bound (``rules.violations``) is refused with ``-32603`` and
    logged, never answered;
@@ -45,17 +46,17 @@ from typing import Any
 import mcp_types as mt
 from fastmcp.server.context import Context
 from fastmcp.tools.base import Tool
-from jsonschema import validators
-from jsonschema.exceptions import best_match
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import ValidationError
 
 from .caller import Caller, identify
 from .catalog import Catalog
+from .definitions import Definitions
 from .descriptions import DescriptionStore, Signature
 from .memo import IdentityMemo
 from .rules import Hints, Rule, ToolHints, first_match, violations
+from .validation import ArgumentChecker
 
 logger = logging.getLogger("fastmcp_progressive")
 
@@ -92,14 +93,18 @@ class ToolResolution:
         store: DescriptionStore,
         catalog: Catalog,
         hooks: Mapping[str, ResolverHook] | None = None,
+        *,
+        definitions: Definitions | None = None,
+        checker: ArgumentChecker | None = None,
     ) -> None:
         self.store = store
         self.catalog = catalog
+        self.definitions = definitions or Definitions(store)
+        self.checker = checker or ArgumentChecker()
         self.hooks = dict(hooks or {})
         for name, hook in self.hooks.items():
             if not callable(hook):
                 raise ValueError(f"resolvers[{name!r}] must be callable")
-        self._validators = IdentityMemo()
         self._marked = IdentityMemo()
         self._logged: set[tuple[str, str, Any]] = set()
 
@@ -207,18 +212,13 @@ class ToolResolution:
         return file is not None and bool(file.resolution)
 
     def _validate(self, tool: Tool, arguments: dict[str, Any]) -> None:
-        validator = self._validators.get(tool)
-        if validator is None:
-            schema = tool.parameters or {"type": "object"}
-            cls = validators.validator_for(schema)
-            validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-            self._validators.put(tool, validator)
-        error = best_match(validator.iter_errors(arguments))
-        if error is not None:
-            where = "" if error.json_path == "$" else f" at {error.json_path[2:]}"
+        """Arguments checked against the tool's full ``inputSchema``: the one a read of its
+        description serves, and the one calls of callers without grants are checked against."""
+        definition, _ = self.definitions.for_tool(tool)
+        problem = self.checker.problem(definition, arguments)
+        if problem is not None:
             raise MCPError(code=INVALID_PARAMS,
-                           message=f"Invalid arguments for tool {_echo(tool.name)}{where}: "
-                                   f"{error.message}")
+                           message=f"Invalid arguments for tool {_echo(tool.name)}: {problem}")
 
     def _log_once(self, name: str, source: str, what: str) -> None:
         key = (name, f"{source} {what}", self.store.signature(name))

@@ -264,14 +264,31 @@ async def test_resolve_then_call_same_arguments_and_no_grant(folder: Path,
     args = {"action": "append", "note_id": "n1", "text": "hello"}
     async with served(server, transport) as target, \
             opened(target, era, token="alice-token") as client:
+        await client.list_tools()  # a host that keeps its session: the spec's gate applies
         hints = await resolve_tool(client, "notes", args)
         assert not hints.destructive and ran == []
         assert await gated(client, "notes", args), "a resolution must not grant the tool"
-        await fetch(client, "notes")
-        result = await client.call_tool("notes", args)
+        assert ran == []
+        result = await client.call_tool("notes", args)  # the refusal taught (and granted) it
         assert result.data == "append n1" and ran == ["append"]
         again = await resolve_tool(client, "notes", args)  # advice again, nothing run
         assert again == hints and ran == ["append"]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_resolution_does_not_make_a_one_call_session_look_kept(
+    folder: Path, transport: Transport,
+) -> None:
+    """Hosts that open a session per tool call resolve inside that session, right before the
+    call: the resolve must not make the session look like one the spec's gate can follow."""
+    server, ran = notes_server(folder)
+    args = {"action": "read", "note_id": "n1"}
+    async with served(server, transport) as target:
+        for _ in range(2):
+            async with opened(target, "legacy") as client:
+                assert (await resolve_tool(client, "notes", args)).read_only
+                assert (await client.call_tool("notes", args)).data == "read n1"
+    assert ran == ["read", "read"]
 
 
 @pytest.mark.parametrize("era", ERAS)
