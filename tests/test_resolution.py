@@ -196,6 +196,44 @@ async def test_unknown_hidden_and_unmarked_tools_answer_alike(folder: Path,
     assert ran == []
 
 
+@pytest.mark.parametrize("era", ERAS)
+async def test_tools_hidden_by_auth_answer_like_unknown_ones(folder: Path, era: Era) -> None:
+    """Component ``auth`` and an ``AuthMiddleware`` listing filter hide tools from alice."""
+    from fastmcp.server.auth import require_scopes
+    from fastmcp.server.middleware.authorization import AuthMiddleware
+
+    server, ran = notes_server(folder, auth=True)
+
+    @server.tool(auth=require_scopes("admin"))
+    def purge(action: str) -> str:
+        ran.append("purge")
+        return action
+
+    @server.tool(tags={"ops"})
+    def restart(action: str) -> str:
+        ran.append("restart")
+        return action
+
+    def no_ops(ctx: Any) -> bool:
+        return "ops" not in getattr(ctx.component, "tags", set())
+
+    server.add_middleware(AuthMiddleware(auth=no_ops))
+    for name in ("purge", "restart"):
+        (folder / f"{name}.json").write_text(
+            json.dumps({"resolution": [{"readOnlyHint": True}]}), encoding="utf-8")
+    async with served(server, "http") as target, \
+            opened(target, era, token="alice-token") as client:
+        listed = {t.name for t in await client.list_tools()}
+        assert "notes" in listed and not listed & {"purge", "restart", "secret"}
+        unknown = (await resolve_error(client, "no_such_tool", {})).error
+        for name in ("purge", "restart"):
+            error = (await resolve_error(client, name, {"action": "x"})).error
+            assert (error.code, error.message.replace(repr(name), "N"), error.data) == (
+                unknown.code, unknown.message.replace("'no_such_tool'", "N"), unknown.data)
+        assert (await resolve_tool(client, "notes", {"action": "read", "note_id": "n"})).read_only
+    assert ran == []
+
+
 @pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")  # bad arguments on purpose
 @pytest.mark.parametrize(("transport", "era"), MATRIX)
 async def test_arguments_are_validated_against_the_real_schema(folder: Path,
