@@ -5,8 +5,10 @@ can produce is "static annotations, then one rule's hints over them": checking e
 against the bound (``rules.violations``) catches every violating combination before a
 client ever asks. Also reported: conditions on arguments the tool does not have (the rule
 can never match as meant), values the argument's schema rejects (the condition never
-holds), and rules after a catch-all (never reached). Each problem points at the rule's own
-line and column, found by scanning the file's JSON (``rule_locations``).
+holds), rules after a catch-all (never reached), and read-only rules that inherit
+``destructiveHint: true`` (hosts reading that hint alone would still ask for confirmation).
+Each problem points at the rule's own line and column, found by scanning the file's JSON
+(``rule_locations``).
 
 Example:
     ```python
@@ -47,8 +49,12 @@ def resolution_problems(file: DescriptionFile,
                                             f"resolution[{catch_all}] matches every call"))
         elif not rule.when:
             catch_all = index
-        for broken in violations(static, static.updated(rule.given())):
+        resolved = static.updated(rule.given())
+        for broken in violations(static, resolved):
             found.append((index, "error", f"{label}: {broken}"))
+        if resolved.read_only and resolved.destructive:
+            found.append((index, "warning", f"{label} is read-only but keeps destructiveHint: "
+                                            "true from the tool; say destructiveHint: false"))
         for argument, condition in rule.when.items():
             spec = properties.get(argument) if isinstance(properties, dict) else None
             if spec is None:

@@ -202,7 +202,9 @@ def test_check_reports_conditions_that_can_never_hold(tmp_path: Path) -> None:
                        "matches") in found
     assert ("warning", "resolution[3] is never reached: resolution[2] matches every call") \
         in found
-    assert len(found) == 3
+    assert ("warning", "resolution[0] is read-only but keeps destructiveHint: true from the "
+                       "tool; say destructiveHint: false") in found
+    assert len(found) == 5  # and resolution[3] is read-only too
 
 
 CLI_SERVER = '''
