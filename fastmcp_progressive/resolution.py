@@ -50,7 +50,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import ValidationError
 
-from .caller import Caller, identify
+from .caller import Caller, identify, server_info_stamp
 from .catalog import Catalog
 from .definitions import Definitions
 from .descriptions import DescriptionStore, Signature
@@ -164,7 +164,12 @@ class ToolResolution:
                 "depend on its arguments (use its static annotations)"))
         self._validate(tool, arguments)
         hints = await self._resolve(tool, file_rules or [], arguments)
-        return {"resultType": "complete", "name": name, "annotations": hints.wire()}
+        result: dict[str, Any] = {"resultType": "complete", "name": name,
+                                  "annotations": hints.wire()}
+        stamp = server_info_stamp(ctx.fastmcp) if identify(ctx).era == "modern" else None
+        if stamp is not None:  # what the SDK adds to every 2026-07-28 result it serializes
+            result["_meta"] = {mt.SERVER_INFO_META_KEY: stamp}
+        return result
 
     async def _resolve(self, tool: Tool, rules: Sequence[Rule],
                        arguments: dict[str, Any]) -> ToolHints:

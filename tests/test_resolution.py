@@ -47,6 +47,7 @@ from tests.conftest import (
 )
 
 LOGGER = "fastmcp_progressive"
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 STATIC = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
           "openWorldHint": False}
 RULES = [
@@ -57,6 +58,18 @@ RULES = [
 ]
 MATRIX = [(t, e) for t in TRANSPORTS for e in ERAS]
 RAW = TypeAdapter(dict[str, Any])
+
+
+def mcp_version() -> str:
+    return FastMCP("probe")._mcp_server.version or ""
+
+
+def test_server_info_stamp_is_where_caller_py_reads_it() -> None:
+    """Fails by name when FastMCP moves the low-level server or its ``serverInfo`` stamp."""
+    from fastmcp_progressive.caller import server_info_stamp
+
+    server = FastMCP("stamped")
+    assert server_info_stamp(server) == {"name": "stamped", "version": mcp_version()}
 
 
 def notes_server(folder: Path, *, auth: bool = False, **options: Any) -> tuple[FastMCP, list[str]]:
@@ -168,7 +181,10 @@ async def test_result_has_all_four_hints_and_nothing_else(folder: Path, transpor
             result = await raw_resolve(client, "notes", {"action": action, "note_id": "n"})
             meta = result.pop("_meta", None)
             assert result == {"resultType": "complete", "name": "notes", "annotations": hints}
-            assert meta is None or set(meta) <= {"io.modelcontextprotocol/serverInfo"}
+            if era == "modern":  # the serverInfo stamp every 2026-07-28 result carries
+                assert meta == {SERVER_INFO: {"name": "test", "version": mcp_version()}}
+            else:
+                assert meta is None
         # no rule matches (the delete rule wants force absent): the static annotations
         forced = await raw_resolve(client, "notes",
                                    {"action": "delete", "note_id": "n", "force": True})
