@@ -26,7 +26,8 @@ The server's rules, in the order they are applied:
 4. a hook, else the first matching rule, else the static annotations give the hints; a
    result that breaks the bound (``rules.violations``) is refused with ``-32603`` and
    logged, never answered;
-5. the result carries all four hints. Nothing runs, nothing is granted, nothing recorded.
+5. the result carries all four hints (and on 2026-07-28 the ``serverInfo`` stamp the SDK
+   puts on results it serializes). Nothing runs, nothing is granted, nothing recorded.
 
 Example:
     ```python
