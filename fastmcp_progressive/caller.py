@@ -19,7 +19,8 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -345,3 +346,21 @@ def replace_tool_getter(provider: Any, make: Callable[[Any], Any]) -> None:
 def search_tool_names(transform: Any) -> tuple[str, str]:
     """The (search, call) tool names of a FastMCP search transform (private attributes)."""
     return (transform._search_tool_name, transform._call_tool_name)
+
+
+@contextmanager
+def every_hook() -> Iterator[None]:
+    """Run middleware with all of its hooks inside the block, whatever phase the request is in.
+
+    FastMCP's ``Middleware.__call__`` picks which hooks run from a private context variable
+    (``_dispatch_phase``): a request FastMCP does not route to a component (a custom method
+    answered in ``on_request``) runs only ``on_message``/``on_request``, so a typed
+    ``on_list_tools`` filter would be skipped when a lookup asks the middleware.
+    """
+    from fastmcp.server.middleware.middleware import _dispatch_phase
+
+    token = _dispatch_phase.set("all")
+    try:
+        yield
+    finally:
+        _dispatch_phase.reset(token)

@@ -48,7 +48,7 @@ from fastmcp.server.middleware.timing import DetailedTimingMiddleware, TimingMid
 from fastmcp.server.transforms.search.base import BaseSearchTransform
 from fastmcp.tools.base import Tool
 
-from .caller import search_tool_names
+from .caller import every_hook, search_tool_names
 from .lookup import batch
 
 _raw_listing: ContextVar[bool] = ContextVar("fastmcp_progressive_raw_listing", default=False)
@@ -194,7 +194,7 @@ class Catalog:
             method="tools/list",
         )
         try:
-            with _passthrough():
+            with _passthrough(), every_hook():
                 listed = await chain(context)
         except Exception:
             return set()

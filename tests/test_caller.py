@@ -185,3 +185,18 @@ async def test_versioned_tool_falls_back_to_the_highest_enabled_version() -> Non
         tool = await lookups.get(server, "calc")
     assert tool is not None and tool.version == "1"
     assert tool.version == (await server.get_tool("calc")).version  # type: ignore[union-attr]
+
+
+def test_every_hook_sets_fastmcps_dispatch_phase() -> None:
+    """Fails by name when FastMCP moves the private phase variable its middleware reads."""
+    from fastmcp.server.middleware.middleware import _dispatch_phase
+
+    from fastmcp_progressive.caller import every_hook
+
+    token = _dispatch_phase.set("outer")
+    try:
+        with every_hook():
+            assert _dispatch_phase.get() == "all"
+        assert _dispatch_phase.get() == "outer"
+    finally:
+        _dispatch_phase.reset(token)
