@@ -31,12 +31,13 @@ import logging
 import os
 import select
 import shlex
+import signal
 import sys
 import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
@@ -46,6 +47,7 @@ from fastmcp import Client, FastMCP
 from fastmcp.client.transports import ClientTransport, StdioTransport
 from fastmcp.exceptions import ToolError
 from fastmcp.server import create_proxy
+from fastmcp.server.auth import AuthProvider
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.server.providers.proxy import ProxyClient, ProxyMetadataMiddleware
 from mcp import MCPError
@@ -355,6 +357,7 @@ def progressive_proxy(
     cwd: str | os.PathLike[str] | None = None,
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+    auth: AuthProvider | None = None,
     **options: Any,
 ) -> FastMCP[Any]:
     """A FastMCP server serving ``target`` through FastMCP's proxy, progressive disclosure on.
@@ -368,6 +371,8 @@ def progressive_proxy(
         name: the proxy's server name (default: ``progressive <upstream>``).
         startup_timeout: seconds the upstream may take to start and answer ``initialize``.
         request_timeout: seconds one upstream request may take (``None``: no limit).
+        auth: the proxy's own auth (FastMCP ``AuthProvider``); over 2026-07-28 HTTP it is
+            what gives callers an identity to gate (see ``anonymous``).
         **options: further ``ProgressiveDisclosure`` options (``listing``, ``anonymous``...).
 
     The proxy owns the upstream process: it starts with the first request (or
@@ -389,6 +394,7 @@ def progressive_proxy(
         name=name or f"progressive {upstream.label.strip('`')}",
         provider_error_strategy="raise",  # an unreachable upstream must not list as empty
         lifespan=stop_upstream,
+        auth=auth,
     )
     # Outermost first: failures named; then the middleware, outside FastMCP's proxy
     # metadata middleware so the upstream's instructions are kept and ours appended.
@@ -434,19 +440,49 @@ async def serve(
     http: tuple[str, int] | None = None,
     **settings: Any,
 ) -> None:
-    """Check the upstream, then serve the proxy over stdio (or streamable HTTP at ``http``)."""
+    """Check the upstream, then serve the proxy over stdio (or streamable HTTP at ``http``).
+
+    SIGTERM and SIGINT stop serving, and the upstream is always stopped before we return:
+    hosts close our stdin and send SIGTERM shortly after, and the upstream runs in its own
+    process group, so dying on that signal would leave it running.
+    """
     server = progressive_proxy(target, **settings)
     upstream = upstream_of(server)
-    try:
-        tools = await upstream.check()
-        logger.info("serving %s (%d tools) with progressive disclosure", upstream.label, tools)
-        if http is None:
-            await server.run_async(transport="stdio", show_banner=False)
-        else:
-            host, port = http
-            await server.run_async(transport="http", host=host, port=port, show_banner=False)
-    finally:
-        await upstream.close()
+    with _stop_signals() as signals:
+        try:
+            tools = await upstream.check()
+            logger.info("serving %s (%d tools) with progressive disclosure", upstream.label,
+                        tools)
+            async with anyio.create_task_group() as group:
+
+                async def stop_on_signal() -> None:
+                    async for _ in signals:
+                        group.cancel_scope.cancel()
+                        return
+
+                group.start_soon(stop_on_signal)
+                if http is None:
+                    await server.run_async(transport="stdio", show_banner=False)
+                else:
+                    host, port = http
+                    await server.run_async(transport="http", host=host, port=port,
+                                           show_banner=False)
+                group.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await upstream.close()
+
+
+def _stop_signals() -> Any:
+    """A receiver of SIGTERM/SIGINT (none on Windows, where Ctrl-C raises as usual)."""
+    if sys.platform == "win32":
+        return nullcontext(_no_signals())
+    return anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT)
+
+
+async def _no_signals() -> AsyncIterator[int]:
+    await anyio.sleep_forever()
+    yield 0  # pragma: no cover
 
 
 # -- helpers ------------------------------------------------------------------------------------
