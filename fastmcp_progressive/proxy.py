@@ -143,7 +143,7 @@ class UpstreamCommand(StdioTransport):
             raise ValueError("the upstream command is empty")
         self.argv = list(argv)
         self.label = f"`{shlex.join(self.argv)}`"
-        self.stderr = StderrTail()
+        self.stderr: StderrTail | None = None  # one per process start, made at connect
         self._started = False
         super().__init__(
             self.argv[0],
@@ -153,7 +153,6 @@ class UpstreamCommand(StdioTransport):
             env={**os.environ, **(env or {})},
             cwd=os.fspath(cwd) if cwd is not None else None,
             keep_alive=True,
-            log_file=self.stderr.writer,
         )
 
     @property
@@ -164,6 +163,9 @@ class UpstreamCommand(StdioTransport):
     async def connect(self, **kwargs: Any) -> ClientSession | None:
         if self.ended:
             raise UpstreamError(self.exited())
+        if self.stderr is None:
+            self.stderr = StderrTail()
+            self.log_file = self.stderr.writer  # what FastMCP hands the process as stderr
         try:
             session = await super().connect(**kwargs)
         except FileNotFoundError:
@@ -179,6 +181,9 @@ class UpstreamCommand(StdioTransport):
         """Stop the process (our shutdown); a later request may start it again."""
         self._started = False
         await super().close()  # type: ignore[no-untyped-call]
+        if self.stderr is not None:  # the process is gone: its pipe's reader sees the end
+            self.stderr.close()
+            self.stderr = None
 
     def exited(self) -> str:
         return (f"upstream MCP server {self.label} has exited (its stdio connection closed); "
@@ -188,7 +193,7 @@ class UpstreamCommand(StdioTransport):
         return f"cannot start upstream MCP server {self.label}: {why}"
 
     def _stderr_note(self) -> str:
-        lines = self.stderr.last()
+        lines = self.stderr.last() if self.stderr is not None else []
         if not lines:
             return ""
         return " Its last lines on stderr: " + " | ".join(line.strip()[:300] for line in lines)

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from fastmcp import Client, FastMCP
+from fastmcp.client.transports import StdioTransport
 from fastmcp.exceptions import ToolError
 from fastmcp.server import create_proxy
 from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
@@ -31,11 +32,11 @@ from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
 from fastmcp_progressive.caller import stdio_session_ended
 from fastmcp_progressive.cli import main
 from fastmcp_progressive.proxy import (
-    UpstreamCommand,
     UpstreamError,
     check_upstream,
     parse_listen,
     progressive_proxy,
+    upstream_of,
 )
 from tests.conftest import ERAS, TOKENS, TRANSPORTS, Era, Transport, connect, fetch, serve_http
 from tests.reliability.procs import free_port
@@ -206,8 +207,8 @@ async def test_command_that_exits_at_start_is_named_with_its_stderr() -> None:
 
 
 async def test_command_that_never_answers_times_out() -> None:
-    proxy = progressive_proxy([sys.executable, "-c", "import time; time.sleep(120)"],
-                              startup_timeout=1.0)
+    silent = "import sys; sys.stdin.read()"  # reads until we close it, never answers
+    proxy = progressive_proxy([sys.executable, "-c", silent], startup_timeout=1.0)
     await expect_named_failure(proxy, "did not answer within 1 s")
 
 
@@ -226,6 +227,13 @@ mcp = FastMCP("py-upstream")
 def add(a: int, b: int) -> int:
     '''Add two integers.'''
     return a + b
+
+@mcp.tool
+async def slow() -> str:
+    '''Take a minute.'''
+    import anyio
+    await anyio.sleep(60)
+    return "late"
 
 mcp.run(show_banner=False)
 """
@@ -254,6 +262,8 @@ async def test_upstream_killed_mid_session_gives_a_clear_error(era: Era, tmp_pat
     async with connect(proxy, era) as client:
         await client.call_tool("describe_tools", {"tools": ["add"]})
         assert (await client.call_tool("add", {"a": 1, "b": 2})).data == 3
+        command = upstream_of(proxy).command
+        assert command is not None and not command.ended
         (pid,) = pids_with(str(app))
         os.kill(pid, signal.SIGKILL)
         started = time.monotonic()
@@ -264,32 +274,29 @@ async def test_upstream_killed_mid_session_gives_a_clear_error(era: Era, tmp_pat
             await client.list_tools()
         assert time.monotonic() - started < BOUND
         assert pids_with(str(app)) == []  # not silently started again
+        assert command.ended
 
 
-async def test_fastmcp_internal_stdio_transport_state(tmp_path: Path) -> None:
-    """``stdio_session_ended`` reads FastMCP's ``_connect_task`` and ``_is_session_dead``."""
+async def test_upstream_request_timeout_is_named(tmp_path: Path) -> None:
     app = tmp_path / "upstream_app.py"
     app.write_text(UPSTREAM_APP, encoding="utf-8")
-    transport = UpstreamCommand([sys.executable, str(app)])
+    proxy = progressive_proxy([sys.executable, str(app)], startup_timeout=30,
+                              request_timeout=1.0, exempt_tools=["slow"])
+    async with Client(proxy) as client:
+        started = time.monotonic()
+        failed = await client.call_tool("slow", {}, raise_on_error=False)
+        assert time.monotonic() - started < BOUND
+        text = failed.content[0].text  # type: ignore[union-attr]
+        assert failed.is_error and "did not answer within 1 s" in text and str(app) in text
+        await client.call_tool("describe_tools", {"tools": ["add"]})
+        assert (await client.call_tool("add", {"a": 2, "b": 2})).data == 4  # still serving
+
+
+def test_fastmcp_internal_stdio_transport_state() -> None:
+    """``stdio_session_ended`` reads FastMCP's ``_connect_task`` and ``_is_session_dead``."""
+    transport = StdioTransport(sys.executable, [])
     assert hasattr(transport, "_connect_task") and callable(transport._is_session_dead)
     assert not stdio_session_ended(transport)
-    async with Client(transport) as client:
-        await client.list_tools()
-        assert not stdio_session_ended(transport)
-        (pid,) = pids_with(str(app))
-        os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + BOUND
-        while not stdio_session_ended(transport) and time.monotonic() < deadline:
-            await _tick()
-        assert stdio_session_ended(transport)
-    await transport.close()
-    assert not stdio_session_ended(transport)
-
-
-async def _tick() -> None:
-    import anyio
-
-    await anyio.sleep(0.02)
 
 
 # -- the command line: failures before serving -----------------------------------------------
