@@ -403,11 +403,14 @@ def progressive_proxy(
     )
     # Outermost first: failures named; then the middleware, outside FastMCP's proxy
     # metadata middleware so the upstream's instructions are kept and ours appended.
+    failures = UpstreamFailures(upstream)
+    server.add_middleware(disclosure)
+    server.add_middleware(failures)
     server.middleware[:] = [
-        UpstreamFailures(upstream),
+        failures,
         disclosure,
         *(UpstreamMetadata(m, upstream) if isinstance(m, ProxyMetadataMiddleware) else m
-          for m in server.middleware),
+          for m in server.middleware if m is not failures and m is not disclosure),
     ]
     return server
 

@@ -331,7 +331,7 @@ async def cli_over_http(args: list[str], env: dict[str, str]) -> AsyncIterator[s
                 await anyio.sleep(0.1)
         yield url
     finally:
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signal.SIGTERM)
         try:
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
@@ -354,6 +354,8 @@ async def test_cli_over_streamable_http_serves_both_eras(
                 contents = await client.read_resource("demo://resource/static/document/"
                                                       "architecture.md")
                 assert getattr(contents[0], "text", "")
+        assert len(node_pids(tmp_path)) == 1
+    await no_node_left(tmp_path)  # stopped with the proxy (SIGTERM), not orphaned
 
 
 # -- the URL form, in front of a real server over streamable HTTP ----------------------------------
