@@ -166,7 +166,10 @@ class UpstreamCommand(StdioTransport):
             self.stderr.close()
             self.stderr = None
 
-    def exited(self) -> str:
+    def exited(self, *, starting: bool = False) -> str:
+        if starting:
+            return (f"upstream MCP server {self.label} exited while starting (its stdio "
+                    f"connection closed).{self._stderr_note()}")
         return (f"upstream MCP server {self.label} has exited (its stdio connection closed); "
                 f"restart the proxy to start it again.{self._stderr_note()}")
 
@@ -222,7 +225,8 @@ class Upstream:
     async def check(self) -> int:
         """Connect and list the upstream's tools within the start-up timeout; their count.
 
-        Raises ``UpstreamError`` naming the upstream when it cannot serve.
+        Raises ``UpstreamError`` naming the upstream when it cannot serve. Nothing to start
+        for an in-process target (a FastMCP server, a ``Client`` or transport): 0.
         """
         if not isinstance(self.proxy_target, Client):
             return 0
@@ -234,6 +238,8 @@ class Upstream:
         except TimeoutError as exc:
             raise UpstreamError(self._timed_out(self.startup_timeout, "at start-up")) from exc
         except Exception as exc:
+            if self.command is not None and self.command.ended:
+                raise UpstreamError(self.command.exited(starting=True)) from exc
             raise UpstreamError(self.explain(exc) or f"upstream MCP server {self.label}: "
                                 f"{exc}") from exc
 

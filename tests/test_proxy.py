@@ -203,7 +203,7 @@ async def test_command_not_found_is_named() -> None:
 async def test_command_that_exits_at_start_is_named_with_its_stderr() -> None:
     script = "import sys; print('config file missing', file=sys.stderr); sys.exit(3)"
     proxy = progressive_proxy([sys.executable, "-c", script])
-    await expect_named_failure(proxy, "has exited", "config file missing")
+    await expect_named_failure(proxy, "exited", "config file missing")
 
 
 async def test_command_that_never_answers_times_out() -> None:
