@@ -2,8 +2,9 @@
 
 ``@modelcontextprotocol/server-everything``, ``server-filesystem`` and ``server-memory``,
 pinned in ``tests/npm_servers.py`` and installed into ``.npm-servers/`` when missing. Each
-runs as node over stdio behind the real command (``python -m fastmcp_progressive proxy``)
-driven by ``fastmcp.Client`` over stdio or streamable HTTP, in both protocol eras:
+runs as node over stdio behind the real command (``python -m fastmcp_progressive proxy``,
+driven by ``fastmcp.Client`` over stdio or streamable HTTP) or behind the Python form (the
+client in memory), in both protocol eras:
 the listing shrinks (o200k_base tokens printed), a call is refused then works after a
 fetch (bridge or resource), the upstream's own resources and prompts work, description
 files for the upstream's tools apply with hot reload, and killing the upstream mid-session
@@ -38,6 +39,8 @@ from tests.reliability.procs import free_port
 from tests.test_proxy import BOUND, refusal_code
 
 DEADLINE = 30.0
+pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(),
+                                reason="finds the upstream's process through /proc (Linux)")
 
 
 @pytest.fixture(scope="module")
