@@ -324,3 +324,25 @@ def test_cli_proxy_help_names_both_forms(capsys: pytest.CaptureFixture[str]) -> 
         main(["proxy", "--help"])
     out = capsys.readouterr().out
     assert "-- COMMAND" in out and "URL" in out and "--descriptions" in out
+
+
+def test_cli_proxy_passes_its_options_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[Any, dict[str, Any]]] = []
+
+    async def fake_serve(target: Any, **settings: Any) -> None:
+        seen.append((target, settings))
+
+    monkeypatch.setattr("fastmcp_progressive.cli.serve", fake_serve)
+    assert main(["proxy", "--http", "0.0.0.0:9000", "--descriptions", "docs", "--listing",
+                 "skeleton", "--anonymous", "shared", "--exempt", "a", "--exempt", "b",
+                 "--name", "front", "--startup-timeout", "5", "--request-timeout", "7",
+                 "--", "npx", "-y", "pkg", "--flag"]) == 0
+    assert main(["proxy", "https://mcp.example.com/mcp"]) == 0
+    (command, settings), (url, defaults) = seen
+    assert command == ["npx", "-y", "pkg", "--flag"]
+    assert settings == {"http": ("0.0.0.0", 9000), "descriptions_dir": Path("docs"),
+                        "name": "front", "listing": "skeleton", "anonymous": "shared",
+                        "exempt_tools": ["a", "b"], "startup_timeout": 5.0,
+                        "request_timeout": 7.0}
+    assert url == "https://mcp.example.com/mcp"
+    assert defaults["http"] is None and defaults["listing"] == "minimal"
