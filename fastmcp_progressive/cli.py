@@ -299,8 +299,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--descriptions", type=Path, metavar="DIR",
                    help="description files for the upstream's tools (hot reload)")
     p.add_argument("--listing", choices=LEVELS, default="minimal")
-    p.add_argument("--anonymous", choices=ANONYMOUS_POLICIES, default="open",
-                   help="callers with no identity (2026-07-28 HTTP without auth)")
+    p.add_argument("--anonymous", choices=ANONYMOUS_POLICIES,
+                   help="callers no grant can follow (default: the middleware's)")
     p.add_argument("--exempt", action="append", default=[], metavar="TOOL",
                    help="a tool listed in full and never gated (repeatable)")
     p.add_argument("--name", help="the proxy's server name")
@@ -318,10 +318,11 @@ async def _run_proxy(args: argparse.Namespace) -> int:
         target = target[0]
     try:
         http = parse_listen(args.http) if args.http else None
+        chosen = {"anonymous": args.anonymous} if args.anonymous else {}
         await serve(target, http=http, descriptions_dir=args.descriptions, name=args.name,
-                    listing=args.listing, anonymous=args.anonymous, exempt_tools=args.exempt,
+                    listing=args.listing, exempt_tools=args.exempt,
                     startup_timeout=args.startup_timeout,
-                    request_timeout=args.request_timeout)
+                    request_timeout=args.request_timeout, **chosen)
     except (UpstreamError, ValueError) as exc:
         raise CliError(str(exc)) from None
     return OK

@@ -346,3 +346,4 @@ def test_cli_proxy_passes_its_options_on(monkeypatch: pytest.MonkeyPatch) -> Non
                         "request_timeout": 7.0}
     assert url == "https://mcp.example.com/mcp"
     assert defaults["http"] is None and defaults["listing"] == "minimal"
+    assert "anonymous" not in defaults  # the middleware's own default applies

@@ -95,7 +95,12 @@ async def cli_over_stdio(args: list[str], era: Era,
 
 async def refused_then_served(client: Client[Any], tool: str, arguments: dict[str, Any],
                               fetch_with: str) -> Any:
-    """Call ``tool``: refused; fetch it (``bridge`` or ``resource``); call again: served."""
+    """Call ``tool``: refused; fetch it (``bridge`` or ``resource``); call again: served.
+
+    Lists tools first, as a host that keeps its session does (a session whose first request
+    is the call is taken for a one-call session, whose calls are checked by arguments).
+    """
+    await client.list_tools()
     refused = await client.call_tool(tool, arguments, raise_on_error=False)
     assert refused.is_error and refusal_code(refused) == "TOOL_DESCRIPTION_REQUIRED", refused
     if fetch_with == "bridge":
