@@ -301,6 +301,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--listing", choices=LEVELS, default="minimal")
     p.add_argument("--anonymous", choices=ANONYMOUS_POLICIES,
                    help="callers no grant can follow (default: the middleware's)")
+    p.add_argument("--no-host-profiles", action="store_true",
+                   help="progressive for every client, also hosts the table serves in full")
     p.add_argument("--exempt", action="append", default=[], metavar="TOOL",
                    help="a tool listed in full and never gated (repeatable)")
     p.add_argument("--name", help="the proxy's server name")
@@ -318,7 +320,9 @@ async def _run_proxy(args: argparse.Namespace) -> int:
         target = target[0]
     try:
         http = parse_listen(args.http) if args.http else None
-        chosen = {"anonymous": args.anonymous} if args.anonymous else {}
+        chosen: dict[str, Any] = {"anonymous": args.anonymous} if args.anonymous else {}
+        if args.no_host_profiles:
+            chosen["host_profiles"] = ()
         await serve(target, http=http, descriptions_dir=args.descriptions, name=args.name,
                     listing=args.listing, exempt_tools=args.exempt,
                     startup_timeout=args.startup_timeout,

@@ -336,6 +336,7 @@ def test_cli_proxy_passes_its_options_on(monkeypatch: pytest.MonkeyPatch) -> Non
     assert main(["proxy", "--http", "0.0.0.0:9000", "--descriptions", "docs", "--listing",
                  "skeleton", "--anonymous", "shared", "--exempt", "a", "--exempt", "b",
                  "--name", "front", "--startup-timeout", "5", "--request-timeout", "7",
+                 "--no-host-profiles",
                  "--", "npx", "-y", "pkg", "--flag"]) == 0
     assert main(["proxy", "https://mcp.example.com/mcp"]) == 0
     (command, settings), (url, defaults) = seen
@@ -343,7 +344,7 @@ def test_cli_proxy_passes_its_options_on(monkeypatch: pytest.MonkeyPatch) -> Non
     assert settings == {"http": ("0.0.0.0", 9000), "descriptions_dir": Path("docs"),
                         "name": "front", "listing": "skeleton", "anonymous": "shared",
                         "exempt_tools": ["a", "b"], "startup_timeout": 5.0,
-                        "request_timeout": 7.0}
+                        "request_timeout": 7.0, "host_profiles": ()}
     assert url == "https://mcp.example.com/mcp"
     assert defaults["http"] is None and defaults["listing"] == "minimal"
-    assert "anonymous" not in defaults  # the middleware's own default applies
+    assert "anonymous" not in defaults and "host_profiles" not in defaults  # the middleware's
