@@ -20,6 +20,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import mcp_types as mt
 import pytest
 from fastmcp import Client, FastMCP
 from fastmcp.client.transports import StdioTransport
@@ -348,3 +349,16 @@ def test_cli_proxy_passes_its_options_on(monkeypatch: pytest.MonkeyPatch) -> Non
     assert url == "https://mcp.example.com/mcp"
     assert defaults["http"] is None and defaults["listing"] == "minimal"
     assert "anonymous" not in defaults and "host_profiles" not in defaults  # the middleware's
+
+
+@pytest.mark.parametrize(("options", "reduced"), [({}, False), ({"host_profiles": ()}, True)])
+async def test_claude_desktop_gets_progressive_listings_only_without_host_profiles(
+    options: dict[str, Any], reduced: bool
+) -> None:
+    """What ``--no-host-profiles`` is for: Claude Desktop (``claude-ai``) is served in full
+    by the host table, since it defers tools itself."""
+    proxy = progressive_proxy(plain_server(), **options)
+    desktop = mt.Implementation(name="claude-ai", version="0.1.0")
+    async with Client(proxy, mode="legacy", client_info=desktop) as client:
+        add = next(t for t in await client.list_tools() if t.name == "add")
+    assert ("required" not in add.inputSchema) is reduced
