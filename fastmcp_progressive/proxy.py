@@ -187,6 +187,7 @@ def progressive_proxy(
         lifespan=stop_upstream,
         auth=auth,
     )
+    upstream.client_factory = server.client_factory
     # Outermost first: failures named; then the middleware, outside FastMCP's proxy
     # metadata middleware so the upstream's instructions are kept and ours appended.
     failures = UpstreamFailures(upstream)

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import select
@@ -23,7 +24,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
@@ -206,6 +207,10 @@ class Upstream:
         self.kind: Literal["command", "url", "other"] = "other"
         timeouts: dict[str, Any] = {"init_timeout": startup_timeout, "timeout": request_timeout}
         self.proxy_target: Any
+        # The proxy's own factory, once there is a proxy: the check must connect exactly as
+        # proxied requests do, or FastMCP takes the started process for a different
+        # session's and starts another.
+        self.client_factory: Callable[[], Any] | None = None
         if isinstance(target, str):
             if not is_url(target):
                 raise ValueError(
@@ -230,7 +235,8 @@ class Upstream:
         """
         if not isinstance(self.proxy_target, Client):
             return 0
-        client = self.proxy_target.new()
+        made = (self.client_factory or self.proxy_target.new)()
+        client: Client[Any] = await made if inspect.isawaitable(made) else made
         try:
             with anyio.fail_after(self.startup_timeout):
                 async with client:

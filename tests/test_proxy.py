@@ -279,6 +279,20 @@ async def test_upstream_killed_mid_session_gives_a_clear_error(era: Era, tmp_pat
         assert command.ended
 
 
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the process through /proc")
+async def test_the_process_check_upstream_starts_is_the_one_that_serves(tmp_path: Path) -> None:
+    app = tmp_path / "upstream_app.py"
+    app.write_text(UPSTREAM_APP, encoding="utf-8")
+    proxy = progressive_proxy([sys.executable, str(app)], startup_timeout=30)
+    assert await check_upstream(proxy) == 2
+    started = pids_with(str(app))
+    async with Client(proxy) as client:
+        await client.list_tools()
+        await client.call_tool("describe_tools", {"tools": ["add"]})
+        assert (await client.call_tool("add", {"a": 1, "b": 1})).data == 2
+        assert pids_with(str(app)) == started  # not stopped and started again
+
+
 async def test_upstream_request_timeout_is_named(tmp_path: Path) -> None:
     app = tmp_path / "upstream_app.py"
     app.write_text(UPSTREAM_APP, encoding="utf-8")
