@@ -364,3 +364,16 @@ def every_hook() -> Iterator[None]:
         yield
     finally:
         _dispatch_phase.reset(token)
+
+
+def stdio_session_ended(transport: Any) -> bool:
+    """Whether a kept-alive FastMCP stdio transport's process has exited by itself.
+
+    Reads ``_connect_task`` (the task owning the process) and ``_is_session_dead()``, what
+    FastMCP itself checks before silently starting a new process; the proxy reports the
+    death instead. False when the transport never started or was disconnected.
+    """
+    task = getattr(transport, "_connect_task", None)
+    if task is None:
+        return False
+    return bool(task.done() or transport._is_session_dead())
