@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from . import host_report
 from .results import LatencyRow, Results, Stats
 from .targets import HEADLINE_CATALOG, judge
 
@@ -301,6 +302,7 @@ def render(results: Results, figures: dict[str, Path], report: Path, command: st
         "folder.",
         "",
         *_headline(results),
+        *host_report.headline(results),
         "",
         "## Targets",
         "",
@@ -312,6 +314,7 @@ def render(results: Results, figures: dict[str, Path], report: Path, command: st
         "",
     ]
     out += _tokens(results, figures, report)
+    out += host_report.section(results)
     out += _latency(results, figures, report)
     out += _scale(results, figures, report)
     if results.findings:
