@@ -27,6 +27,17 @@ CATALOGS = ("demo", "github-mcp-server")
 LISTINGS = ("plain", "default", "minimal", "skeleton")
 
 
+def without_descriptions(tools: list[Any]) -> list[Any]:
+    """``tools`` (either API's format) with every tool's description removed."""
+    stripped = []
+    for tool in tools:
+        function = tool.get("function")
+        if isinstance(function, dict):
+            tool = {**tool, "function": {k: v for k, v in function.items() if k != "description"}}
+        stripped.append({k: v for k, v in tool.items() if k != "description"})
+    return stripped
+
+
 def row(host: str, catalog: str, listing: str, summary: dict[str, Any]) -> HostRow:
     """One measured cell as a ``HostRow`` (``tokens`` -1 when the host sent no request)."""
     arrays = summary.get("tools_arrays") or []
@@ -40,6 +51,8 @@ def row(host: str, catalog: str, listing: str, summary: dict[str, Any]) -> HostR
         body_ran=bool(summary.get("body_ran")),
         arguments_intact=bool(summary.get("arguments_intact")),
         client=f"{clients[0].get('name')} {clients[0].get('version')}",
+        floor_tokens=count(without_descriptions(sent)) if arrays else -1,
+        arguments_declared=str(summary.get("arguments_declared") or ""),
         error=(summary.get("error") or "")[:300],
     )
 

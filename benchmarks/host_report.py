@@ -122,8 +122,52 @@ def section(results: Results) -> list[str]:
                      if r.catalog == catalog and r.listing == "default"), 0)
         out += [f"### {catalog} ({sent} tools sent at the default level)", "",
                 *_table(header, rows), ""]
+    out += _reaching(results)
     broken = [r for r in results.hosts if r.listing != "plain" and not r.arguments_intact]
     if broken:
         out += ["Cells where the tool body never ran with the model's arguments: "
                 + ", ".join(f"{r.host}/{r.catalog}/{r.listing}" for r in broken) + ".", ""]
     return out
+
+
+def _reaching(results: Results) -> list[str]:
+    """What the default level would need for the 85% target, host by host."""
+    rows = []
+    for host in hosts(results):
+        plain = find(results, host, TARGET_CATALOG, "plain")
+        ours = find(results, host, TARGET_CATALOG, "default")
+        if plain is None or ours is None or ours.tokens < 0 or ours.floor_tokens < 0:
+            continue
+        allowed = int(plain.tokens * (1 - TARGET_CUT))
+        budget = allowed - ours.floor_tokens
+        spent = ours.tokens - ours.floor_tokens
+        per = max(ours.tools_sent, 1)
+        args = " / ".join(
+            (find(results, host, TARGET_CATALOG, x) or ours).arguments_declared or "–"
+            for x in ("default", "minimal", "skeleton"))
+        rows.append([host, f"{allowed:,}", f"{ours.tokens:,}",
+                     f"{ours.floor_tokens:,} (-{cut_of(ours.floor_tokens, plain.tokens):.1%})",
+                     f"{spent:,} ({spent / per:.1f} per tool)",
+                     f"{budget:,} ({budget / per:.1f} per tool)" if budget > 0 else "none",
+                     args])
+    if not rows:
+        return []
+    return [
+        f"### Reaching -{TARGET_CUT:.0%} on {TARGET_CATALOG}",
+        "",
+        "`floor`: the default-level array the host sent with every description removed "
+        "(the host's own wrapping, the names and the schemas). The description budget is "
+        "what the one-line summaries may cost in total for the target to hold. `arguments "
+        "in the sent schema` (default / minimal / skeleton), for the scenario's tool: "
+        "`declared` (listed properties), `open` (not listed, not forbidden) or `forbidden` "
+        "(`additionalProperties: false` without them: a model that obeys the schema calls "
+        "without arguments and learns them from the refusal).",
+        "",
+        *_table(["host", "allowed", "default", "floor", "descriptions now",
+                 "description budget", "arguments in the sent schema"], rows),
+        "",
+    ]
+
+
+def cut_of(part: int, whole: int) -> float:
+    return 1 - part / whole if whole else 0.0

@@ -148,7 +148,11 @@ class HostRow:
 
     ``tokens``: o200k_base of the ``tools`` array as the host sent it (compact JSON);
     ``tools_sent``: entries in it; ``steps_to_first_success``: model steps up to and
-    including the one whose tool call first succeeded (None: never).
+    including the one whose tool call first succeeded (None: never); ``floor_tokens``: the
+    same array with every tool's description removed (what the host's wrapping, the names
+    and the schemas cost on their own); ``arguments_declared``: whether the schema sent for
+    the scenario's tool lets a model send its arguments (``declared``, ``open``,
+    ``forbidden``: ``additionalProperties: false`` without them).
     """
 
     host: str
@@ -161,6 +165,8 @@ class HostRow:
     body_ran: bool
     arguments_intact: bool
     client: str
+    floor_tokens: int = -1
+    arguments_declared: str = ""
     error: str = ""
 
 

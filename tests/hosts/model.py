@@ -10,7 +10,8 @@ The script plays a cooperative model that has already picked its tool:
 
 1. call the target tool with the scripted (correct) arguments;
 2. on a ``TOOL_DESCRIPTION_REQUIRED`` refusal, use what the refusal carries: when it holds
-   the tool's definition, call the tool again; else, when it names a tool call to make
+   the tool's definition (declaring the arguments the model means to send), call the tool
+   again; else, when it names a tool call to make
    (the bridge, ``describe_tools``) that the host offers, make it, then call the tool again;
    a refusal that only points at a resource leaves the model stuck (no host tried lets a
    model read a resource with a query);
@@ -232,8 +233,12 @@ def decide(script: Script, history: list[Exchange], offered: list[str]) -> Move:
         return Move("answer", text=script.answer, why="success")
     error = refusal(output)
     if error is not None:
-        if carried_definition(error, script.target) is not None:
-            return Move("call", target, dict(script.arguments), why="refusal-carried-definition")
+        definition = carried_definition(error, script.target)
+        if definition is not None:
+            declared = (definition.get("inputSchema") or {}).get("properties") or {}
+            if all(name in declared for name in script.arguments):
+                return Move("call", target, dict(script.arguments),
+                            why="refusal-carried-definition")
         hint = error.get("tool_call")
         if isinstance(hint, dict) and isinstance(hint.get("name"), str):
             bridge = resolve(hint["name"], offered)

@@ -22,10 +22,17 @@ def test_first_move_calls_the_target_with_the_scripted_arguments() -> None:
 
 
 def test_a_refusal_carrying_the_definition_leads_straight_back_to_the_tool() -> None:
-    output = _refused(definition={"name": "add", "inputSchema": {"type": "object"}},
+    schema = {"type": "object", "properties": {"a": {}, "b": {}}}
+    output = _refused(definition={"name": "add", "inputSchema": schema},
                       tool_call={"name": "describe_tools", "arguments": {"tools": ["add"]}})
     move = decide(SCRIPT, [Exchange("c1", "add", "{}", output)], OFFERED)
     assert (move.kind, move.name, move.why) == ("call", "add", "refusal-carried-definition")
+
+
+def test_a_definition_that_does_not_declare_the_arguments_teaches_nothing() -> None:
+    output = _refused(definition={"name": "add", "inputSchema": {"type": "object"}})
+    move = decide(SCRIPT, [Exchange("c1", "add", "{}", output)], OFFERED)
+    assert move.why == "stuck-on-refusal"
 
 
 def test_a_refusal_naming_the_bridge_makes_that_call_then_the_tool() -> None:

@@ -65,6 +65,27 @@ def _log(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
+def _declared(tools: list[Any], target: str, wanted: dict[str, Any]) -> str:
+    """Whether the schema the host sent for ``target`` lets a model send its arguments.
+
+    ``declared``: every argument is a listed property; ``open``: not all listed, but extra
+    properties are not forbidden; ``forbidden``: the schema says no such argument
+    (``additionalProperties: false``), so a model that obeys it would call without them;
+    ``absent``: the tool was not in the array.
+    """
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        name = function.get("name", "")
+        if name != target and not name.endswith(f"_{target}"):
+            continue
+        schema = function.get("parameters") or function.get("input_schema") or {}
+        properties = schema.get("properties") or {}
+        if all(key in properties for key in wanted):
+            return "declared"
+        return "forbidden" if schema.get("additionalProperties") is False else "open"
+    return "absent"
+
+
 def summarize(config: Config, final: str | None, error: str | None) -> dict[str, Any]:
     """The run's JSON summary (see the module docstring)."""
     recording = _recording(config.model_url)
@@ -96,6 +117,7 @@ def summarize(config: Config, final: str | None, error: str | None) -> dict[str,
         "steps_to_first_success": recording["first_success_step"],
         "model_steps": recording["steps"],
         "model_moves": recording["moves"],
+        "arguments_declared": _declared(arrays[0] if arrays else [], script["target"], wanted),
         "apis": sorted({r["api"] for r in recording["requests"]}),
         "tools_arrays": arrays,
         "client_info": clients,
