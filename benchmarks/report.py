@@ -325,7 +325,7 @@ def render(results: Results, figures: dict[str, Path], report: Path, command: st
         "",
         "```bash",
         "pip install -e \".[dev]\" matplotlib   # matplotlib only for the figures",
-        "python -m benchmarks                  # full run (~15 min): this file, benchmarks/figures/",
+        "python -m benchmarks                  # full run (~15 min): this file, figures",
         "python -m benchmarks --smoke --out /tmp/bench   # ~15 s, smallest catalog (CI)",
         "```",
         "",

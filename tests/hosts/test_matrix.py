@@ -26,29 +26,7 @@ pytestmark = pytest.mark.hosts
 
 FRAMEWORKS = ("openai-agents", "pydantic-ai", "langchain", "llama-index")
 TRANSPORTS = ("http", "stdio")
-PER_CALL_SESSIONS = ("a new MCP session per tool call: the grant made by describe_tools dies "
-                     "with its session, so the model is refused forever (issue 9, gate)")
-SPEC_FLOW = "call, refused, describe_tools, call: 3 model steps on first use (issue 9, gate)"
-GAPS: dict[tuple[str, str], str] = {
-    # (test, case) -> why it fails on a package without the teaching gate of issue 9.
-    **{(test, f"{f}-{t}"): PER_CALL_SESSIONS
-       for test in ("body", "refusals", "steps") for f in ("langchain", "llama-index")
-       for t in TRANSPORTS},
-    **{("steps", f"{f}-stdio"): SPEC_FLOW for f in ("openai-agents", "pydantic-ai")},
-}
-
-
-def cases(test: str) -> list[Any]:
-    """Every framework x transport, marked xfail where ``GAPS`` says the package falls short."""
-    out = []
-    for framework in FRAMEWORKS:
-        for transport in TRANSPORTS:
-            case = f"{framework}-{transport}"
-            gap = GAPS.get((test, case))
-            marks = [pytest.mark.xfail(strict=False, reason=gap)] if gap else []
-            out.append(pytest.param((framework, transport), id=case, marks=marks))
-    return out
-
+CASES = [pytest.param((f, t), id=f"{f}-{t}") for f in FRAMEWORKS for t in TRANSPORTS]
 
 Results = dict[Cell, dict[str, Any]]
 
@@ -77,7 +55,7 @@ def _run(matrix: Results, cell: Cell) -> dict[str, Any]:
     return summary
 
 
-@pytest.mark.parametrize("case", cases("baseline"))
+@pytest.mark.parametrize("case", CASES)
 def test_baseline_calls_the_tool_first_time(matrix: Results, case: tuple[str, str]) -> None:
     """Without the middleware the harness itself works: one step, arguments intact."""
     run = _run(matrix, _cells(case)[0])
@@ -86,20 +64,20 @@ def test_baseline_calls_the_tool_first_time(matrix: Results, case: tuple[str, st
     assert run["steps_to_first_success"] == 1
 
 
-@pytest.mark.parametrize("case", cases("body"))
+@pytest.mark.parametrize("case", CASES)
 def test_tool_body_runs_with_arguments_intact(matrix: Results, case: tuple[str, str]) -> None:
     run = _run(matrix, _cells(case)[1])
     assert run["body_ran"], f"the tool body never ran: {run['server_calls']}"
     assert run["arguments_intact"], f"arguments changed on the way: {run['arguments']}"
 
 
-@pytest.mark.parametrize("case", cases("refusals"))
+@pytest.mark.parametrize("case", CASES)
 def test_at_most_one_refusal(matrix: Results, case: tuple[str, str]) -> None:
     run = _run(matrix, _cells(case)[1])
     assert run["refusals"] <= 1
 
 
-@pytest.mark.parametrize("case", cases("steps"))
+@pytest.mark.parametrize("case", CASES)
 def test_first_success_within_one_step_of_baseline(matrix: Results,
                                                    case: tuple[str, str]) -> None:
     baseline, ours = (_run(matrix, cell) for cell in _cells(case))
@@ -108,7 +86,7 @@ def test_first_success_within_one_step_of_baseline(matrix: Results,
     assert ours["steps_to_first_success"] <= baseline["steps_to_first_success"] + 1
 
 
-@pytest.mark.parametrize("case", cases("listing"))
+@pytest.mark.parametrize("case", CASES)
 def test_host_shows_the_model_less_than_plain(matrix: Results, case: tuple[str, str]) -> None:
     """The middleware was on: what the host sent the model is smaller than the baseline's."""
     baseline, ours = (_run(matrix, cell) for cell in _cells(case))
