@@ -104,6 +104,8 @@ def section(results: Results) -> list[str]:
         "requests up to and including the one whose tool call first succeeded.",
         "",
     ]
+    if results.config.get("hosts_measured"):
+        out += [f"Measured {results.config['hosts_measured']}.", ""]
     for catalog in dict.fromkeys(r.catalog for r in results.hosts):
         rows = []
         for host in hosts(results):

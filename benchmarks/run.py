@@ -126,6 +126,7 @@ async def _scale(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
 
 async def _hosts(results: Results) -> None:
     results.hosts = await _timed("what hosts send", lambda: asyncio.to_thread(host_bench.measure))
+    results.config["hosts_measured"] = f"{results.machine['date']}, {results.machine['revision']}"
 
 
 async def run(plan: Plan) -> Results:
