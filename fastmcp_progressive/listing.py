@@ -34,6 +34,7 @@ from fastmcp.tools.base import Tool, ToolResult
 from fastmcp.utilities.json_schema import dereference_refs
 
 from .descriptions import DescriptionFile, DescriptionStore, Signature
+from .headers import with_headers
 from .memo import IdentityMemo
 from .pins import is_pinned
 
@@ -178,6 +179,7 @@ class Lister:
             self._memo.put(tool, (sig, None))
             return tool
         schema = MINIMAL_SCHEMA if self.level == "minimal" else skeleton(tool.parameters)
+        schema = with_headers(schema, tool.parameters)  # Mcp-Param-* headers need them
         reduced = ListedTool(
             name=tool.name,
             version=tool.version,
