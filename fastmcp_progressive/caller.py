@@ -233,3 +233,16 @@ def _client_extensions(session: Any) -> Mapping[str, Any]:
     caps = getattr(session, "client_capabilities", None)
     extensions = getattr(caps, "extensions", None)
     return dict(extensions) if isinstance(extensions, Mapping) else {}
+
+
+def stdio_session_ended(transport: Any) -> bool:
+    """Whether a kept-alive FastMCP stdio transport's process has exited by itself.
+
+    Reads ``_connect_task`` (the task owning the process) and ``_is_session_dead()``, what
+    FastMCP itself checks before silently starting a new process; the proxy reports the
+    death instead. False when the transport never started or was disconnected.
+    """
+    task = getattr(transport, "_connect_task", None)
+    if task is None:
+        return False
+    return bool(task.done() or transport._is_session_dead())
