@@ -142,6 +142,34 @@ class FileEditRow:
     stale_reads: int
 
 
+@dataclass(frozen=True)
+class HostRow:
+    """One agent host's first model request for one catalog and listing (``host_bench.py``).
+
+    ``tokens``: o200k_base of the ``tools`` array as the host sent it (compact JSON);
+    ``tools_sent``: entries in it; ``steps_to_first_success``: model steps up to and
+    including the one whose tool call first succeeded (None: never); ``floor_tokens``: the
+    same array with every tool's description removed (what the host's wrapping, the names
+    and the schemas cost on their own); ``arguments_declared``: whether the schema sent for
+    the scenario's tool lets a model send its arguments (``declared``, ``open``,
+    ``forbidden``: ``additionalProperties: false`` without them).
+    """
+
+    host: str
+    catalog: str
+    listing: str
+    tools_sent: int
+    tokens: int
+    steps_to_first_success: int | None
+    refusals: int
+    body_ran: bool
+    arguments_intact: bool
+    client: str
+    floor_tokens: int = -1
+    arguments_declared: str = ""
+    error: str = ""
+
+
 @dataclass
 class Results:
     """Everything one run measured, plus where and how it ran."""
@@ -155,6 +183,7 @@ class Results:
     listing_scale: list[ListingScaleRow] = field(default_factory=list)
     grants: list[GrantScaleRow] = field(default_factory=list)
     file_edits: list[FileEditRow] = field(default_factory=list)
+    hosts: list[HostRow] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -189,6 +218,7 @@ class Results:
             listing_scale=[ListingScaleRow(**stats_of(r, "warm")) for r in data["listing_scale"]],
             grants=[GrantScaleRow(**stats_of(r, "write", "hit", "miss")) for r in data["grants"]],
             file_edits=[FileEditRow(**stats_of(r, "write_to_served")) for r in data["file_edits"]],
+            hosts=[HostRow(**r) for r in data.get("hosts", [])],
             findings=data["findings"], seconds=data["seconds"],
         )
 
