@@ -209,11 +209,18 @@ async def test_concurrent_clients_no_failures_no_leaks_memory_back_to_baseline(
         try:
             await _round(url, era, memory, None, clients=MEMORY_CLIENTS)
             assert await _wait_until(released, 10), "sessions not released"
-            gc.collect()
-            snapshot = tracemalloc.take_snapshot()
+            # A request the server is still winding down (its context, caller and headers)
+            # is alive for a moment after the client has gone: poll until what is left
+            # settles; a real leak stays and fails below.
+            deadline = time.monotonic() + 5
+            while True:
+                gc.collect()
+                grant_keys, other = _package_bytes(tracemalloc.take_snapshot())
+                if other < RETAINED_LIMIT or time.monotonic() > deadline:
+                    break
+                await anyio.sleep(0.1)
         finally:
             tracemalloc.stop()
-        grant_keys, other = _package_bytes(snapshot)
 
     for stats in (load, memory):
         assert stats.failures == [], stats.failures[:5]
