@@ -8,9 +8,12 @@ Levels (``ProgressiveDisclosure(listing=...)``):
   ``{}`` or drop arguments when a listed schema has no properties.
 
 Both drop ``outputSchema`` and, with ``strip_noise``, a ``title`` that only re-cases the
-name and an empty ``_meta.fastmcp.tags``. A reduced tool is memoized per registered tool
-object and description-file signature, so a repeated listing (including the hidden one
-FastMCP runs inside every 2026-07-28 HTTP ``tools/call``) only looks results up.
+name and an empty ``_meta.fastmcp.tags``. A reduced tool is memoized per tool (by object,
+else by content, so a mounted or proxied server's fresh objects hit too) and
+description-file signature, and keeps its wire form once built, so a repeated listing
+(including the hidden one FastMCP runs inside every 2026-07-28 HTTP ``tools/call``) only
+looks results up. Each file's listing line is remembered per signature, so the first
+listing after the start-up preload (``preload.py``) parses nothing.
 
 Example:
     ```python
@@ -22,18 +25,22 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+import threading
+from collections.abc import Collection, Hashable, Sequence
 from typing import Any, Literal
 
+from cachetools import LRUCache
 from fastmcp.tools.base import Tool, ToolResult
 from fastmcp.utilities.json_schema import dereference_refs
 
 from .descriptions import DescriptionFile, DescriptionStore, Signature
-from .memo import IdentityMemo
+from .memo import ToolMemo
 
 ListingLevel = Literal["minimal", "skeleton"]
 LEVELS: tuple[ListingLevel, ...] = ("minimal", "skeleton")
 MINIMAL_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": True}
+DEFAULT_LISTING_CACHE = 20_000
+"""Reduced tools (and files' listing lines) kept: a whole 10,000-tool gateway, twice over."""
 
 ELLIPSIS = "..."
 """Marks a cut summary; ASCII, because "…" costs extra tokens once JSON-escaped as \\u2026."""
@@ -105,11 +112,24 @@ def _default_title(name: str) -> str:
 
 
 class ListedTool(Tool):
-    """A tool as the progressive listing shows it. Never run: calls resolve the registered tool."""
+    """A tool as the progressive listing shows it. Never run: calls resolve the registered tool.
+
+    Its wire form (what FastMCP sends for it) is built once and reused: a listed copy is
+    never changed after the ``Lister`` made it, and rebuilding it was a third of a
+    repeated listing's server time.
+    """
 
     strip_noise: bool = True
+    _wire: Any = None
 
     def to_mcp_tool(self, **overrides: Any) -> Any:
+        if overrides and overrides != {"name": self.name}:
+            return self._build_wire(**overrides)
+        if self._wire is None:
+            self._wire = self._build_wire()
+        return self._wire
+
+    def _build_wire(self, **overrides: Any) -> Any:
         wire = super().to_mcp_tool(**overrides)
         if not self.strip_noise:
             return wire
@@ -136,6 +156,7 @@ class Lister:
         level: ListingLevel = "minimal",
         summary_max_chars: int = 100,
         strip_noise: bool = True,
+        cache_size: int = DEFAULT_LISTING_CACHE,
     ) -> None:
         if level not in LEVELS:
             raise ValueError(f"listing level must be one of {LEVELS}, not {level!r}")
@@ -145,7 +166,9 @@ class Lister:
         self.level = level
         self.summary_max_chars = summary_max_chars
         self.strip_noise = strip_noise
-        self._memo = IdentityMemo()
+        self._memo = ToolMemo(cache_size, key=self._content)
+        self._lines: LRUCache[str, tuple[Signature, str | None]] = LRUCache(cache_size)
+        self._lines_lock = threading.Lock()  # the start-up preload fills it from a thread
 
     def reduce(self, tools: Sequence[Tool], exempt: Collection[str] = ()) -> list[Tool]:
         """The listing as progressive clients see it, in the same order; ``exempt`` as is."""
@@ -157,9 +180,33 @@ class Lister:
 
     def summary(self, tool: Tool, sig: Signature | None) -> str:
         """The one line shown for ``tool``: its file's line, else its own first sentence."""
-        file = self.store.lookup_at(tool.name, sig) if sig is not None else None
-        line = file_line(file, self.summary_max_chars) if file is not None else None
+        line = self.file_line(tool.name, sig) if sig is not None else None
         return line or summarize(tool.description or tool.title, self.summary_max_chars)
+
+    def file_line(self, name: str, sig: Signature) -> str | None:
+        """The listing line of ``name``'s file as of ``sig``, parsing it only when unseen.
+
+        A line is reused only for the very signature it was read at, so a file edited
+        since (or invalidated by the watcher) is parsed again: never a stale line.
+        """
+        with self._lines_lock:
+            known = self._lines.get(name)
+        if known is not None and known[0] == sig:
+            return known[1]
+        file = self.store.lookup_at(name, sig)
+        line = file_line(file, self.summary_max_chars) if file is not None else None
+        with self._lines_lock:
+            self._lines[name] = (sig, line)
+        return line
+
+    def _content(self, tool: Tool) -> Hashable:
+        """What a reduced tool is made of: equal for a mounted or proxied copy of a tool."""
+        return (
+            tool.name, tool.version, tool.title, tool.description,
+            repr(tool.annotations), repr(tool.icons), repr(tool.meta),
+            tuple(sorted(tool.tags)), repr(tool.execution), repr(tool.task_config),
+            repr(tool.parameters) if self.level == "skeleton" else None,
+        )
 
     def _reduced(self, tool: Tool, sig: Signature | None) -> Tool:
         memo: tuple[Signature | None, Tool] | None = self._memo.get(tool)

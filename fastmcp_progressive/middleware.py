@@ -45,11 +45,12 @@ from .bridge import bridge_tool as make_bridge_tool
 from .caller import Caller, identify, is_nested_tool_call, serving_tool_call, state_storage
 from .catalog import Catalog, gateway_tools, listing_passthrough
 from .compat import Mode, ModePolicy, ModeResolver
-from .definitions import Definitions, compact_json
+from .definitions import DEFAULT_DEFINITION_CACHE, Definitions, compact_json
 from .descriptions import DescriptionStore
 from .grants import GrantStore, GrantStoreUnavailable, KeyValue, StoreErrorPolicy
 from .guidance import guidance_prompt as guidance_prompt_for
-from .listing import Lister, ListingLevel
+from .listing import DEFAULT_LISTING_CACHE, Lister, ListingLevel
+from .preload import Preload
 from .selection import (
     MAX_QUERY_CHARS,
     Selection,
@@ -90,6 +91,11 @@ class ProgressiveDisclosure(Middleware):
             ``"closed"`` (calls answer ``GRANT_STORE_UNAVAILABLE``).
         max_tools_per_read: most tool names one read may select.
         cache_size: parsed description files kept in the LRU.
+        listing_cache_size: reduced tools (and files' listing lines) kept; a listing of
+            more tools than this rebuilds the rest each time.
+        definition_cache_size: full definitions kept for reads.
+        preload: read the description files in a background thread from construction
+            on, so the first listing does not parse them (requests never wait for it).
         full_clients / mode_header / mode_resolver: compatibility-mode triggers
             (see ``compat.py``).
         exempt_tools: tools listed in full and never gated, on top of those FastMCP's
@@ -117,6 +123,9 @@ class ProgressiveDisclosure(Middleware):
         on_store_error: StoreErrorPolicy = "open",
         max_tools_per_read: int = DEFAULT_MAX_TOOLS_PER_READ,
         cache_size: int = 256,
+        listing_cache_size: int = DEFAULT_LISTING_CACHE,
+        definition_cache_size: int = DEFAULT_DEFINITION_CACHE,
+        preload: bool = True,
         full_clients: Collection[str] = (),
         mode_header: str | None = "x-progressive-disclosure",
         mode_resolver: ModeResolver | None = None,
@@ -130,9 +139,10 @@ class ProgressiveDisclosure(Middleware):
         if max_tools_per_read < 1:
             raise ValueError("max_tools_per_read must be at least 1")
         self.store = DescriptionStore(descriptions_dir, cache_size=cache_size)
-        self.definitions = Definitions(self.store)
+        self.definitions = Definitions(self.store, cache_size=definition_cache_size)
         self.lister = Lister(self.store, level=listing, summary_max_chars=summary_max_chars,
-                             strip_noise=strip_noise)
+                             strip_noise=strip_noise, cache_size=listing_cache_size)
+        self.preload = Preload(self.lister)
         self.grants = GrantStore(ttl=grant_ttl, max_sessions=max_sessions,
                                  shared_sessions=shared_sessions, store_timeout=store_timeout,
                                  on_store_error=on_store_error)
@@ -156,6 +166,8 @@ class ProgressiveDisclosure(Middleware):
             mime_type="application/json",
             text="",
         )
+        if preload:
+            self.preload.start()  # last: a constructor that raised leaves no thread behind
 
     # -- tools/list ---------------------------------------------------------------------
     async def on_list_tools(
