@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .results import LatencyRow, Results, Stats
+from .scaling_report import render_scaling
 from .targets import HEADLINE_CATALOG, judge
 
 LISTING_MODES = ("plain", "minimal", "skeleton", "regex", "bm25")
@@ -314,6 +315,7 @@ def render(results: Results, figures: dict[str, Path], report: Path, command: st
     out += _tokens(results, figures, report)
     out += _latency(results, figures, report)
     out += _scale(results, figures, report)
+    out += render_scaling(results)
     if results.findings:
         out += ["## Findings", "", *[f"- {f}" for f in results.findings], ""]
     out += [

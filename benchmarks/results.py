@@ -142,6 +142,42 @@ class FileEditRow:
     stale_reads: int
 
 
+@dataclass(frozen=True)
+class ScalingRow:
+    """Plain vs ours for one operation at one catalog size and deployment shape."""
+
+    tools: int
+    case: str
+    op: str
+    plain: Stats
+    ours: Stats
+    plain_server: Stats | None = None
+    ours_server: Stats | None = None
+
+    @property
+    def ratio_median(self) -> float:
+        return self.ours.median_us / self.plain.median_us
+
+    @property
+    def ratio_p95(self) -> float:
+        return self.ours.p95_us / self.plain.p95_us
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """What one of ours' caches holds per entry, and its bound (entries; 0: none)."""
+
+    cache: str
+    entries: int
+    bound: int
+    kib: float
+    note: str = ""
+
+    @property
+    def bytes_per_entry(self) -> float:
+        return self.kib * 1024 / self.entries if self.entries else 0.0
+
+
 @dataclass
 class Results:
     """Everything one run measured, plus where and how it ran."""
@@ -155,6 +191,9 @@ class Results:
     listing_scale: list[ListingScaleRow] = field(default_factory=list)
     grants: list[GrantScaleRow] = field(default_factory=list)
     file_edits: list[FileEditRow] = field(default_factory=list)
+    scaling: list[ScalingRow] = field(default_factory=list)
+    memory: list[MemoryRow] = field(default_factory=list)
+    facts: dict[str, float] = field(default_factory=dict)
     findings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -175,11 +214,11 @@ class Results:
         def stats_of(raw: dict[str, Any], *keys: str) -> dict[str, Any]:
             return {**raw, **{k: stats(raw[k]) for k in keys}}
 
-        latency = [
-            LatencyRow(**stats_of({k: v for k, v in row.items() if not k.startswith("ratio")},
-                                  "plain", "ours", "plain_server", "ours_server"))
-            for row in data["latency"]
-        ]
+        def timed(raw: dict[str, Any]) -> dict[str, Any]:
+            kept = {k: v for k, v in raw.items() if not k.startswith("ratio")}
+            return stats_of(kept, "plain", "ours", "plain_server", "ours_server")
+
+        latency = [LatencyRow(**timed(row)) for row in data["latency"]]
         return cls(
             machine=data["machine"], config=data["config"],
             tokens=[TokenRow(**r) for r in data["tokens"]],
@@ -189,13 +228,17 @@ class Results:
             listing_scale=[ListingScaleRow(**stats_of(r, "warm")) for r in data["listing_scale"]],
             grants=[GrantScaleRow(**stats_of(r, "write", "hit", "miss")) for r in data["grants"]],
             file_edits=[FileEditRow(**stats_of(r, "write_to_served")) for r in data["file_edits"]],
+            scaling=[ScalingRow(**timed(r)) for r in data.get("scaling", [])],
+            memory=[MemoryRow(**r) for r in data.get("memory", [])],
+            facts=data.get("facts", {}),
             findings=data["findings"], seconds=data["seconds"],
         )
 
     def write_json(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         data = asdict(self)
-        for row, raw in zip(self.latency, data["latency"], strict=True):
+        rows: list[LatencyRow | ScalingRow] = [*self.latency, *self.scaling]
+        for row, raw in zip(rows, [*data["latency"], *data["scaling"]], strict=True):
             raw["ratio_median"] = round(row.ratio_median, 4)
             raw["ratio_p95"] = round(row.ratio_p95, 4)
         path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import latency_bench, scale_bench, token_bench
+from . import latency_bench, scale_bench, scaling_bench, token_bench
 from .corpus import REPO_ROOT, Catalog, load_corpus
 from .findings import derive
 from .latency_bench import Budget
@@ -30,7 +30,7 @@ from .results import Results
 from .scenarios import scenario_for
 from .targets import HEADLINE_CATALOG
 
-SECTIONS = ("tokens", "latency", "scale")
+SECTIONS = ("tokens", "latency", "scale", "scaling")
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,7 @@ class Plan:
     grant_callers: int
     grant_batches: int
     edit_trials: int
+    scaling: scaling_bench.ScalingBudget = scaling_bench.FULL
     sections: tuple[str, ...] = SECTIONS
 
 
@@ -61,7 +62,7 @@ SMOKE = Plan(
     name="smoke", catalogs=None, latency_catalog=None,
     transports=("memory", "http"), budget=latency_bench.SMOKE,
     per_catalog_lists=0, listing_sizes=(10, 100), listing_iterations=3,
-    grant_callers=1_000, grant_batches=5, edit_trials=2,
+    grant_callers=1_000, grant_batches=5, edit_trials=2, scaling=scaling_bench.SMOKE,
 )
 
 
@@ -122,6 +123,15 @@ async def _scale(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
         "file edits", lambda: scale_bench.file_edits(catalogs[0], trials=plan.edit_trials))
 
 
+async def _scaling(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
+    name = plan.latency_catalog
+    first = load_corpus([name])[0] if name else catalogs[-1]
+    results.scaling, results.memory, facts = await _timed(
+        "scaling (issue 14)", lambda: scaling_bench.measure(plan.scaling, first))
+    results.facts.update(facts)
+    results.config["first_listing_catalog"] = first.name
+
+
 async def run(plan: Plan) -> Results:
     """Measure every section the plan names."""
     began = time.perf_counter()
@@ -136,6 +146,8 @@ async def run(plan: Plan) -> Results:
         await _latency(results, plan, catalogs)
     if "scale" in plan.sections:
         await _scale(results, plan, catalogs)
+    if "scaling" in plan.sections:
+        await _scaling(results, plan, catalogs)
     results.findings = derive(results)
     results.seconds = time.perf_counter() - began
     return results

@@ -94,4 +94,6 @@ def _latency(results: Results) -> list[Target]:
 
 def judge(results: Results) -> list[Target]:
     """Every target of the issue with this run's measurement."""
-    return _tokens(results) + _latency(results)
+    from .scaling_report import scaling_targets  # it builds on this module's Target
+
+    return _tokens(results) + _latency(results) + scaling_targets(results)

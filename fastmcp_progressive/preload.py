@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from .listing import Lister
 
@@ -40,6 +41,7 @@ class Preload:
         self.lister = lister
         self.done = threading.Event()
         self.files = 0  # files whose listing line the thread read
+        self.seconds: float | None = None  # how long the thread took (for benchmarks)
         self._thread: threading.Thread | None = None
 
     def start(self) -> bool:
@@ -53,6 +55,7 @@ class Preload:
         return True
 
     def _run(self) -> None:
+        began = time.perf_counter()
         try:
             for name, sig in self.lister.store.signatures().items():
                 self.lister.file_line(name, sig)
@@ -60,4 +63,5 @@ class Preload:
         except Exception:
             logger.exception("preloading description files failed; they are read on demand")
         finally:
+            self.seconds = time.perf_counter() - began
             self.done.set()

@@ -1,0 +1,355 @@
+"""Section 4: the scaling targets (issue 14) at 100 / 1,000 / 10,000 tools, against plain.
+
+Every figure is a ratio to plain FastMCP measured in the same run, interleaved
+(``timing.alternate``: back to back, alternating which side goes first), in memory unless
+the case says otherwise. Per catalog size (synthetic, ``synthetic.py``, one description
+file per tool for ours):
+
+- ``local``: a repeated ``tools/list``; reads of 5 and 20 cached descriptions against a
+  static resource of the very same bytes; a granted and a refused ``tools/call``;
+- ``local, legacy``: a granted call over the handshake era (grants per session);
+- ``listing middleware``: a refused call and a read of 5 with another middleware hooking
+  ``tools/list`` next to ours (a pass-through timer);
+- ``mounted``: the catalog on a child server mounted on a gateway (FastMCP hands out fresh
+  tool objects per request there), ours on the gateway: listing, read of 5, granted call;
+- ``proxied`` (up to ``PROXY_MAX_TOOLS``): the same behind ``create_proxy``;
+- ``http legacy`` / ``http+auth`` (up to ``HTTP_MAX_TOOLS``): granted calls over
+  streamable HTTP, handshake era and 2026-07-28 with a bearer token (grants per
+  principal in the session-state store).
+
+Also: the first listing of a server with 235 description files once its start-up preload
+is done and while it still runs; the size of an answer naming 32 unknown tools; and the
+memory each of ours' caches holds per entry (tracemalloc), next to its bound.
+
+Example:
+    ```python
+    rows, memory, facts = await measure(SMOKE_BUDGET)
+    ```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastmcp import Client, FastMCP
+from fastmcp.resources.types import TextResource
+from fastmcp.server import create_proxy
+from fastmcp.server.auth import AuthProvider
+from pydantic import AnyUrl
+
+from fastmcp_progressive import ProgressiveDisclosure
+from fastmcp_progressive.grants import GrantStore
+from fastmcp_progressive.payloads import resource_uri_for
+
+from . import probes
+from .corpus import Catalog
+from .fixtures import write_descriptions
+from .latency_bench import TRANSPORTS, Transport, _auth, call_arguments, connect
+from .replay import ReplayServer, build_server
+from .results import MemoryRow, ScalingRow, Stats
+from .scenarios import read_selection, scenario_for
+from .synthetic import synthetic_catalog
+from .timing import ListingObserver, Probe, ServerTimer, alternate, time_once
+
+SIZES = (100, 1_000, 10_000)
+HTTP_MAX_TOOLS = 1_000
+PROXY_MAX_TOOLS = 1_000
+UNKNOWN_NAMES = 32
+MEMORY_TOOLS = 1_000
+
+
+@dataclass(frozen=True)
+class ScalingBudget:
+    """Sizes and iterations (after warm-up) per operation."""
+
+    sizes: tuple[int, ...]
+    lists: int
+    reads: int
+    calls: int
+    hooked: int
+    first_lists: int
+    memory_tools: int
+
+
+FULL = ScalingBudget(SIZES, lists=20, reads=60, calls=200, hooked=40, first_lists=12,
+                     memory_tools=MEMORY_TOOLS)
+SMOKE = ScalingBudget((100,), lists=3, reads=5, calls=10, hooked=3, first_lists=2,
+                      memory_tools=100)
+
+
+def _lists_for(size: int, base: int) -> int:
+    return max(3, min(base, 20_000 // size))
+
+
+@dataclass
+class _Side:
+    server: ReplayServer
+    timer: ServerTimer
+
+
+def _shape(catalog: Catalog, shape: str, *, ours: bool, files: Path,
+           bodies: dict[str, str], auth: AuthProvider | None,
+           listing_hook: bool = False) -> _Side:
+    """Plain or ours serving ``catalog`` as ``shape`` (local, mounted, proxied)."""
+    timer: ServerTimer = ListingObserver() if listing_hook else ServerTimer()
+    if shape == "local":
+        server = build_server(catalog, "minimal" if ours else "plain",
+                              descriptions_dir=files if ours else None, outer=[timer],
+                              static_resources=None if ours else bodies, auth=auth)
+        return _Side(server, timer)
+    child = build_server(catalog, "plain").mcp
+    gateway: FastMCP = FastMCP("gateway", auth=auth)
+    if shape == "mounted":
+        gateway.mount(child)
+    else:
+        gateway = create_proxy(child, name="gateway")
+    if not ours:
+        for uri, text in bodies.items():
+            gateway.add_resource(TextResource(uri=AnyUrl(uri), name=f"static-{len(uri)}",
+                                              text=text, mime_type="application/json"))
+    gateway.add_middleware(timer)
+    middleware = ProgressiveDisclosure(files) if ours else None
+    if middleware is not None:
+        gateway.add_middleware(middleware)
+    return _Side(ReplayServer("minimal" if ours else "plain", gateway, middleware), timer)
+
+
+async def _text(client: Client[Any], uri: str) -> str:
+    result = await client.read_resource_mcp(uri)
+    return "".join(getattr(c, "text", "") for c in result.contents)
+
+
+async def _case(catalog: Catalog, files: Path, shape: str, case: str, transport: Transport,
+                ops: Sequence[str], budget: ScalingBudget, *,
+                listing_hook: bool = False) -> list[ScalingRow]:
+    """Time ``ops`` for plain and ours on one shape and transport, interleaved."""
+    size = len(catalog.tools)
+    target = scenario_for(catalog).tools(1)[0]
+    locked = next(n for n in reversed(catalog.names) if n != target)
+    uris = {n: resource_uri_for(read_selection(catalog, n)) for n in (5, 20)}
+    auth = _auth(transport)
+    ours = _shape(catalog, shape, ours=True, files=files, bodies={}, auth=auth,
+                  listing_hook=listing_hook)
+    rows: list[ScalingRow] = []
+    async with AsyncExitStack() as stack:
+        o = await stack.enter_async_context(connect(ours.server, transport))
+        await o.list_tools_mcp(cache_mode="bypass")
+        bodies = {uri: await _text(o, uri) for uri in uris.values()}  # also grants them
+        await o.read_resource_mcp(resource_uri_for([target]))
+        await ours.server.settle()
+        plain = _shape(catalog, shape, ours=False, files=files, bodies=bodies, auth=auth,
+                       listing_hook=listing_hook)
+        p = await stack.enter_async_context(connect(plain.server, transport))
+        await p.list_tools_mcp(cache_mode="bypass")
+
+        async def row(op: str, plain_probe: Probe, ours_probe: Probe, iterations: int) -> None:
+            ps, os_ = await alternate(plain_probe, ours_probe, iterations=iterations)
+            rows.append(ScalingRow(size, case, op, ps.stats(), os_.stats(),
+                                   ps.server_stats(), os_.server_stats()))
+
+        for op in ops:
+            if op == "tools/list":
+                await row(op, probes.listing(p), probes.listing(o),
+                          _lists_for(size, budget.lists))
+            elif op.startswith("resources/read"):
+                uri = uris[int(op.split()[1])]
+                await row(op, probes.read(p, uri, plain.timer), probes.read(o, uri, ours.timer),
+                          budget.hooked if listing_hook else budget.reads)
+            else:
+                name = target if op == "tools/call (granted)" else locked
+                arguments = call_arguments(catalog, name)
+                await row(op, probes.call(p, name, arguments, plain.timer),
+                          probes.call(o, name, arguments, ours.timer),
+                          budget.hooked if listing_hook else budget.calls)
+    return rows
+
+
+async def _size_rows(size: int, budget: ScalingBudget) -> list[ScalingRow]:
+    catalog = synthetic_catalog(size)
+    memory, legacy = TRANSPORTS["memory"], Transport("memory legacy", legacy=True)
+    plans: list[tuple[str, str, Transport, tuple[str, ...], bool]] = [
+        ("local", "local", memory, ("tools/list", "resources/read 5", "resources/read 20",
+                                    "tools/call (granted)", "tools/call (refused)"), False),
+        ("local", "local, legacy", legacy, ("tools/call (granted)",), False),
+        ("local", "listing middleware", memory,
+         ("tools/call (refused)", "resources/read 5"), True),
+        ("mounted", "mounted", memory,
+         ("tools/list", "resources/read 5", "tools/call (granted)"), False),
+    ]
+    if size <= PROXY_MAX_TOOLS:
+        plans.append(("proxied", "proxied", memory, ("tools/list", "resources/read 5"), False))
+    if size <= HTTP_MAX_TOOLS:
+        for name in ("http legacy", "http+auth"):
+            plans.append(("local", name, TRANSPORTS[name], ("tools/call (granted)",), False))
+    rows: list[ScalingRow] = []
+    with tempfile.TemporaryDirectory(prefix="bench-scaling-") as tmp:
+        files = write_descriptions(catalog, Path(tmp))
+        for shape, case, transport, ops, hooked in plans:
+            measured = await _case(catalog, files, shape, case, transport, ops, budget,
+                                   listing_hook=hooked)
+            rows += [_hit(r) for r in measured]
+    return rows
+
+
+def _hit(row: ScalingRow) -> ScalingRow:
+    """Reads here always hit the file cache: say so in the operation's name."""
+    if row.op.startswith("resources/read") and not row.op.endswith(")"):
+        return ScalingRow(row.tools, row.case, f"{row.op} (hit)", row.plain, row.ours,
+                          row.plain_server, row.ours_server)
+    return row
+
+
+# -- first listing and start-up -----------------------------------------------------------
+async def first_listing(catalog: Catalog, iterations: int) -> tuple[list[ScalingRow],
+                                                                    dict[str, float]]:
+    """The first ``tools/list`` of fresh servers with a description file per tool.
+
+    ``after start-up``: ours' preload thread (started by its constructor) has finished
+    when the client lists, as for any server started before its first client connects;
+    ``racing the preload``: the client lists as soon as it is connected.
+    Facts: the constructor's time and the preload's duration, medians.
+    """
+    rows: list[ScalingRow] = []
+    built_ns: list[int] = []
+    preload_ns: list[int] = []
+    with tempfile.TemporaryDirectory(prefix="bench-first-") as tmp:
+        files = write_descriptions(catalog, Path(tmp))
+        for _ in range(5):  # what start-up pays for ours: the constructor, nothing else
+            began = time.perf_counter_ns()
+            middleware = ProgressiveDisclosure(files)
+            built_ns.append(time.perf_counter_ns() - began)
+            await asyncio.to_thread(middleware.preload.done.wait, 60.0)
+        for label, wait in (("after start-up", True), ("racing the preload", False)):
+            plain_ns: list[int] = []
+            ours_ns: list[int] = []
+            for i in range(iterations):
+                plain = build_server(catalog, "plain")
+                ours = build_server(catalog, "minimal", descriptions_dir=files)
+                async with Client(plain.mcp) as p, Client(ours.mcp) as o:
+                    if wait:
+                        took = await ours.preloaded()
+                        if took is not None:
+                            preload_ns.append(int(took * 1e9))
+                    order = [(p, plain_ns), (o, ours_ns)]
+                    if i % 2:
+                        order.reverse()
+                    for client, into in order:
+                        into.append(await time_once(probes.listing(client)))
+            rows.append(ScalingRow(len(catalog.tools), "first listing", f"tools/list, {label}",
+                                   Stats.from_ns(plain_ns), Stats.from_ns(ours_ns)))
+    facts = {"constructor_us": Stats.from_ns(built_ns).median_us}
+    if preload_ns:
+        facts["preload_ms"] = Stats.from_ns(preload_ns).median_us / 1e3
+    return rows, facts
+
+
+# -- unknown names ------------------------------------------------------------------------
+async def unknown_names(sizes: Sequence[int]) -> dict[str, float]:
+    """Bytes and time of a read naming ``UNKNOWN_NAMES`` tools that do not exist."""
+    facts: dict[str, float] = {}
+    uri = resource_uri_for([f"no_such_tool_{i}" for i in range(UNKNOWN_NAMES)])
+    for size in sizes:
+        ours = build_server(synthetic_catalog(size), "minimal")
+        async with Client(ours.mcp) as client:
+            text = await _text(client, uri)
+            times = [await time_once(probes.read(client, uri)) for _ in range(5)]
+        facts[f"unknown_bytes_{size}"] = float(len(text.encode("utf-8")))
+        facts[f"unknown_ms_{size}"] = Stats.from_ns(times).median_us / 1e3
+    return facts
+
+
+# -- memory per cache entry -------------------------------------------------------------------
+def _traced_kib(before: int) -> float:
+    gc.collect()
+    return (tracemalloc.get_traced_memory()[0] - before) / 1024
+
+
+async def cache_memory(size: int) -> list[MemoryRow]:
+    """tracemalloc's view of what each of ours' caches holds per entry, at ``size`` tools."""
+    catalog = synthetic_catalog(size)
+    rows: list[MemoryRow] = []
+    with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
+        files = write_descriptions(catalog, Path(tmp))
+        server = build_server(catalog, "plain")
+        tools = list(await server.mcp.list_tools(run_middleware=False))
+        middleware = ProgressiveDisclosure(files, preload=False)
+        lister, store, definitions = middleware.lister, middleware.store, middleware.definitions
+        signatures = store.signatures()
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for name, sig in signatures.items():
+                lister.file_line(name, sig)
+            parsed = store.cached()
+            kib_parsed = _traced_kib(before)
+            with store._lock:
+                store._cache.clear()
+            kib_lines = _traced_kib(before)
+            rows.append(MemoryRow("parsed description files", parsed, store._cache.maxsize,
+                                  kib_parsed - kib_lines, "`cache_size`"))
+            rows.append(MemoryRow("listing lines", len(signatures), lister._lines.maxsize,
+                                  kib_lines, "`listing_cache_size`"))
+            before = tracemalloc.get_traced_memory()[0]
+            bare = ProgressiveDisclosure(preload=False).lister  # no files: reduced tools only
+            reduced = bare.reduce(tools)
+            for tool in reduced:
+                tool.to_mcp_tool(name=tool.name)
+            del reduced
+            rows.append(MemoryRow("reduced tools + wire forms", len(bare._memo),
+                                  bare._memo.maxsize, _traced_kib(before),
+                                  "`listing_cache_size`"))
+            before = tracemalloc.get_traced_memory()[0]
+            picked = tools[: definitions._memo.maxsize]
+            for tool in picked:
+                definitions.for_tool(tool)
+            rows.append(MemoryRow("full definitions", len(definitions._memo),
+                                  definitions._memo.maxsize, _traced_kib(before),
+                                  "`definition_cache_size`"))
+            grants = GrantStore()
+            before = tracemalloc.get_traced_memory()[0]
+            until = time.time() + 3600
+            for i in range(grants._confirmed.maxsize):
+                grants._confirm(f"user:{i:064x}|tool_{i % 100}", until)
+            rows.append(MemoryRow("confirmed store grants", grants.confirmed(),
+                                  int(grants._confirmed.maxsize), _traced_kib(before),
+                                  "fixed"))
+        finally:
+            tracemalloc.stop()
+    return rows
+
+
+def load_average() -> float:
+    """The 1-minute load average (the machine is shared: reported with the figures)."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
+
+
+async def measure(budget: ScalingBudget, first_catalog: Catalog | None = None
+                  ) -> tuple[list[ScalingRow], list[MemoryRow], dict[str, float]]:
+    """Every scaling row, the cache memory rows and the facts (see module docstring)."""
+    facts: dict[str, float] = {"load_start": load_average()}
+    rows: list[ScalingRow] = []
+    for size in budget.sizes:
+        rows += await _size_rows(size, budget)
+        facts[f"load_after_{size}"] = load_average()
+    if first_catalog is not None:
+        first, started = await first_listing(first_catalog, budget.first_lists)
+        rows += first
+        facts.update(started)
+    facts.update(await unknown_names(budget.sizes))
+    memory = await cache_memory(budget.memory_tools)
+    facts["load_end"] = load_average()
+    return rows, memory, facts
