@@ -125,9 +125,11 @@ class ListedTool(Tool):
     def to_mcp_tool(self, **overrides: Any) -> Any:
         if overrides and overrides != {"name": self.name}:
             return self._build_wire(**overrides)
-        if self._wire is None:
-            self._wire = self._build_wire()
-        return self._wire
+        private = self.__pydantic_private__  # a slot: cheaper than pydantic's __getattr__
+        wire = private.get("_wire") if private is not None else None
+        if wire is None:
+            wire = self._wire = self._build_wire()
+        return wire
 
     def _build_wire(self, **overrides: Any) -> Any:
         wire = super().to_mcp_tool(**overrides)
