@@ -45,9 +45,11 @@ from fastmcp import Client, FastMCP
 from fastmcp.resources.types import TextResource
 from fastmcp.server import create_proxy
 from fastmcp.server.auth import AuthProvider
+from key_value.aio.stores.memory import MemoryStore
 from pydantic import AnyUrl
 
 from fastmcp_progressive import ProgressiveDisclosure
+from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.grants import GrantStore
 from fastmcp_progressive.payloads import resource_uri_for
 
@@ -89,6 +91,11 @@ SMOKE = ScalingBudget((100,), lists=3, reads=5, calls=10, hooked=3, first_lists=
 
 def _lists_for(size: int, base: int) -> int:
     return max(3, min(base, 20_000 // size))
+
+
+def _hooked_for(size: int, base: int) -> int:
+    """Fewer iterations where a listing middleware makes each one list the catalog."""
+    return max(min(base, 10), min(base, 100_000 // size))
 
 
 @dataclass
@@ -152,8 +159,11 @@ async def _case(catalog: Catalog, files: Path, shape: str, case: str, transport:
         p = await stack.enter_async_context(connect(plain.server, transport))
         await p.list_tools_mcp(cache_mode="bypass")
 
+        warmup = 1 if size >= 10_000 else 3  # a 10,000-tool listing takes seconds
+
         async def row(op: str, plain_probe: Probe, ours_probe: Probe, iterations: int) -> None:
-            ps, os_ = await alternate(plain_probe, ours_probe, iterations=iterations)
+            ps, os_ = await alternate(plain_probe, ours_probe, iterations=iterations,
+                                      warmup=warmup)
             rows.append(ScalingRow(size, case, op, ps.stats(), os_.stats(),
                                    ps.server_stats(), os_.server_stats()))
 
@@ -164,13 +174,13 @@ async def _case(catalog: Catalog, files: Path, shape: str, case: str, transport:
             elif op.startswith("resources/read"):
                 uri = uris[int(op.split()[1])]
                 await row(op, probes.read(p, uri, plain.timer), probes.read(o, uri, ours.timer),
-                          budget.hooked if listing_hook else budget.reads)
+                          _hooked_for(size, budget.hooked) if listing_hook else budget.reads)
             else:
                 name = target if op == "tools/call (granted)" else locked
                 arguments = call_arguments(catalog, name)
                 await row(op, probes.call(p, name, arguments, plain.timer),
                           probes.call(o, name, arguments, ours.timer),
-                          budget.hooked if listing_hook else budget.calls)
+                          _hooked_for(size, budget.hooked) if listing_hook else budget.calls)
     return rows
 
 
@@ -329,6 +339,25 @@ async def cache_memory(size: int) -> list[MemoryRow]:
     return rows
 
 
+async def grant_lookups(repeats: int = 2_000) -> dict[str, float]:
+    """``GrantStore.has`` for a principal: confirmed in memory, and asking the store."""
+    kv = MemoryStore()
+    grants = GrantStore()
+    caller = Caller(kind="principal", era="modern", key="user:" + "0" * 64)
+    await grants.add(caller, ["tool"], kv=kv)
+    facts: dict[str, float] = {}
+    for label, forget in (("confirmed", False), ("store", True)):
+        took: list[int] = []
+        for _ in range(repeats):
+            if forget:
+                grants._confirmed.clear()
+            began = time.perf_counter_ns()
+            await grants.has(caller, "tool", kv=kv)
+            took.append(time.perf_counter_ns() - began)
+        facts[f"grant_lookup_{label}_us"] = Stats.from_ns(took).median_us
+    return facts
+
+
 def load_average() -> float:
     """The 1-minute load average (the machine is shared: reported with the figures)."""
     try:
@@ -351,5 +380,6 @@ async def measure(budget: ScalingBudget, first_catalog: Catalog | None = None
         facts.update(started)
     facts.update(await unknown_names(budget.sizes))
     memory = await cache_memory(budget.memory_tools)
+    facts.update(await grant_lookups())
     facts["load_end"] = load_average()
     return rows, memory, facts

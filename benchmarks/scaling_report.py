@@ -190,4 +190,10 @@ def _memory(results: Results) -> list[str]:
              for g in results.grants]
     out += [_table(("cache", "entries measured", "per entry", "bound (entries)", "set by"),
                    rows, "lrrrl"), ""]
+    confirmed = results.facts.get("grant_lookup_confirmed_us")
+    store = results.facts.get("grant_lookup_store_us")
+    if confirmed is not None and store is not None:
+        out += [f"A principal's granted lookup (`GrantStore.has`, FastMCP's default "
+                f"`MemoryStore`): {confirmed:,.1f} µs when confirmed in memory, "
+                f"{store:,.1f} µs when it asks the store.", ""]
     return out
