@@ -143,24 +143,15 @@ class FileEditRow:
 
 
 @dataclass(frozen=True)
-class ScalingRow:
-    """Plain vs ours for one operation at one catalog size and deployment shape."""
+class ScalingRow(LatencyRow):
+    """A ``LatencyRow`` at one catalog size; ``transport`` names the case (deployment
+    shape and transport, e.g. ``mounted`` or ``http+auth``)."""
 
-    tools: int
-    case: str
-    op: str
-    plain: Stats
-    ours: Stats
-    plain_server: Stats | None = None
-    ours_server: Stats | None = None
+    tools: int = 0
 
     @property
-    def ratio_median(self) -> float:
-        return self.ours.median_us / self.plain.median_us
-
-    @property
-    def ratio_p95(self) -> float:
-        return self.ours.p95_us / self.plain.p95_us
+    def case(self) -> str:
+        return self.transport
 
 
 @dataclass(frozen=True)
@@ -237,7 +228,7 @@ class Results:
     def write_json(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         data = asdict(self)
-        rows: list[LatencyRow | ScalingRow] = [*self.latency, *self.scaling]
+        rows = [*self.latency, *self.scaling]
         for row, raw in zip(rows, [*data["latency"], *data["scaling"]], strict=True):
             raw["ratio_median"] = round(row.ratio_median, 4)
             raw["ratio_p95"] = round(row.ratio_p95, 4)

@@ -37,7 +37,7 @@ import time
 import tracemalloc
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -164,8 +164,8 @@ async def _case(catalog: Catalog, files: Path, shape: str, case: str, transport:
         async def row(op: str, plain_probe: Probe, ours_probe: Probe, iterations: int) -> None:
             ps, os_ = await alternate(plain_probe, ours_probe, iterations=iterations,
                                       warmup=warmup)
-            rows.append(ScalingRow(size, case, op, ps.stats(), os_.stats(),
-                                   ps.server_stats(), os_.server_stats()))
+            rows.append(ScalingRow(case, op, ps.stats(), os_.stats(), ps.server_stats(),
+                                   os_.server_stats(), tools=size))
 
         for op in ops:
             if op == "tools/list":
@@ -214,8 +214,7 @@ async def _size_rows(size: int, budget: ScalingBudget) -> list[ScalingRow]:
 def _hit(row: ScalingRow) -> ScalingRow:
     """Reads here always hit the file cache: say so in the operation's name."""
     if row.op.startswith("resources/read") and not row.op.endswith(")"):
-        return ScalingRow(row.tools, row.case, f"{row.op} (hit)", row.plain, row.ours,
-                          row.plain_server, row.ours_server)
+        return replace(row, op=f"{row.op} (hit)")
     return row
 
 
@@ -255,8 +254,9 @@ async def first_listing(catalog: Catalog, iterations: int) -> tuple[list[Scaling
                         order.reverse()
                     for client, into in order:
                         into.append(await time_once(probes.listing(client)))
-            rows.append(ScalingRow(len(catalog.tools), "first listing", f"tools/list, {label}",
-                                   Stats.from_ns(plain_ns), Stats.from_ns(ours_ns)))
+            rows.append(ScalingRow("first listing", f"tools/list, {label}",
+                                   Stats.from_ns(plain_ns), Stats.from_ns(ours_ns),
+                                   tools=len(catalog.tools)))
     facts = {"constructor_us": Stats.from_ns(built_ns).median_us}
     if preload_ns:
         facts["preload_ms"] = Stats.from_ns(preload_ns).median_us / 1e3
@@ -306,9 +306,9 @@ async def cache_memory(size: int) -> list[MemoryRow]:
             with store._lock:
                 store._cache.clear()
             kib_lines = _traced_kib(before)
-            rows.append(MemoryRow("parsed description files", parsed, store._cache.maxsize,
+            rows.append(MemoryRow("parsed description files", parsed, int(store._cache.maxsize),
                                   kib_parsed - kib_lines, "`cache_size`"))
-            rows.append(MemoryRow("listing lines", len(signatures), lister._lines.maxsize,
+            rows.append(MemoryRow("listing lines", len(signatures), int(lister._lines.maxsize),
                                   kib_lines, "`listing_cache_size`"))
             before = tracemalloc.get_traced_memory()[0]
             bare = ProgressiveDisclosure(preload=False).lister  # no files: reduced tools only
@@ -329,7 +329,7 @@ async def cache_memory(size: int) -> list[MemoryRow]:
             grants = GrantStore()
             before = tracemalloc.get_traced_memory()[0]
             until = time.time() + 3600
-            for i in range(grants._confirmed.maxsize):
+            for i in range(int(grants._confirmed.maxsize)):
                 grants._confirm(f"user:{i:064x}|tool_{i % 100}", until)
             rows.append(MemoryRow("confirmed store grants", grants.confirmed(),
                                   int(grants._confirmed.maxsize), _traced_kib(before),
