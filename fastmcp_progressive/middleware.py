@@ -330,7 +330,8 @@ class ProgressiveDisclosure(Middleware):
     @cached_property
     def hot_reload(self) -> HotReload:
         """The description-file watcher and the legacy sessions it notifies."""
-        return HotReload(self.store, summary_max_chars=self.lister.summary_max_chars)
+        return HotReload(self.store, summary_max_chars=self.lister.summary_max_chars,
+                         line_at=self.lister.file_line)
 
     async def on_message(
         self,

@@ -238,3 +238,19 @@ def test_confirmed_grants_are_bounded() -> None:
     for i in range(5):
         grants._confirm(f"k{i}", time.time() + 60)
     assert grants.confirmed() == 2
+
+
+async def test_watcher_baseline_reuses_the_preloaded_lines(tmp_descriptions: Path) -> None:
+    for name in ("add", "echo", "shout"):
+        _write(tmp_descriptions, name, f"{name} from file")
+    middleware = ProgressiveDisclosure(tmp_descriptions, cache_size=1)  # LRU keeps one
+    assert middleware.preload.done.wait(10.0)
+    reads = middleware.store.reads
+    server = FastMCP("t")
+    add_basic_tools(server)
+    server.add_middleware(middleware)
+    async with connect(server, "legacy") as client:
+        await client.list_tools()
+        watcher = middleware.hot_reload.watcher
+        assert watcher is not None and watcher.ready.wait(10.0)
+    assert middleware.store.reads == reads  # neither the listing nor the watcher re-parsed
