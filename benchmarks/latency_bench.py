@@ -16,7 +16,7 @@ both are connected at once, so each iteration times plain and ours back to back
   static resource: the ratio is the price of building definitions on demand.
 
 Transports: in memory (modern; grants per client stream), streamable HTTP on
-127.0.0.1 modern without auth (grants off: ``anonymous="open"``), HTTP legacy
+127.0.0.1 modern without auth (no grants; arguments checked: ``anonymous="validate"``), HTTP legacy
 (``Mcp-Session-Id``; grants per session) and HTTP modern with a bearer token (grants per
 principal, in FastMCP's session-state store). HTTP servers run in this process
 (``run_server_async``), so client and server share the CPU, as in-memory ones do.

@@ -2,8 +2,8 @@
 
 In-process HTTP servers are stopped by cancelling their task (``run_server_async``), which
 uvicorn logs as an ERROR with a ``CancelledError`` traceback; FastMCP logs each server
-start at INFO; ours warns once about anonymous HTTP clients, which the plain-HTTP runs
-are on purpose. None of that is a benchmark result.
+start at INFO; ours notes once that anonymous HTTP clients are checked by their
+arguments, which the plain-HTTP runs are on purpose. None of that is a benchmark result.
 """
 
 from __future__ import annotations

@@ -227,8 +227,9 @@ def _latency(results: Results, figures: dict[str, Path], report: Path) -> list[s
         "every file of the selection touched (new mtime) before each read, so it is "
         "stat'ed, re-read, parsed, merged and hashed.",
         "- Transports: `memory` (default client, 2026-07-28; grants per client stream), "
-        "`http` (streamable HTTP, 2026-07-28 without auth: ours does not gate, "
-        "`anonymous=\"open\"`), `http legacy` (handshake era; grants per `Mcp-Session-Id`), "
+        "`http` (streamable HTTP, 2026-07-28 without auth: no grants, ours checks each "
+        "call's arguments against the schema, `anonymous=\"validate\"`), "
+        "`http legacy` (handshake era; grants per `Mcp-Session-Id`), "
         "`http+auth` (2026-07-28 with a bearer token; grants per principal in FastMCP's "
         "session-state store).",
         "",

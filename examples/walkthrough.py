@@ -68,9 +68,12 @@ async def main() -> None:
         )
         args = {"order_id": "o-500", "amount_cents": 2500, "reason": "Late delivery credit"}
         refused = await client.call_tool("refund_order", args, raise_on_error=False)
+        error = dict((refused.structured_content or {}).get("error", {}))
+        taught = error.pop("definition", {})  # the refusal teaches: it carries the definition
         show(
             "call refund_order before reading its description",
-            json.dumps(refused.structured_content, indent=2),
+            json.dumps({"error": error}, indent=2)
+            + f"\n(+ error.definition with keys: {', '.join(taught)})",
         )
 
         uri = f"{DESCRIPTIONS_URI}?tools=refund_order"

@@ -12,6 +12,7 @@ Example:
 
 from .compat import ClientDescription, Mode
 from .descriptions import DescriptionFile, Example
+from .hosts import HOST_PROFILES, ClientLevel, HostProfile
 from .listing import ListingLevel
 from .middleware import AnonymousPolicy, ProgressiveDisclosure
 from .payloads import (
@@ -26,14 +27,17 @@ from .payloads import (
 __all__ = [
     "DESCRIPTIONS_URI",
     "EXTENSION_ID",
+    "HOST_PROFILES",
     "MISSING_TOOL_SELECTION",
     "QUERY_TOO_LONG",
     "TOOL_DESCRIPTION_REQUIRED",
     "TOO_MANY_TOOLS",
     "AnonymousPolicy",
     "ClientDescription",
+    "ClientLevel",
     "DescriptionFile",
     "Example",
+    "HostProfile",
     "ListingLevel",
     "Mode",
     "ProgressiveDisclosure",

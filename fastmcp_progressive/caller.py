@@ -136,6 +136,16 @@ def on_connection_close(anchor: Any, callback: Callable[[], None], *, marker: st
     return True
 
 
+def connection_state(anchor: Any) -> dict[str, Any] | None:
+    """The per-connection scratch ``state`` dict of a legacy connection ``anchor``.
+
+    It lives exactly as long as the connection, so what is kept there is released on
+    close with nothing to clean up. None when ``anchor`` has no such dict.
+    """
+    state = getattr(anchor, "state", None)
+    return state if isinstance(state, dict) else None
+
+
 def server_running(server: Any) -> bool:
     """Whether a FastMCP server is inside its lifespan (private ``_lifespan_result_set``).
 

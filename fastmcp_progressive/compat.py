@@ -1,16 +1,19 @@
-"""Deciding, per client, between progressive disclosure and compatibility ("full") mode.
+"""Deciding, per client, its listing level: ``full`` (compatibility mode) or a progressive one.
 
-A client in ``"full"`` mode gets the listing exactly as registered and is never gated;
-the descriptions resource still answers it. The decision is made per request from that
-request's own client, so one client's mode never leaks to another. In order:
+A client at ``"full"`` gets the listing exactly as registered and is never gated; the
+descriptions resource still answers it. A progressive client gets ``"minimal"`` or
+``"skeleton"`` schemas and the gate. The decision is made per request from that request's
+own client, so one client's level never leaks to another. In order:
 
 1. ``resolver``: a callable the server passes; it sees a ``ClientDescription`` and returns
-   ``"full"``, ``"progressive"`` or ``None`` (no opinion). The operator's final say.
-2. The client extension ``EXTENSION_ID`` with settings ``{"mode": "full"}`` or
-   ``{"mode": "progressive"}`` (both protocol eras).
+   ``"full"``, ``"progressive"`` (the server's level), ``"minimal"``, ``"skeleton"`` or
+   ``None`` (no opinion). The operator's final say.
+2. The client extension ``EXTENSION_ID`` with settings ``{"mode": ...}`` taking the same
+   values (both protocol eras).
 3. An HTTP header (``X-Progressive-Disclosure: full`` by default), for gateways.
 4. Glob patterns on the client's ``name`` or ``name/version`` (``full_clients=[...]``).
-5. Otherwise progressive.
+5. The host profiles table (``hosts.py``): known hosts by client name/version.
+6. Otherwise the server's progressive level (``listing=``, ``"minimal"`` by default).
 
 Example:
     ```python
@@ -22,17 +25,22 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .caller import Caller
+from .hosts import HOST_PROFILES, ClientLevel, HostProfile, check_profiles, profile_level
+from .listing import LEVELS, ListingLevel
 from .payloads import EXTENSION_ID
 
 logger = logging.getLogger(__name__)
 
 Mode = Literal["progressive", "full"]
 MODES: tuple[Mode, ...] = ("progressive", "full")
+Choice = Literal["progressive", "full", "minimal", "skeleton"]
+CHOICES: tuple[Choice, ...] = ("progressive", "full", "minimal", "skeleton")
+"""What a resolver, the client extension or the header may ask for."""
 DEFAULT_MODE_HEADER = "x-progressive-disclosure"
 
 
@@ -48,11 +56,11 @@ class ClientDescription:
     extension_settings: Mapping[str, Any] | None
 
 
-ModeResolver = Callable[[ClientDescription], "Mode | None"]
+ModeResolver = Callable[[ClientDescription], "Choice | None"]
 
 
 class ModePolicy:
-    """Chooses ``"progressive"`` or ``"full"`` for one request's client (see module docs)."""
+    """Chooses the listing level for one request's client (see module docs)."""
 
     def __init__(
         self,
@@ -60,15 +68,34 @@ class ModePolicy:
         full_clients: Collection[str] = (),
         mode_header: str | None = DEFAULT_MODE_HEADER,
         resolver: ModeResolver | None = None,
+        host_profiles: Iterable[HostProfile] | None = HOST_PROFILES,
+        default_level: ListingLevel = "minimal",
     ) -> None:
         if isinstance(full_clients, str):
             raise TypeError("full_clients takes a list of glob patterns, not one string")
+        if default_level not in LEVELS:
+            raise ValueError(f"listing level must be one of {LEVELS}, not {default_level!r}")
         self.full_clients = tuple(full_clients)
         self.mode_header = mode_header.lower() if mode_header else None
         self.resolver = resolver
+        self.host_profiles = check_profiles(host_profiles)
+        self.default_level: ListingLevel = default_level
 
     def decide(self, caller: Caller) -> Mode:
-        """The mode for ``caller``; never raises (a failing resolver is logged, then ignored)."""
+        """``"full"`` or ``"progressive"`` for ``caller`` (its ``level`` without the detail)."""
+        return "full" if self.level(caller) == "full" else "progressive"
+
+    def level(self, caller: Caller) -> ClientLevel:
+        """The listing level for ``caller``; never raises (a failing resolver is logged)."""
+        chosen = self._chosen(caller)
+        if chosen is None:
+            chosen = profile_level(self.host_profiles, caller)
+        if chosen is None or chosen == "progressive":
+            return self.default_level
+        return chosen
+
+    def _chosen(self, caller: Caller) -> Choice | None:
+        """What the operator's rules or the client itself ask for, if anything."""
         settings = caller.extensions.get(EXTENSION_ID)
         settings = settings if isinstance(settings, Mapping) else None
         if self.resolver is not None:
@@ -76,17 +103,17 @@ class ModePolicy:
             if chosen is not None:
                 return chosen
         requested = settings.get("mode") if settings is not None else None
-        if requested in MODES:
-            return "full" if requested == "full" else "progressive"
+        if requested in CHOICES:
+            return requested  # type: ignore[no-any-return]
         if self.mode_header is not None:
             value = caller.headers.get(self.mode_header, "").strip().lower()
-            if value in MODES:
-                return "full" if value == "full" else "progressive"
+            if value in CHOICES:
+                return value
         if self.full_clients and caller.client_name and self._matches(
             caller.client_name, caller.client_version
         ):
             return "full"
-        return "progressive"
+        return None
 
     def _matches(self, name: str, version: str | None) -> bool:
         labels = (name, f"{name}/{version}") if version else (name,)
@@ -94,7 +121,7 @@ class ModePolicy:
             fnmatch.fnmatchcase(label, pattern) for pattern in self.full_clients for label in labels
         )
 
-    def _resolve(self, caller: Caller, settings: Mapping[str, Any] | None) -> Mode | None:
+    def _resolve(self, caller: Caller, settings: Mapping[str, Any] | None) -> Choice | None:
         assert self.resolver is not None
         description = ClientDescription(
             name=caller.client_name,
@@ -109,7 +136,7 @@ class ModePolicy:
         except Exception:
             logger.exception("mode resolver failed; falling back to the other rules")
             return None
-        if chosen is None or chosen in MODES:
+        if chosen is None or chosen in CHOICES:
             return chosen
-        logger.warning("mode resolver returned %r; expected 'full', 'progressive' or None", chosen)
+        logger.warning("mode resolver returned %r; expected one of %s or None", chosen, CHOICES)
         return None

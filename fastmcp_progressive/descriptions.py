@@ -78,6 +78,8 @@ class DescriptionFile(BaseModel):
     examples: list[Example] | None = None
     usage_guidance: Any = None
     error_guidance: Any = None
+    always_load: bool | None = None
+    """True: list the tool in full and never gate it; False: never, whatever the tool says."""
 
     @field_validator("summary")
     @classmethod
@@ -88,6 +90,7 @@ class DescriptionFile(BaseModel):
         """The fields to merge over the registered definition, wire-named, unset ones left out."""
         data = self.model_dump(by_alias=True, exclude_none=True, mode="json")
         data.pop("summary", None)
+        data.pop("always_load", None)
         return data
 
 

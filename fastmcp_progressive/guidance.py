@@ -24,32 +24,40 @@ from typing import Any
 from fastmcp.prompts import Message, PromptResult
 from fastmcp.prompts.base import Prompt
 
-from .payloads import DESCRIPTIONS_URI
+from .payloads import DEFAULT_BRIDGE_TOOL, DESCRIPTIONS_URI
 
 PROMPT_NAME = "progressive_disclosure_guide"
 
-SYSTEM_PROMPT = f"""\
+def system_prompt(bridge_tool: str | None = None) -> str:
+    """The guidance text; names the bridge tool first when the server has one (it works in
+    every host), the resource second (only some hosts let the model read resources)."""
+    if bridge_tool:
+        learn = (
+            f'For the tool you chose, call {bridge_tool} with {{"tools": ["TOOL_NAME"]}}\n'
+            f'   (several tools: {{"tools": ["A", "B"]}}). If you can read resources, reading\n'
+            f"   {DESCRIPTIONS_URI}?tools=TOOL_NAME gives the same answer."
+        )
+    else:
+        learn = (
+            f"For the tool you chose, read {DESCRIPTIONS_URI}?tools=TOOL_NAME\n"
+            "   (several tools: ?tools=A,B)."
+        )
+    return f"""\
 How to use this server's tools (progressive disclosure):
 1. Choose. Each tool in the list has a one-line description. It tells you what the tool is
    for, and that is enough to decide which tool fits the task. Do not fetch details to
    decide.
-2. Learn. For the tool you chose, read {DESCRIPTIONS_URI}?tools=TOOL_NAME (several tools:
-   ?tools=A,B). It returns the parameters, examples and common errors.{{bridge}}
-3. Call the tool with the parameters you learned. Until step 2 is done for a tool, calling
-   it returns TOOL_DESCRIPTION_REQUIRED; that is your cue to do step 2, not to give up.
+2. Learn. {learn}
+   It returns the parameters, examples and common errors.
+3. Call the tool with the parameters you learned. A call made before step 2 answers
+   TOOL_DESCRIPTION_REQUIRED and includes the tool's definition: call again with arguments
+   that match it. It is a cue to use what it carries, not to give up.
 Never read {DESCRIPTIONS_URI} without ?tools=: it does not list everything, it only
 answers MISSING_TOOL_SELECTION."""
 
 
-def system_prompt(bridge_tool: str | None = None) -> str:
-    """The guidance text; mentions the bridge tool for hosts that cannot read resources."""
-    bridge = (
-        f"\n   If you cannot read resources, call the tool {bridge_tool} with "
-        '{"tools": ["TOOL_NAME"]} instead: it returns the same definitions.'
-        if bridge_tool
-        else ""
-    )
-    return SYSTEM_PROMPT.replace("{bridge}", bridge)
+SYSTEM_PROMPT = system_prompt(DEFAULT_BRIDGE_TOOL)
+"""The guidance text for a server with the bridge tool on (the default)."""
 
 
 def uses_progressive_disclosure(resources: Iterable[Any]) -> bool:

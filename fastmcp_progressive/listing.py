@@ -2,10 +2,14 @@
 
 Levels (``ProgressiveDisclosure(listing=...)``):
 
-- ``"minimal"`` (default): the schema the extension spec suggests,
-  ``{"type": "object", "additionalProperties": true}``;
+- ``"minimal"`` (default): ``{"type": "object", "properties": {}}``, an object schema that
+  accepts any argument (the extension spec's suggestion, with the ``properties`` that
+  function-calling APIs require and without the ``additionalProperties: true`` that JSON
+  Schema implies anyway);
 - ``"skeleton"``: property names with their types, and ``required``: for clients that send
   ``{}`` or drop arguments when a listed schema has no properties.
+
+A tool pinned "always load" (``pins.py``) is listed as registered at every level.
 
 Both drop ``outputSchema`` and, with ``strip_noise``, a ``title`` that only re-cases the
 name and an empty ``_meta.fastmcp.tags``. A reduced tool is memoized per tool (by object,
@@ -24,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import re
 import threading
 from collections.abc import Collection, Hashable, Sequence
@@ -35,10 +40,14 @@ from fastmcp.utilities.json_schema import dereference_refs
 
 from .descriptions import DescriptionFile, DescriptionStore, Signature
 from .memo import ToolMemo
+from .pins import pinned
 
 ListingLevel = Literal["minimal", "skeleton"]
 LEVELS: tuple[ListingLevel, ...] = ("minimal", "skeleton")
-MINIMAL_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": True}
+MINIMAL_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+"""No ``additionalProperties``: JSON Schema's default already allows any argument, and the
+hosts measured to drop undeclared arguments drop them with ``true`` spelled out as well
+(they need ``skeleton``); the key costs 5 tokens a tool (590 on github-mcp-server)."""
 DEFAULT_LISTING_CACHE = 20_000
 """Reduced tools (and files' listing lines) kept: a whole 10,000-tool gateway, twice over."""
 
@@ -74,12 +83,16 @@ def file_line(file: DescriptionFile, max_chars: int) -> str | None:
     return summarize(file.description, max_chars) if file.description else None
 
 
+FileFacts = tuple[str | None, bool | None]
+"""What a listing takes from a description file: its listing line and its ``always_load``."""
+
+
 def skeleton(schema: dict[str, Any]) -> dict[str, Any]:
     """Property names and their JSON types, plus ``required``: nothing else."""
     if "$defs" in schema:
         schema = dereference_refs(schema)
     properties = schema.get("properties")
-    out: dict[str, Any] = {"type": "object"}
+    out: dict[str, Any] = {"type": "object", "properties": {}}
     if isinstance(properties, dict):
         out["properties"] = {
             name: _type_only(spec) for name, spec in properties.items() if isinstance(name, str)
@@ -168,8 +181,9 @@ class Lister:
         self.level = level
         self.summary_max_chars = summary_max_chars
         self.strip_noise = strip_noise
+        self.cache_size = cache_size
         self._memo = ToolMemo(cache_size, key=self._content)
-        self._lines: LRUCache[str, tuple[Signature, str | None]] = LRUCache(cache_size)
+        self._lines: LRUCache[str, tuple[Signature, FileFacts]] = LRUCache(cache_size)
         self._lines_lock = threading.Lock()  # the start-up preload fills it from a thread
 
     def reduce(self, tools: Sequence[Tool], exempt: Collection[str] = ()) -> list[Tool]:
@@ -186,20 +200,32 @@ class Lister:
         return line or summarize(tool.description or tool.title, self.summary_max_chars)
 
     def file_line(self, name: str, sig: Signature) -> str | None:
-        """The listing line of ``name``'s file as of ``sig``, parsing it only when unseen.
+        """The listing line of ``name``'s file as of ``sig`` (None: the file sets none)."""
+        return self.file_facts(name, sig)[0]
 
-        A line is reused only for the very signature it was read at, so a file edited
-        since (or invalidated by the watcher) is parsed again: never a stale line.
+    def file_facts(self, name: str, sig: Signature) -> FileFacts:
+        """What a listing needs from ``name``'s file as of ``sig``, parsing it only when unseen.
+
+        Kept only for the very signature it was read at, so a file edited since (or
+        invalidated by the watcher) is parsed again: never a stale line.
         """
         with self._lines_lock:
             known = self._lines.get(name)
         if known is not None and known[0] == sig:
             return known[1]
         file = self.store.lookup_at(name, sig)
-        line = file_line(file, self.summary_max_chars) if file is not None else None
+        facts: FileFacts = (
+            (file_line(file, self.summary_max_chars), file.always_load)
+            if file is not None else (None, None)
+        )
         with self._lines_lock:
-            self._lines[name] = (sig, line)
-        return line
+            self._lines[name] = (sig, facts)
+        return facts
+
+    def share_file_facts(self, other: Lister) -> None:
+        """Use ``other``'s per-signature file facts (they do not depend on the level)."""
+        if other.summary_max_chars == self.summary_max_chars:
+            self._lines, self._lines_lock = other._lines, other._lines_lock
 
     def _content(self, tool: Tool) -> Hashable:
         """What a reduced tool is made of: equal for a mounted or proxied copy of a tool."""
@@ -211,16 +237,19 @@ class Lister:
         )
 
     def _reduced(self, tool: Tool, sig: Signature | None) -> Tool:
-        memo: tuple[Signature | None, Tool] | None = self._memo.get(tool)
+        memo: tuple[Signature | None, Tool | None] | None = self._memo.get(tool)
         if memo is not None and memo[0] == sig:
-            return memo[1]
+            return memo[1] or tool  # None: pinned, listed as registered
+        if pinned(tool, self.file_facts(tool.name, sig)[1] if sig is not None else None):
+            self._memo.put(tool, (sig, None))
+            return tool
         schema = MINIMAL_SCHEMA if self.level == "minimal" else skeleton(tool.parameters)
         reduced = ListedTool(
             name=tool.name,
             version=tool.version,
             title=tool.title,
             description=self.summary(tool, sig),
-            parameters=dict(schema),
+            parameters=copy.deepcopy(schema),
             output_schema=None,
             annotations=tool.annotations,
             icons=tool.icons,

@@ -3,7 +3,10 @@
 - ``tools/list``: each tool with a one-line description and a stripped schema;
 - ``resources/read`` of ``resource:///tool_descriptions?tools=a,b``: full definitions of
   the tools the caller may see, and a grant of those tools to the caller;
-- ``tools/call``: refused with ``TOOL_DESCRIPTION_REQUIRED`` until the tool is granted.
+- ``tools/call``: refused with ``TOOL_DESCRIPTION_REQUIRED`` until the tool is granted; the
+  refusal carries the tool's definition and grants it, so the next call runs. Callers the
+  server cannot follow (no identity, or a new session per call) have their arguments
+  checked against the full schema instead (``anonymous="validate"``).
 
 Everything else (who the caller is, where grants live, how a listing is reduced, what a
 file says) lives in its own module; this class only wires those together.
@@ -20,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Collection, Sequence
@@ -44,12 +48,15 @@ from .bridge import BRIDGE_TOOL_NAME, requested_names
 from .bridge import bridge_tool as make_bridge_tool
 from .caller import Caller, identify, is_nested_tool_call, serving_tool_call, state_storage
 from .catalog import Catalog, gateway_tools, listing_passthrough
-from .compat import Mode, ModePolicy, ModeResolver
+from .compat import ModePolicy, ModeResolver
 from .definitions import DEFAULT_DEFINITION_CACHE, Definitions, compact_json
 from .descriptions import DescriptionStore
+from .engagement import IGNORED_METHODS, Engagement
 from .grants import GrantStore, GrantStoreUnavailable, KeyValue, StoreErrorPolicy
 from .guidance import guidance_prompt as guidance_prompt_for
+from .hosts import HOST_PROFILES, ClientLevel, HostProfile
 from .listing import DEFAULT_LISTING_CACHE, Lister, ListingLevel
+from .pins import is_pinned
 from .preload import Preload
 from .selection import (
     MAX_QUERY_CHARS,
@@ -58,12 +65,13 @@ from .selection import (
     parse_selection,
     selection_from_names,
 )
+from .validation import ArgumentChecker
 from .watch import HotReload
 
 logger = logging.getLogger("fastmcp_progressive")
 
-AnonymousPolicy = Literal["open", "full", "shared"]
-ANONYMOUS_POLICIES: tuple[AnonymousPolicy, ...] = ("open", "full", "shared")
+AnonymousPolicy = Literal["validate", "full", "shared"]
+ANONYMOUS_POLICIES: tuple[AnonymousPolicy, ...] = ("validate", "full", "shared")
 DEFAULT_MAX_TOOLS_PER_READ = 32
 
 
@@ -77,10 +85,12 @@ class ProgressiveDisclosure(Middleware):
         summary_max_chars: longest one-line description derived from a tool's own text.
         strip_noise: drop a name-derived ``title`` and empty ``_meta.fastmcp.tags`` from the
             listing.
-        anonymous: what callers with no identity get (2026-07-28 HTTP without auth, legacy
-            ``stateless_http=True``): ``"open"`` (default: progressive listing, no gating),
-            ``"full"`` (compatibility mode) or ``"shared"`` (one grant set for all of them;
-            NOT isolated, for single-tenant deployments).
+        anonymous: what callers the server cannot follow get (2026-07-28 HTTP without auth,
+            legacy ``stateless_http=True``, a session opened for one tool call):
+            ``"validate"`` (default: a call runs when its arguments fit the tool's full
+            input schema, else the teaching refusal), ``"full"`` (compatibility mode, no
+            gating) or ``"shared"`` (one grant set for all of them; NOT isolated, for
+            single-tenant deployments).
         grant_ttl: seconds a grant lives without use (sessions slide; principals per grant).
         max_sessions: most handshake-era sessions whose grants are kept in memory.
         grant_store: key-value store (py-key-value ``AsyncKeyValue``, e.g. ``RedisStore``) for
@@ -96,8 +106,10 @@ class ProgressiveDisclosure(Middleware):
         definition_cache_size: full definitions kept for reads.
         preload: read the description files in a background thread from construction
             on, so the first listing does not parse them (requests never wait for it).
-        full_clients / mode_header / mode_resolver: compatibility-mode triggers
+        full_clients / mode_header / mode_resolver: per-client level triggers
             (see ``compat.py``).
+        host_profiles: known hosts and the level each gets (``hosts.HOST_PROFILES``);
+            extend it, replace it, or pass ``()`` to turn it off.
         exempt_tools: tools listed in full and never gated, on top of those FastMCP's
             search / ResourcesAsTools transforms generate (found automatically).
         bridge_tool: name of the ``describe_tools`` bridge for hosts that cannot read
@@ -114,7 +126,7 @@ class ProgressiveDisclosure(Middleware):
         listing: ListingLevel = "minimal",
         summary_max_chars: int = 100,
         strip_noise: bool = True,
-        anonymous: AnonymousPolicy = "open",
+        anonymous: AnonymousPolicy = "validate",
         grant_ttl: float = 3600.0,
         max_sessions: int = 100_000,
         grant_store: KeyValue | None = None,
@@ -129,11 +141,18 @@ class ProgressiveDisclosure(Middleware):
         full_clients: Collection[str] = (),
         mode_header: str | None = "x-progressive-disclosure",
         mode_resolver: ModeResolver | None = None,
+        host_profiles: Sequence[HostProfile] | None = HOST_PROFILES,
         exempt_tools: Collection[str] = (),
         bridge_tool: str | None = BRIDGE_TOOL_NAME,
         guidance_prompt: bool = True,
         instructions: bool = True,
     ) -> None:
+        if str(anonymous) == "open":  # removed: say what replaces it
+            raise ValueError(
+                "anonymous='open' was removed: it left callers without an identity ungated. "
+                "Use anonymous='validate' (the default: their calls run when the arguments "
+                "fit the tool's schema), or 'full' for no gating and full listings."
+            )
         if anonymous not in ANONYMOUS_POLICIES:
             raise ValueError(f"anonymous must be one of {ANONYMOUS_POLICIES}, not {anonymous!r}")
         if max_tools_per_read < 1:
@@ -147,7 +166,11 @@ class ProgressiveDisclosure(Middleware):
                                  shared_sessions=shared_sessions, store_timeout=store_timeout,
                                  on_store_error=on_store_error)
         self.modes = ModePolicy(full_clients=full_clients, mode_header=mode_header,
-                                resolver=mode_resolver)
+                                resolver=mode_resolver, host_profiles=host_profiles,
+                                default_level=listing)
+        self._listers: dict[ListingLevel, Lister] = {listing: self.lister}
+        self.checker = ArgumentChecker()
+        self.engagement = Engagement()
         self.catalog = Catalog(owner=self)
         self.anonymous = anonymous
         self.max_tools_per_read = max_tools_per_read
@@ -155,6 +178,7 @@ class ProgressiveDisclosure(Middleware):
         self.instructions = instructions
         self.bridge = make_bridge_tool(bridge_tool) if bridge_tool else None
         self.prompt = guidance_prompt_for(bridge_tool) if guidance_prompt else None
+        self.instructions_text = payloads.instructions(bridge_tool)
         self._grant_store = grant_store
         self._warned_anonymous = False
         self._checked_order = False
@@ -162,7 +186,7 @@ class ProgressiveDisclosure(Middleware):
             uri=AnyUrl(payloads.DESCRIPTIONS_URI),
             name=payloads.RESOURCE_NAME,
             title=payloads.RESOURCE_TITLE,
-            description=payloads.RESOURCE_DESCRIPTION,
+            description=payloads.resource_description(bridge_tool),
             mime_type="application/json",
             text="",
         )
@@ -179,9 +203,10 @@ class ProgressiveDisclosure(Middleware):
         if listing_passthrough() or serving_tool_call():
             return tools  # our own catalog query, or a catalog built inside a tool call
         ctx = context.fastmcp_context
-        if self._mode(identify(ctx)) == "full":
+        level = self._level(identify(ctx))
+        if level == "full":
             return tools
-        reduced = self.lister.reduce(tools, self._exempt(ctx))
+        reduced = self._lister(level).reduce(tools, self._exempt(ctx))
         if self.bridge is not None and all(t.name != self.bridge.name for t in tools):
             reduced.append(self.bridge)
         return reduced
@@ -251,24 +276,54 @@ class ProgressiveDisclosure(Middleware):
             and name == self.bridge.name
             and await ctx.fastmcp.get_tool(name) is None  # a real tool of that name wins
         ):
+            self.engagement.note_bridge_call(identify(ctx))
             return await self._answer_bridge(ctx, context.message.arguments)
         if ctx is None or is_nested_tool_call() or name in self._exempt(ctx):
             return await call_next(context)
         caller = identify(ctx)
-        if caller.kind == "internal" or self._mode(caller) == "full":
+        if caller.kind == "internal" or self._level(caller) == "full":
             return await call_next(context)
-        if not self._identified(caller):
-            self._warn_anonymous_once()
-            return await call_next(context)
+        if caller.kind == "anonymous" or self.engagement.opened_with_call(caller):
+            # a caller no grant can follow to its next call: decided by this call alone
+            self._note_unfollowable_once()
+            if self.anonymous == "full":
+                return await call_next(context)
+            if self.anonymous == "validate":
+                return await self._checked_call(ctx, context, call_next)
+            caller = dataclasses.replace(caller, kind="anonymous", key=None, anchor=None)
         try:
             if await self.grants.has(caller, name, kv=self._kv(ctx, caller)):
                 return await call_next(context)
         except GrantStoreUnavailable:
             return _error_result(payloads.store_unavailable())
-        if await self.catalog.tool(ctx, name) is None:
-            return await call_next(context)  # let FastMCP answer "unknown tool" its own way
-        bridge = self.bridge.name if self.bridge is not None else None
-        return _error_result(payloads.description_required(name, bridge))
+        tool = await self.catalog.tool(ctx, name)
+        if tool is None or self._pinned(tool):
+            return await call_next(context)  # unknown: FastMCP answers "unknown tool" its way
+        definition, _ = self.definitions.for_tool(tool)
+        await self.grants.add(caller, [name], kv=self._kv(ctx, caller))  # the refusal teaches
+        return _error_result(
+            payloads.description_required(name, self._bridge_name, definition=definition)
+        )
+
+    async def _checked_call(
+        self,
+        ctx: Context,
+        context: MiddlewareContext[mt.CallToolRequestParams],
+        call_next: CallNext[mt.CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        """A call from a caller the server cannot follow: it runs when its arguments fit the
+        tool's full input schema; otherwise the teaching refusal says what does not fit."""
+        name = context.message.name
+        tool = await self.catalog.tool(ctx, name)
+        if tool is None or self._pinned(tool):
+            return await call_next(context)
+        definition, _ = self.definitions.for_tool(tool)
+        problem = self.checker.problem(definition, context.message.arguments)
+        if problem is None:
+            return await call_next(context)
+        return _error_result(payloads.description_required(
+            name, self._bridge_name, definition=definition, problem=problem
+        ))
 
     async def _answer_bridge(self, ctx: Context, arguments: dict[str, Any] | None) -> ToolResult:
         names = requested_names(arguments)
@@ -339,6 +394,10 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[Any, Any],
     ) -> Any:
         self.hot_reload.observe(context.fastmcp_context)
+        method = context.method or ""
+        if context.type == "request" and method not in IGNORED_METHODS and method != "tools/call":
+            # the first request of a session tells a kept session from a one-call one
+            self.engagement.note_request(identify(context.fastmcp_context), method)
         return await call_next(context)
 
     def close(self) -> None:
@@ -353,9 +412,9 @@ class ProgressiveDisclosure(Middleware):
         if not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):
             return result
         base = result.instructions or ""
-        if payloads.INSTRUCTIONS in base:
+        if self.instructions_text in base:
             return result
-        joined = f"{base}\n\n{payloads.INSTRUCTIONS}" if base else payloads.INSTRUCTIONS
+        joined = f"{base}\n\n{self.instructions_text}" if base else self.instructions_text
         capabilities = result.capabilities
         extensions = dict(capabilities.extensions or {})
         extensions[payloads.EXTENSION_ID] = {
@@ -374,10 +433,31 @@ class ProgressiveDisclosure(Middleware):
             return self.exempt_tools
         return self.exempt_tools | gateway_tools(ctx.fastmcp)
 
-    def _mode(self, caller: Caller) -> Mode:
+    def _level(self, caller: Caller) -> ClientLevel:
+        """What ``caller``'s listing shows: ``full`` (never gated) or a progressive level."""
         if caller.kind == "anonymous" and self.anonymous == "full":
             return "full"
-        return self.modes.decide(caller)
+        return self.modes.level(caller)
+
+    def _lister(self, level: ListingLevel) -> Lister:
+        """The lister (and its memo) for one progressive level, made on first use."""
+        lister = self._listers.get(level)
+        if lister is None:
+            lister = Lister(self.store, level=level,
+                            summary_max_chars=self.lister.summary_max_chars,
+                            strip_noise=self.lister.strip_noise,
+                            cache_size=self.lister.cache_size)
+            lister.share_file_facts(self.lister)  # what the preload read serves every level
+            self._listers[level] = lister
+        return lister
+
+    def _pinned(self, tool: Tool) -> bool:
+        """Whether ``tool`` is pinned "always load" (listed in full, never gated)."""
+        return is_pinned(tool, self.store.lookup(tool.name))
+
+    @property
+    def _bridge_name(self) -> str | None:
+        return self.bridge.name if self.bridge is not None else None
 
     def _identified(self, caller: Caller) -> bool:
         """Whether grants can be kept for ``caller`` (an anonymous one only when shared)."""
@@ -406,15 +486,16 @@ class ProgressiveDisclosure(Middleware):
                 payloads.DESCRIPTIONS_URI,
             )
 
-    def _warn_anonymous_once(self) -> None:
+    def _note_unfollowable_once(self) -> None:
         if self._warned_anonymous:
             return
         self._warned_anonymous = True
-        logger.warning(
-            "progressive disclosure: a client with no identity (2026-07-28 HTTP without auth, "
-            "or stateless_http=True) connected; tool calls are not gated for such clients "
-            "(ProgressiveDisclosure(anonymous='open')). Add auth to gate them per principal, "
-            "or choose anonymous='shared' or 'full'."
+        logger.info(
+            "progressive disclosure: a caller the server cannot follow between calls "
+            "(2026-07-28 HTTP without auth, stateless_http=True, or a new session per tool "
+            "call) called a tool; its calls are handled by anonymous=%r. Add auth to gate "
+            "such clients per principal.",
+            self.anonymous,
         )
 
 

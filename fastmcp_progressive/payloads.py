@@ -33,24 +33,52 @@ GRANT_STORE_UNAVAILABLE = "GRANT_STORE_UNAVAILABLE"
 
 RESOURCE_TITLE = "Tool descriptions: read one before calling that tool"
 
-RESOURCE_DESCRIPTION = (
-    "Full definitions (parameters, examples, error advice) of this server's tools. "
-    "Use it in three steps. 1. Choose: the one-line descriptions in tools/list tell you "
-    "what each tool does, which is all you need to pick one. "
-    f"2. Fetch: read {DESCRIPTIONS_URI}?tools=NAME for the tool you picked "
-    f"(several at once: {DESCRIPTIONS_URI}?tools=NAME1,NAME2). "
-    "3. Call the tool with the parameters the definition gives. "
-    "Fetching a definition unlocks that tool for the rest of your connection; a tool called "
-    f"before its definition was fetched answers {TOOL_DESCRIPTION_REQUIRED}. "
-    f"Reading without ?tools= answers {MISSING_TOOL_SELECTION}: never fetch everything."
-)
+DEFAULT_BRIDGE_TOOL = "describe_tools"
+"""The bridge tool's default name (``bridge.BRIDGE_TOOL_NAME``), for the default texts."""
 
-INSTRUCTIONS = (
-    "This server discloses its tools progressively. tools/list gives each tool a one-line "
-    "description, enough to choose; before calling a tool you chose, read "
-    f"{DESCRIPTIONS_URI}?tools=NAME (comma-separate several names) to learn its parameters. "
-    "That read also unlocks the tool. Do not read the resource without ?tools=."
-)
+
+def _how_to_fetch(bridge_tool: str | None) -> str:
+    """How to get a definition: the bridge tool first (it works in every host), then the
+    resource (only some hosts let the model read resources)."""
+    by_resource = f"read {DESCRIPTIONS_URI}?tools=NAME (comma-separate several names)"
+    if not bridge_tool:
+        return by_resource
+    return (
+        f'call the tool {bridge_tool} with {{"tools": ["NAME"]}} (several names at once), '
+        f"or {by_resource}"
+    )
+
+
+def resource_description(bridge_tool: str | None) -> str:
+    """The descriptions resource's description: the workflow, in three steps."""
+    return (
+        "Full definitions (parameters, examples, error advice) of this server's tools. "
+        "Use them in three steps. 1. Choose: the one-line descriptions in tools/list tell "
+        "you what each tool does, which is all you need to pick one. "
+        f"2. Learn: {_how_to_fetch(bridge_tool)}. "
+        "3. Call the tool with the parameters the definition gives. "
+        "Fetching a definition unlocks that tool; a tool called before its definition was "
+        f"fetched answers {TOOL_DESCRIPTION_REQUIRED} with the definition included, so call "
+        "it again as described. "
+        f"Reading without ?tools= answers {MISSING_TOOL_SELECTION}: never fetch everything."
+    )
+
+
+def instructions(bridge_tool: str | None) -> str:
+    """The workflow paragraph appended to the server's instructions."""
+    return (
+        "This server discloses its tools progressively. tools/list gives each tool a "
+        "one-line description, enough to choose; before calling a tool you chose, "
+        f"{_how_to_fetch(bridge_tool)} to learn its parameters. That also unlocks the tool. "
+        f"A call refused with {TOOL_DESCRIPTION_REQUIRED} includes the tool's definition: "
+        "call again with arguments that match it. Do not read the resource without ?tools=."
+    )
+
+
+RESOURCE_DESCRIPTION = resource_description(DEFAULT_BRIDGE_TOOL)
+"""The resource description with the bridge tool on (the default)."""
+INSTRUCTIONS = instructions(DEFAULT_BRIDGE_TOOL)
+"""The instructions paragraph with the bridge tool on (the default)."""
 
 
 def resource_uri_for(names: Sequence[str]) -> str:
@@ -58,19 +86,43 @@ def resource_uri_for(names: Sequence[str]) -> str:
     return f"{DESCRIPTIONS_URI}?tools=" + ",".join(quote(n, safe="") for n in names)
 
 
-def description_required(tool: str, bridge_tool: str | None = None) -> dict[str, Any]:
-    """The body of a refused ``tools/call``: which resource to read (or bridge to call) first."""
+def description_required(
+    tool: str,
+    bridge_tool: str | None = None,
+    *,
+    definition: dict[str, Any] | None = None,
+    problem: str | None = None,
+) -> dict[str, Any]:
+    """The body of a refused ``tools/call``, which teaches: it carries the tool's full
+    ``definition`` (the entry a read returns) so the model can call again at once, and,
+    when the call's arguments were checked, the ``problem`` found in them. ``resource_uri``
+    and ``tool_call`` (the bridge) say where definitions come from."""
+    if problem is not None:
+        message = f"The arguments do not fit '{tool}' ({problem})."
+    else:
+        message = f"'{tool}' runs only once you know its full definition."
+    if definition is not None:
+        message += (
+            " Its definition is included below: call the tool again with arguments that "
+            "match definition.inputSchema."
+        )
+    else:
+        message += " Fetch its definition, then call the tool again with what it describes."
+    if bridge_tool:
+        message += f" To learn other tools first, call {bridge_tool} (or read resource_uri)."
+    else:
+        message += " To learn other tools first, read their resource_uri."
     error: dict[str, Any] = {
         "code": TOOL_DESCRIPTION_REQUIRED,
-        "message": (
-            f"'{tool}' is locked until you read its full definition. Read the "
-            "resource_uri below, then call the tool again with what it describes."
-        ),
+        "message": message,
         "resource_uri": resource_uri_for([tool]),
     }
     if bridge_tool:
-        error["message"] += f" If you cannot read resources, call {bridge_tool} instead."
         error["tool_call"] = {"name": bridge_tool, "arguments": {"tools": [tool]}}
+    if problem is not None:
+        error["invalid_arguments"] = problem
+    if definition is not None:
+        error["definition"] = definition
     return {"error": error}
 
 

@@ -78,8 +78,13 @@ async def clients(
     count: int = 1,
     *,
     tokens: list[str | None] | None = None,
+    list_first: bool = True,
 ) -> AsyncIterator[list[Client[Any]]]:
-    """``count`` clients of ``server`` over ``transport`` in ``era`` (own tokens on HTTP)."""
+    """``count`` clients of ``server`` over ``transport`` in ``era`` (own tokens on HTTP).
+
+    Each lists tools first, as a host that keeps its session does; a session whose first
+    request is a tool call is judged a one-call session (``list_first=False`` for that).
+    """
     async with AsyncExitStack() as stack:
         target: FastMCP | str = server
         if transport == "http":
@@ -89,6 +94,9 @@ async def clients(
             await stack.enter_async_context(connect(target, era, token=toks[i]))
             for i in range(count)
         ]
+        if list_first:
+            for client in opened:
+                await client.list_tools()
         yield opened
 
 

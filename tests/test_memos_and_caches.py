@@ -61,7 +61,8 @@ async def test_memos_hit_for_fresh_tool_objects(
 
     add = _name(kind, "add")
     async with connect(server, "modern") as client:
-        assert await gated(client, add)
+        await client.list_tools()  # a session that lists first is followed (and gated)
+        assert await gated(client, add)  # refused, with the definition: built once here
         body = await fetch(client, add)
         assert await fetch(client, add) == body
         assert not await gated(client, add)

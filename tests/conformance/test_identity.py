@@ -49,20 +49,24 @@ async def test_modern_stream_grants_do_not_outlive_the_stream() -> None:
         await fetch(c, "add")
         assert not await gated(c)
     async with connect(server, "modern") as again:
+        await again.list_tools()  # a host that keeps its stream: the spec's gate applies
         assert await gated(again)
 
 
-async def test_anonymous_modern_http_open_by_default(caplog: pytest.LogCaptureFixture) -> None:
+async def test_anonymous_modern_http_validated_by_default(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     server = build_server()
     async with serve_http(server) as url:
-        with caplog.at_level(logging.WARNING, logger="fastmcp_progressive"):
+        with caplog.at_level(logging.INFO, logger="fastmcp_progressive"):
             async with connect(url, "modern") as c:
                 tools = await c.list_tools()
-                assert tools[0].input_schema == {"type": "object", "additionalProperties": True}
-                assert not await gated(c)  # nobody is locked out
+                assert tools[0].input_schema == {"type": "object", "properties": {}}
+                assert not await gated(c)  # arguments that fit the schema run
                 assert not await gated(c, "echo", {"text": "x"})
-    warnings = [r for r in caplog.records if "no identity" in r.getMessage()]
-    assert len(warnings) == 1  # said once, not per call
+                assert await gated(c, "echo", {"words": "x"})  # ones that do not are taught
+    notes = [r for r in caplog.records if "cannot follow" in r.getMessage()]
+    assert len(notes) == 1  # said once, not per call
 
 
 async def test_anonymous_full_policy_gives_compatibility_listing() -> None:
@@ -87,7 +91,7 @@ async def test_legacy_stateless_http_is_anonymous() -> None:
     with temporary_settings(stateless_http=True):
         async with serve_http(server) as url:
             async with Client(StreamableHttpTransport(url), mode="legacy") as c:
-                assert not await gated(c)  # no session to keep a grant under: open policy
+                assert not await gated(c)  # no session to keep a grant under: validated
         async with serve_http(build_server(anonymous="shared")) as url:
             async with Client(StreamableHttpTransport(url), mode="legacy") as c:
                 assert await gated(c)

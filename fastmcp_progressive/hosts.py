@@ -1,0 +1,123 @@
+"""Host profiles: the listing level a known agent host gets by default.
+
+Hosts differ in what a progressive listing does to them (see the README's "Hosts"
+section for the evidence behind every row):
+
+- hosts that already defer tools themselves (Claude Code, claude.ai / Claude Desktop,
+  GitHub Copilot CLI) search and load tools on their own; a reduced listing would be
+  deferred twice (their search sees one line, and the schema they load is the stripped
+  one), so they get the ``full`` listing;
+- hosts that build a validation model from the listed schema and drop every argument it
+  does not declare need ``skeleton``;
+- every other host gets the server's progressive level (``minimal`` by default).
+
+A profile matches on the ``clientInfo`` name (a glob, case-sensitive as hosts send it),
+optionally its version (a glob), and the caller's protocol era and transport where that
+decides. The table is a plain tuple: pass ``ProgressiveDisclosure(host_profiles=...)`` to
+extend it (``[HostProfile(...), *HOST_PROFILES]``), replace it, or turn it off (``()``).
+
+Example:
+    ```python
+    from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile
+
+    mine = HostProfile("acme-agent", "skeleton", host="Acme agent")
+    ProgressiveDisclosure(host_profiles=[mine, *HOST_PROFILES])
+    ```
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from .caller import Caller
+
+ClientLevel = Literal["full", "minimal", "skeleton"]
+"""What one client's ``tools/list`` shows: as registered, or reduced at a listing level."""
+CLIENT_LEVELS: tuple[ClientLevel, ...] = ("full", "minimal", "skeleton")
+
+
+@dataclass(frozen=True)
+class HostProfile:
+    """One row of the host table: which clients it matches and the level they get."""
+
+    name: str
+    """Glob on ``clientInfo.name``, e.g. ``"claude-code"`` or ``"acme-*"``."""
+    level: ClientLevel
+    version: str | None = None
+    """Glob on ``clientInfo.version`` (None: any version)."""
+    era: Literal["legacy", "modern"] | None = None
+    transport: Literal["http", "duplex"] | None = None
+    host: str = ""
+    """The product's name, for people reading the table."""
+    evidence: str = ""
+    """Where the client name was seen (an issue thread or a file), for people checking."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError("a host profile needs a non-empty client name pattern")
+        if self.level not in CLIENT_LEVELS:
+            raise ValueError(
+                f"host profile {self.name!r}: level must be one of {CLIENT_LEVELS}, "
+                f"not {self.level!r}"
+            )
+
+    def matches(self, caller: Caller) -> bool:
+        """Whether ``caller``'s client name, version, era and transport fit this row."""
+        if caller.client_name is None or not fnmatch.fnmatchcase(caller.client_name, self.name):
+            return False
+        if self.version is not None and not fnmatch.fnmatchcase(
+            caller.client_version or "", self.version
+        ):
+            return False
+        if self.era is not None and caller.era != self.era:
+            return False
+        return self.transport is None or caller.transport == self.transport
+
+
+HOST_PROFILES: tuple[HostProfile, ...] = (
+    HostProfile(
+        "claude-code",
+        "full",
+        host="Claude Code",
+        evidence="https://github.com/makenotion/lsp-mcp/pull/61",
+    ),
+    HostProfile(
+        "claude-ai",
+        "full",
+        host="Claude Desktop, claude.ai connectors",
+        evidence="https://github.com/0x4m4/hexstrike-ai/issues/11",
+    ),
+    HostProfile(
+        "github-copilot-developer",
+        "full",
+        host="GitHub Copilot CLI",
+        evidence="https://github.com/github/copilot-cli/issues/1268",
+    ),
+)
+"""The shipped table; first match wins. See the README's "Hosts" section."""
+
+
+def profile_level(profiles: Iterable[HostProfile], caller: Caller) -> ClientLevel | None:
+    """The level of the first profile ``caller`` matches, or None when none does."""
+    if caller.client_name is None:
+        return None
+    for profile in profiles:
+        if profile.matches(caller):
+            return profile.level
+    return None
+
+
+def check_profiles(profiles: object) -> tuple[HostProfile, ...]:
+    """``profiles`` as a tuple, or a ``ValueError`` naming what is wrong with it."""
+    if profiles is None:
+        return ()
+    if isinstance(profiles, (str, bytes, HostProfile)) or not isinstance(profiles, Iterable):
+        raise ValueError("host_profiles takes a sequence of HostProfile (or None/() for none)")
+    rows = tuple(profiles)
+    for row in rows:
+        if not isinstance(row, HostProfile):
+            raise ValueError(f"host_profiles holds {type(row).__name__}, expected HostProfile")
+    return rows

@@ -1,0 +1,221 @@
+"""Per-host listing levels, schemas hosts accept, ``_meta`` and always-load pins (issue 9, 3-4).
+
+Hosts that defer tools themselves get the full listing by their ``clientInfo`` name; the
+table can be extended, replaced or turned off; every level's schema carries
+``properties``; a tool's ``_meta`` survives the reduced listing; a pinned tool is listed
+in full and never gated.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+import mcp_types as mt
+import pytest
+from fastmcp import FastMCP
+from fastmcp.client.transports import StreamableHttpTransport
+
+from fastmcp_progressive import ProgressiveDisclosure
+from fastmcp_progressive.caller import Caller
+from fastmcp_progressive.compat import ModePolicy
+from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile, profile_level
+from tests.conftest import (
+    ERAS,
+    TRANSPORTS,
+    Era,
+    Transport,
+    build_server,
+    connect,
+    fetch,
+    gated,
+    serve_http,
+)
+
+ALL = [(t, e) for t in TRANSPORTS for e in ERAS]
+
+
+def _info(name: str, version: str = "1.0.0") -> mt.Implementation:
+    return mt.Implementation(name=name, version=version)
+
+
+async def _add_schema(client: Any) -> dict[str, Any]:
+    tools = {t.name: t for t in await client.list_tools()}
+    schema: dict[str, Any] = tools["add"].input_schema
+    return schema
+
+
+@pytest.mark.parametrize(("transport", "era"), ALL)
+@pytest.mark.parametrize("host", ["claude-code", "claude-ai", "github-copilot-developer"])
+async def test_hosts_that_defer_tools_get_the_full_listing(
+    transport: Transport, era: Era, host: str
+) -> None:
+    server = build_server()
+    target: FastMCP | str = server
+    async with serve_http(server) if transport == "http" else nullcontext() as url:
+        if url is not None:
+            target = url
+        async with connect(target, era, client_info=_info(host, "2.0.42")) as c:
+            assert (await _add_schema(c))["required"] == ["a", "b"]
+            assert not await gated(c)  # full level: never gated
+        async with connect(target, era, client_info=_info("some-other-host")) as c:
+            assert await _add_schema(c) == {"type": "object", "properties": {}}
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_profiles_extend_replace_and_turn_off(era: Era) -> None:
+    acme = HostProfile("acme-*", "skeleton", version="1.*", host="Acme")
+    server = build_server(host_profiles=[acme, *HOST_PROFILES])
+    async with connect(server, era, client_info=_info("acme-agent", "1.4")) as c:
+        schema = await _add_schema(c)
+        assert schema == {
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "required": ["a", "b"],
+        }
+        assert await gated(c)  # skeleton is progressive: still gated
+    async with connect(server, era, client_info=_info("acme-agent", "2.0")) as c:
+        assert await _add_schema(c) == {"type": "object", "properties": {}}  # version glob
+    async with connect(server, era, client_info=_info("claude-code")) as c:
+        assert "required" in await _add_schema(c)  # the shipped rows still apply
+    off = build_server(host_profiles=())
+    async with connect(off, era, client_info=_info("claude-code")) as c:
+        assert await _add_schema(c) == {"type": "object", "properties": {}}
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_operator_and_client_choices_beat_the_table(era: Era) -> None:
+    server = build_server(mode_resolver=lambda client: "skeleton" if client.name == "x" else None)
+    async with connect(server, era, client_info=_info("x")) as c:
+        assert "required" in await _add_schema(c)
+        assert "description" not in (await _add_schema(c))["properties"]["a"]
+    async with serve_http(build_server()) as url:
+        transport = StreamableHttpTransport(url, headers={"X-Progressive-Disclosure": "minimal"})
+        async with connect(transport, era, client_info=_info("claude-code")) as c:  # type: ignore[arg-type]
+            assert await _add_schema(c) == {"type": "object", "properties": {}}
+
+
+def test_profile_matching_by_era_and_transport() -> None:
+    rows = [HostProfile("h", "skeleton", era="modern", transport="http"), HostProfile("h", "full")]
+    modern_http = Caller(kind="anonymous", era="modern", transport="http", client_name="h")
+    legacy = Caller(kind="session", era="legacy", key="s", client_name="h")
+    assert profile_level(rows, modern_http) == "skeleton"
+    assert profile_level(rows, legacy) == "full"
+    assert profile_level(rows, Caller(kind="session", era="legacy", key="s")) is None
+    policy = ModePolicy(host_profiles=rows, default_level="skeleton")
+    assert policy.level(Caller(kind="session", era="legacy", key="s", client_name="z")) == (
+        "skeleton"
+    )
+    assert policy.decide(legacy) == "full"
+
+
+def test_bad_profiles_are_refused_at_construction() -> None:
+    with pytest.raises(ValueError, match="level"):
+        HostProfile("h", "everything")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="host_profiles"):
+        ProgressiveDisclosure(host_profiles=["claude-code"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="host_profiles"):
+        ProgressiveDisclosure(host_profiles="claude-code")  # type: ignore[arg-type]
+
+
+def test_every_shipped_profile_cites_its_evidence() -> None:
+    assert HOST_PROFILES
+    for profile in HOST_PROFILES:
+        assert profile.evidence.startswith("https://github.com/"), profile
+        assert profile.host
+
+
+# -- 4. schemas hosts accept -------------------------------------------------------------------
+@pytest.mark.parametrize("listing", ["minimal", "skeleton"])
+async def test_every_level_lists_properties_even_without_parameters(listing: str) -> None:
+    server = build_server(listing=listing)
+
+    @server.tool
+    def ping_me() -> str:
+        """No parameters at all."""
+        return "pong"
+
+    async with connect(server, "legacy") as c:
+        for tool in await c.list_tools():
+            assert isinstance(tool.input_schema.get("properties"), dict), tool.name
+
+
+# -- 3. _meta kept, always-load pins -------------------------------------------------------------
+def _pinned_server(tmp: Path | None = None, **options: Any) -> FastMCP:
+    server = FastMCP("pins")
+
+    @server.tool(meta={"anthropic/alwaysLoad": True, "vendor/x": 1})
+    def loaded(q: str) -> str:
+        """Always loaded in Claude Code. Listed whole."""
+        return q
+
+    @server.tool(meta={"vendor/x": 2})
+    def plain(q: str) -> str:
+        """Has metadata only."""
+        return q
+
+    @server.tool(tags={"always_load"})
+    def tagged(q: str) -> str:
+        """Pinned by tag. Listed whole."""
+        return q
+
+    @server.tool(meta={"io.github.fastmcp-progressive/alwaysLoad": True})
+    def flagged(q: str) -> str:
+        """Pinned by our meta flag. Listed whole."""
+        return q
+
+    @server.tool
+    def filed(q: str) -> str:
+        """Pinned by its description file. Listed whole."""
+        return q
+
+    server.add_middleware(ProgressiveDisclosure(tmp, **options))
+    return server
+
+
+@pytest.mark.parametrize(("transport", "era"), ALL)
+async def test_meta_survives_and_pins_list_in_full_and_never_gate(
+    transport: Transport, era: Era, tmp_descriptions: Path, write_description: Any
+) -> None:
+    write_description("filed", {"always_load": True})
+    server = _pinned_server(tmp_descriptions)
+    async with serve_http(server) if transport == "http" else nullcontext(server) as target:
+        async with connect(target, era) as c:  # (modern HTTP: a caller checked by arguments)
+            await _check_pins(server, c)
+
+
+async def _check_pins(server: FastMCP, c: Any) -> None:
+    tools = {t.name: t for t in await c.list_tools()}
+    assert tools["plain"].meta == {"vendor/x": 2}  # reduced, _meta kept
+    assert tools["plain"].input_schema == {"type": "object", "properties": {}}
+    assert await gated(c, "plain", {})
+    for name in ("loaded", "tagged", "flagged", "filed"):
+        assert tools[name].input_schema["required"] == ["q"], name
+        registered = await server.get_tool(name)
+        assert registered is not None
+        assert tools[name].description == registered.description  # not summarized
+        assert not await gated(c, name, {"q": "x"}), name
+    assert tools["loaded"].meta is not None
+    assert tools["loaded"].meta["anthropic/alwaysLoad"] is True
+    assert "always_load" not in (await fetch(c, "filed"))["filed"]  # not served
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_description_file_can_unpin(
+    era: Era, tmp_descriptions: Path, write_description: Any
+) -> None:
+    write_description("loaded", {"always_load": False})
+    server = _pinned_server(tmp_descriptions)
+    async with connect(server, era) as c:
+        tools = {t.name: t for t in await c.list_tools()}
+        assert tools["loaded"].input_schema == {"type": "object", "properties": {}}
+        assert tools["loaded"].meta == {"anthropic/alwaysLoad": True, "vendor/x": 1}
+        assert await gated(c, "loaded", {"q": "x"})
+
+
+async def test_pinned_tools_pass_for_callers_checked_by_arguments() -> None:
+    async with serve_http(_pinned_server()) as url, connect(url, "modern") as c:
+        result = await c.call_tool("tagged", {}, raise_on_error=False)
+        assert result.is_error  # FastMCP's own validation answers, not our refusal
+        assert "TOOL_DESCRIPTION_REQUIRED" not in str(result.structured_content)
