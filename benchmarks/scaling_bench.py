@@ -32,11 +32,12 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Sequence
-from contextlib import AsyncExitStack
+from collections.abc import Iterator, Sequence
+from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,7 @@ from fastmcp_progressive.payloads import resource_uri_for
 from . import probes
 from .corpus import Catalog
 from .fixtures import write_descriptions
-from .latency_bench import TRANSPORTS, Transport, _auth, call_arguments, connect
+from .latency_bench import TRANSPORTS, Transport, _auth, call_arguments, connect, unread_calls
 from .replay import ReplayServer, build_server
 from .results import MemoryRow, ScalingRow, Stats
 from .scenarios import read_selection, scenario_for
@@ -104,31 +105,53 @@ class _Side:
     timer: ServerTimer
 
 
-def _shape(catalog: Catalog, shape: str, *, ours: bool, files: Path,
-           bodies: dict[str, str], auth: AuthProvider | None,
-           listing_hook: bool = False) -> _Side:
-    """Plain or ours serving ``catalog`` as ``shape`` (local, mounted, proxied)."""
-    timer: ServerTimer = ListingObserver() if listing_hook else ServerTimer()
-    if shape == "local":
-        server = build_server(catalog, "minimal" if ours else "plain",
-                              descriptions_dir=files if ours else None, outer=[timer],
-                              static_resources=None if ours else bodies, auth=auth)
-        return _Side(server, timer)
-    child = build_server(catalog, "plain").mcp
-    gateway: FastMCP = FastMCP("gateway", auth=auth)
-    if shape == "mounted":
-        gateway.mount(child)
-    else:
-        gateway = create_proxy(child, name="gateway")
-    if not ours:
+class _Servers:
+    """Plain and ours for one catalog size, per shape and auth, built once and shared by
+    the cases (a 10,000-tool server takes seconds to build). Ours is built first; plain
+    then serves ours' answers to the timed reads as static resources (same bytes)."""
+
+    def __init__(self, catalog: Catalog, files: Path) -> None:
+        self.catalog = catalog
+        self.files = files
+        self.uris = [resource_uri_for(read_selection(catalog, n)) for n in (5, 20)]
+        self._pairs: dict[tuple[str, bool], tuple[_Side, _Side]] = {}
+        self._child: FastMCP | None = None
+
+    async def pair(self, shape: str, transport: Transport) -> tuple[_Side, _Side]:
+        """(plain, ours) serving the catalog as ``shape`` with ``transport``'s auth."""
+        key = (shape, transport.auth)
+        if key not in self._pairs:
+            auth = _auth(transport)
+            ours = self._side(shape, ours=True, bodies={}, auth=auth)
+            async with Client(ours.server.mcp) as client:
+                bodies = {uri: await _text(client, uri) for uri in self.uris}
+            plain = self._side(shape, ours=False, bodies=bodies, auth=auth)
+            self._pairs[key] = (plain, ours)
+        return self._pairs[key]
+
+    def _side(self, shape: str, *, ours: bool, bodies: dict[str, str],
+              auth: AuthProvider | None) -> _Side:
+        timer = ServerTimer()
+        if shape == "local":
+            server = build_server(self.catalog, "minimal" if ours else "plain",
+                                  descriptions_dir=self.files if ours else None,
+                                  outer=[timer], static_resources=bodies, auth=auth)
+            return _Side(server, timer)
+        if self._child is None:  # one plain child behind both gateways
+            self._child = build_server(self.catalog, "plain").mcp
+        gateway: FastMCP = FastMCP("gateway", auth=auth)
+        if shape == "mounted":
+            gateway.mount(self._child)
+        else:
+            gateway = create_proxy(self._child, name="gateway")
         for uri, text in bodies.items():
             gateway.add_resource(TextResource(uri=AnyUrl(uri), name=f"static-{len(uri)}",
                                               text=text, mime_type="application/json"))
-    gateway.add_middleware(timer)
-    middleware = ProgressiveDisclosure(files) if ours else None
-    if middleware is not None:
-        gateway.add_middleware(middleware)
-    return _Side(ReplayServer("minimal" if ours else "plain", gateway, middleware), timer)
+        gateway.add_middleware(timer)
+        middleware = ProgressiveDisclosure(self.files) if ours else None
+        if middleware is not None:
+            gateway.add_middleware(middleware)
+        return _Side(ReplayServer("minimal" if ours else "plain", gateway, middleware), timer)
 
 
 async def _text(client: Client[Any], uri: str) -> str:
@@ -136,28 +159,40 @@ async def _text(client: Client[Any], uri: str) -> str:
     return "".join(getattr(c, "text", "") for c in result.contents)
 
 
-async def _case(catalog: Catalog, files: Path, shape: str, case: str, transport: Transport,
+@contextmanager
+def _listing_hook(*servers: FastMCP) -> Iterator[None]:
+    """A pass-through ``on_list_tools`` middleware in each server while the block runs."""
+    hooks = [ListingObserver() for _ in servers]
+    for server, hook in zip(servers, hooks, strict=True):
+        server.add_middleware(hook)
+    try:
+        yield
+    finally:
+        for server, hook in zip(servers, hooks, strict=True):
+            server.middleware.remove(hook)
+
+
+async def _case(servers: _Servers, shape: str, case: str, transport: Transport,
                 ops: Sequence[str], budget: ScalingBudget, *,
                 listing_hook: bool = False) -> list[ScalingRow]:
     """Time ``ops`` for plain and ours on one shape and transport, interleaved."""
+    catalog = servers.catalog
     size = len(catalog.tools)
     target = scenario_for(catalog).tools(1)[0]
-    locked = next(n for n in reversed(catalog.names) if n != target)
     uris = {n: resource_uri_for(read_selection(catalog, n)) for n in (5, 20)}
-    auth = _auth(transport)
-    ours = _shape(catalog, shape, ours=True, files=files, bodies={}, auth=auth,
-                  listing_hook=listing_hook)
+    unread = unread_calls(catalog, {target, *read_selection(catalog, 20)})
+    plain, ours = await servers.pair(shape, transport)
     rows: list[ScalingRow] = []
     async with AsyncExitStack() as stack:
         o = await stack.enter_async_context(connect(ours.server, transport))
-        await o.list_tools_mcp(cache_mode="bypass")
-        bodies = {uri: await _text(o, uri) for uri in uris.values()}  # also grants them
-        await o.read_resource_mcp(resource_uri_for([target]))
-        await ours.server.settle()
-        plain = _shape(catalog, shape, ours=False, files=files, bodies=bodies, auth=auth,
-                       listing_hook=listing_hook)
         p = await stack.enter_async_context(connect(plain.server, transport))
-        await p.list_tools_mcp(cache_mode="bypass")
+        for client in (p, o):
+            await client.list_tools_mcp(cache_mode="bypass")
+        for uri in (*uris.values(), resource_uri_for([target])):
+            await o.read_resource_mcp(uri)  # this client's grants: the reads it times
+        await ours.server.settle()
+        if listing_hook:
+            stack.enter_context(_listing_hook(plain.server.mcp, ours.server.mcp))
 
         warmup = 1 if size >= 10_000 else 3  # a 10,000-tool listing takes seconds
 
@@ -175,12 +210,15 @@ async def _case(catalog: Catalog, files: Path, shape: str, case: str, transport:
                 uri = uris[int(op.split()[1])]
                 await row(op, probes.read(p, uri, plain.timer), probes.read(o, uri, ours.timer),
                           _hooked_for(size, budget.hooked) if listing_hook else budget.reads)
-            else:
-                name = target if op == "tools/call (granted)" else locked
-                arguments = call_arguments(catalog, name)
-                await row(op, probes.call(p, name, arguments, plain.timer),
-                          probes.call(o, name, arguments, ours.timer),
-                          _hooked_for(size, budget.hooked) if listing_hook else budget.calls)
+            elif op == "tools/call (granted)":
+                arguments = call_arguments(catalog, target)
+                await row(op, probes.call(p, target, arguments, plain.timer),
+                          probes.call(o, target, arguments, ours.timer), budget.calls)
+            else:  # refused: a refusal grants its tool, so never the same tool twice
+                iterations = _hooked_for(size, budget.hooked) if listing_hook else budget.calls
+                await row(op, probes.call_each(p, unread, plain.timer),
+                          probes.call_each(o, unread, ours.timer),
+                          max(1, min(iterations, len(unread) - warmup)))
     return rows
 
 
@@ -203,11 +241,14 @@ async def _size_rows(size: int, budget: ScalingBudget) -> list[ScalingRow]:
             plans.append(("local", name, TRANSPORTS[name], ("tools/call (granted)",), False))
     rows: list[ScalingRow] = []
     with tempfile.TemporaryDirectory(prefix="bench-scaling-") as tmp:
-        files = write_descriptions(catalog, Path(tmp))
+        servers = _Servers(catalog, write_descriptions(catalog, Path(tmp)))
         for shape, case, transport, ops, hooked in plans:
-            measured = await _case(catalog, files, shape, case, transport, ops, budget,
+            began = time.perf_counter()
+            measured = await _case(servers, shape, case, transport, ops, budget,
                                    listing_hook=hooked)
             rows += [_hit(r) for r in measured]
+            print(f"[bench]   {size:,} tools, {case}: {time.perf_counter() - began:.1f} s",
+                  file=sys.stderr, flush=True)
     return rows
 
 
