@@ -98,7 +98,7 @@ def test_scale_sections_ran(smoke: tuple[Path, dict[str, Any]]) -> None:
 
 def test_scaling_section_ran(smoke: tuple[Path, dict[str, Any]]) -> None:
     out, data = smoke
-    cases = {(r["case"], r["op"]) for r in data["scaling"]}
+    cases = {(r["transport"], r["op"]) for r in data["scaling"]}
     for case in ("local", "local, legacy", "listing middleware", "mounted", "proxied",
                  "http legacy", "http+auth"):
         assert any(c == case for c, _ in cases), case
