@@ -96,6 +96,12 @@ def _lists_for(size: int, base: int) -> int:
     return max(3, min(base, 20_000 // size))
 
 
+def _calls_for(size: int, base: int) -> int:
+    """Calls resolve their tool by scanning the catalog (FastMCP, plain and ours alike):
+    fewer of them at 10,000 tools."""
+    return max(min(base, 60), min(base, 200_000 // size))
+
+
 def _hooked_for(size: int, base: int) -> int:
     """Fewer iterations where a listing middleware makes each one list the catalog."""
     return max(min(base, 10), min(base, 100_000 // size))
@@ -215,9 +221,11 @@ async def _case(servers: _Servers, shape: str, case: str, transport: Transport,
             elif op == "tools/call (granted)":
                 arguments = call_arguments(catalog, target)
                 await row(op, probes.call(p, target, arguments, plain.timer),
-                          probes.call(o, target, arguments, ours.timer), budget.calls)
+                          probes.call(o, target, arguments, ours.timer),
+                          _calls_for(size, budget.calls))
             else:  # refused: a refusal grants its tool, so never the same tool twice
-                iterations = _hooked_for(size, budget.hooked) if listing_hook else budget.calls
+                iterations = (_hooked_for(size, budget.hooked) if listing_hook
+                              else _calls_for(size, budget.calls))
                 await row(op, probes.call_each(p, unread, plain.timer),
                           probes.call_each(o, unread, ours.timer),
                           max(1, min(iterations, len(unread) - warmup)))
