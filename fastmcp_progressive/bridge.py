@@ -15,20 +15,32 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastmcp.tools.base import Tool
+from fastmcp.server.context import Context
+from fastmcp.server.dependencies import get_context
+from fastmcp.tools.base import Tool, ToolResult
 
 from .payloads import DESCRIPTIONS_URI
 
 BRIDGE_TOOL_NAME = "describe_tools"
 
 
-def bridge_tool(name: str) -> Tool:
-    """The listed form of the bridge tool (the middleware answers its calls itself)."""
+Answer = Callable[[Context, dict[str, Any] | None], Awaitable[ToolResult]]
 
-    def describe_tools(tools: list[str]) -> dict[str, Any]:
-        return {}
+
+def bridge_tool(name: str, answer: Answer | None = None) -> Tool:
+    """The bridge tool. A real component: FastMCP lists, routes and auths it like any tool.
+
+    ``answer(ctx, arguments)`` builds its result; the middleware normally answers a call
+    before it reaches the tool, and the tool's own body answers the same way otherwise.
+    """
+
+    async def describe_tools(tools: list[str]) -> ToolResult:
+        if answer is None:
+            return ToolResult(content=[])
+        return await answer(get_context(), {"tools": tools})
 
     return Tool.from_function(
         describe_tools,

@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -87,8 +87,9 @@ def _identify(ctx: Context) -> Caller:
         **_client_info(session),
     }
     if not modern:
-        if http and getattr(connection, "session_id", None) is None:
-            # legacy HTTP with stateless_http=True: a new "session" per request
+        if http and getattr(connection, "session_id", None) is None and ctx.transport != "sse":
+            # legacy HTTP with stateless_http=True: a new "session" per request. An SSE
+            # connection has no Mcp-Session-Id either, but it is one live session.
             return Caller(kind="anonymous", **base)
         return Caller(kind="session", key=ctx.session_id, anchor=connection, **base)
     if principal is not None:
@@ -136,6 +137,17 @@ def on_connection_close(anchor: Any, callback: Callable[[], None], *, marker: st
     return True
 
 
+def close_with_connection(anchor: Any, closer: Callable[[], Awaitable[Any]]) -> bool:
+    """Await ``closer()`` when the legacy connection ``anchor`` closes (its private async
+    exit stack); False when ``anchor`` has none (nothing will ever be awaited)."""
+    stack = getattr(anchor, "exit_stack", None)
+    push = getattr(stack, "push_async_callback", None)
+    if push is None:
+        return False
+    push(closer)
+    return True
+
+
 def connection_state(anchor: Any) -> dict[str, Any] | None:
     """The per-connection scratch ``state`` dict of a legacy connection ``anchor``.
 
@@ -154,6 +166,26 @@ def server_running(server: Any) -> bool:
     attribute the answer stays True: a watcher then runs until closed, never stops early.
     """
     return bool(getattr(server, "_lifespan_result_set", True))
+
+
+def wire_params(ctx: Context | None) -> Mapping[str, Any] | None:
+    """The params of the JSON-RPC request the client sent (private ``_srctx.params``).
+
+    Under a mount FastMCP hands the child its own names; the wire still has the parent's.
+    """
+    rc = ctx.request_context if ctx is not None else None
+    params = getattr(getattr(rc, "_srctx", None), "params", None)
+    return params if isinstance(params, Mapping) else None
+
+
+def cached_methods(middleware: Any) -> frozenset[str]:
+    """Which of list_tools / read_resource / call_tool a ``ResponseCachingMiddleware``
+    caches (its private ``_<method>_settings``; all three when they cannot be read)."""
+    methods = ("list_tools", "read_resource", "call_tool")
+    return frozenset(
+        m for m in methods
+        if (getattr(middleware, f"_{m}_settings", None) or {}).get("enabled") is not False
+    )
 
 
 def state_storage(ctx: Context) -> Any:

@@ -39,6 +39,7 @@ from fastmcp.tools.base import Tool, ToolResult
 from fastmcp.utilities.json_schema import dereference_refs
 
 from .descriptions import DescriptionFile, DescriptionStore, Signature
+from .headers import with_headers
 from .memo import ToolMemo
 from .pins import pinned
 
@@ -233,7 +234,7 @@ class Lister:
             tool.name, tool.version, tool.title, tool.description,
             repr(tool.annotations), repr(tool.icons), repr(tool.meta),
             tuple(sorted(tool.tags)), repr(tool.execution), repr(tool.task_config),
-            repr(tool.parameters) if self.level == "skeleton" else None,
+            repr(tool.parameters),  # skeleton and Mcp-Param-* headers derive from it
         )
 
     def _reduced(self, tool: Tool, sig: Signature | None) -> Tool:
@@ -244,6 +245,8 @@ class Lister:
             self._memo.put(tool, (sig, None))
             return tool
         schema = MINIMAL_SCHEMA if self.level == "minimal" else skeleton(tool.parameters)
+        schema = with_headers(schema, tool.parameters)  # Mcp-Param-* headers need them
+        schema = with_headers(schema, tool.parameters)  # Mcp-Param-* headers need them
         reduced = ListedTool(
             name=tool.name,
             version=tool.version,

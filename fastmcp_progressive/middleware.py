@@ -27,28 +27,23 @@ import dataclasses
 import logging
 import os
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal
 
 import mcp_types as mt
-from fastmcp.prompts import PromptResult
-from fastmcp.prompts.base import Prompt
 from fastmcp.resources import ResourceResult
-from fastmcp.resources.base import Resource, ResourceContent
-from fastmcp.resources.types import TextResource
+from fastmcp.resources.base import ResourceContent
 from fastmcp.server.context import Context
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
-from fastmcp.server.middleware.authorization import AuthMiddleware
 from fastmcp.tools.base import Tool, ToolResult
-from pydantic import AnyUrl
 
 from . import payloads
 from .bridge import BRIDGE_TOOL_NAME, requested_names
-from .bridge import bridge_tool as make_bridge_tool
 from .caller import Caller, identify, is_nested_tool_call, serving_tool_call, state_storage
 from .catalog import Catalog, gateway_tools, listing_passthrough
 from .compat import ModePolicy, ModeResolver
+from .components import DisclosureComponents, install
 from .definitions import DEFAULT_DEFINITION_CACHE, Definitions, compact_json
 from .descriptions import DescriptionStore
 from .engagement import IGNORED_METHODS, Engagement
@@ -56,6 +51,9 @@ from .grants import GrantStore, GrantStoreUnavailable, KeyValue, StoreErrorPolic
 from .guidance import guidance_prompt as guidance_prompt_for
 from .hosts import HOST_PROFILES, ClientLevel, HostProfile
 from .listing import DEFAULT_LISTING_CACHE, Lister, ListingLevel
+from .mounts import call_prefix, read_prefix, refusal_for_mount, unprefixed
+from .ordering import MiddlewareOrderError, misordered
+from .passage import let_through, passed_outer_gate
 from .pins import is_pinned
 from .preload import Preload
 from .selection import (
@@ -65,6 +63,7 @@ from .selection import (
     parse_selection,
     selection_from_names,
 )
+from .targets import hashed_target
 from .validation import ArgumentChecker
 from .watch import HotReload
 
@@ -73,6 +72,7 @@ logger = logging.getLogger("fastmcp_progressive")
 AnonymousPolicy = Literal["validate", "full", "shared"]
 ANONYMOUS_POLICIES: tuple[AnonymousPolicy, ...] = ("validate", "full", "shared")
 DEFAULT_MAX_TOOLS_PER_READ = 32
+_HANDSHAKE_METHODS = frozenset({"initialize", "server/discover", "notifications/initialized"})
 
 
 class ProgressiveDisclosure(Middleware):
@@ -176,20 +176,16 @@ class ProgressiveDisclosure(Middleware):
         self.max_tools_per_read = max_tools_per_read
         self.exempt_tools = frozenset(exempt_tools)
         self.instructions = instructions
-        self.bridge = make_bridge_tool(bridge_tool) if bridge_tool else None
         self.prompt = guidance_prompt_for(bridge_tool) if guidance_prompt else None
+        self.components = DisclosureComponents(
+            read=self._read_text, bridge=self._answer_bridge, bridge_name=bridge_tool,
+            prompt=self.prompt, description=payloads.resource_description(bridge_tool),
+        )
+        self.bridge = self.components.bridge
         self.instructions_text = payloads.instructions(bridge_tool)
         self._grant_store = grant_store
         self._warned_anonymous = False
-        self._checked_order = False
-        self.listing_resource = TextResource(
-            uri=AnyUrl(payloads.DESCRIPTIONS_URI),
-            name=payloads.RESOURCE_NAME,
-            title=payloads.RESOURCE_TITLE,
-            description=payloads.resource_description(bridge_tool),
-            mime_type="application/json",
-            text="",
-        )
+        self._reported_order = False
         if preload:
             self.preload.start()  # last: a constructor that raised leaves no thread behind
 
@@ -205,21 +201,16 @@ class ProgressiveDisclosure(Middleware):
         ctx = context.fastmcp_context
         level = self._level(identify(ctx))
         if level == "full":
-            return tools
-        reduced = self._lister(level).reduce(tools, self._exempt(ctx))
+            return [t for t in tools if not self._is_our_bridge(t)]
+        exempt = self._exempt(ctx)
+        if self.bridge is not None:
+            exempt |= {self.bridge.name}
+        reduced = self._lister(level).reduce(tools, exempt)
         if self.bridge is not None and all(t.name != self.bridge.name for t in tools):
-            reduced.append(self.bridge)
+            reduced.append(self.bridge)  # e.g. a search transform replaced the listing
         return reduced
 
     # -- resources ----------------------------------------------------------------------
-    async def on_list_resources(
-        self,
-        context: MiddlewareContext[Any],
-        call_next: CallNext[Any, Sequence[Resource]],
-    ) -> Sequence[Resource]:
-        resources = await call_next(context)
-        return [self.listing_resource, *resources]
-
     async def on_read_resource(
         self,
         context: MiddlewareContext[mt.ReadResourceRequestParams],
@@ -229,9 +220,17 @@ class ProgressiveDisclosure(Middleware):
         ctx = context.fastmcp_context
         if not is_descriptions_uri(uri) or ctx is None:
             return await call_next(context)
-        self._warn_if_behind_auth_middleware(ctx)
-        described = await self._describe(ctx, parse_selection(uri, limit=self.max_tools_per_read))
-        return ResourceResult([ResourceContent(described.text(), mime_type="application/json")])
+        # answered here, not by the registered component: a response cache inside this
+        # middleware would otherwise replay one caller's read (and skip its grant)
+        text = await self._read_text(ctx, uri)
+        return ResourceResult([ResourceContent(text, mime_type="application/json")])
+
+    async def _read_text(self, ctx: Context, uri: str) -> str:
+        selection = parse_selection(uri, limit=self.max_tools_per_read)
+        prefix = read_prefix(ctx, uri)  # read through a parent that mounted this server
+        if prefix:
+            selection = replace(selection, names=tuple(unprefixed(selection.names, prefix)))
+        return (await self._describe(ctx, selection)).text()
 
     async def describe(self, ctx: Context, uri: str) -> dict[str, Any]:
         """The JSON body answering a read of ``uri``, granting what it describes."""
@@ -245,14 +244,14 @@ class ProgressiveDisclosure(Middleware):
             body = payloads.too_many_tools(selection.count, self.max_tools_per_read)
             return Described(body, refused=True)
         if selection.missing:
-            body = payloads.missing_selection(await self.catalog.names(ctx))
+            body = payloads.missing_selection(await self._available(ctx))
             return Described(body, refused=True)
         described = Described({})
         available: list[str] | None = None
         for name, tool in (await self.catalog.tools(ctx, selection.names)).items():
             if tool is None:
                 if available is None:
-                    available = await self.catalog.names(ctx)
+                    available = await self._available(ctx)
                 described.body[name] = payloads.unknown_tool(name, available)
             else:
                 described.body[name], described.texts[name] = self.definitions.for_tool(tool)
@@ -270,15 +269,15 @@ class ProgressiveDisclosure(Middleware):
     ) -> ToolResult:
         name = context.message.name
         ctx = context.fastmcp_context
-        if (
-            ctx is not None
-            and self.bridge is not None
-            and name == self.bridge.name
-            and await ctx.fastmcp.get_tool(name) is None  # a real tool of that name wins
-        ):
+        call_next = let_through(call_next)  # what passes here passes nested calls too
+        if ctx is not None and await self._is_bridge(ctx, name):
             self.engagement.note_bridge_call(identify(ctx))
             return await self._answer_bridge(ctx, context.message.arguments)
-        if ctx is None or is_nested_tool_call() or name in self._exempt(ctx):
+        hashed = await hashed_target(ctx, name) if ctx is not None else None
+        if hashed is not None:
+            name = hashed.name  # <hash>_<tool>: gate the tool FastMCP will run
+        nested = is_nested_tool_call() and passed_outer_gate()
+        if ctx is None or nested or name in self._exempt(ctx):
             return await call_next(context)
         caller = identify(ctx)
         if caller.kind == "internal" or self._level(caller) == "full":
@@ -289,46 +288,63 @@ class ProgressiveDisclosure(Middleware):
             if self.anonymous == "full":
                 return await call_next(context)
             if self.anonymous == "validate":
-                return await self._checked_call(ctx, context, call_next)
+                return await self._checked_call(ctx, context, call_next, hashed)
             caller = dataclasses.replace(caller, kind="anonymous", key=None, anchor=None)
         try:
             if await self.grants.has(caller, name, kv=self._kv(ctx, caller)):
                 return await call_next(context)
         except GrantStoreUnavailable:
             return _error_result(payloads.store_unavailable())
-        tool = await self.catalog.tool(ctx, name)
+        tool = hashed if hashed is not None else await self.catalog.tool(ctx, name)
         if tool is None or self._pinned(tool):
             return await call_next(context)  # unknown: FastMCP answers "unknown tool" its way
         definition, _ = self.definitions.for_tool(tool)
         await self.grants.add(caller, [name], kv=self._kv(ctx, caller))  # the refusal teaches
-        return _error_result(
-            payloads.description_required(name, self._bridge_name, definition=definition)
-        )
+        return self._refusal(ctx, name, definition, mounted=hashed is None)
 
     async def _checked_call(
         self,
         ctx: Context,
         context: MiddlewareContext[mt.CallToolRequestParams],
         call_next: CallNext[mt.CallToolRequestParams, ToolResult],
+        hashed: Tool | None = None,
     ) -> ToolResult:
         """A call from a caller the server cannot follow: it runs when its arguments fit the
         tool's full input schema; otherwise the teaching refusal says what does not fit."""
-        name = context.message.name
-        tool = await self.catalog.tool(ctx, name)
+        name = hashed.name if hashed is not None else context.message.name
+        tool = hashed if hashed is not None else await self.catalog.tool(ctx, name)
         if tool is None or self._pinned(tool):
             return await call_next(context)
         definition, _ = self.definitions.for_tool(tool)
         problem = self.checker.problem(definition, context.message.arguments)
         if problem is None:
             return await call_next(context)
-        return _error_result(payloads.description_required(
-            name, self._bridge_name, definition=definition, problem=problem
-        ))
+        return self._refusal(ctx, name, definition, problem=problem, mounted=hashed is None)
+
+    def _refusal(
+        self,
+        ctx: Context,
+        name: str,
+        definition: dict[str, Any],
+        *,
+        problem: str | None = None,
+        mounted: bool = True,
+    ) -> ToolResult:
+        """The teaching refusal, in the names a parent that mounted us shows (a hashed
+        backend name is not a mount prefix)."""
+        prefix = call_prefix(ctx, name) if mounted else ""
+        bridge = prefix + self._bridge_name if self._bridge_name else None
+        body = payloads.description_required(
+            prefix + name, bridge, definition=definition, problem=problem
+        )
+        return _error_result(refusal_for_mount(body, prefix))
 
     async def _answer_bridge(self, ctx: Context, arguments: dict[str, Any] | None) -> ToolResult:
         names = requested_names(arguments)
         if names is None:
-            return _error_result(payloads.missing_selection(await self.catalog.names(ctx)))
+            return _error_result(payloads.missing_selection(await self._available(ctx)))
+        if self.bridge is not None:
+            names = unprefixed(names, call_prefix(ctx, self.bridge.name))
         described = await self._describe(
             ctx, selection_from_names(names, limit=self.max_tools_per_read)
         )
@@ -339,28 +355,23 @@ class ProgressiveDisclosure(Middleware):
             structured_content=described.body,
         )
 
-    # -- prompts ------------------------------------------------------------------------
-    async def on_list_prompts(
-        self,
-        context: MiddlewareContext[Any],
-        call_next: CallNext[Any, Sequence[Prompt]],
-    ) -> Sequence[Prompt]:
-        prompts = await call_next(context)
-        if self.prompt is None or any(p.name == self.prompt.name for p in prompts):
-            return prompts
-        return [*prompts, self.prompt]
+    async def _available(self, ctx: Context) -> list[str]:
+        """The tools worth describing to this caller: its listing minus the bridge."""
+        names = await self.catalog.names(ctx)
+        return [n for n in names if self.bridge is None or n != self.bridge.name]
 
-    async def on_get_prompt(
-        self,
-        context: MiddlewareContext[mt.GetPromptRequestParams],
-        call_next: CallNext[mt.GetPromptRequestParams, PromptResult],
-    ) -> PromptResult:
-        if self.prompt is None or context.message.name != self.prompt.name:
-            return await call_next(context)
-        ctx = context.fastmcp_context
-        if ctx is not None and await ctx.fastmcp.get_prompt(self.prompt.name) is not None:
-            return await call_next(context)  # a server prompt of that name wins
-        return self.prompt.convert_result(await self.prompt.render({}))
+    async def _is_bridge(self, ctx: Context, name: str) -> bool:
+        """Whether ``name`` resolves to our bridge (a user's tool of that name wins)."""
+        if self.bridge is None or name != self.bridge.name:
+            return False
+        return self._is_our_bridge(await ctx.fastmcp.get_tool(name))
+
+    def _is_our_bridge(self, tool: Tool | None) -> bool:
+        return (
+            tool is not None
+            and self.bridge is not None
+            and getattr(tool, "fn", None) is getattr(self.bridge, "fn", None)
+        )
 
     # -- instructions -------------------------------------------------------------------
     async def on_initialize(
@@ -393,11 +404,16 @@ class ProgressiveDisclosure(Middleware):
         context: MiddlewareContext[Any],
         call_next: CallNext[Any, Any],
     ) -> Any:
-        self.hot_reload.observe(context.fastmcp_context)
+        ctx = context.fastmcp_context
+        if ctx is not None:
+            install(self, ctx.fastmcp, self.components)
+            if context.method not in _HANDSHAKE_METHODS:  # let the client connect and hear why
+                self._check_order(ctx.fastmcp.middleware)
+        self.hot_reload.observe(ctx)
         method = context.method or ""
         if context.type == "request" and method not in IGNORED_METHODS and method != "tools/call":
             # the first request of a session tells a kept session from a one-call one
-            self.engagement.note_request(identify(context.fastmcp_context), method)
+            self.engagement.note_request(identify(ctx), method)
         return await call_next(context)
 
     def close(self) -> None:
@@ -470,21 +486,15 @@ class ProgressiveDisclosure(Middleware):
             return None
         return self._grant_store if self._grant_store is not None else state_storage(ctx)
 
-    def _warn_if_behind_auth_middleware(self, ctx: Context) -> None:
-        # AuthMiddleware refuses reads of resources it cannot look up, and ours is not
-        # registered: placed outside us it would refuse every description read.
-        if self._checked_order:
+    def _check_order(self, chain: Sequence[Any]) -> None:
+        """Refuse to serve while middleware in front of us would bypass the gate."""
+        problem = misordered(chain, self)
+        if problem is None:
             return
-        self._checked_order = True
-        chain = list(ctx.fastmcp.middleware)
-        mine = chain.index(self) if self in chain else 0
-        if any(isinstance(m, AuthMiddleware) for m in chain[:mine]):
-            logger.warning(
-                "ProgressiveDisclosure was added after AuthMiddleware, which will refuse "
-                "reads of %s; add ProgressiveDisclosure first (it still respects what "
-                "AuthMiddleware hides).",
-                payloads.DESCRIPTIONS_URI,
-            )
+        if not self._reported_order:
+            self._reported_order = True
+            logger.error("%s", problem)
+        raise MiddlewareOrderError(problem)
 
     def _note_unfollowable_once(self) -> None:
         if self._warned_anonymous:
