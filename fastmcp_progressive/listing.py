@@ -37,6 +37,7 @@ from typing import Any, Literal
 from cachetools import LRUCache
 from fastmcp.tools.base import Tool, ToolResult
 from fastmcp.utilities.json_schema import dereference_refs
+from pydantic import BaseModel
 
 from .descriptions import DescriptionFile, DescriptionStore, Signature
 from .headers import with_headers
@@ -118,6 +119,15 @@ def _type_only(spec: Any) -> dict[str, Any]:
     if types:
         return {"type": types[0] if len(types) == 1 else types}
     return {}
+
+
+def _fingerprint(value: Any) -> str:
+    """A value's content as text: pydantic models as JSON (their repr is ten times slower)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    if isinstance(value, list):
+        return "[" + ",".join(_fingerprint(item) for item in value) + "]"
+    return repr(value)
 
 
 def _default_title(name: str) -> str:
@@ -229,13 +239,21 @@ class Lister:
             self._lines, self._lines_lock = other._lines, other._lines_lock
 
     def _content(self, tool: Tool) -> Hashable:
-        """What a reduced tool is made of: equal for a mounted or proxied copy of a tool."""
+        """What a reduced tool is made of: equal for a mounted or proxied copy of a tool.
+
+        The listed schema stands in for the registered one (the reduced tool depends on
+        nothing else of it), which keeps the key small and cheap to build.
+        """
         return (
             tool.name, tool.version, tool.title, tool.description,
-            repr(tool.annotations), repr(tool.icons), repr(tool.meta),
-            tuple(sorted(tool.tags)), repr(tool.execution), repr(tool.task_config),
-            repr(tool.parameters),  # skeleton and Mcp-Param-* headers derive from it
+            _fingerprint(tool.annotations), _fingerprint(tool.icons), repr(tool.meta),
+            tuple(sorted(tool.tags)), _fingerprint(tool.execution), repr(tool.task_config),
+            repr(self._schema(tool)),
         )
+
+    def _schema(self, tool: Tool) -> dict[str, Any]:
+        schema = MINIMAL_SCHEMA if self.level == "minimal" else skeleton(tool.parameters)
+        return with_headers(schema, tool.parameters)  # Mcp-Param-* headers need them
 
     def _reduced(self, tool: Tool, sig: Signature | None) -> Tool:
         memo: tuple[Signature | None, Tool | None] | None = self._memo.get(tool)
@@ -244,9 +262,7 @@ class Lister:
         if pinned(tool, self.file_facts(tool.name, sig)[1] if sig is not None else None):
             self._memo.put(tool, (sig, None))
             return tool
-        schema = MINIMAL_SCHEMA if self.level == "minimal" else skeleton(tool.parameters)
-        schema = with_headers(schema, tool.parameters)  # Mcp-Param-* headers need them
-        schema = with_headers(schema, tool.parameters)  # Mcp-Param-* headers need them
+        schema = self._schema(tool)
         reduced = ListedTool(
             name=tool.name,
             version=tool.version,
