@@ -1,13 +1,15 @@
 """A small order-desk MCP server with progressive disclosure switched on.
 
-Eight tools with full docstrings, typed parameters and (for some) structured output, the
+Nine tools with full docstrings, typed parameters and (for some) structured output, the
 kind of catalog whose listing costs thousands of tokens before any work starts. Run it:
 
     fastmcp run examples/demo_server.py                      # stdio
     fastmcp run examples/demo_server.py --transport http     # streamable HTTP on :8000
 
 ``examples/tool_descriptions/`` holds hand-written descriptions for some of the tools;
-the others are described from their registered definitions.
+the others are described from their registered definitions. ``manage_notes`` is a
+multi-action tool: its static annotations declare the worst case (delete), and its file's
+``resolution`` rules tell a client asking ``tools/resolve`` that a read is read-only.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from fastmcp import FastMCP
+from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from fastmcp_progressive import ProgressiveDisclosure
@@ -196,6 +199,40 @@ def get_shipping_quote(
     """
     base = {"ground": 700, "express": 1500, "overnight": 3200}[speed]
     return {"speed": speed, "price_cents": base + weight_grams // 100}
+
+
+_NOTES: dict[str, list[str]] = {"o-500": ["Customer asked for gift wrap."]}
+
+
+@mcp.tool(
+    annotations=ToolAnnotations(
+        readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False
+    )
+)
+def manage_notes(
+    action: Annotated[
+        Literal["read", "append", "delete"],
+        Field(description="read the notes, append one, or delete them all."),
+    ],
+    order_id: Annotated[str, Field(description="The order the notes belong to.")],
+    text: Annotated[
+        str | None, Field(min_length=1, description="The note to append (append only).")
+    ] = None,
+) -> list[str]:
+    """Read, append to or delete the internal notes kept on an order.
+
+    Notes are for the support team, never shown to the customer. ``append`` adds ``text``
+    as a new note; ``delete`` removes every note of the order and cannot be undone.
+    Returns the order's notes after the action.
+    """
+    notes = _NOTES.setdefault(order_id, [])
+    if action == "append":
+        if not text:
+            raise ValueError("append needs text")
+        notes.append(text)
+    elif action == "delete":
+        notes.clear()
+    return list(notes)
 
 
 if __name__ == "__main__":

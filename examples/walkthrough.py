@@ -1,7 +1,8 @@
 """A two-minute tour: a real MCP client talks to the demo server over stdio.
 
 It prints what the listing costs without and with progressive disclosure, a call refused
-before the tool's description was fetched, the fetch, and the same call accepted after.
+before the tool's description was fetched, the fetch, and the same call accepted after;
+then a tool resolution: which behaviour hints apply to one exact call of a multi-action tool.
 
     python examples/walkthrough.py
 """
@@ -20,6 +21,7 @@ from fastmcp.client.transports import PythonStdioTransport
 from mcp.client.extension import advertise
 
 from fastmcp_progressive import DESCRIPTIONS_URI, EXTENSION_ID
+from fastmcp_progressive.client import is_resolvable, resolve_tool, tool_resolution
 
 SERVER = Path(__file__).parent / "demo_server.py"
 
@@ -55,7 +57,7 @@ async def main() -> None:
     async with full:
         before = count_tokens(await full.list_tools())
 
-    async with Client(transport()) as client:
+    async with Client(transport(), extensions=[tool_resolution()]) as client:
         tools = await client.list_tools()
         after = count_tokens(tools)
         show(
@@ -88,6 +90,16 @@ async def main() -> None:
 
         accepted = await client.call_tool("refund_order", args, raise_on_error=False)
         show("call refund_order again", f"is_error={accepted.is_error}: {accepted.data}")
+
+        notes = next(t for t in tools if t.name == "manage_notes")
+        static = notes.annotations.model_dump(by_alias=True, exclude_none=True)  # type: ignore[union-attr]
+        lines = [f"static annotations (the worst case, delete): {json.dumps(static)}",
+                 f"marked resolvable in tools/list: {is_resolvable(notes)}"]
+        for action in ("read", "delete"):
+            hints = await resolve_tool(client, "manage_notes",
+                                       {"action": action, "order_id": "o-500"})
+            lines.append(f"action={action}: " + json.dumps(hints.model_dump(by_alias=True)))
+        show("tools/resolve manage_notes (no call made, nothing granted)", "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -188,6 +188,17 @@ def cached_methods(middleware: Any) -> frozenset[str]:
     )
 
 
+def server_info_stamp(server: Any) -> dict[str, Any] | None:
+    """The ``serverInfo`` a 2026-07-28 result carries in ``_meta`` (private ``_mcp_server``).
+
+    The SDK stamps it on results it serializes; a middleware that answers a method itself
+    (``tools/resolve``) must add it. None when a FastMCP release moves it: the answer then
+    goes out without the (display-only) stamp rather than failing.
+    """
+    stamp = getattr(getattr(server, "_mcp_server", None), "server_info_stamp", None)
+    return stamp if isinstance(stamp, dict) else None
+
+
 def state_storage(ctx: Context) -> Any:
     """The server's session-state key-value store (``FastMCP(session_state_store=...)``)."""
     ctx.fastmcp._state_store  # noqa: B018  (creates the default MemoryStore on first use)

@@ -3,8 +3,8 @@
 Kept apart from the command line so the rules read on their own: files that do not parse
 or validate (with their line and column), names that match no tool, tools without files,
 summaries too long for the listing, an ``inputSchema`` that disagrees with the function the
-server registered, and examples that fail the schema (validated with ``jsonschema``, which
-the MCP SDK already depends on).
+server registered, examples that fail the schema (validated with ``jsonschema``, which
+the MCP SDK already depends on), and ``resolution`` rules (``rule_checks.py``).
 
 Example:
     ```python
@@ -34,6 +34,7 @@ from .descriptions import (
     safe_file_name,
 )
 from .listing import ELLIPSIS, summarize
+from .rule_checks import resolution_problems, rule_locations
 
 # -- check -------------------------------------------------------------------------------
 Severity = Literal["error", "warning"]
@@ -129,6 +130,11 @@ def _check_file(directory: Path, name: str, suffix: str, tools: dict[str, Tool],
                  for sev, msg in schema_problems(file, registered)]
     problems += [Problem("error", at("examples"), msg)
                  for msg in example_problems(file, registered)]
+    rules_at = rule_locations(text, suffix)
+    for index, severity, message in resolution_problems(file, tool):
+        where = (f"{path}:{rules_at[index][0]}:{rules_at[index][1]}" if index < len(rules_at)
+                 else at("resolution"))
+        problems.append(Problem(severity, where, message))
     return problems
 
 

@@ -38,6 +38,8 @@ from typing import Any
 from cachetools import LRUCache
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .rules import Rule
+
 logger = logging.getLogger(__name__)
 
 SUFFIXES = (".json", ".md")
@@ -80,6 +82,7 @@ class DescriptionFile(BaseModel):
     error_guidance: Any = None
     always_load: bool | None = None
     """True: list the tool in full and never gate it; False: never, whatever the tool says."""
+    resolution: list[Rule] | None = None  # argument-dependent hints for tools/resolve (rules.py)
 
     @field_validator("summary")
     @classmethod
@@ -91,6 +94,7 @@ class DescriptionFile(BaseModel):
         data = self.model_dump(by_alias=True, exclude_none=True, mode="json")
         data.pop("summary", None)
         data.pop("always_load", None)
+        data.pop("resolution", None)  # answered by tools/resolve, not part of the definition
         return data
 
 

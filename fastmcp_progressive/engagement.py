@@ -28,8 +28,10 @@ from .caller import Caller, connection_state
 
 First = Literal["call", "other"]
 _STATE_KEY = "fastmcp_progressive.first_request"
-IGNORED_METHODS = frozenset({"initialize", "ping", "server/discover", "logging/setLevel"})
-"""Requests every client sends whatever it does next: they say nothing about the host."""
+IGNORED_METHODS = frozenset({"initialize", "ping", "server/discover", "logging/setLevel",
+                             "tools/resolve"})
+"""Requests that say nothing about the host: every client sends them whatever it does next,
+or (``tools/resolve``) right before the call they advise, in the call's own session."""
 
 
 class Engagement:

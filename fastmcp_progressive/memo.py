@@ -75,3 +75,30 @@ class ToolMemo:
 
         keys[ident] = (weakref.ref(tool, forget), key)
         return key
+
+
+class IdentityMemo:
+    """Values keyed by object identity, dropped when the object dies (so bounded by the
+    objects alive): for results about one object, not its content (``resolution.py``
+    marks the listed tools, which the listing memo keeps)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref[Any], Any]] = {}
+
+    def get(self, obj: Any) -> Any:
+        entry = self._entries.get(id(obj))
+        return entry[1] if entry is not None and entry[0]() is obj else None
+
+    def put(self, obj: Any, value: Any) -> None:
+        key = id(obj)
+        entries = self._entries
+
+        def forget(_: weakref.ref[Any]) -> None:
+            current = entries.get(key)
+            if current is not None and current[0]() is None:
+                del entries[key]
+
+        entries[key] = (weakref.ref(obj, forget), value)
+
+    def __len__(self) -> int:
+        return len(self._entries)

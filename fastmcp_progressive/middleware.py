@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal
@@ -56,6 +56,7 @@ from .ordering import MiddlewareOrderError, misordered
 from .passage import let_through, passed_outer_gate
 from .pins import is_pinned
 from .preload import Preload
+from .resolution import RESOLVE_METHOD, ResolverHook, ToolResolution
 from .selection import (
     MAX_QUERY_CHARS,
     Selection,
@@ -117,6 +118,10 @@ class ProgressiveDisclosure(Middleware):
         guidance_prompt: serve the agent guidance as the prompt
             ``progressive_disclosure_guide``.
         instructions: append the workflow paragraph to the server instructions.
+        tool_resolution: serve ``tools/resolve`` (extension
+            ``io.modelcontextprotocol/tool-resolution``, see ``resolution.py``).
+        resolvers: per-tool Python hooks giving argument-dependent hints where a
+            description file's ``resolution`` rules cannot express them.
     """
 
     def __init__(
@@ -146,6 +151,8 @@ class ProgressiveDisclosure(Middleware):
         bridge_tool: str | None = BRIDGE_TOOL_NAME,
         guidance_prompt: bool = True,
         instructions: bool = True,
+        tool_resolution: bool = True,
+        resolvers: Mapping[str, ResolverHook] | None = None,
     ) -> None:
         if str(anonymous) == "open":  # removed: say what replaces it
             raise ValueError(
@@ -172,6 +179,9 @@ class ProgressiveDisclosure(Middleware):
         self.checker = ArgumentChecker()
         self.engagement = Engagement()
         self.catalog = Catalog(owner=self)
+        self.resolution = (ToolResolution(self.store, self.catalog, resolvers,
+                                          definitions=self.definitions, checker=self.checker)
+                           if tool_resolution else None)
         self.anonymous = anonymous
         self.max_tools_per_read = max_tools_per_read
         self.exempt_tools = frozenset(exempt_tools)
@@ -201,14 +211,30 @@ class ProgressiveDisclosure(Middleware):
         ctx = context.fastmcp_context
         level = self._level(identify(ctx))
         if level == "full":
-            return [t for t in tools if not self._is_our_bridge(t)]
+            return self._mark_resolvable(ctx, [t for t in tools if not self._is_our_bridge(t)])
         exempt = self._exempt(ctx)
         if self.bridge is not None:
             exempt |= {self.bridge.name}
         reduced = self._lister(level).reduce(tools, exempt)
         if self.bridge is not None and all(t.name != self.bridge.name for t in tools):
             reduced.append(self.bridge)  # e.g. a search transform replaced the listing
-        return reduced
+        return self._mark_resolvable(ctx, reduced)
+
+    def _mark_resolvable(self, ctx: Context | None, tools: Sequence[Tool]) -> Sequence[Tool]:
+        if self.resolution is None or ctx is None:
+            return tools
+        return self.resolution.mark(identify(ctx), tools)
+
+    # -- tools/resolve (tool resolution: resolution.py) ---------------------------------
+    async def on_request(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Any],
+    ) -> Any:
+        ctx = context.fastmcp_context
+        if context.method != RESOLVE_METHOD or self.resolution is None or ctx is None:
+            return await call_next(context)
+        return await self.resolution.answer(ctx, context.message)
 
     # -- resources ----------------------------------------------------------------------
     async def on_read_resource(
@@ -380,7 +406,7 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[mt.InitializeRequest, mt.InitializeResult | None],
     ) -> mt.InitializeResult | None:
         result = await call_next(context)
-        return self._announce(result)  # type: ignore[no-any-return]
+        return self._advertise_resolution(self._announce(result))  # type: ignore[no-any-return]
 
     async def on_discover(
         self,
@@ -388,7 +414,7 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[Any, Any],
     ) -> Any:
         result = await call_next(context)
-        return self._announce(result)
+        return self._advertise_resolution(self._announce(result))
 
     # -- hot reload -----------------------------------------------------------------------
     # A watcher thread started by the first request invalidates edited description files
@@ -442,6 +468,9 @@ class ProgressiveDisclosure(Middleware):
             "instructions": joined,
             "capabilities": capabilities.model_copy(update={"extensions": extensions}),
         })
+
+    def _advertise_resolution(self, result: Any) -> Any:
+        return self.resolution.advertise(result) if self.resolution is not None else result
 
     def _exempt(self, ctx: Context | None) -> frozenset[str]:
         """Tools listed in full and never gated: configured ones and transform gateways."""

@@ -17,6 +17,7 @@ from fastmcp.server.transforms import ResourcesAsTools
 
 from fastmcp_progressive import DESCRIPTIONS_URI
 from fastmcp_progressive.caller import identify
+from fastmcp_progressive.client import resolve_tool, tool_resolution
 from fastmcp_progressive.selection import is_descriptions_uri
 from tests.conftest import build_server, connect, gated
 
@@ -73,9 +74,9 @@ async def test_demo_server_over_stdio_with_fastmcp_run() -> None:
         args=["run", str(ROOT / "examples" / "demo_server.py"), "--no-banner"],
         env={"FASTMCP_LOG_LEVEL": "WARNING"},
     )
-    async with Client(transport, mode="legacy") as c:
+    async with Client(transport, mode="legacy", extensions=[tool_resolution()]) as c:
         names = [t.name for t in await c.list_tools()]
-        assert len(names) == 9 and "refund_order" in names
+        assert len(names) == 10 and "refund_order" in names and "manage_notes" in names
         described = json.loads(
             (await c.read_resource(f"{DESCRIPTIONS_URI}?tools=get_shipping_quote"))[0].text  # type: ignore[union-attr]
         )
@@ -84,6 +85,8 @@ async def test_demo_server_over_stdio_with_fastmcp_run() -> None:
             "get_shipping_quote", {"destination_zip": "94103", "weight_grams": 2000}
         )
         assert quote.structured_content == {"speed": "ground", "price_cents": 720}
+        read = await resolve_tool(c, "manage_notes", {"action": "read", "order_id": "o-500"})
+        assert read.read_only and not read.destructive  # tool resolution, handshake-era stdio
 
 
 def test_walkthrough_runs_as_the_readme_says() -> None:
@@ -96,3 +99,6 @@ def test_walkthrough_runs_as_the_readme_says() -> None:
     assert "TOOL_DESCRIPTION_REQUIRED" in out
     assert "is_error=False: refunded 2500 cents" in out
     assert "fewer" in out
+    # tool resolution over stdio (2026-07-28): a read of the multi-action tool is read-only
+    assert 'action=read: {"readOnlyHint": true, "destructiveHint": false' in out
+    assert 'action=delete: {"readOnlyHint": false, "destructiveHint": true' in out
