@@ -4,7 +4,7 @@
   PNGs in ``benchmarks/figures/`` and the raw numbers in ``benchmarks/results.json``.
 - ``python -m benchmarks --smoke``: the quick run CI uses (smallest catalog, few
   iterations); writes into ``--out`` or a new temporary folder, never over the real report.
-- ``--catalog NAME`` (repeatable) and ``--section tokens|latency|scale`` (repeatable)
+- ``--catalog NAME`` (repeatable) and ``--section tokens|latency|scale|hosts`` (repeatable)
   narrow a run while working on one part.
 - ``--from-json PATH``: measure nothing; re-render the report and figures from a
   ``results.json`` (after changing the report's layout).
@@ -38,7 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, help="folder for BENCHMARKS.md, figures/, results.json")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
     parser.add_argument("--catalog", action="append", help="only this corpus catalog (repeatable)")
-    parser.add_argument("--section", action="append", help="tokens, latency or scale (repeatable)")
+    parser.add_argument("--section", action="append",
+                        help="tokens, latency, scale or hosts (repeatable)")
     parser.add_argument("--from-json", type=Path, help="re-render from a results.json, no runs")
     return parser
 

@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from . import host_report
 from .results import LatencyRow, Results, Stats
 from .scaling_report import render_scaling
 from .targets import HEADLINE_CATALOG, judge
@@ -303,6 +304,7 @@ def render(results: Results, figures: dict[str, Path], report: Path, command: st
         "folder.",
         "",
         *_headline(results),
+        *host_report.headline(results),
         "",
         "## Targets",
         "",
@@ -314,6 +316,7 @@ def render(results: Results, figures: dict[str, Path], report: Path, command: st
         "",
     ]
     out += _tokens(results, figures, report)
+    out += host_report.section(results)
     out += _latency(results, figures, report)
     out += _scale(results, figures, report)
     out += render_scaling(results)
@@ -324,7 +327,7 @@ def render(results: Results, figures: dict[str, Path], report: Path, command: st
         "",
         "```bash",
         "pip install -e \".[dev]\" matplotlib   # matplotlib only for the figures",
-        "python -m benchmarks                  # full run (~8 min): this file, benchmarks/figures/",
+        "python -m benchmarks                  # full run (~15 min): this file, figures",
         "python -m benchmarks --smoke --out /tmp/bench   # ~15 s, smallest catalog (CI)",
         "```",
         "",

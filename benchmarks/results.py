@@ -167,6 +167,31 @@ class MemoryRow:
     @property
     def bytes_per_entry(self) -> float:
         return self.kib * 1024 / self.entries if self.entries else 0.0
+class HostRow:
+    """One agent host's first model request for one catalog and listing (``host_bench.py``).
+
+    ``tokens``: o200k_base of the ``tools`` array as the host sent it (compact JSON);
+    ``tools_sent``: entries in it; ``steps_to_first_success``: model steps up to and
+    including the one whose tool call first succeeded (None: never); ``floor_tokens``: the
+    same array with every tool's description removed (what the host's wrapping, the names
+    and the schemas cost on their own); ``arguments_declared``: whether the schema sent for
+    the scenario's tool lets a model send its arguments (``declared``, ``open``,
+    ``forbidden``: ``additionalProperties: false`` without them).
+    """
+
+    host: str
+    catalog: str
+    listing: str
+    tools_sent: int
+    tokens: int
+    steps_to_first_success: int | None
+    refusals: int
+    body_ran: bool
+    arguments_intact: bool
+    client: str
+    floor_tokens: int = -1
+    arguments_declared: str = ""
+    error: str = ""
 
 
 @dataclass
@@ -185,6 +210,7 @@ class Results:
     scaling: list[ScalingRow] = field(default_factory=list)
     memory: list[MemoryRow] = field(default_factory=list)
     facts: dict[str, float] = field(default_factory=dict)
+    hosts: list[HostRow] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -222,6 +248,7 @@ class Results:
             scaling=[ScalingRow(**timed(r)) for r in data.get("scaling", [])],
             memory=[MemoryRow(**r) for r in data.get("memory", [])],
             facts=data.get("facts", {}),
+            hosts=[HostRow(**r) for r in data.get("hosts", [])],
             findings=data["findings"], seconds=data["seconds"],
         )
 

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import sys
 import time
@@ -21,7 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import latency_bench, scale_bench, scaling_bench, token_bench
+from . import host_bench, latency_bench, scale_bench, scaling_bench, token_bench
 from .corpus import REPO_ROOT, Catalog, load_corpus
 from .findings import derive
 from .latency_bench import Budget
@@ -30,7 +31,7 @@ from .results import Results
 from .scenarios import scenario_for
 from .targets import HEADLINE_CATALOG
 
-SECTIONS = ("tokens", "latency", "scale", "scaling")
+SECTIONS = ("tokens", "latency", "scale", "hosts", "scaling")
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ SMOKE = Plan(
     transports=("memory", "http"), budget=latency_bench.SMOKE,
     per_catalog_lists=0, listing_sizes=(10, 100), listing_iterations=3,
     grant_callers=1_000, grant_batches=5, edit_trials=2, scaling=scaling_bench.SMOKE,
+    sections=("tokens", "latency", "scale", "scaling"),  # hosts need the framework virtualenvs
 )
 
 
@@ -132,6 +134,11 @@ async def _scaling(results: Results, plan: Plan, catalogs: list[Catalog]) -> Non
     results.config["first_listing_catalog"] = first.name
 
 
+async def _hosts(results: Results) -> None:
+    results.hosts = await _timed("what hosts send", lambda: asyncio.to_thread(host_bench.measure))
+    results.config["hosts_measured"] = f"{results.machine['date']}, {results.machine['revision']}"
+
+
 async def run(plan: Plan) -> Results:
     """Measure every section the plan names."""
     began = time.perf_counter()
@@ -148,6 +155,8 @@ async def run(plan: Plan) -> Results:
         await _scale(results, plan, catalogs)
     if "scaling" in plan.sections:
         await _scaling(results, plan, catalogs)
+    if "hosts" in plan.sections:
+        await _hosts(results)
     results.findings = derive(results)
     results.seconds = time.perf_counter() - began
     return results

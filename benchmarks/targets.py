@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .host_report import target_rows
 from .results import Results
 
 HEADLINE_CATALOG = "github-mcp-server"
@@ -96,4 +97,6 @@ def judge(results: Results) -> list[Target]:
     """Every target of the issue with this run's measurement."""
     from .scaling_report import scaling_targets  # it builds on this module's Target
 
-    return _tokens(results) + _latency(results) + scaling_targets(results)
+    hosts = [Target(f"{host}: {HEADLINE_CATALOG} tools array sent, default level", goal,
+                    measured, met) for host, goal, measured, met in target_rows(results)]
+    return _tokens(results) + _latency(results) + hosts + scaling_targets(results)

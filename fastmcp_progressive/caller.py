@@ -19,7 +19,8 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -233,3 +234,146 @@ def _client_extensions(session: Any) -> Mapping[str, Any]:
     caps = getattr(session, "client_capabilities", None)
     extensions = getattr(caps, "extensions", None)
     return dict(extensions) if isinstance(extensions, Mapping) else {}
+
+
+# -- catalog lookups (lookup.py) -----------------------------------------------------------
+def local_tool_providers(server: Any) -> tuple[list[Any], bool]:
+    """The plain ``LocalProvider`` objects behind ``server`` (mounted servers included), and
+    whether every tool provider in the tree is one of them or a mount of a server that is.
+
+    Reads the public ``providers`` list and ``FastMCPProvider.server``; a provider of any
+    other kind (proxy, OpenAPI, file system, a ``LocalProvider`` subclass) makes the answer
+    "not only local", and its lookups are left entirely to FastMCP.
+    """
+    from fastmcp.server.providers.fastmcp_provider import FastMCPProvider
+    from fastmcp.server.providers.local_provider import LocalProvider
+
+    found: list[Any] = []
+    only_local = True
+    pending, seen = [server], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for provider in getattr(current, "providers", ()):
+            if type(provider) is LocalProvider:
+                found.append(provider)
+            elif isinstance(provider, FastMCPProvider):
+                pending.append(provider.server)
+            else:
+                only_local = False
+    return found, only_local
+
+
+class _TrackedComponents(dict):  # type: ignore[type-arg]
+    """A ``LocalProvider``'s component dict that counts its own changes."""
+
+    version = 0
+
+    def _changed(self) -> None:
+        self.version += 1
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        self._changed()
+
+    def __delitem__(self, key: Any) -> None:
+        super().__delitem__(key)
+        self._changed()
+
+    def pop(self, *args: Any) -> Any:
+        self._changed()
+        return super().pop(*args)
+
+    def popitem(self) -> Any:
+        self._changed()
+        return super().popitem()
+
+    def clear(self) -> None:
+        super().clear()
+        self._changed()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        super().update(*args, **kwargs)
+        self._changed()
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        self._changed()
+        return super().setdefault(key, default)
+
+    def __ior__(self, other: Any) -> Any:  # type: ignore[misc]
+        self._changed()
+        return super().__ior__(other)
+
+
+def tool_components(provider: Any) -> tuple[tuple[int, int], list[Any]]:
+    """A ``LocalProvider``'s components (private ``_components``) and a token that changes
+    whenever they do.
+
+    The dict is swapped once for a subclass that counts writes (the same keys and values;
+    FastMCP's own reads and writes go through unchanged), so an index built from it can be
+    kept until the token moves: any add, replace or removal moves it, and so does a new
+    dict assigned in its place.
+    """
+    components = provider._components
+    if type(components) is not _TrackedComponents:
+        components = _TrackedComponents(components)
+        provider._components = components
+    return (id(components), components.version), list(components.values())
+
+
+def components_token(provider: Any) -> tuple[int, int] | None:
+    """The token ``tool_components`` last handed out for ``provider``, if still current."""
+    components = provider._components
+    if type(components) is not _TrackedComponents:
+        return None
+    return (id(components), components.version)
+
+
+def replace_tool_getter(provider: Any, make: Callable[[Any], Any]) -> None:
+    """Give one ``LocalProvider`` instance the ``_get_tool`` that ``make(original)`` returns.
+
+    Installed once per provider (a marker attribute remembers it); the replacement must
+    answer exactly as the original (``Provider.get_tool`` calls ``self._get_tool``).
+    """
+    if getattr(provider, "_fastmcp_progressive_lookup", False):
+        return
+    provider._get_tool = make(provider._get_tool)
+    provider._fastmcp_progressive_lookup = True
+
+
+def search_tool_names(transform: Any) -> tuple[str, str]:
+    """The (search, call) tool names of a FastMCP search transform (private attributes)."""
+    return (transform._search_tool_name, transform._call_tool_name)
+
+
+@contextmanager
+def every_hook() -> Iterator[None]:
+    """Run middleware with all of its hooks inside the block, whatever phase the request is in.
+
+    FastMCP's ``Middleware.__call__`` picks which hooks run from a private context variable
+    (``_dispatch_phase``): a request FastMCP does not route to a component (a custom method
+    answered in ``on_request``) runs only ``on_message``/``on_request``, so a typed
+    ``on_list_tools`` filter would be skipped when a lookup asks the middleware.
+    """
+    from fastmcp.server.middleware.middleware import _dispatch_phase
+
+    token = _dispatch_phase.set("all")
+    try:
+        yield
+    finally:
+        _dispatch_phase.reset(token)
+
+
+def stdio_session_ended(transport: Any) -> bool:
+    """Whether a kept-alive FastMCP stdio transport's process has exited by itself.
+
+    Reads ``_connect_task`` (the task owning the process) and ``_is_session_dead()``, what
+    FastMCP itself checks before silently starting a new process; the proxy reports the
+    death instead. False when the transport never started or was disconnected.
+    """
+    task = getattr(transport, "_connect_task", None)
+    if task is None:
+        return False
+    return bool(task.done() or transport._is_session_dead())

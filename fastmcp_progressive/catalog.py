@@ -3,10 +3,17 @@
 FastMCP decides visibility in two places: inside the server (providers, transforms,
 ``mcp.enable/disable``, session visibility, component ``auth``), which
 ``FastMCP.get_tool`` applies to a single name, and in middleware that filters
-``tools/list`` (``AuthMiddleware``, a user's own). When no other middleware filters the
-listing, ``get_tool`` is exact and cheap. When one does, the caller's real listing is
-produced by running the whole chain (our own hook passes it through untouched) and a tool
-counts as visible only if both agree: the conservative answer, never the generous one.
+``tools/list`` (``AuthMiddleware``, a tenant or role filter of the user's own), whichever
+hook it uses: ``on_list_tools``, ``on_request`` or ``on_message``. A tool counts as visible
+only if both agree: the conservative answer, never the generous one.
+
+Asking the middleware costs what the question touches, not what the server holds: the
+other middleware run their ``tools/list`` hooks over just the tools in question (found by
+``get_tool``), as if the catalog held only those. A filter that decides per tool (by name,
+tag, caller, scope) answers exactly as in the caller's full listing. Middleware that only
+observe or cache (FastMCP's logging, timing, rate limiting, error handling, response
+caching) are not asked, so a lookup is neither counted as a request nor cached as a
+listing.
 
 Example:
     ```python
@@ -20,12 +27,29 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
+import mcp_types as mt
+from cachetools import LRUCache
 from fastmcp import FastMCP
 from fastmcp.server.context import Context
-from fastmcp.server.middleware import Middleware
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.server.middleware.caching import ResponseCachingMiddleware
 from fastmcp.server.middleware.dereference import DereferenceRefsMiddleware
+from fastmcp.server.middleware.error_handling import ErrorHandlingMiddleware, RetryMiddleware
+from fastmcp.server.middleware.logging import LoggingMiddleware, StructuredLoggingMiddleware
+from fastmcp.server.middleware.ping import PingMiddleware
+from fastmcp.server.middleware.rate_limiting import (
+    RateLimitingMiddleware,
+    SlidingWindowRateLimitingMiddleware,
+)
+from fastmcp.server.middleware.response_limiting import ResponseLimitingMiddleware
+from fastmcp.server.middleware.timing import DetailedTimingMiddleware, TimingMiddleware
+from fastmcp.server.transforms.search.base import BaseSearchTransform
 from fastmcp.tools.base import Tool
+
+from .caller import every_hook, search_tool_names
+from .lookup import batch
 
 _raw_listing: ContextVar[bool] = ContextVar("fastmcp_progressive_raw_listing", default=False)
 
@@ -44,27 +68,64 @@ def _passthrough() -> Iterator[None]:
         _raw_listing.reset(token)
 
 
-_GATEWAY_TRANSFORMS = {
-    "ResourcesAsTools": ("list_resources", "read_resource"),
-    "PromptsAsTools": ("list_prompts", "get_prompt"),
-}
+def _gateway_names(transform: Any) -> tuple[str, ...]:
+    """The tools one of FastMCP's own gateway transforms generates, by its type."""
+    from fastmcp.server.transforms import PromptsAsTools, ResourcesAsTools
+
+    if isinstance(transform, BaseSearchTransform):
+        return search_tool_names(transform)
+    try:
+        from fastmcp.experimental.transforms.code_mode import CodeMode
+    except ImportError:  # pragma: no cover - an optional part of FastMCP
+        CodeMode = None  # type: ignore[assignment,misc]
+    if CodeMode is not None and isinstance(transform, CodeMode):
+        return (transform.execute_tool_name,)
+    if isinstance(transform, ResourcesAsTools):
+        return ("list_resources", "read_resource")
+    if isinstance(transform, PromptsAsTools):
+        return ("list_prompts", "get_prompt")
+    return ()
 
 
 def gateway_tools(server: FastMCP) -> frozenset[str]:
-    """Tools a server-level transform generates to reach other components.
+    """Tools a server-level transform of FastMCP's generates to reach other components.
 
     A search transform's ``search_tools``/``call_tool`` and ``ResourcesAsTools``'
     ``list_resources``/``read_resource`` are how a client finds and reaches the real tools;
-    gating them would make the model fetch a description to be allowed to search. Found
-    from the transforms themselves (their ``*_tool_name`` settings), so renamed ones count.
+    gating them would make the model fetch a description to be allowed to search. Only
+    FastMCP's own gateway transform types count (a renamed search tool included); any other
+    transform, such as a user's rename, un-gates nothing.
     """
     names: set[str] = set()
-    for transform in getattr(server, "_transforms", ()):
-        names.update(_GATEWAY_TRANSFORMS.get(type(transform).__name__, ()))
-        for attribute, value in vars(transform).items():
-            if attribute.endswith("_tool_name") and isinstance(value, str):
-                names.add(value)
+    for transform in server.transforms:
+        names.update(_gateway_names(transform))
     return frozenset(names)
+
+
+_OBSERVERS: tuple[type[Middleware], ...] = (
+    DereferenceRefsMiddleware,
+    ErrorHandlingMiddleware,
+    RetryMiddleware,
+    LoggingMiddleware,
+    StructuredLoggingMiddleware,
+    TimingMiddleware,
+    DetailedTimingMiddleware,
+    RateLimitingMiddleware,
+    SlidingWindowRateLimitingMiddleware,
+    ResponseLimitingMiddleware,
+    PingMiddleware,
+)
+"""FastMCP middleware known not to filter listings: skipped by exact type (a subclass may)."""
+
+_LISTING_HOOKS = ("__call__", "on_message", "on_request", "on_list_tools")
+
+
+def hooks_listing(middleware: Middleware) -> bool:
+    """Whether ``middleware`` may change what ``tools/list`` shows, whatever hook it uses."""
+    if type(middleware) in _OBSERVERS or isinstance(middleware, ResponseCachingMiddleware):
+        return False
+    kind = type(middleware)
+    return any(getattr(kind, hook) is not getattr(Middleware, hook) for hook in _LISTING_HOOKS)
 
 
 class Catalog:
@@ -72,6 +133,23 @@ class Catalog:
 
     def __init__(self, owner: Middleware) -> None:
         self._owner = owner
+        self._existing: LRUCache[tuple[int, str], bool] = LRUCache(maxsize=4096)
+
+    async def exists(self, ctx: Context, name: str) -> bool:
+        """Whether FastMCP's ``get_tool`` finds ``name`` (other middleware's listing
+        filters aside): the check a grant-store key must pass before it is made.
+
+        Names found are remembered (bounded), so a granted call asks FastMCP once per
+        name; an unknown name is asked every time and never remembered.
+        """
+        key = (id(ctx.fastmcp), name)
+        if key in self._existing:
+            return True
+        with batch(ctx.fastmcp) as lookups:
+            if await lookups.get(ctx.fastmcp, name) is None:
+                return False
+        self._existing[key] = True
+        return True
 
     async def tool(self, ctx: Context, name: str) -> Tool | None:
         """The tool named ``name`` as this caller may see it, or None."""
@@ -80,13 +158,49 @@ class Catalog:
     async def tools(self, ctx: Context, names: Sequence[str]) -> dict[str, Tool | None]:
         """Each of ``names`` mapped to its tool as this caller may see it, or None.
 
-        The caller's full listing, when middleware filters it, is produced once per call.
+        One name index per request (``lookup.py``), and the other middleware's listing
+        hooks run once, over the tools found.
         """
-        found = {name: await ctx.fastmcp.get_tool(name) for name in names}
-        if any(found.values()) and self._filtered_by_middleware(ctx):
-            listed = set(await self.names(ctx))
-            found = {name: tool if name in listed else None for name, tool in found.items()}
+        server = ctx.fastmcp
+        with batch(server) as lookups:
+            found = {name: await lookups.get(server, name) for name in names}
+        candidates = [tool for tool in found.values() if tool is not None]
+        if candidates and self.filters(ctx):
+            shown = await self.visible(ctx, candidates)
+            found = {name: tool if name in shown else None for name, tool in found.items()}
         return found
+
+    async def visible(self, ctx: Context, tools: Sequence[Tool]) -> set[str]:
+        """Names among ``tools`` that the other middleware's listing hooks keep showing.
+
+        A hook that fails answers "none": a lookup never widens what a caller may see.
+        """
+        filters = self.filters(ctx)
+        if not filters:
+            return {tool.name for tool in tools}
+        candidates = list(tools)
+
+        async def base(context: MiddlewareContext[Any]) -> Any:
+            return list(candidates)
+
+        chain: CallNext[Any, Any] = base
+        for middleware in reversed(filters):
+            chain = _link(middleware, chain)
+        context = MiddlewareContext(
+            message=mt.ListToolsRequest(method="tools/list"),
+            fastmcp_context=ctx,
+            source="client",
+            type="request",
+            method="tools/list",
+        )
+        try:
+            with _passthrough(), every_hook():
+                listed = await chain(context)
+        except Exception:
+            return set()
+        if isinstance(listed, mt.ListToolsResult):
+            listed = listed.tools
+        return {t.name for t in listed or () if isinstance(t, (Tool, mt.Tool))}
 
     async def names(self, ctx: Context) -> list[str]:
         """Names of every tool this caller's ``tools/list`` shows, in listing order."""
@@ -94,10 +208,15 @@ class Catalog:
             tools = await ctx.fastmcp.list_tools(run_middleware=True)
         return list(dict.fromkeys(t.name for t in tools))
 
-    def _filtered_by_middleware(self, ctx: Context) -> bool:
-        for middleware in ctx.fastmcp.middleware:
-            if middleware is self._owner or isinstance(middleware, DereferenceRefsMiddleware):
-                continue
-            if type(middleware).on_list_tools is not Middleware.on_list_tools:
-                return True
-        return False
+    def filters(self, ctx: Context) -> list[Middleware]:
+        """The other middleware, outermost first, that may filter this server's listing."""
+        return [
+            m for m in ctx.fastmcp.middleware if m is not self._owner and hooks_listing(m)
+        ]
+
+
+def _link(middleware: Middleware, call_next: CallNext[Any, Any]) -> CallNext[Any, Any]:
+    async def step(context: MiddlewareContext[Any]) -> Any:
+        return await middleware(context, call_next)
+
+    return step

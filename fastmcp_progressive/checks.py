@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -32,13 +31,13 @@ from .descriptions import (
     key_location,
     read_description,
     safe_file_name,
+    where_and_why,
 )
 from .listing import ELLIPSIS, summarize
 from .rule_checks import resolution_problems, rule_locations
 
 # -- check -------------------------------------------------------------------------------
 Severity = Literal["error", "warning"]
-_LOCATED = re.compile(r"^line (\d+)(?:, column (\d+))?: (.*)$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -94,15 +93,8 @@ def _check_file(directory: Path, name: str, suffix: str, tools: dict[str, Tool],
     path = directory / f"{name}{suffix}"
     try:
         file = read_description(directory, name, suffix)
-    except DescriptionError as exc:
-        located = _LOCATED.match(str(exc))
-        if located:
-            line, column, message = located.groups()
-            where = f"{path}:{line}:{column}" if column else f"{path}:{line}"
-            return [Problem("error", where, message)]
-        return [Problem("error", str(path), str(exc))]
-    except OSError as exc:
-        return [Problem("error", str(path), exc.strerror or str(exc))]
+    except (DescriptionError, OSError) as exc:
+        return [Problem("error", *where_and_why(path, exc))]
     text = path.read_text(encoding="utf-8")
 
     def at(key: str) -> str:

@@ -12,6 +12,8 @@ lifespan is entered and no port is opened.
   gate a user's CI (``--strict`` makes warnings count too).
 - ``tokens SERVER [DIR]``: o200k_base tokens of ``tools/list`` without and with the
   middleware, and of each tool's full description (needs the ``bpe-openai`` package).
+- ``proxy [options] -- COMMAND...`` / ``proxy [options] URL``: serve any MCP server, in any
+  language, with progressive disclosure on (``proxy.py``); this one does start a server.
 
 Exit status: 0 fine, 1 problems found, 2 could not run (usage, SERVER not loadable,
 missing directory or dependency).
@@ -50,7 +52,15 @@ from .descriptions import (
     safe_file_name,
 )
 from .listing import LEVELS, ListingLevel, summarize
-from .middleware import ProgressiveDisclosure
+from .middleware import ANONYMOUS_POLICIES, ProgressiveDisclosure
+from .proxy import (
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_STARTUP_TIMEOUT,
+    UpstreamError,
+    is_url,
+    parse_listen,
+    serve,
+)
 
 OK, PROBLEMS, CANNOT_RUN = 0, 1, 2
 DEFAULT_SUMMARY_CHARS = 100
@@ -279,10 +289,52 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("directory", type=Path, nargs="?")
     p.add_argument("--listing", choices=LEVELS, default=None)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser(
+        "proxy", help="serve any MCP server (a command or a URL) with progressive disclosure",
+        usage="%(prog)s [options] -- COMMAND [ARG ...]  |  %(prog)s [options] URL")
+    p.add_argument("target", nargs="+", metavar="COMMAND|URL",
+                   help="the upstream: a command speaking MCP over stdio (after --), or a URL")
+    p.add_argument("--http", metavar="[HOST:]PORT", help="serve streamable HTTP (default: stdio)")
+    p.add_argument("--descriptions", type=Path, metavar="DIR",
+                   help="description files for the upstream's tools (hot reload)")
+    p.add_argument("--listing", choices=LEVELS, default="minimal")
+    p.add_argument("--anonymous", choices=ANONYMOUS_POLICIES,
+                   help="callers no grant can follow (default: the middleware's)")
+    p.add_argument("--no-host-profiles", action="store_true",
+                   help="progressive for every client, also hosts the table serves in full")
+    p.add_argument("--exempt", action="append", default=[], metavar="TOOL",
+                   help="a tool listed in full and never gated (repeatable)")
+    p.add_argument("--name", help="the proxy's server name")
+    p.add_argument("--startup-timeout", type=float, default=DEFAULT_STARTUP_TIMEOUT,
+                   metavar="SECONDS", help="time the upstream may take to start")
+    p.add_argument("--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT,
+                   metavar="SECONDS", help="time one upstream request may take")
     return parser
 
 
+async def _run_proxy(args: argparse.Namespace) -> int:
+    """``proxy``: check the upstream, then serve it until the client or a signal stops us."""
+    target: str | list[str] = list(args.target)
+    if len(target) == 1 and is_url(target[0]):
+        target = target[0]
+    try:
+        http = parse_listen(args.http) if args.http else None
+        chosen: dict[str, Any] = {"anonymous": args.anonymous} if args.anonymous else {}
+        if args.no_host_profiles:
+            chosen["host_profiles"] = ()
+        await serve(target, http=http, descriptions_dir=args.descriptions, name=args.name,
+                    listing=args.listing, exempt_tools=args.exempt,
+                    startup_timeout=args.startup_timeout,
+                    request_timeout=args.request_timeout, **chosen)
+    except (UpstreamError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    return OK
+
+
 async def _run(args: argparse.Namespace) -> int:
+    if args.command == "proxy":
+        return await _run_proxy(args)
     server = await load_server(args.server)
     if args.command == "extract":
         return extract(await registered_tools(server), args.output, suffix=f".{args.format}",
@@ -316,6 +368,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         _err(f"fastmcp-progressive: {exc}")
         return CANNOT_RUN
+    except KeyboardInterrupt:  # Ctrl-C on a running `proxy`
+        return OK
     except BrokenPipeError:  # `... | head`: the reader left; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return OK

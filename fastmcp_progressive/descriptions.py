@@ -29,8 +29,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import stat
+import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +48,7 @@ logger = logging.getLogger(__name__)
 SUFFIXES = (".json", ".md")
 SUMMARY_MAX_CHARS = 200
 MAX_FILE_BYTES = 1 << 20
+SCAN_TRUST_NS = 2_000_000_000  # a folder stat younger than this may hide a new entry
 MAX_GENERATIONS = 100_000  # names with their own invalidation count before one epoch bump
 
 Signature = tuple[int, int, int, str, int]
@@ -99,7 +103,43 @@ class DescriptionFile(BaseModel):
 
 
 class DescriptionError(ValueError):
-    """A description file that cannot be used, with where in the file it went wrong."""
+    """A description file that cannot be used, with where in the file it went wrong.
+
+    The message starts ``line L, column C: `` whenever a place in the file can be named
+    (``location`` splits it off again).
+    """
+
+
+_LOCATED = re.compile(r"^line (\d+)(?:, column (\d+))?: (.*)$", re.DOTALL)
+
+
+def location(message: str) -> tuple[int | None, int | None, str]:
+    """(line, column, rest) of a ``DescriptionError`` message; None where it names none."""
+    found = _LOCATED.match(message)
+    if found is None:
+        return None, None, message
+    line, column, rest = found.groups()
+    return int(line), int(column) if column else None, rest
+
+
+def where_and_why(path: str | os.PathLike[str], exc: BaseException) -> tuple[str, str]:
+    """(``path:line:col`` or ``path``, the message) of a failure to use a file."""
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    line, column, rest = location(reason)
+    if line is None:
+        return str(path), rest
+    return (f"{path}:{line}:{column}" if column else f"{path}:{line}"), rest
+
+
+def at_path(path: str | os.PathLike[str], exc: BaseException) -> str:
+    """``path:line:col: message`` (or ``path: message``), as compilers and CI print it."""
+    return ": ".join(where_and_why(path, exc))
+
+
+def _position(text: str, index: int) -> str:
+    """``line L, column C`` of character ``index`` in ``text`` (both 1-based)."""
+    line = text.count("\n", 0, index) + 1
+    return f"line {line}, column {index - text.rfind(chr(10), 0, index)}"
 
 
 @dataclass(frozen=True)
@@ -110,7 +150,36 @@ class _Entry:
 
 
 def parse_text(text: str, suffix: str, expected_name: str) -> DescriptionFile:
-    """Parse and validate one file's text; raise ``DescriptionError`` with line/column."""
+    """Parse and validate one file's text; raise ``DescriptionError`` with line/column.
+
+    Every failure of any kind becomes a ``DescriptionError`` (never another exception), so
+    a caller that keeps the last good version on ``DescriptionError`` always keeps it.
+    """
+    try:
+        return _parse_text(text, suffix, expected_name)
+    except DescriptionError:
+        raise
+    except RecursionError:
+        raise DescriptionError("line 1, column 1: nesting too deep") from None
+    except Exception as exc:
+        raise DescriptionError(f"{_failure_position(text, exc)}: {exc}") from None
+
+
+def _failure_position(text: str, exc: Exception) -> str:
+    """Where a failure JSON reports without a position most likely comes from.
+
+    The one known case is an integer longer than Python's conversion limit
+    (``sys.get_int_max_str_digits``): point at the first run of digits that long.
+    """
+    limit = sys.get_int_max_str_digits()
+    if limit and "digits" in str(exc):
+        found = re.search(r"\d{" + str(limit + 1) + ",}", text)
+        if found is not None:
+            return _position(text, found.start())
+    return "line 1, column 1"
+
+
+def _parse_text(text: str, suffix: str, expected_name: str) -> DescriptionFile:
     if text.startswith("\ufeff"):
         text = text[1:]
     if suffix == ".md":
@@ -118,7 +187,7 @@ def parse_text(text: str, suffix: str, expected_name: str) -> DescriptionFile:
     else:
         data, line_offset = _load_json(text, 0), 0
     if not isinstance(data, dict):
-        raise DescriptionError(f"line {1 + line_offset}: expected a JSON object")
+        raise DescriptionError(f"line {1 + line_offset}, column 1: expected a JSON object")
     data.setdefault("name", expected_name)
     try:
         parsed = DescriptionFile.model_validate(data)
@@ -138,7 +207,7 @@ def parse_text(text: str, suffix: str, expected_name: str) -> DescriptionFile:
     try:
         parsed.fields()  # what a read serves must serialize; pydantic caps the depth
     except (ValueError, RecursionError) as exc:
-        raise DescriptionError(f"cannot be served: {exc}") from None
+        raise DescriptionError(f"line 1, column 1: cannot be served: {exc}") from None
     return parsed
 
 
@@ -150,7 +219,7 @@ def _load_json(text: str, line_offset: int) -> Any:
             f"line {exc.lineno + line_offset}, column {exc.colno}: {exc.msg}"
         ) from None
     except RecursionError:
-        raise DescriptionError("nesting too deep") from None
+        raise DescriptionError(f"line {1 + line_offset}, column 1: nesting too deep") from None
 
 
 def _split_front_matter(text: str) -> tuple[Any, int]:
@@ -166,7 +235,7 @@ def _split_front_matter(text: str) -> tuple[Any, int]:
                 if body:
                     data.setdefault("description", body)
             return data, 1
-    raise DescriptionError("line 1: front matter opened with '---' is never closed")
+    raise DescriptionError("line 1, column 1: front matter opened with '---' is never closed")
 
 
 def key_location(text: str, suffix: str, key: str) -> tuple[int, int] | None:
@@ -215,17 +284,20 @@ def read_description(
     """Read and validate ``<directory>/<name><suffix>``, refusing anything that escapes it.
 
     Shared by the store (which logs and falls back) and ``check`` (which reports). A name
-    with path tricks is refused before any I/O; a file that resolves outside ``directory``
-    (a symlink pointing out) is refused unread, the final open does not follow a link
-    swapped in after that check, and only regular files are read (a FIFO would hang).
+    with path tricks is refused before any I/O; a file that does not resolve to a file
+    directly in ``directory`` (a symlink pointing out, or into a subfolder) is refused
+    unread, the final open does not follow a link swapped in after that check, and only
+    regular files are read (a FIFO would hang).
     Raises ``DescriptionError`` or ``OSError``.
     """
     if not safe_file_name(name) or suffix not in SUFFIXES:
         raise DescriptionError(f"{name + suffix!r} cannot name a description file")
     path = directory / f"{name}{suffix}"
     real = Path(os.path.realpath(path))
-    if not real.is_relative_to(os.path.realpath(directory)):
-        raise DescriptionError("the file links outside the descriptions directory")
+    if real.parent != Path(os.path.realpath(directory)):
+        raise DescriptionError(
+            "the file links outside the descriptions folder (only files directly in it are read)"
+        )
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     with os.fdopen(os.open(real, flags), "rb") as handle:  # O_NONBLOCK: a FIFO never blocks
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
@@ -236,7 +308,11 @@ def read_description(
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DescriptionError(f"byte {exc.start}: not valid UTF-8") from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - raw.rfind(b"\n", 0, exc.start)
+        raise DescriptionError(
+            f"line {line}, column {column}: byte {exc.start} is not valid UTF-8"
+        ) from None
     return parse_text(text, suffix, name)
 
 
@@ -278,6 +354,7 @@ class DescriptionStore:
         self._logged: set[tuple[str, tuple[int, int, int, str]]] = set()
         self._epoch = 0  # invalidate(): every file
         self._generations: dict[str, int] = {}  # invalidate(name): that file
+        self._scan: tuple[tuple[int, int, int, int], list[tuple[str, str]]] | None = None
         self.reads = 0  # files loaded from disk (cache misses), for tests and benchmarks
         if self.directory is not None and not self.directory.is_dir():
             logger.warning(
@@ -299,28 +376,57 @@ class DescriptionStore:
         return None
 
     def signatures(self) -> dict[str, Signature]:
-        """Signatures of every description file, from one directory scan (for listings)."""
+        """Signatures of every description file (for listings): one ``stat`` per file.
+
+        Which files exist comes from a directory scan kept until the directory changes
+        (its own stat, or the watcher's ``invalidate``), so a folder full of unrelated
+        files costs nothing per listing.
+        """
         found: dict[str, Signature] = {}
         if self.directory is None:
             return found
-        try:
-            entries = list(os.scandir(self.directory))
-        except OSError:
-            return found
-        for entry in entries:
-            stem = description_name(entry.name)
-            if stem is None:
-                continue
-            suffix = entry.name[len(stem):]
-            if stem in found and found[stem][3] == ".json":
-                continue  # .json wins over .md
+        for stem, suffix in self._described_files():
+            if stem in found:
+                continue  # .json (listed first) wins over .md
             try:
-                st = entry.stat()
+                st = os.stat(self.directory / f"{stem}{suffix}")
             except OSError:
                 continue
             found[stem] = (st.st_mtime_ns, st.st_size, st.st_ino, suffix,
                            self._generation(stem))
         return found
+
+    def _described_files(self) -> list[tuple[str, str]]:
+        """(name, suffix) of every description file in the folder, ``.json`` first.
+
+        Rescanned only when the folder's own stat changes, or when that stat is too recent
+        to trust (an entry added within the file system's mtime granularity of the last
+        scan would otherwise go unseen), or after ``invalidate``.
+        """
+        assert self.directory is not None
+        try:
+            st = os.stat(self.directory)
+        except OSError:
+            return []
+        key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+        with self._lock:
+            cached = self._scan
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        try:
+            with os.scandir(self.directory) as entries:
+                names = [entry.name for entry in entries]
+        except OSError:
+            return []
+        files = sorted(
+            ((stem, name[len(stem):]) for name in names
+             if (stem := description_name(name)) is not None),
+            key=lambda item: (item[0], SUFFIXES.index(item[1])),
+        )
+        if time.time_ns() - st.st_mtime_ns > SCAN_TRUST_NS:
+            with self._lock:
+                self._scan = (key, files)
+        return files
 
     def lookup(self, name: str) -> DescriptionFile | None:
         """The description file for ``name`` as it is on disk now (or its last good version).
@@ -353,6 +459,7 @@ class DescriptionStore:
         the last good version is kept for a file that no longer parses.
         """
         with self._lock:
+            self._scan = None  # the watcher saw a change: which files exist may have too
             if name is None:
                 self._epoch += 1
             elif len(self._generations) >= MAX_GENERATIONS and name not in self._generations:
@@ -380,6 +487,9 @@ class DescriptionStore:
         except DescriptionError as exc:
             self._log_once(path, sig, exc)
             return None
+        except RecursionError as exc:
+            self._log_once(path, sig, DescriptionError(f"line 1, column 1: {exc}"))
+            return None
         except OSError as exc:
             # permission denied, EMFILE, EIO: may clear with no change a stat can see (a
             # chmod moves no mtime), so the failure must not stick to this signature: a new
@@ -395,10 +505,8 @@ class DescriptionStore:
         if len(self._logged) > 10_000:
             self._logged.clear()
         self._logged.add(key)
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         logger.warning(
-            "description file %s is not usable (%s); serving its last good version "
+            "description file not usable: %s; serving its last good version "
             "or the registered definition",
-            path,
-            reason,
+            at_path(path, exc),
         )

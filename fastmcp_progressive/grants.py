@@ -38,7 +38,9 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import re
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -238,8 +240,24 @@ def _require(kv: KeyValue | None) -> KeyValue:
 
 
 def _kv_key(caller: Caller, tool: str) -> str:
+    """The store key of one grant: at most 147 ASCII characters from ``[A-Za-z0-9_.:|-]``.
+
+    Every py-key-value backend accepts such a key (memcached stops at 250 bytes and at
+    spaces or control characters; others escape what they dislike), so no caller's input
+    can make the store fail, and with it every other caller's answer. Short, plain parts
+    are kept readable; any other part is replaced by its SHA-256.
+    """
     prefix = caller.key if caller.kind == "principal" else f"session:{caller.key}"
-    return f"{prefix}|{tool}"
+    return f"{_key_part(prefix or '')}|{_key_part(tool)}"
+
+
+_PLAIN_KEY_PART = re.compile(r"[A-Za-z0-9_.:-]{1,80}")
+
+
+def _key_part(text: str) -> str:
+    if _PLAIN_KEY_PART.fullmatch(text) and not text.startswith("h-"):
+        return text
+    return "h-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _log_failure(exc: BaseException, what: str) -> None:

@@ -57,18 +57,45 @@ ELLIPSIS = "..."
 """Marks a cut summary; ASCII, because "…" costs extra tokens once JSON-escaped as \\u2026."""
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "approx.", "incl.", "no.", "cf.")
+_LONGEST_ABBREVIATION = max(len(a) for a in _ABBREVIATIONS)
+_WORD = re.compile(r"\S+")
+
+
+def _head(description: str, chars: int) -> tuple[str, bool]:
+    """The first ``chars`` characters of ``description`` with its whitespace collapsed, and
+    whether that is all of it; reads no further than those words."""
+    words: list[str] = []
+    length = -1
+    for word in _WORD.finditer(description):
+        words.append(word.group())
+        length += len(words[-1]) + 1
+        if length >= chars:
+            return " ".join(words)[:chars], False
+    return " ".join(words), True
 
 
 def summarize(description: str | None, max_chars: int) -> str:
-    """The first sentence of ``description``, cut at a word boundary to ``max_chars``."""
-    text = " ".join((description or "").split())
+    """The first sentence of ``description``, cut at a word boundary to ``max_chars``.
+
+    Linear and bounded: only the words that can reach the line are looked at (a sentence
+    ending past ``max_chars`` is cut there anyway), and each sentence end is checked
+    against the abbreviations by its last few characters.
+    """
+    text, complete = _head(description or "", max_chars + 2)
     if not text:
         return ""
     for match in _SENTENCE_END.finditer(text):
         end = match.end()
-        if not text[:end].lower().endswith(_ABBREVIATIONS):
+        if end > max_chars and not complete:
+            break  # past the line: cut below, as the whole text would be
+        if not text[max(0, end - _LONGEST_ABBREVIATION) : end].lower().endswith(_ABBREVIATIONS):
             text = text[:end]
             break
+    return cut_line(text, max_chars)
+
+
+def cut_line(text: str, max_chars: int) -> str:
+    """``text`` when it fits in ``max_chars``, else cut at a word boundary with ``...``."""
     if len(text) <= max_chars:
         return text
     cut = text[: max_chars - len(ELLIPSIS)]

@@ -52,6 +52,7 @@ from .guidance import guidance_prompt as guidance_prompt_for
 from .hosts import HOST_PROFILES, ClientLevel, HostProfile
 from .listing import DEFAULT_LISTING_CACHE, Lister, ListingLevel
 from .mounts import call_prefix, read_prefix, refusal_for_mount, unprefixed
+from .options import check_options
 from .ordering import MiddlewareOrderError, misordered
 from .passage import let_through, passed_outer_gate
 from .pins import is_pinned
@@ -162,8 +163,18 @@ class ProgressiveDisclosure(Middleware):
             )
         if anonymous not in ANONYMOUS_POLICIES:
             raise ValueError(f"anonymous must be one of {ANONYMOUS_POLICIES}, not {anonymous!r}")
-        if max_tools_per_read < 1:
-            raise ValueError("max_tools_per_read must be at least 1")
+        check_options(
+            descriptions_dir=descriptions_dir, listing=listing,
+            summary_max_chars=summary_max_chars, strip_noise=strip_noise, grant_ttl=grant_ttl,
+            max_sessions=max_sessions, grant_store=grant_store, shared_sessions=shared_sessions,
+            store_timeout=store_timeout, on_store_error=on_store_error,
+            max_tools_per_read=max_tools_per_read, cache_size=cache_size,
+            listing_cache_size=listing_cache_size, definition_cache_size=definition_cache_size,
+            preload=preload, full_clients=full_clients, mode_header=mode_header,
+            mode_resolver=mode_resolver,
+            exempt_tools=exempt_tools, bridge_tool=bridge_tool,
+            guidance_prompt=guidance_prompt, instructions=instructions,
+        )
         self.store = DescriptionStore(descriptions_dir, cache_size=cache_size)
         self.definitions = Definitions(self.store, cache_size=definition_cache_size)
         self.lister = Lister(self.store, level=listing, summary_max_chars=summary_max_chars,
@@ -209,13 +220,16 @@ class ProgressiveDisclosure(Middleware):
         if listing_passthrough() or serving_tool_call():
             return tools  # our own catalog query, or a catalog built inside a tool call
         ctx = context.fastmcp_context
-        level = self._level(identify(ctx))
+        caller = identify(ctx)
+        level = self._level(caller)
         if level == "full":
             return self._mark_resolvable(ctx, [t for t in tools if not self._is_our_bridge(t)])
         exempt = self._exempt(ctx)
         if self.bridge is not None:
             exempt |= {self.bridge.name}
         reduced = self._lister(level).reduce(tools, exempt)
+        if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
+            await self._remember_listing(ctx, caller, [t for t in tools if t.name not in exempt])
         if self.bridge is not None and all(t.name != self.bridge.name for t in tools):
             reduced.append(self.bridge)  # e.g. a search transform replaced the listing
         return self._mark_resolvable(ctx, reduced)
@@ -235,6 +249,14 @@ class ProgressiveDisclosure(Middleware):
         if context.method != RESOLVE_METHOD or self.resolution is None or ctx is None:
             return await call_next(context)
         return await self.resolution.answer(ctx, context.message)
+
+    async def _remember_listing(self, ctx: Context, caller: Caller, shown: list[Tool]) -> None:
+        """Which reduced lines this legacy session sees, after any middleware outside us
+        filters them: its ``tools/list_changed`` notifications follow only those."""
+        names = (await self.catalog.visible(ctx, shown)) if self.catalog.filters(ctx) else {
+            t.name for t in shown
+        }
+        self.hot_reload.listed(caller, frozenset(names))
 
     # -- resources ----------------------------------------------------------------------
     async def on_read_resource(
@@ -273,12 +295,9 @@ class ProgressiveDisclosure(Middleware):
             body = payloads.missing_selection(await self._available(ctx))
             return Described(body, refused=True)
         described = Described({})
-        available: list[str] | None = None
         for name, tool in (await self.catalog.tools(ctx, selection.names)).items():
             if tool is None:
-                if available is None:
-                    available = await self._available(ctx)
-                described.body[name] = payloads.unknown_tool(name, available)
+                described.body[name] = payloads.unknown_tool(name)
             else:
                 described.body[name], described.texts[name] = self.definitions.for_tool(tool)
                 described.granted.append(name)
@@ -316,8 +335,11 @@ class ProgressiveDisclosure(Middleware):
             if self.anonymous == "validate":
                 return await self._checked_call(ctx, context, call_next, hashed)
             caller = dataclasses.replace(caller, kind="anonymous", key=None, anchor=None)
+        kv = self._kv(ctx, caller)
+        if kv is not None and hashed is None and not await self.catalog.exists(ctx, name):
+            return await call_next(context)  # a store key is made only from a real tool
         try:
-            if await self.grants.has(caller, name, kv=self._kv(ctx, caller)):
+            if await self.grants.has(caller, name, kv=kv):
                 return await call_next(context)
         except GrantStoreUnavailable:
             return _error_result(payloads.store_unavailable())
@@ -325,7 +347,7 @@ class ProgressiveDisclosure(Middleware):
         if tool is None or self._pinned(tool):
             return await call_next(context)  # unknown: FastMCP answers "unknown tool" its way
         definition, _ = self.definitions.for_tool(tool)
-        await self.grants.add(caller, [name], kv=self._kv(ctx, caller))  # the refusal teaches
+        await self.grants.add(caller, [name], kv=kv)  # the refusal teaches
         return self._refusal(ctx, name, definition, mounted=hashed is None)
 
     async def _checked_call(
@@ -448,15 +470,15 @@ class ProgressiveDisclosure(Middleware):
 
     # -- helpers ------------------------------------------------------------------------
     def _announce(self, result: Any) -> Any:
-        """Append the workflow paragraph and advertise the extension in the capabilities."""
-        if not self.instructions:
-            return result
+        """Advertise the extension in the capabilities and (``instructions``) append the
+        workflow paragraph; the advertisement is how clients find the extension, so it
+        stays when the paragraph is turned off."""
         if not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):
             return result
         base = result.instructions or ""
-        if self.instructions_text in base:
-            return result
-        joined = f"{base}\n\n{self.instructions_text}" if base else self.instructions_text
+        joined = base
+        if self.instructions and self.instructions_text not in base:
+            joined = f"{base}\n\n{self.instructions_text}" if base else self.instructions_text
         capabilities = result.capabilities
         extensions = dict(capabilities.extensions or {})
         extensions[payloads.EXTENSION_ID] = {
@@ -465,7 +487,7 @@ class ProgressiveDisclosure(Middleware):
             "bridge_tool": self.bridge.name if self.bridge is not None else None,
         }
         return result.model_copy(update={
-            "instructions": joined,
+            "instructions": joined or result.instructions,
             "capabilities": capabilities.model_copy(update={"extensions": extensions}),
         })
 

@@ -81,6 +81,9 @@ INSTRUCTIONS = instructions(DEFAULT_BRIDGE_TOOL)
 """The instructions paragraph with the bridge tool on (the default)."""
 
 
+UNKNOWN_TOOL_HINT = "Choose a name tools/list shows, then read it again."
+
+
 def resource_uri_for(names: Sequence[str]) -> str:
     """The descriptions URI selecting ``names``, each percent-encoded so commas stay inside."""
     return f"{DESCRIPTIONS_URI}?tools=" + ",".join(quote(n, safe="") for n in names)
@@ -178,6 +181,10 @@ def store_unavailable() -> dict[str, Any]:
     }
 
 
-def unknown_tool(name: str, available: Sequence[str]) -> dict[str, Any]:
-    """The per-tool entry for a name the caller cannot see (unknown, hidden or not allowed)."""
-    return {"error": f"Tool '{name}' not found", "available_tools": list(available)}
+def unknown_tool(name: str) -> dict[str, Any]:
+    """The per-tool entry for a name the caller cannot see (unknown, hidden or not allowed).
+
+    Its size depends on the name alone, never on the catalog: 32 unknown names answer in
+    a few hundred bytes whether the server holds ten tools or ten thousand.
+    """
+    return {"error": f"Tool '{name}' not found", "message": UNKNOWN_TOOL_HINT}

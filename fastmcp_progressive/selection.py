@@ -1,11 +1,14 @@
 """Parsing ``resource:///tool_descriptions?tools=a,b`` into the tool names it selects.
 
-Rules: the base URI must be ours; every ``tools`` parameter counts (``?tools=a&tools=b``
-equals ``?tools=a,b``); each value is split on literal commas first and only then
-percent-decoded, so ``a%2Cb`` names the one tool ``a,b``; names are trimmed, empty ones
-dropped and duplicates folded in first-seen order. The work is bounded before any of it
-is done: a query longer than ``MAX_QUERY_CHARS`` (``too_long``) or naming more than the
-configured number of tools is refused as a whole.
+Rules: the base URI must be ours; the query is what follows the first ``?`` before any
+``#`` (``#?tools=a`` is a fragment, not a query); every ``tools`` parameter counts
+(``?tools=a&tools=b`` equals ``?tools=a,b``); each value is split on literal commas first
+and only then percent-decoded, so ``a%2Cb`` names the one tool ``a,b``; names are
+trimmed, blank ones dropped (they count toward no limit) and duplicates folded in
+first-seen order. Names are not cut: a tool of any name length can be read. The work is
+bounded: a query longer than ``MAX_QUERY_CHARS``, or bridge names adding up to more than
+that (``too_long``), or naming more than the configured number of tools is refused as a
+whole.
 
 Example:
     ```python
@@ -22,7 +25,6 @@ from urllib.parse import unquote
 from .payloads import DESCRIPTIONS_URI
 
 MAX_QUERY_CHARS = 64 * 1024
-MAX_NAME_CHARS = 256
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,8 @@ def parse_selection(uri: str, *, limit: int) -> Selection:
 
     Over the limit, ``count`` says how many items were asked for so the error can say so.
     """
-    query = uri.split("?", 1)[1] if "?" in uri else ""
-    query = query.split("#", 1)[0]
+    before_fragment = uri.split("#", 1)[0]
+    query = before_fragment.split("?", 1)[1] if "?" in before_fragment else ""
     if len(query) > MAX_QUERY_CHARS:
         return Selection(names=(), count=query.count(",") + 1, too_long=True)
     items = [
@@ -58,20 +60,15 @@ def parse_selection(uri: str, *, limit: int) -> Selection:
         for pair in query.split("&")
         if unquote(pair.partition("=")[0]).strip() == "tools"
         for item in pair.partition("=")[2].split(",")
-        if item.strip()
     ]
-    if len(items) > limit:
-        return Selection(names=(), count=len(items))
     return selection_from_names([unquote(item, errors="replace") for item in items], limit=limit)
 
 
 def selection_from_names(raw: list[str], *, limit: int) -> Selection:
     """The same rules for names that arrive as a list (the bridge tool's arguments)."""
-    if len(raw) > limit:
-        return Selection(names=(), count=len(raw))
-    names: dict[str, None] = {}
-    for item in raw:
-        name = item.strip()
-        if name:
-            names.setdefault(name[:MAX_NAME_CHARS], None)
+    if sum(len(item) for item in raw) > MAX_QUERY_CHARS:
+        return Selection(names=(), count=len(raw), too_long=True)
+    names = dict.fromkeys(name for item in raw if (name := item.strip()))
+    if len(names) > limit:
+        return Selection(names=(), count=len(names))
     return Selection(names=tuple(names), count=len(names))

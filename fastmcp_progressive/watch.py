@@ -5,8 +5,10 @@ edit is served by the next read even with no watcher. The watcher adds two thing
 
 - eager invalidation, which also catches an edit that keeps a file's size, inode and
   (coarse) mtime, and re-parses the file off the request path;
-- ``notifications/tools/list_changed`` to connected handshake-era (legacy) sessions when
-  what ``tools/list`` shows changes (a summary, or a description a summary derives from).
+- ``notifications/tools/list_changed`` to each connected handshake-era (legacy) session
+  whose own listing changed: a summary, or a description a summary derives from, of a
+  tool that session's last progressive ``tools/list`` showed. An edit to the file of a
+  tool a session cannot see, or of no tool at all, tells that session nothing.
   2026-07-28 clients have no background channel in FastMCP 4, so they get nothing and
   see the change on their next ``tools/list``.
 
@@ -167,7 +169,7 @@ class DirectoryWatcher:
                 identity = _dir_identity(self.directory)
                 if identity is None:
                     if seen and previous is not None:
-                        self._on_change(None)  # every file went with the directory
+                        self._report(None)  # every file went with the directory
                     seen, previous = True, None
                     self._mark_ready()
                     stop.wait(self.wakeup)
@@ -212,6 +214,17 @@ class DirectoryWatcher:
                 if self._thread is threading.current_thread():
                     self._exiting = True
 
+    def _report(self, names: frozenset[str] | None) -> None:
+        """Hand a change to ``on_change``; its failure is not a failure of the OS watch.
+
+        Only the watch itself failing may switch to polling: a bad file (or a bug) behind
+        the callback is logged and the next change is reported as usual.
+        """
+        try:
+            self._on_change(names)
+        except Exception:
+            logger.exception("handling a change in %s failed", self.directory)
+
     def _mark_ready(self) -> None:
         if not self.ready.is_set():
             self._on_ready()
@@ -248,13 +261,13 @@ class DirectoryWatcher:
                         self.directory,
                         "is watched again" if resumed else "appeared",
                     )
-                    self._on_change(None)
+                    self._report(None)
                 self._mark_ready()
             names = frozenset(
                 name for _, path in changes if (name := description_name(path)) is not None
             )
             if names:
-                self._on_change(names)
+                self._report(names)
                 self.batches += 1  # after handling: a test waiting on it sees the outcome
             if not self._keep_going(stop) or _dir_identity(self.directory) != identity:
                 return
@@ -288,6 +301,8 @@ class LegacySessions:
         self.max_sessions = max_sessions
         self._lock = threading.Lock()
         self._live: dict[str, _Live] = {}
+        self._listed: dict[str, frozenset[str]] = {}  # per session: names it was shown
+        self._recent: dict[frozenset[str], frozenset[str]] = {}  # one copy of each listing
         self._tasks: set[asyncio.Task[None]] = set()
         self.sent = 0  # notifications delivered, for tests and benchmarks
 
@@ -312,19 +327,41 @@ class LegacySessions:
             self._live[key] = live
         return True
 
+    def listed(self, key: str, names: frozenset[str]) -> None:
+        """Remember which tools' lines session ``key`` was last shown (live sessions only).
+
+        Sessions mostly see the same listing, so equal sets share one object.
+        """
+        with self._lock:
+            if key not in self._live:
+                return
+            shared = self._recent.get(names)
+            if shared is None:
+                if len(self._recent) >= 64:
+                    self._recent.clear()
+                shared = self._recent[names] = names
+            self._listed[key] = shared
+
     def forget(self, key: str) -> None:
         """Drop a session (its connection closed, or sending to it failed)."""
         with self._lock:
             self._live.pop(key, None)
+            self._listed.pop(key, None)
 
     def clear(self) -> None:
         with self._lock:
             self._live.clear()
+            self._listed.clear()
 
-    def broadcast(self) -> int:
-        """Schedule ``tools/list_changed`` on every live session, from any thread."""
+    def broadcast(self, changed: frozenset[str] | None = None) -> int:
+        """Schedule ``tools/list_changed`` from any thread on every live session whose last
+        listing showed one of ``changed`` (None: on every live session)."""
         with self._lock:
-            targets = list(self._live.items())
+            targets = [
+                (key, live)
+                for key, live in self._live.items()
+                if changed is None or not self._listed.get(key, frozenset()).isdisjoint(changed)
+            ]
         scheduled = 0
         for key, live in targets:
             try:
@@ -400,6 +437,11 @@ class HotReload:
         if caller.kind == "session":
             self.sessions.remember(caller, rc.session)
 
+    def listed(self, caller: Caller, names: frozenset[str]) -> None:
+        """Record what a legacy session's progressive ``tools/list`` showed it."""
+        if self.enabled and caller.kind == "session" and caller.key is not None:
+            self.sessions.listed(caller.key, names)
+
     def close(self) -> None:
         """Stop watching for good (later requests do not restart it); forget every session."""
         self.enabled = False
@@ -429,16 +471,16 @@ class HotReload:
             if names is None:
                 self.store.invalidate()
                 names = self._scan() | set(self._lines)
-            changed = False
+            changed: set[str] = set()
             for name in names:
                 self.store.invalidate(name)
                 line = self._line(name)
                 if self._lines.get(name) != line:
-                    changed = True
+                    changed.add(name)
                 if line is None:
                     self._lines.pop(name, None)
                 else:
                     self._lines[name] = line
         if changed:
             self.notifications += 1
-            self.sessions.broadcast()
+            self.sessions.broadcast(frozenset(changed))

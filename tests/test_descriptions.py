@@ -122,10 +122,14 @@ def test_summary_is_one_line_and_bounded() -> None:
         ('{\n "name": "other"\n}', ".json", "line 2, column 2: field name: says 'other'"),
         ('{"examples": [{"input": {}}]}', ".json",
          "line 1, column 2: field examples.0.description: Field required"),
-        ("[1, 2]", ".json", "line 1: expected a JSON object"),
+        ("[1, 2]", ".json", "line 1, column 1: expected a JSON object"),
         ('---\n{\n  "summary": 1\n}\n---\nbody', ".md", "line 3, column 3: field summary"),
         ('---\n{"summary": "a",}\n---\n', ".md", "line 2, column 17"),
-        ('---\n{"summary": "a"}\n', ".md", "line 1: front matter opened with '---' is never"),
+        ('---\n{"summary": "a"}\n', ".md",
+         "line 1, column 1: front matter opened with '---' is never"),
+        ('{\n  "x":\n   ' + "7" * 4301 + "}", ".json", "line 3, column 4: Exceeds the limit"),
+        ('---\n{"a": ' + "1" * 5000 + "}\n---\n", ".md", "line 2, column 7: Exceeds the limit"),
+        ("[" * 100_000 + "]" * 100_000, ".json", "line 1, column 1:"),
     ],
 )
 def test_errors_say_where(text: str, suffix: str, message: str) -> None:
@@ -145,7 +149,7 @@ def test_bom_and_invalid_utf8(tmp_path: Path) -> None:
     (tmp_path / "t.json").write_bytes(b'\xef\xbb\xbf{"summary": "ok"}')
     assert read_description(tmp_path, "t", ".json").summary == "ok"
     (tmp_path / "u.json").write_bytes(b'{"summary": "\xff"}')
-    with pytest.raises(DescriptionError, match="byte 13: not valid UTF-8"):
+    with pytest.raises(DescriptionError, match="line 1, column 14: byte 13 is not valid UTF-8"):
         read_description(tmp_path, "u", ".json")
 
 
@@ -188,7 +192,7 @@ def test_broken_file_keeps_last_good_and_logs_once_per_change(
         assert (file := store.lookup("t")) is not None and file.summary == "good"
     warnings = [r.getMessage() for r in caplog.records if r.name == LOGGER]
     assert len(warnings) == 1
-    assert str(path) in warnings[0] and "line 1, column 13" in warnings[0]
+    assert f"{path}:1:13: Unterminated string" in warnings[0]
 
     _write(tmp_path, "t", '{"summary": 42, "more": "bytes"}')  # a different broken change
     assert (file := store.lookup("t")) is not None and file.summary == "good"
@@ -261,6 +265,19 @@ def test_symlink_pointing_out_is_refused(
     assert store.lookup("t") is None
     assert any("links outside" in r.getMessage() for r in caplog.records)
     assert (file := store.lookup("alias")) is not None and file.summary == "inside"
+
+
+def test_symlink_into_a_subfolder_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "descriptions"
+    (folder / "sub").mkdir(parents=True)
+    _write(folder / "sub", "t", {"summary": "nested"})
+    (folder / "t.json").symlink_to(folder / "sub" / "t.json")
+    (folder / "u.json").symlink_to(Path("sub") / "t.json")  # relative link, same target
+    store = DescriptionStore(folder)
+    assert store.lookup("t") is None
+    assert store.lookup("u") is None
+    with pytest.raises(DescriptionError, match="links outside"):
+        read_description(folder, "t", ".json")
 
 
 @pytest.mark.parametrize("name", ["../secret", "/etc/passwd", ".hidden", "a/b", "", "..", "a\\b"])

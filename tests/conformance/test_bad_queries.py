@@ -13,6 +13,7 @@ import pytest
 from mcp.client.session import ClientSession
 
 from fastmcp_progressive import DESCRIPTIONS_URI
+from fastmcp_progressive.payloads import UNKNOWN_TOOL_HINT
 from tests.conftest import ERAS, Era, build_server, connect, serve_http
 
 AVAILABLE = ["add", "echo", "shout"]
@@ -67,7 +68,7 @@ async def test_bad_queries_over_low_level_session(era: Era) -> None:
                 else:
                     assert body[name] == {
                         "error": f"Tool '{name}' not found",
-                        "available_tools": AVAILABLE,
+                        "message": UNKNOWN_TOOL_HINT,
                     }, label
         # the server still serves normally afterwards, and nothing bad was granted
         refused = await session.call_tool("shout", {"text": "x"})

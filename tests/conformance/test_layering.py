@@ -20,6 +20,7 @@ from fastmcp.server.transforms.search import BM25SearchTransform, RegexSearchTra
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
+from fastmcp_progressive.payloads import UNKNOWN_TOOL_HINT
 from tests.conftest import (
     TOKENS,
     build_server,
@@ -52,7 +53,7 @@ async def test_component_auth_hides_tool_everywhere(era: str) -> None:
         body = await fetch(c, "wipe", "add")
         assert body["wipe"] == {
             "error": "Tool 'wipe' not found",
-            "available_tools": ["add", "echo", "shout"],
+            "message": UNKNOWN_TOOL_HINT,
         }
         assert "wipe" not in (await read_json(c, DESCRIPTIONS_URI))["error"]["available_tools"]
         result = await c.call_tool("wipe", {"confirm": True}, raise_on_error=False)
@@ -66,8 +67,7 @@ async def test_disabled_tool_is_not_found() -> None:
     async with connect(server, "modern") as c:
         assert "shout" not in [t.name for t in await c.list_tools()]
         body = await fetch(c, "shout")
-        assert "error" in body["shout"]
-        assert "shout" not in body["shout"]["available_tools"]
+        assert body["shout"] == {"error": "Tool 'shout' not found", "message": UNKNOWN_TOOL_HINT}
 
 
 async def test_auth_middleware_filtering_is_respected_when_outside() -> None:

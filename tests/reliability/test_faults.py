@@ -170,8 +170,11 @@ async def test_reads_during_file_churn_always_serve_a_whole_version(
                 )
     allowed = churn.written | {"Version 0. ", REGISTERED}
     assert seen <= allowed, seen - allowed  # a whole version every time, never a mix
+    # Only our own errors count: the SDK client logs "Error parsing SSE message" when a
+    # list_changed notification races its own shutdown (a closed read stream), not a parse.
     for record in caplog.records:
-        assert record.levelno < logging.ERROR, record.getMessage()
+        if record.name.startswith("fastmcp_progressive"):
+            assert record.levelno < logging.ERROR, record.getMessage()
     figures.add("faults injected: file edits/deletes/renames/corruptions", churn.faults)
     figures.add("faults: reads during churn (all served)", reads)
 
@@ -193,6 +196,7 @@ async def test_directory_deleted_and_recreated_recovers_by_itself(
     with caplog.at_level(logging.INFO, logger="fastmcp_progressive"):
         async with connect(server, "legacy", message_handler=handler) as client:
             assert (await description_of(client)).startswith("Version first.")
+            await client.list_tools()  # notifications follow what this session was shown
             await wait_watcher_ready(middleware)
 
             shutil.rmtree(folder)
@@ -210,7 +214,8 @@ async def test_directory_deleted_and_recreated_recovers_by_itself(
             await eventually(lambda: handler.count >= 3, 10, "list_changed after an edit")
     messages = [r.getMessage() for r in caplog.records]
     assert any("appeared" in m for m in messages), messages
-    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    ours = [r for r in caplog.records if r.name.startswith("fastmcp_progressive")]
+    assert not [r for r in ours if r.levelno >= logging.ERROR]
 
 
 # -- unreadable files ---------------------------------------------------------------------
@@ -251,7 +256,7 @@ async def test_unreadable_file_serves_last_good_then_recovers_when_readable(
         await eventually(lambda: _serves(client, "Version 2."), 5,
                          "the file served again once readable")
     log = replica.log()
-    assert "add.json is not usable (Permission denied)" in log
+    assert "add.json: Permission denied" in log
     assert "Traceback" not in log
 
 
@@ -291,6 +296,7 @@ async def test_os_watch_failure_falls_back_to_polling_and_keeps_notifying(
         async with connect(make_server(middleware=middleware, auth=False), "legacy",
                            message_handler=handler) as client:
             await description_of(client)
+            await client.list_tools()  # notifications follow what this session was shown
             await wait_watcher_ready(middleware)
             # (watchfiles' poller takes its first snapshot ~300 ms after the watch yields,
             # so an edit made in that window is never notified: edit until one is)

@@ -1,0 +1,175 @@
+"""BENCHMARKS.md's "What hosts send the model" section, its headline line and its target.
+
+Pure formatting over ``Results.hosts`` (measured by ``host_bench.py``). The target is the
+issue's: at the default level every host's github-mcp-server ``tools`` array at least 85%
+below plain, with every name listed.
+
+Example:
+    ```python
+    lines = section(results)      # Markdown lines, empty when hosts were not measured
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .results import HostRow, Results
+
+TARGET_CATALOG = "github-mcp-server"
+TARGET_CUT = 0.85
+LISTINGS = ("plain", "default", "minimal", "skeleton")
+
+
+def find(results: Results, host: str, catalog: str, listing: str) -> HostRow | None:
+    return next((r for r in results.hosts
+                 if (r.host, r.catalog, r.listing) == (host, catalog, listing)), None)
+
+
+def hosts(results: Results) -> list[str]:
+    return list(dict.fromkeys(r.host for r in results.hosts))
+
+
+def cut(row: HostRow | None, plain: HostRow | None) -> float | None:
+    """How far below plain ``row``'s tools array is (0.85 = 85% fewer tokens)."""
+    if row is None or plain is None or row.tokens < 0 or plain.tokens <= 0:
+        return None
+    return 1 - row.tokens / plain.tokens
+
+
+def target_rows(results: Results) -> list[tuple[str, str, str, bool | None]]:
+    """(host, goal, measured, met) for the 85% target, one per host."""
+    out: list[tuple[str, str, str, bool | None]] = []
+    for host in hosts(results):
+        plain = find(results, host, TARGET_CATALOG, "plain")
+        ours = find(results, host, TARGET_CATALOG, "default")
+        share = cut(ours, plain)
+        goal = f">= {TARGET_CUT:.0%} below plain, all names"
+        if share is None or ours is None or plain is None:
+            out.append((host, goal, "not measured", None))
+            continue
+        names = ours.tools_sent >= plain.tools_sent
+        out.append((host, goal,
+                    f"{ours.tokens:,} vs {plain.tokens:,} tokens: -{share:.1%}, "
+                    f"{ours.tools_sent} tools sent", share >= TARGET_CUT and names))
+    return out
+
+
+def headline(results: Results) -> list[str]:
+    """The BENCHMARKS.md headline line for what hosts send (empty when not measured)."""
+    rows = [(find(results, h, TARGET_CATALOG, "default"), find(results, h, TARGET_CATALOG,
+                                                                     "plain"))
+            for h in hosts(results)]
+    measured = [(o, p) for o, p in rows if o and p and o.tokens > 0 and p.tokens > 0]
+    if not measured:
+        return []
+    low = min(o.tokens for o, _ in measured)
+    high = max(o.tokens for o, _ in measured)
+    plain_low = min(p.tokens for _, p in measured)
+    plain_high = max(p.tokens for _, p in measured)
+    cuts = [cut(o, p) or 0.0 for o, p in measured]
+    return [f"- **What hosts send the model** ({TARGET_CATALOG}, {len(measured)} agent "
+            f"frameworks, default level): **{low:,} to {high:,} tokens** of tool definitions "
+            f"(plain: {plain_low:,} to {plain_high:,}), -{min(cuts):.0%} to -{max(cuts):.0%}."]
+
+
+def _steps(row: HostRow | None) -> str:
+    if row is None:
+        return "–"
+    if row.steps_to_first_success is None:
+        return "never"
+    return f"{row.steps_to_first_success}" + (f" ({row.refusals} refused)" if row.refusals
+                                              else "")
+
+
+def _table(header: Sequence[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |",
+             "| --- | " + " | ".join("---:" for _ in header[1:]) + " |"]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def section(results: Results) -> list[str]:
+    """The Markdown section (empty when the run did not measure hosts)."""
+    if not results.hosts:
+        return []
+    out = [
+        "## What hosts send the model",
+        "",
+        "Real agent frameworks (`tests/hosts/`, each in its own virtualenv) connected over "
+        "streamable HTTP, with the model replaced by a scripted OpenAI-compatible endpoint "
+        "that records each request. Tokens: o200k_base over the compact JSON of the `tools` "
+        "array in the host's first model request, as sent (the host's own wrapping "
+        "included, the bridge tool too). `default` is the middleware as shipped (whatever "
+        "level it picks for that host); `minimal` and `skeleton` force a level. Steps: model "
+        "requests up to and including the one whose tool call first succeeded.",
+        "",
+    ]
+    if results.config.get("hosts_measured"):
+        out += [f"Measured {results.config['hosts_measured']}.", ""]
+    for catalog in dict.fromkeys(r.catalog for r in results.hosts):
+        rows = []
+        for host in hosts(results):
+            plain = find(results, host, catalog, "plain")
+            cells = [host, plain.client if plain else "–"]
+            for listing in LISTINGS:
+                row = find(results, host, catalog, listing)
+                share = cut(row, plain) if listing != "plain" else None
+                tokens = "–" if row is None or row.tokens < 0 else f"{row.tokens:,}"
+                cells.append(tokens + (f" (-{share:.0%})" if share is not None else ""))
+            cells += [_steps(find(results, host, catalog, listing)) for listing in LISTINGS]
+            rows.append(cells)
+        header = ["host", "clientInfo", *[f"tokens {x}" for x in LISTINGS],
+                  *[f"steps {x}" for x in LISTINGS]]
+        sent = next((r.tools_sent for r in results.hosts
+                     if r.catalog == catalog and r.listing == "default"), 0)
+        out += [f"### {catalog} ({sent} tools sent at the default level)", "",
+                *_table(header, rows), ""]
+    out += _reaching(results)
+    broken = [r for r in results.hosts if r.listing != "plain" and not r.arguments_intact]
+    if broken:
+        out += ["Cells where the tool body never ran with the model's arguments: "
+                + ", ".join(f"{r.host}/{r.catalog}/{r.listing}" for r in broken) + ".", ""]
+    return out
+
+
+def _reaching(results: Results) -> list[str]:
+    """What the default level would need for the 85% target, host by host."""
+    rows = []
+    for host in hosts(results):
+        plain = find(results, host, TARGET_CATALOG, "plain")
+        ours = find(results, host, TARGET_CATALOG, "default")
+        if plain is None or ours is None or ours.tokens < 0 or ours.floor_tokens < 0:
+            continue
+        allowed = int(plain.tokens * (1 - TARGET_CUT))
+        budget = allowed - ours.floor_tokens
+        spent = ours.tokens - ours.floor_tokens
+        per = max(ours.tools_sent, 1)
+        args = " / ".join(
+            (find(results, host, TARGET_CATALOG, x) or ours).arguments_declared or "–"
+            for x in ("default", "minimal", "skeleton"))
+        rows.append([host, f"{allowed:,}", f"{ours.tokens:,}",
+                     f"{ours.floor_tokens:,} (-{cut_of(ours.floor_tokens, plain.tokens):.1%})",
+                     f"{spent:,} ({spent / per:.1f} per tool)",
+                     f"{budget:,} ({budget / per:.1f} per tool)" if budget > 0 else "none",
+                     args])
+    if not rows:
+        return []
+    return [
+        f"### Reaching -{TARGET_CUT:.0%} on {TARGET_CATALOG}",
+        "",
+        "`floor`: the default-level array the host sent with every description removed "
+        "(the host's own wrapping, the names and the schemas). The description budget is "
+        "what the one-line summaries may cost in total for the target to hold. `arguments "
+        "in the sent schema` (default / minimal / skeleton), for the scenario's tool: "
+        "`declared` (listed properties), `open` (not listed, not forbidden) or `forbidden` "
+        "(`additionalProperties: false` without them: a model that obeys the schema calls "
+        "without arguments and learns them from the refusal).",
+        "",
+        *_table(["host", "allowed", "default", "floor", "descriptions now",
+                 "description budget", "arguments in the sent schema"], rows),
+        "",
+    ]
+
+
+def cut_of(part: int, whole: int) -> float:
+    return 1 - part / whole if whole else 0.0

@@ -1,0 +1,126 @@
+"""Resolving the names of one request without a catalog scan per name.
+
+FastMCP's ``get_tool`` is the exact answer to "may this caller use tool X" (transforms,
+versions, ``mcp.disable``, session visibility, component ``auth``, injected tools), but a
+``LocalProvider`` finds a name by scanning every component it holds: a read of 20 names
+at 10,000 tools is 20 scans. Inside ``batch()``, each plain ``LocalProvider`` of the
+server answers its lookups from a name index, with the same rules as its own scan (all
+versions of the name, the version filter, the highest one), so every FastMCP rule still
+applies and only the scan is gone. The index is kept until the provider's components
+change (``caller.tool_components`` counts every write to them).
+
+The batch also records whether a lookup met a versioned tool. ``Catalog`` first asks
+FastMCP for a name across all versions, which skips ``get_tool``'s second pass over the
+whole catalog (the "highest version is disabled, try the next one" fallback); it repeats
+the plain lookup only when the name has versions or a provider is not indexable. A name
+hidden by auth and an unknown name therefore cost the same.
+
+Example:
+    ```python
+    with batch(server) as lookups:
+        tool = await lookups.get(server, "create_invoice")
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from fastmcp.tools.base import Tool
+from fastmcp.utilities.versions import VersionSpec, version_sort_key
+
+from .caller import (
+    components_token,
+    local_tool_providers,
+    replace_tool_getter,
+    tool_components,
+)
+
+ALL_VERSIONS = VersionSpec()
+"""A version filter every version matches: asks ``get_tool`` for the highest one only."""
+
+GetTool = Callable[[str, VersionSpec | None], Awaitable[Tool | None]]
+
+
+@dataclass
+class Batch:
+    """One request's name indexes (per provider) and what its last lookup met."""
+
+    exact: bool
+    indexes: dict[int, dict[str, list[Tool]]] = field(default_factory=dict)
+    versioned: bool = False
+
+    async def get(self, server: Any, name: str) -> Tool | None:
+        """``server.get_tool(name)``, answered from the indexes where they are exact."""
+        if not self.exact:
+            return await server.get_tool(name)  # type: ignore[no-any-return]
+        self.versioned = False
+        tool: Tool | None = await server.get_tool(name, ALL_VERSIONS)
+        if tool is None and self.versioned:
+            tool = await server.get_tool(name)  # FastMCP's fallback to a lower version
+        return tool
+
+
+_current: ContextVar[Batch | None] = ContextVar("fastmcp_progressive_lookups", default=None)
+
+
+@contextmanager
+def batch(server: Any) -> Iterator[Batch]:
+    """Share one name index per provider among the lookups made inside the block."""
+    providers, only_local = local_tool_providers(server)
+    for provider in providers:
+        replace_tool_getter(provider, partial(_indexed, provider))
+    current = Batch(exact=only_local)
+    token = _current.set(current)
+    try:
+        yield current
+    finally:
+        _current.reset(token)
+
+
+def _indexed(provider: Any, original: GetTool) -> GetTool:
+    async def get_tool(name: str, version: VersionSpec | None = None) -> Tool | None:
+        current = _current.get()
+        if current is None:
+            return await original(name, version)
+        index = current.indexes.get(id(provider))
+        if index is None:
+            index = current.indexes[id(provider)] = _index_of(provider)
+        matching = index.get(name, ())
+        if any(t.version is not None for t in matching):
+            current.versioned = True
+        if version:
+            matching = [t for t in matching if version.matches(t.version)]
+        return max(matching, key=version_sort_key) if matching else None
+
+    return get_tool
+
+
+_INDEX_ATTRIBUTE = "_fastmcp_progressive_index"
+
+
+def _index_of(provider: Any) -> dict[str, list[Tool]]:
+    """The provider's name index, rebuilt only when its components changed."""
+    kept: tuple[tuple[int, int], dict[str, list[Tool]]] | None = getattr(
+        provider, _INDEX_ATTRIBUTE, None
+    )
+    token = components_token(provider)
+    if kept is not None and kept[0] == token:
+        return kept[1]
+    token, components = tool_components(provider)
+    index = _index(components)
+    setattr(provider, _INDEX_ATTRIBUTE, (token, index))
+    return index
+
+
+def _index(components: list[Any]) -> dict[str, list[Tool]]:
+    index: dict[str, list[Tool]] = {}
+    for component in components:
+        if isinstance(component, Tool):
+            index.setdefault(component.name, []).append(component)
+    return index

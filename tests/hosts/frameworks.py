@@ -1,0 +1,54 @@
+"""The agent frameworks of the host matrix: their pinned packages and their drivers.
+
+Each framework gets its own virtualenv (their ``mcp`` pins differ from each other and from
+ours: LangChain's adapters still speak the handshake era on ``mcp`` 1.x, the others
+2026-07-28 on ``mcp`` 2.x). Only the framework and its MCP adapter go in; the server under
+test runs from the project's own environment. The pins are versions that install from the
+package index this project's machines use; bump them deliberately (``make_venvs.py``
+rebuilds a virtualenv whose pins changed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+VENVS = HERE / ".venvs"
+DRIVERS = HERE / "drivers"
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One agent framework: the name the matrix uses, its pins, its driver script."""
+
+    name: str
+    requirements: tuple[str, ...]
+    driver: str
+
+    @property
+    def venv(self) -> Path:
+        return VENVS / self.name
+
+    @property
+    def python(self) -> Path:
+        return self.venv / "bin" / "python"
+
+    @property
+    def script(self) -> Path:
+        return DRIVERS / self.driver
+
+
+FRAMEWORKS: tuple[Framework, ...] = (
+    Framework("openai-agents", ("openai-agents==0.24.0", "mcp==2.3.0", "openai==3.54.0"),
+              "drive_openai_agents.py"),
+    Framework("pydantic-ai", ("pydantic-ai-slim[openai,mcp]==2.68.0", "fastmcp-slim==4.2.1",
+                              "mcp==2.3.0"), "drive_pydantic_ai.py"),
+    Framework("langchain", ("langchain-mcp-adapters==0.3.2", "langgraph==1.2.22",
+                            "langchain-openai==1.7.3", "langchain-core==1.7.2", "mcp==1.30.0"),
+              "drive_langchain.py"),
+    Framework("llama-index", ("llama-index-tools-mcp==0.6.0", "llama-index-llms-openai==0.8.3",
+                              "llama-index-core==0.14.25", "mcp==2.3.0"),
+              "drive_llama_index.py"),
+)
+BY_NAME = {framework.name: framework for framework in FRAMEWORKS}

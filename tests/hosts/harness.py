@@ -1,0 +1,151 @@
+"""Run one agent framework against one server through the scripted model, and summarise.
+
+A *cell* of the matrix is a framework, a transport (``http`` or ``stdio``), a listing
+(``plain`` = our middleware off, the baseline; ``default``; ``minimal``; ``skeleton``) and
+a server (the demo server, or a replayed corpus catalog). ``run_cell`` starts the server
+from this interpreter (over HTTP on a free 127.0.0.1 port, or hands the framework the
+command to start it over stdio), runs the framework's driver in its own virtualenv, and
+returns the JSON summary the driver printed (see ``drivers/_common.py``). ``run_cells``
+runs several cells side by side.
+
+Example:
+    ```python
+    with ScriptedModel() as model:
+        summary = run_cell(model, Cell("langchain", "http", "default"), Path("/tmp/x"))
+        summary["steps_to_first_success"]
+    ```
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.hosts.frameworks import BY_NAME, HERE
+from tests.hosts.model import Script, ScriptedModel
+from tests.hosts.serve import REPLY
+
+SERVE = HERE / "serve.py"
+DRIVER_TIMEOUT = 180.0
+SERVER_START_TIMEOUT = 60.0
+
+SCENARIOS: dict[str, tuple[str, Script]] = {
+    # The answer's price depends on both weight and speed: 1500 (express) + 1200 // 100.
+    "demo": ("Quote express shipping for a 1200 g parcel to ZIP 94110.",
+             Script("get_shipping_quote",
+                    {"destination_zip": "94110", "weight_grams": 1200, "speed": "express"},
+                    success="1512")),
+    "github-mcp-server": ("Show me issue 42 of octo-org/hello-world.",
+                          Script("issue_read", {"method": "get", "owner": "octo-org",
+                                                "repo": "hello-world", "issue_number": 42},
+                                 success=REPLY)),
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One framework x transport x listing x server combination."""
+
+    framework: str
+    transport: str
+    listing: str
+    server: str = "demo"
+
+    @property
+    def label(self) -> str:
+        return f"{self.framework}/{self.transport}/{self.listing}/{self.server}"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], deadline: float) -> None:
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)  # polling a port with a deadline, not synchronising on time
+    raise TimeoutError(f"server did not listen on {port}")
+
+
+def _server_command(cell: Cell, log: Path) -> list[str]:
+    command = [sys.executable, str(SERVE), "--log", str(log), "--listing", cell.listing]
+    return command + ([] if cell.server == "demo" else ["--catalog", cell.server])
+
+
+def _driver_env(base_url: str) -> dict[str, str]:
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SSL_CERT_FILE")
+    env = {key: os.environ[key] for key in keep if key in os.environ}
+    return env | {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "scripted-model-no-key",
+                  "OPENAI_AGENTS_DISABLE_TRACING": "1", "PYTHONUNBUFFERED": "1",
+                  "FASTMCP_CHECK_FOR_UPDATES": "off", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def run_cell(model: ScriptedModel, cell: Cell, workdir: Path) -> dict[str, Any]:
+    """Run ``cell`` once; the driver's summary plus ``cell`` and, on failure, ``stderr``."""
+    framework = BY_NAME[cell.framework]
+    task, script = SCENARIOS[cell.server]
+    run_id = f"{cell.label.replace('/', '-')}-{uuid.uuid4().hex[:8]}"
+    base_url = model.open_run(run_id, script)
+    log = workdir / f"{run_id}.jsonl"
+    serve = _server_command(cell, log)
+    driver = [str(framework.python), str(framework.script), "--model-url", base_url,
+              "--transport", cell.transport, "--log", str(log), "--task", task]
+    server: subprocess.Popen[bytes] | None = None
+    try:
+        if cell.transport == "http":
+            port = _free_port()
+            with log.with_suffix(".server.txt").open("wb") as output:
+                server = subprocess.Popen([*serve, "--port", str(port)],
+                                          stdout=output, stderr=subprocess.STDOUT)
+            _wait_for_port(port, server, time.monotonic() + SERVER_START_TIMEOUT)
+            driver += ["--mcp-url", f"http://127.0.0.1:{port}/mcp"]
+        else:
+            driver += ["--command", json.dumps(serve)]
+        began = time.monotonic()
+        done = subprocess.run(driver, capture_output=True, text=True, env=_driver_env(base_url),
+                              timeout=DRIVER_TIMEOUT, cwd=workdir)
+    finally:
+        if server is not None:
+            server.terminate()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    lines = done.stdout.strip().splitlines()
+    try:
+        summary: dict[str, Any] = json.loads(lines[-1])
+    except (IndexError, ValueError):
+        summary = {"error": f"driver printed no summary (exit {done.returncode})"}
+    summary["cell"] = cell.label
+    summary["seconds"] = round(time.monotonic() - began, 1)
+    if summary.get("error") or done.returncode:
+        summary["stderr"] = done.stderr[-4000:]
+    return summary
+
+
+def run_cells(model: ScriptedModel, cells: Iterable[Cell], workdir: Path,
+              parallel: int = 2) -> dict[Cell, dict[str, Any]]:
+    """Run every cell, ``parallel`` at a time; results keyed by cell."""
+    chosen = list(dict.fromkeys(cells))
+    workdir.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        results = list(pool.map(lambda cell: run_cell(model, cell, workdir), chosen))
+    return dict(zip(chosen, results, strict=True))

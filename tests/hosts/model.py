@@ -1,0 +1,430 @@
+"""A scripted stand-in for an LLM: an OpenAI-compatible HTTP endpoint on 127.0.0.1.
+
+No model runs here. The endpoint answers the two OpenAI APIs agent frameworks speak
+(Chat Completions, plain or streamed, and Responses) with moves chosen by a fixed script, and
+records every request it gets, above all the ``tools`` array the host built from the MCP
+listing. That array is what a real model would be shown, so it is what the token benchmarks
+count and what tells whether a host kept a tool's arguments.
+
+The script plays a cooperative model that has already picked its tool:
+
+1. call the target tool with the scripted (correct) arguments;
+2. on a ``TOOL_DESCRIPTION_REQUIRED`` refusal, use what the refusal carries: when it holds
+   the tool's definition (declaring the arguments the model means to send), call the tool
+   again; else, when it names a tool call to make
+   (the bridge, ``describe_tools``) that the host offers, make it, then call the tool again;
+   a refusal that only points at a resource leaves the model stuck (no host tried lets a
+   model read a resource with a query);
+3. once a call of the target succeeds, answer with text.
+
+Every decision is a pure function of the conversation the host sends back, so a run is
+deterministic. Each run has its own path prefix (``/run/<id>/v1``), so runs in parallel do
+not share state; ``GET /run/<id>/recording`` returns what that run saw.
+
+Example:
+    ```python
+    with ScriptedModel() as model:
+        base_url = model.open_run("r1", Script(target="add", arguments={"a": 1, "b": 2},
+                                               success="3"))
+        ...  # point a framework's OpenAI client at base_url
+        model.recording("r1")["first_success_step"]
+    ```
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+REFUSAL_CODE = "TOOL_DESCRIPTION_REQUIRED"
+MAX_STEPS = 6
+"""A run stops answering with tool calls after this many model requests (a stuck host)."""
+MAX_TARGET_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class Script:
+    """What the model wants: one call of ``target`` with ``arguments``.
+
+    ``success`` is a text only a successful answer of the tool contains (it proves the
+    arguments reached the body: pick one that depends on them).
+    """
+
+    target: str
+    arguments: dict[str, Any]
+    success: str
+    answer: str = "Done."
+
+
+@dataclass
+class Exchange:
+    """One tool call the model made and, once the host sent it back, its output."""
+
+    call_id: str
+    name: str
+    arguments: str
+    output: str | None = None
+
+
+@dataclass
+class Move:
+    """The model's answer to one request: a tool call, or final text."""
+
+    kind: str  # "call" or "answer"
+    name: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+    why: str = ""
+
+
+@dataclass
+class Run:
+    """Everything one run's requests showed and what the model answered."""
+
+    script: Script
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    moves: list[dict[str, Any]] = field(default_factory=list)
+    emitted: dict[str, int] = field(default_factory=dict)
+    refusals: int = 0
+    first_success_step: int | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            return {
+                "script": asdict(self.script),
+                "steps": len(self.requests),
+                "requests": self.requests,
+                "moves": self.moves,
+                "refusals": self.refusals,
+                "first_success_step": self.first_success_step,
+            }
+
+
+# -- reading what the host sent ---------------------------------------------------------------
+
+
+def _text(content: Any) -> str:
+    """The text of a message/tool-output content, whatever shape the host used."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(_text(part) for part in content)
+    if isinstance(content, dict):
+        for key in ("text", "output", "content"):
+            if key in content:
+                return _text(content[key])
+        return json.dumps(content)
+    return str(content)
+
+
+def chat_exchanges(messages: list[dict[str, Any]]) -> list[Exchange]:
+    """Tool calls and their outputs from a Chat Completions ``messages`` list."""
+    calls: dict[str, Exchange] = {}
+    order: list[Exchange] = []
+    for message in messages:
+        if message.get("role") == "assistant":
+            for call in message.get("tool_calls") or []:
+                function = call.get("function", {})
+                exchange = Exchange(call["id"], function.get("name", ""),
+                                    function.get("arguments", ""))
+                calls[exchange.call_id] = exchange
+                order.append(exchange)
+        elif message.get("role") == "tool" and message.get("tool_call_id") in calls:
+            calls[message["tool_call_id"]].output = _text(message.get("content"))
+    return order
+
+
+def responses_exchanges(items: Any) -> list[Exchange]:
+    """Tool calls and their outputs from a Responses API ``input``."""
+    if not isinstance(items, list):
+        return []
+    calls: dict[str, Exchange] = {}
+    order: list[Exchange] = []
+    for item in items:
+        kind = item.get("type")
+        if kind == "function_call":
+            exchange = Exchange(item["call_id"], item.get("name", ""), item.get("arguments", ""))
+            calls[exchange.call_id] = exchange
+            order.append(exchange)
+        elif kind == "function_call_output" and item.get("call_id") in calls:
+            calls[item["call_id"]].output = _text(item.get("output"))
+    return order
+
+
+def tool_names(tools: Any) -> list[str]:
+    """Names of the tools offered, in either API's tool format."""
+    names = []
+    for tool in tools or []:
+        function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        if isinstance(function.get("name"), str):
+            names.append(function["name"])
+    return names
+
+
+def resolve(name: str, offered: list[str]) -> str | None:
+    """The offered name for MCP tool ``name`` (hosts may prefix it with a server name)."""
+    if name in offered:
+        return name
+    return next((o for o in offered if o.endswith(f"_{name}") or o.endswith(f"-{name}")), None)
+
+
+def refusal(output: str) -> dict[str, Any] | None:
+    """The refusal's ``error`` object, found in a tool output however the host wrapped it."""
+    if REFUSAL_CODE not in output:
+        return None
+    for text in (output, _unescaped(output)):
+        decoder = json.JSONDecoder()
+        for start in (i for i, ch in enumerate(text) if ch == "{"):
+            try:
+                value, _ = decoder.raw_decode(text, start)
+            except ValueError:
+                continue
+            error = value.get("error") if isinstance(value, dict) else None
+            if isinstance(error, dict) and error.get("code") == REFUSAL_CODE:
+                return error
+    return {"code": REFUSAL_CODE}
+
+
+def _unescaped(text: str) -> str:
+    """``text`` with one level of backslash escaping removed (hosts that repr() errors)."""
+    try:
+        return text.encode("utf-8").decode("unicode_escape")
+    except UnicodeDecodeError:
+        return text
+
+
+def carried_definition(error: dict[str, Any], target: str) -> dict[str, Any] | None:
+    """A tool definition (an object with ``inputSchema``) for ``target`` inside ``error``."""
+    stack: list[Any] = [error]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if "inputSchema" in value and value.get("name", target) == target:
+                return value
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return None
+
+
+# -- deciding -------------------------------------------------------------------------------
+
+
+def decide(script: Script, history: list[Exchange], offered: list[str]) -> Move:
+    """The model's next move given the tool calls so far (a pure function)."""
+    target = resolve(script.target, offered)
+    if target is None:
+        return Move("answer", text=f"I have no tool named {script.target}.", why="no-target")
+    if not history:
+        return Move("call", target, dict(script.arguments), why="first-call")
+    last = history[-1]
+    output = last.output or ""
+    attempts = sum(1 for e in history if e.name == target)
+    if last.name != target:
+        return Move("call", target, dict(script.arguments), why=f"after-{last.name}")
+    if script.success in output and REFUSAL_CODE not in output:
+        return Move("answer", text=script.answer, why="success")
+    error = refusal(output)
+    if error is not None:
+        definition = carried_definition(error, script.target)
+        if definition is not None:
+            declared = (definition.get("inputSchema") or {}).get("properties") or {}
+            if all(name in declared for name in script.arguments):
+                return Move("call", target, dict(script.arguments),
+                            why="refusal-carried-definition")
+        hint = error.get("tool_call")
+        if isinstance(hint, dict) and isinstance(hint.get("name"), str):
+            bridge = resolve(hint["name"], offered)
+            if bridge is not None:
+                arguments = hint.get("arguments")
+                return Move("call", bridge, arguments if isinstance(arguments, dict) else {},
+                            why="refusal-named-tool")
+        return Move("answer", text=f"{script.target} is locked and I cannot unlock it.",
+                    why="stuck-on-refusal")
+    if attempts < MAX_TARGET_ATTEMPTS:
+        return Move("call", target, dict(script.arguments), why="retry-after-error")
+    return Move("answer", text=f"{script.target} keeps failing.", why="gave-up")
+
+
+def observe(run: Run, history: list[Exchange], target: str | None) -> None:
+    """Update a run's counters from the outputs the host has now sent back."""
+    refusals = 0
+    for exchange in history:
+        output = exchange.output
+        if output is None:
+            continue
+        if REFUSAL_CODE in output:
+            refusals += 1
+        elif (exchange.name == target and run.script.success in output
+              and run.first_success_step is None):
+            run.first_success_step = run.emitted.get(exchange.call_id)
+    run.refusals = max(run.refusals, refusals)
+
+
+# -- wire formats ----------------------------------------------------------------------------
+
+
+def _chat_reply(move: Move, call_id: str) -> dict[str, Any]:
+    if move.kind == "call":
+        message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [{
+            "id": call_id, "type": "function",
+            "function": {"name": move.name, "arguments": json.dumps(move.arguments)}}]}
+        finish = "tool_calls"
+    else:
+        message = {"role": "assistant", "content": move.text}
+        finish = "stop"
+    return {"id": f"chatcmpl-{call_id}", "object": "chat.completion", "created": 0,
+            "model": "scripted", "choices": [{"index": 0, "message": message,
+                                              "finish_reason": finish, "logprobs": None}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
+def _chat_chunks(reply: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The same reply as streamed chunks: one delta with everything, then the finish."""
+    choice = reply["choices"][0]
+    delta: dict[str, Any] = {"role": "assistant", "content": choice["message"]["content"]}
+    if "tool_calls" in choice["message"]:
+        delta["tool_calls"] = [{"index": 0, **call} for call in choice["message"]["tool_calls"]]
+    base = {"id": reply["id"], "object": "chat.completion.chunk", "created": 0,
+            "model": "scripted"}
+    yield {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+    yield {**base, "choices": [{"index": 0, "delta": {},
+                                "finish_reason": choice["finish_reason"]}]}
+    yield {**base, "choices": [], "usage": reply["usage"]}
+
+
+def _responses_reply(move: Move, call_id: str) -> dict[str, Any]:
+    if move.kind == "call":
+        item: dict[str, Any] = {"type": "function_call", "id": f"fc_{call_id}",
+                                "call_id": call_id, "name": move.name,
+                                "arguments": json.dumps(move.arguments), "status": "completed"}
+    else:
+        item = {"type": "message", "id": f"msg_{call_id}", "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": move.text, "annotations": []}]}
+    return {"id": f"resp_{call_id}", "object": "response", "created_at": 0,
+            "model": "scripted", "status": "completed", "output": [item],
+            "parallel_tool_calls": False, "tool_choice": "auto", "tools": [],
+            "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2,
+                      "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens_details": {"reasoning_tokens": 0}}}
+
+
+# -- the server ------------------------------------------------------------------------------
+
+
+class ScriptedModel:
+    """The endpoint: a threaded HTTP server on 127.0.0.1 and the runs it plays."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, Run] = {}
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def __enter__(self) -> ScriptedModel:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def open_run(self, run_id: str, script: Script) -> str:
+        """Start a run; returns the OpenAI base URL a framework should use for it."""
+        self.runs[run_id] = Run(script)
+        return f"{self.url}/run/{run_id}/v1"
+
+    def recording(self, run_id: str) -> dict[str, Any]:
+        return self.runs[run_id].snapshot()
+
+    def answer(self, run_id: str, api: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Record one request and return the reply body (non-streamed form)."""
+        run = self.runs[run_id]
+        with run.lock:
+            step = len(run.requests) + 1
+            run.requests.append({"api": api, "tools": body.get("tools") or [],
+                                 "stream": bool(body.get("stream"))})
+            if api == "chat":
+                history = chat_exchanges(body.get("messages") or [])
+            else:
+                history = responses_exchanges(body.get("input"))
+            offered = tool_names(body.get("tools"))
+            observe(run, history, resolve(run.script.target, offered))
+            move = decide(run.script, history, offered)
+            if step >= MAX_STEPS and move.kind == "call":
+                move = Move("answer", text="Out of steps.", why="step-cap")
+            call_id = f"call_{step}"
+            if move.kind == "call":
+                run.emitted[call_id] = step
+            run.moves.append({"step": step, **asdict(move)})
+        return _chat_reply(move, call_id) if api == "chat" else _responses_reply(move, call_id)
+
+
+def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _send(self, status: int, payload: Any) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _run_id(self) -> tuple[str, str] | None:
+            parts = self.path.split("?")[0].strip("/").split("/")
+            if len(parts) >= 3 and parts[0] == "run" and parts[1] in model.runs:
+                return parts[1], "/".join(parts[2:])
+            return None
+
+        def do_GET(self) -> None:
+            found = self._run_id()
+            if found and found[1] == "recording":
+                self._send(200, model.recording(found[0]))
+            else:
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            found = self._run_id()
+            routes = {"v1/chat/completions": "chat", "v1/responses": "responses"}
+            if not found or found[1] not in routes:
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            api = routes[found[1]]
+            reply = model.answer(found[0], api, body)
+            if body.get("stream") and api == "chat":
+                self._stream([*_chat_chunks(reply)])
+            elif body.get("stream"):
+                self._send(400, {"error": {"message": "streamed Responses are not scripted"}})
+            else:
+                self._send(200, reply)
+
+        def _stream(self, chunks: list[dict[str, Any]]) -> None:
+            lines = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks] + ["data: [DONE]\n\n"]
+            data = "".join(lines).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler

@@ -1,0 +1,129 @@
+"""Serve the demo server (or a replayed corpus catalog) for the host matrix, with a log.
+
+Runs from the project's own virtualenv; the frameworks connect to it over streamable HTTP
+on 127.0.0.1 or start it themselves as a stdio subprocess:
+
+    python tests/hosts/serve.py --log calls.jsonl [--listing plain|default|minimal|skeleton]
+                                [--catalog github-mcp-server] [--port 8123]
+
+``examples/demo_server.py`` is imported unchanged; ``--listing plain`` takes our
+middleware off it (the baseline), ``minimal``/``skeleton`` replace it with one at that
+level, ``default`` keeps it as shipped. A recorder middleware added *inside* ours writes
+one JSON line per ``tools/list`` and per ``tools/call`` that got past the gate (tool,
+arguments, whether the body answered an error), with the client's name and version as the
+server saw them. Without ``--port`` it serves stdio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from fastmcp import FastMCP  # noqa: E402
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext  # noqa: E402
+
+from fastmcp_progressive import ProgressiveDisclosure  # noqa: E402
+from fastmcp_progressive.caller import identify  # noqa: E402
+
+LISTINGS = ("plain", "default", "minimal", "skeleton")
+REPLY = "replayed-ok"
+"""What a replayed catalog tool answers (a marker no refusal text contains)."""
+
+
+class Recorder(Middleware):
+    """Appends what reached the tools to a JSON-lines file (one writer lock per process)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock = threading.Lock()
+
+    def _write(self, context: MiddlewareContext[Any], entry: dict[str, Any]) -> None:
+        caller = identify(context.fastmcp_context)
+        entry |= {"client": {"name": caller.client_name, "version": caller.client_version},
+                  "era": caller.era, "transport": caller.transport}
+        with self.lock, self.path.open("a", encoding="utf-8") as log:
+            log.write(json.dumps(entry, default=str) + "\n")
+
+    async def on_list_tools(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]
+                            ) -> Any:
+        tools = await call_next(context)
+        self._write(context, {"event": "list", "tools": len(tools)})
+        return tools
+
+    async def on_call_tool(self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]
+                           ) -> Any:
+        entry: dict[str, Any] = {"event": "call", "tool": context.message.name,
+                                 "arguments": context.message.arguments or {}}
+        try:
+            result = await call_next(context)
+        except Exception as exc:
+            self._write(context, entry | {"is_error": True, "error": str(exc)[:300]})
+            raise
+        self._write(context, entry | {"is_error": bool(getattr(result, "is_error", False))})
+        return result
+
+
+def demo_server() -> FastMCP:
+    """``examples/demo_server.py``'s server, imported as a module (its middleware on)."""
+    spec = importlib.util.spec_from_file_location("demo_server", ROOT / "examples"
+                                                  / "demo_server.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # pydantic resolves the models' annotations through it
+    spec.loader.exec_module(module)
+    server: FastMCP = module.mcp
+    return server
+
+
+def catalog_server(name: str) -> FastMCP:
+    """A replay of corpus catalog ``name``, plain (ours is added by ``relist``)."""
+    from benchmarks import replay
+    from benchmarks.corpus import load_corpus
+
+    replay.REPLY = REPLY
+    return replay.build_server(load_corpus([name])[0], "plain").mcp
+
+
+def relist(server: FastMCP, listing: str, descriptions: Path | None) -> None:
+    """Put our middleware on ``server`` as ``listing`` asks (first in the chain)."""
+    ours = [m for m in server.middleware if isinstance(m, ProgressiveDisclosure)]
+    if listing == "default" and ours:
+        return
+    for middleware in ours:
+        server.middleware.remove(middleware)
+    if listing == "plain":
+        return
+    options: dict[str, Any] = {} if listing == "default" else {"listing": listing}
+    server.middleware.insert(0, ProgressiveDisclosure(descriptions, **options))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--log", type=Path, required=True)
+    parser.add_argument("--listing", choices=LISTINGS, default="default")
+    parser.add_argument("--catalog", help="a corpus catalog instead of the demo server")
+    parser.add_argument("--port", type=int, help="serve streamable HTTP here (else stdio)")
+    args = parser.parse_args(argv)
+    if args.catalog:
+        server, descriptions = catalog_server(args.catalog), None
+    else:
+        server, descriptions = demo_server(), ROOT / "examples" / "tool_descriptions"
+    relist(server, args.listing, descriptions)
+    server.add_middleware(Recorder(args.log))
+    if args.port:
+        server.run(transport="http", host="127.0.0.1", port=args.port, show_banner=False,
+                   log_level="warning")
+    else:
+        server.run(show_banner=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""The host matrix: real agent frameworks, a scripted model, the demo server.
+
+For each framework x transport the same task runs twice: against the demo server without
+our middleware (the baseline) and with it as shipped. The middleware must not cost the
+user the task: the tool body runs with the model's arguments intact, the model is refused
+at most once, and the first successful call comes at most one model step after the
+baseline's.
+
+The cells run once per session, two at a time (``run_cells``), only those the selected
+tests need; the framework virtualenvs are made first if missing (``make_venvs.py``, cached).
+Run alone with ``pytest -m hosts``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.hosts.harness import Cell, run_cells
+from tests.hosts.make_venvs import ensure
+from tests.hosts.model import ScriptedModel
+
+pytestmark = pytest.mark.hosts
+
+FRAMEWORKS = ("openai-agents", "pydantic-ai", "langchain", "llama-index")
+TRANSPORTS = ("http", "stdio")
+CASES = [pytest.param((f, t), id=f"{f}-{t}") for f in FRAMEWORKS for t in TRANSPORTS]
+
+Results = dict[Cell, dict[str, Any]]
+
+
+def _cells(case: tuple[str, str]) -> tuple[Cell, Cell]:
+    framework, transport = case
+    return Cell(framework, transport, "plain"), Cell(framework, transport, "default")
+
+
+@pytest.fixture(scope="session")
+def matrix(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Results:
+    """Every cell the selected matrix tests need, run once."""
+    cases = {item.callspec.params["case"] for item in request.session.items
+             if item.get_closest_marker("hosts") and hasattr(item, "callspec")
+             and "case" in item.callspec.params}
+    ensure(sorted({framework for framework, _ in cases}))
+    cells = [cell for case in sorted(cases) for cell in _cells(case)]
+    with ScriptedModel() as model:
+        return run_cells(model, cells, tmp_path_factory.mktemp("hosts"))
+
+
+def _run(matrix: Results, cell: Cell) -> dict[str, Any]:
+    summary = matrix[cell]
+    shown = {k: v for k, v in summary.items() if k != "tools_arrays"}
+    print(json.dumps(shown, indent=1))  # pytest shows it when the test fails
+    return summary
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_baseline_calls_the_tool_first_time(matrix: Results, case: tuple[str, str]) -> None:
+    """Without the middleware the harness itself works: one step, arguments intact."""
+    run = _run(matrix, _cells(case)[0])
+    assert run["body_ran"] and run["arguments_intact"], run.get("error")
+    assert run["refusals"] == 0
+    assert run["steps_to_first_success"] == 1
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_tool_body_runs_with_arguments_intact(matrix: Results, case: tuple[str, str]) -> None:
+    run = _run(matrix, _cells(case)[1])
+    assert run["body_ran"], f"the tool body never ran: {run['server_calls']}"
+    assert run["arguments_intact"], f"arguments changed on the way: {run['arguments']}"
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_at_most_one_refusal(matrix: Results, case: tuple[str, str]) -> None:
+    run = _run(matrix, _cells(case)[1])
+    assert run["refusals"] <= 1
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_first_success_within_one_step_of_baseline(matrix: Results,
+                                                   case: tuple[str, str]) -> None:
+    baseline, ours = (_run(matrix, cell) for cell in _cells(case))
+    assert baseline["steps_to_first_success"] is not None
+    assert ours["steps_to_first_success"] is not None, "no call of the tool ever succeeded"
+    assert ours["steps_to_first_success"] <= baseline["steps_to_first_success"] + 1
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_host_shows_the_model_less_than_plain(matrix: Results, case: tuple[str, str]) -> None:
+    """The middleware was on: what the host sent the model is smaller than the baseline's."""
+    baseline, ours = (_run(matrix, cell) for cell in _cells(case))
+    size = len(json.dumps(ours["tools_arrays"][0]))
+    assert size < len(json.dumps(baseline["tools_arrays"][0]))
+

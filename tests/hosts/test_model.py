@@ -1,0 +1,94 @@
+"""The scripted model plays the part the matrix relies on (no frameworks needed here)."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from typing import Any
+
+from tests.hosts.model import Exchange, Script, ScriptedModel, decide, refusal
+
+SCRIPT = Script("add", {"a": 1, "b": 2}, success="= 3")
+OFFERED = ["add", "describe_tools"]
+
+
+def _refused(**error: Any) -> str:
+    return json.dumps({"error": {"code": "TOOL_DESCRIPTION_REQUIRED", **error}})
+
+
+def test_first_move_calls_the_target_with_the_scripted_arguments() -> None:
+    move = decide(SCRIPT, [], OFFERED)
+    assert (move.kind, move.name, move.arguments) == ("call", "add", {"a": 1, "b": 2})
+
+
+def test_a_refusal_carrying_the_definition_leads_straight_back_to_the_tool() -> None:
+    schema = {"type": "object", "properties": {"a": {}, "b": {}}}
+    output = _refused(definition={"name": "add", "inputSchema": schema},
+                      tool_call={"name": "describe_tools", "arguments": {"tools": ["add"]}})
+    move = decide(SCRIPT, [Exchange("c1", "add", "{}", output)], OFFERED)
+    assert (move.kind, move.name, move.why) == ("call", "add", "refusal-carried-definition")
+
+
+def test_a_definition_that_does_not_declare_the_arguments_teaches_nothing() -> None:
+    output = _refused(definition={"name": "add", "inputSchema": {"type": "object"}})
+    move = decide(SCRIPT, [Exchange("c1", "add", "{}", output)], OFFERED)
+    assert move.why == "stuck-on-refusal"
+
+
+def test_a_refusal_naming_the_bridge_makes_that_call_then_the_tool() -> None:
+    output = _refused(tool_call={"name": "describe_tools", "arguments": {"tools": ["add"]}})
+    history = [Exchange("c1", "add", "{}", output)]
+    move = decide(SCRIPT, history, OFFERED)
+    assert (move.name, move.arguments) == ("describe_tools", {"tools": ["add"]})
+    history.append(Exchange("c2", "describe_tools", "{}", "{}"))
+    assert decide(SCRIPT, history, OFFERED).name == "add"
+
+
+def test_a_refusal_pointing_only_at_a_resource_leaves_the_model_stuck() -> None:
+    output = _refused(resource_uri="resource:///tool_descriptions?tools=add")
+    move = decide(SCRIPT, [Exchange("c1", "add", "{}", output)], ["add"])
+    assert move.kind == "answer" and move.why == "stuck-on-refusal"
+
+
+def test_success_ends_with_text() -> None:
+    move = decide(SCRIPT, [Exchange("c1", "add", "{}", "1 + 2 = 3")], OFFERED)
+    assert move.kind == "answer" and move.why == "success"
+
+
+def test_prefixed_tool_names_are_found() -> None:
+    assert decide(SCRIPT, [], ["server_add"]).name == "server_add"
+
+
+def test_refusal_is_read_through_host_wrappers() -> None:
+    inner = _refused(tool_call={"name": "describe_tools"})
+    wrapped = f"Error: ToolException({inner!r})\n Please fix your mistakes."
+    error = refusal(wrapped)
+    assert error is not None and error["tool_call"] == {"name": "describe_tools"}
+    escaped = json.dumps(json.dumps({"error": {"code": "TOOL_DESCRIPTION_REQUIRED",
+                                               "tool_call": {"name": "x"}}}, indent=2))
+    found = refusal(escaped)
+    assert found is not None and found["tool_call"] == {"name": "x"}
+
+
+def test_endpoint_records_requests_and_the_step_of_first_success() -> None:
+    def post(url: str, body: dict[str, Any]) -> dict[str, Any]:
+        request = urllib.request.Request(url, json.dumps(body).encode(),
+                                         {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            answer: dict[str, Any] = json.load(reply)
+            return answer
+
+    tools = [{"type": "function", "function": {"name": "add", "parameters": {}}}]
+    with ScriptedModel() as model:
+        base = model.open_run("r", SCRIPT)
+        user = {"role": "user", "content": "add 1 and 2"}
+        first = post(f"{base}/chat/completions", {"messages": [user], "tools": tools})
+        call = first["choices"][0]["message"]
+        result = {"role": "tool", "tool_call_id": call["tool_calls"][0]["id"],
+                  "content": "1 + 2 = 3"}
+        second = post(f"{base}/chat/completions",
+                      {"messages": [user, call, result], "tools": tools})
+        assert second["choices"][0]["message"]["content"] == "Done."
+        recording = model.recording("r")
+    assert recording["steps"] == 2 and recording["first_success_step"] == 1
+    assert recording["requests"][0]["tools"] == tools

@@ -1,0 +1,99 @@
+"""Third-party MCP servers from the npm registry, pinned, for the proxy tests.
+
+They are installed into ``.npm-servers/`` (git-ignored) at the project root, by
+``.ci/run`` (``python -m tests.npm_servers``) or by the first test that needs them. A test
+skips only when node or npm is missing on this machine; with
+``FASTMCP_PROGRESSIVE_REQUIRE_NODE=1`` (set by ``.ci/run``) it fails instead, so CI
+cannot pass without running them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PREFIX = ROOT / ".npm-servers"
+SCOPE = "@modelcontextprotocol"
+PINNED = {
+    "server-everything": "2026.8.31",
+    "server-filesystem": "2026.8.31",
+    "server-memory": "2026.8.31",
+}
+REQUIRE_ENV = "FASTMCP_PROGRESSIVE_REQUIRE_NODE"
+INSTALL_TIMEOUT = 600.0
+
+
+class NodeMissing(RuntimeError):
+    """node or npm is not installed, so the npm servers cannot run here."""
+
+
+def node() -> str | None:
+    return shutil.which("node")
+
+
+def required() -> bool:
+    """Whether the npm-server tests must run (CI) rather than skip without node."""
+    return os.environ.get(REQUIRE_ENV, "") not in ("", "0")
+
+
+def entry_point(package: str) -> Path:
+    """The JavaScript file npm's ``bin`` link for ``package`` points at."""
+    manifest = json.loads((PREFIX / "node_modules" / SCOPE / package / "package.json")
+                          .read_text(encoding="utf-8"))
+    bin_field = manifest["bin"]
+    relative = bin_field if isinstance(bin_field, str) else next(iter(bin_field.values()))
+    return (PREFIX / "node_modules" / SCOPE / package / relative).resolve()
+
+
+def installed_version(package: str) -> str | None:
+    manifest = PREFIX / "node_modules" / SCOPE / package / "package.json"
+    try:
+        return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def missing() -> list[str]:
+    """``name@version`` of each pinned server not installed at its pinned version."""
+    return [f"{SCOPE}/{name}@{version}" for name, version in PINNED.items()
+            if installed_version(name) != version]
+
+
+def ensure_installed() -> dict[str, list[str]]:
+    """Install what is missing; the command (``node``, entry point) per server.
+
+    Raises ``NodeMissing`` when node or npm is absent, ``RuntimeError`` when npm fails.
+    """
+    node_path, npm = node(), shutil.which("npm")
+    if node_path is None or npm is None:
+        raise NodeMissing(
+            "node and npm are needed to run the third-party MCP servers "
+            f"(missing: {'node' if node_path is None else 'npm'}); "
+            "on Debian: apt-get install nodejs npm"
+        )
+    wanted = missing()
+    if wanted:
+        PREFIX.mkdir(exist_ok=True)
+        done = subprocess.run(
+            [npm, "install", "--prefix", str(PREFIX), "--no-audit", "--no-fund",
+             "--save-exact", "--loglevel=error", *wanted],
+            capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False,
+        )
+        if done.returncode != 0 or missing():
+            raise RuntimeError(f"npm install {' '.join(wanted)} failed:\n{done.stderr[-2000:]}")
+    return {name: [node_path, str(entry_point(name))] for name in PINNED}
+
+
+if __name__ == "__main__":
+    try:
+        commands = ensure_installed()
+    except NodeMissing as exc:
+        print(exc, file=sys.stderr)
+        sys.exit(1)
+    for name in PINNED:
+        print(f"{SCOPE}/{name}@{installed_version(name)}: {' '.join(commands[name])}")

@@ -1,0 +1,290 @@
+"""Hostile files, names, queries and options: each is refused or contained, clearly.
+
+Every test here failed on the code before the hardening change it names.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastmcp import FastMCP
+from fastmcp.tools.base import Tool
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from key_value.aio.stores.memory import MemoryStore
+
+from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
+from fastmcp_progressive.caller import Caller
+from fastmcp_progressive.cli import main
+from fastmcp_progressive.descriptions import DescriptionStore
+from fastmcp_progressive.grants import _kv_key
+from fastmcp_progressive.listing import ELLIPSIS, cut_line, summarize
+from fastmcp_progressive.selection import parse_selection, selection_from_names
+from tests.conftest import build_server, connect, fetch, gated, read_json, serve_http
+from tests.test_watch import until, watcher_ready
+
+HUGE_INT = "7" * 4301
+
+
+# -- hostile description files ------------------------------------------------------------
+async def test_a_4301_digit_integer_keeps_the_last_good_version_everywhere(
+    tmp_descriptions: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "fastmcp_progressive")
+    path = tmp_descriptions / "add.json"
+    path.write_text('{"summary": "Good summary.", "description": "Good text."}')
+    middleware = ProgressiveDisclosure(tmp_descriptions)
+    async with connect(build_server(middleware=middleware), "legacy") as c:
+        assert (await fetch(c, "add"))["add"]["description"] == "Good text."
+        await watcher_ready(middleware)
+        watcher = middleware.hot_reload.watcher
+        assert watcher is not None
+        batches = watcher.batches
+        path.write_text('{\n  "summary": "x",\n  "limit": ' + HUGE_INT + "\n}")
+        await until(lambda: watcher.batches > batches, what="the watcher to see the file")
+        listed = {t.name: t.description for t in await c.list_tools()}
+        assert listed["add"] == "Good summary."
+        assert (await fetch(c, "add"))["add"]["description"] == "Good text."
+        bridged = await c.call_tool("describe_tools", {"tools": ["add"]})
+        assert bridged.structured_content["add"]["description"] == "Good text."  # type: ignore[index]
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(f"{path}:3:12: Exceeds the limit" in m for m in messages), messages
+    assert not any("polling" in m for m in messages)
+
+
+def test_check_reports_the_huge_integer_at_its_place_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = tmp_path / "app.py"
+    app.write_text(
+        "from fastmcp import FastMCP\nmcp = FastMCP('a')\n"
+        "@mcp.tool\ndef add(a: int, b: int) -> int:\n    'Add.'\n    return a + b\n"
+    )
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "add.json").write_text('{"examples": [' + HUGE_INT + "]}")
+    status = main(["check", f"{app}:mcp", str(folder)])
+    out = capsys.readouterr()
+    assert status == 1
+    assert f"{folder / 'add.json'}:1:15: error: Exceeds the limit" in out.out + out.err
+    assert "Traceback" not in out.out + out.err
+
+
+def test_listing_does_not_rescan_a_folder_full_of_other_files(
+    tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(2000):
+        (tmp_descriptions / f"unrelated_{i}.txt").write_text("")
+    (tmp_descriptions / "add.json").write_text('{"summary": "Sum."}')
+    past = time.time() - 60
+    os.utime(tmp_descriptions, (past, past))
+    store = DescriptionStore(tmp_descriptions)
+    scans = []
+    real_scandir = os.scandir
+    monkeypatch.setattr("fastmcp_progressive.descriptions.os.scandir",
+                        lambda p: scans.append(p) or real_scandir(p))
+    for _ in range(5):
+        assert set(store.signatures()) == {"add"}
+    assert len(scans) == 1
+    (tmp_descriptions / "echo.md").write_text("Echo.")
+    os.utime(tmp_descriptions, (past + 1, past + 1))  # a new entry moves the folder's stat
+    assert set(store.signatures()) == {"add", "echo"}
+    store.invalidate("echo")  # the watcher saw something: scan again
+    assert set(store.signatures()) == {"add", "echo"}
+    assert len(scans) == 3
+
+
+# -- hostile names and queries ------------------------------------------------------------
+class Memcachedish(MemoryStore):
+    """A store with memcached's key rules: at most 250 bytes, no spaces or controls."""
+
+    def _refuse(self, key: str, collection: str | None) -> None:
+        full = f"{collection}:{key}"
+        if len(full.encode()) > 250 or any(c.isspace() or ord(c) < 32 for c in full):
+            raise ValueError(f"bad key {full[:40]!r}...")
+
+    async def get(self, key: str, *, collection: str | None = None) -> Any:  # type: ignore[override]
+        self._refuse(key, collection)
+        return await super().get(key, collection=collection)
+
+    async def put_many(self, keys: Any, values: Any, *, collection: Any = None,  # type: ignore[override]
+                       ttl: Any = None) -> None:
+        for key in keys:
+            self._refuse(key, collection)
+        await super().put_many(keys, values, collection=collection, ttl=ttl)
+
+
+LONG = "t" * 300
+
+
+@pytest.mark.parametrize("policy", ["open", "closed"])
+async def test_one_callers_bad_name_never_changes_anothers_answer(policy: str) -> None:
+    server = build_server(auth=True, grant_store=Memcachedish(), on_store_error=policy)
+    server.add_tool(Tool.from_function(lambda: "long", name=LONG, description="Long name."))
+    async with (
+        serve_http(server) as url,
+        connect(url, "modern", token="alice-token") as alice,
+        connect(url, "modern", token="bob-token") as bob,
+    ):
+        for name in ("x" * 300, "a b\n" * 80, "\x00" * 10):
+            await alice.call_tool(name, {}, raise_on_error=False)
+        assert await gated(bob, "add")  # not ungated ("open") nor unavailable ("closed")
+        await fetch(bob, "add")
+        assert not await gated(bob, "add")
+        # a real tool with a 300-character name: listed, described, unlocked, called
+        assert LONG in [t.name for t in await alice.list_tools()]
+        assert await gated(alice, LONG, {})
+        assert (await fetch(alice, LONG))[LONG]["name"] == LONG
+        called = await alice.call_tool(LONG, {})
+        assert not called.is_error and called.content[0].text == "long"  # type: ignore[union-attr]
+
+
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(["principal", "session"]), key=st.text(max_size=400),
+       tool=st.text(min_size=1, max_size=400))
+def test_store_keys_are_short_plain_and_distinct(kind: str, key: str, tool: str) -> None:
+    caller = Caller(kind=kind, era="modern", key=key)  # type: ignore[arg-type]
+    made = _kv_key(caller, tool)
+    assert len(made) <= 250 and made.isascii() and made.isprintable() and " " not in made
+    assert made != _kv_key(caller, tool + "x")
+
+
+async def test_names_longer_than_256_characters_can_be_unlocked_through_the_bridge() -> None:
+    server = build_server()
+    server.add_tool(Tool.from_function(lambda: "long", name=LONG, description="Long name."))
+    async with connect(server, "legacy") as c:
+        assert LONG in [t.name for t in await c.list_tools()]
+        body = await c.call_tool("describe_tools", {"tools": [LONG]})
+        assert body.structured_content[LONG]["name"] == LONG  # type: ignore[index]
+        assert not await gated(c, LONG, {})
+
+
+async def test_a_fragment_is_not_a_query_and_grants_nothing() -> None:
+    async with connect(build_server(), "legacy") as c:
+        body = await read_json(c, f"{DESCRIPTIONS_URI}#?tools=add")
+        assert body["error"]["code"] == "MISSING_TOOL_SELECTION"
+        assert await gated(c, "add")
+
+
+def test_blank_names_count_toward_no_limit() -> None:
+    blanks = ",".join(["%20"] * 40 + ["add"])
+    assert parse_selection(f"{DESCRIPTIONS_URI}?tools={blanks}", limit=32).names == ("add",)
+    assert selection_from_names([" "] * 40 + ["add"], limit=32).names == ("add",)
+    assert selection_from_names([f"t{i}" for i in range(33)], limit=32).names == ()
+
+
+# -- the one-line summary -----------------------------------------------------------------
+def _reference_summary(description: str, max_chars: int) -> str:
+    """The rule as first written (quadratic, fine for small inputs): the test oracle."""
+    from fastmcp_progressive.listing import _ABBREVIATIONS, _SENTENCE_END
+
+    text = " ".join(description.split())
+    if not text:
+        return ""
+    for match in _SENTENCE_END.finditer(text):
+        if not text[: match.end()].lower().endswith(_ABBREVIATIONS):
+            text = text[: match.end()]
+            break
+    return cut_line(text, max_chars)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    parts=st.lists(st.sampled_from(["a", "bc", " ", "\n\t", ".", "!", "?", "e.g.", "No.",
+                                    "I.E.", "etc.", "x" * 25, ",", "-"]), max_size=60),
+    max_chars=st.integers(min_value=16, max_value=60),
+)
+def test_summary_matches_the_rule_it_always_had(parts: list[str], max_chars: int) -> None:
+    text = "".join(parts)
+    assert summarize(text, max_chars) == _reference_summary(text, max_chars)
+
+
+def test_summary_of_a_300_kb_description_full_of_eg_is_quick() -> None:
+    text = "Pass options, e.g. this one, e.g. that one " * 7000  # ~300 KB, no sentence end
+    started = time.perf_counter()
+    for _ in range(10):
+        line = summarize(text, 100)
+    assert time.perf_counter() - started < 1.0  # was ~4 s per call (quadratic)
+    assert line.endswith(ELLIPSIS) and len(line) <= 100
+
+
+# -- options ------------------------------------------------------------------------------
+BAD_OPTIONS: list[tuple[str, Any]] = [
+    ("max_sessions", 0),
+    ("max_sessions", True),
+    ("grant_ttl", math.nan),
+    ("grant_ttl", math.inf),
+    ("grant_ttl", 1e12),
+    ("grant_ttl", 0),
+    ("store_timeout", math.nan),
+    ("store_timeout", -1.0),
+    ("exempt_tools", "add"),
+    ("full_clients", "old-host"),
+    ("instructions", "no"),
+    ("max_tools_per_read", 0),
+    ("max_tools_per_read", 10**9),
+    ("cache_size", 0),
+    ("summary_max_chars", 5),
+    ("listing", "full"),
+    ("on_store_error", "maybe"),
+    ("bridge_tool", ""),
+    ("mode_header", 7),
+    ("mode_resolver", "full"),
+    ("grant_store", object()),
+    ("strip_noise", None),
+]
+
+
+@pytest.mark.parametrize(("option", "value"), BAD_OPTIONS)
+def test_bad_options_are_refused_at_construction_naming_the_option(
+    option: str, value: Any
+) -> None:
+    with pytest.raises(ValueError, match=f"^{option} must be"):
+        ProgressiveDisclosure(**{option: value})
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_instructions_false_still_advertises_the_extension(era: str) -> None:
+    from fastmcp_progressive import EXTENSION_ID
+    from fastmcp_progressive.payloads import INSTRUCTIONS
+
+    server = FastMCP("t", instructions="Own words.")
+    server.add_middleware(ProgressiveDisclosure(instructions=False))
+    async with connect(server, era) as c:  # type: ignore[arg-type]
+        capabilities = c.server_capabilities
+        assert capabilities is not None
+        assert EXTENSION_ID in (capabilities.extensions or {})
+        assert c.instructions == "Own words."
+        assert INSTRUCTIONS not in c.instructions
+
+
+_ANY_VALUE = st.one_of(
+    st.none(), st.booleans(), st.integers(-10**13, 10**13), st.floats(), st.text(max_size=8),
+    st.lists(st.one_of(st.text(max_size=5), st.integers()), max_size=3),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(option=st.sampled_from([
+    "listing", "summary_max_chars", "strip_noise", "grant_ttl", "max_sessions",
+    "shared_sessions", "store_timeout", "on_store_error", "max_tools_per_read", "cache_size",
+    "full_clients", "mode_header", "exempt_tools", "bridge_tool", "guidance_prompt",
+    "instructions",
+]), value=_ANY_VALUE)
+def test_any_option_value_is_accepted_sanely_or_refused_by_name(option: str, value: Any) -> None:
+    try:
+        middleware = ProgressiveDisclosure(**{option: value})
+    except ValueError as exc:
+        assert str(exc).startswith(f"{option} must be"), exc
+        return
+    grants = middleware.grants
+    assert math.isfinite(grants.ttl) and 0 < grants.ttl <= 365 * 24 * 3600
+    assert math.isfinite(grants.store_timeout) and grants.store_timeout > 0
+    assert all(isinstance(name, str) and name for name in middleware.exempt_tools)
+    assert middleware.max_tools_per_read >= 1

@@ -1,0 +1,378 @@
+"""The middleware on a FastMCP proxy, and ``progressive_proxy`` failures (no node needed).
+
+- The shape "ProgressiveDisclosure on a FastMCP proxy in front of a plain FastMCP server",
+  built by hand (``create_proxy`` + ``add_middleware``) and by ``progressive_proxy``, in
+  memory and over streamable HTTP, both protocol eras.
+- An upstream that cannot serve (command not found, exits at start, says nothing, URL
+  unreachable, killed mid-session) is reported by name within a bounded time.
+
+Tests against real third-party (npm) servers are in ``test_proxy_npm.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import mcp_types as mt
+import pytest
+from fastmcp import Client, FastMCP
+from fastmcp.client.transports import StdioTransport
+from fastmcp.exceptions import ToolError
+from fastmcp.server import create_proxy
+from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
+from mcp import MCPError
+
+from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
+from fastmcp_progressive.caller import stdio_session_ended
+from fastmcp_progressive.cli import main
+from fastmcp_progressive.proxy import (
+    UpstreamError,
+    check_upstream,
+    parse_listen,
+    progressive_proxy,
+    upstream_of,
+)
+from tests.conftest import ERAS, TOKENS, TRANSPORTS, Era, Transport, connect, fetch, serve_http
+from tests.reliability.procs import free_port
+from tests.servers import add_basic_tools
+
+BOUND = 20.0  # no failure below may take longer than this to be reported
+
+
+def plain_server() -> FastMCP:
+    """A plain FastMCP server (no middleware): the upstream behind the proxy."""
+    mcp = FastMCP("plain", instructions="Plain server instructions.")
+    add_basic_tools(mcp)
+
+    @mcp.tool
+    def refuse(reason: str) -> str:
+        """Always fail with the reason given."""
+        raise ToolError(f"refused: {reason}")
+
+    @mcp.resource("data://greeting")
+    def greeting() -> str:
+        return "hello from upstream"
+
+    @mcp.prompt
+    def haiku(topic: str) -> str:
+        """Write a haiku."""
+        return f"Write a haiku about {topic}."
+
+    return mcp
+
+
+def by_hand(upstream: FastMCP, **kwargs: Any) -> FastMCP:
+    proxy = create_proxy(upstream, **kwargs)
+    proxy.add_middleware(ProgressiveDisclosure())
+    return proxy
+
+
+def by_function(upstream: FastMCP, **kwargs: Any) -> FastMCP:
+    return progressive_proxy(upstream, **kwargs)
+
+
+BUILDERS: dict[str, Callable[..., FastMCP]] = {"create_proxy": by_hand,
+                                               "progressive_proxy": by_function}
+
+
+@asynccontextmanager
+async def front(proxy: FastMCP, transport: Transport, era: Era) -> AsyncIterator[Client[Any]]:
+    """A client of ``proxy``; over HTTP it authenticates, so 2026-07-28 calls have a caller."""
+    async with AsyncExitStack() as stack:
+        target: FastMCP | str = proxy
+        if transport == "http":
+            target = await stack.enter_async_context(serve_http(proxy))
+        token = "alice-token" if transport == "http" else None
+        yield await stack.enter_async_context(connect(target, era, token=token))
+
+
+def refusal_code(result: Any) -> str | None:
+    body = result.structured_content or {}
+    error = body.get("error") if isinstance(body, dict) else None
+    return error.get("code") if isinstance(error, dict) else None
+
+
+# -- the shape: the middleware on a FastMCP proxy in front of a plain server ---------------------
+@pytest.mark.parametrize("builder", BUILDERS)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("era", ERAS)
+async def test_middleware_on_a_proxy_gates_the_plain_server_behind_it(
+    builder: str, transport: Transport, era: Era
+) -> None:
+    auth = StaticTokenVerifier(tokens=TOKENS) if transport == "http" else None
+    proxy = BUILDERS[builder](plain_server(), auth=auth)
+    async with front(proxy, transport, era) as client:
+        listed = {t.name: t for t in await client.list_tools()}
+        assert {"add", "echo", "shout", "describe_tools"} <= set(listed)
+        assert listed["add"].description == "Add two integers."
+        assert "required" not in listed["add"].inputSchema  # reduced: no argument rules
+
+        refused = await client.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False)
+        assert refused.is_error and refusal_code(refused) == "TOOL_DESCRIPTION_REQUIRED"
+
+        described = await fetch(client, "add")  # the resource, routed by the proxy itself
+        assert described["add"]["inputSchema"]["required"] == ["a", "b"]
+        assert (await client.call_tool("add", {"a": 1, "b": 2})).data == 3
+
+        refused = await client.call_tool("echo", {"text": "hi"}, raise_on_error=False)
+        assert refusal_code(refused) == "TOOL_DESCRIPTION_REQUIRED"
+        await client.call_tool("describe_tools", {"tools": ["echo"]})  # the bridge
+        assert (await client.call_tool("echo", {"text": "hi"})).data == "hi"
+
+        # the upstream's own resources, prompts and tool errors pass through untouched
+        resources = {str(r.uri) for r in await client.list_resources()}
+        assert {"data://greeting", DESCRIPTIONS_URI} <= resources
+        text = (await client.read_resource("data://greeting"))[0].text  # type: ignore[union-attr]
+        assert text == "hello from upstream"
+        prompt = await client.get_prompt("haiku", {"topic": "proxies"})
+        assert "proxies" in prompt.messages[0].content.text  # type: ignore[union-attr]
+        await client.call_tool("describe_tools", {"tools": ["refuse"]})
+        failed = await client.call_tool("refuse", {"reason": "no"}, raise_on_error=False)
+        assert failed.is_error and "refused: no" in failed.content[0].text  # type: ignore[union-attr]
+        assert "upstream MCP server" not in failed.content[0].text  # type: ignore[union-attr]
+
+
+async def test_progressive_proxy_keeps_the_upstream_instructions_and_appends_ours() -> None:
+    async with Client(progressive_proxy(plain_server()), mode="legacy") as client:
+        instructions = client.initialize_result.instructions or ""
+    assert instructions.startswith("Plain server instructions.")
+    assert "tool_descriptions" in instructions  # the workflow paragraph, appended
+
+
+async def test_progressive_proxy_serves_description_files_for_upstream_tools(
+    tmp_descriptions: Path, write_description: Callable[..., Path]
+) -> None:
+    write_description("add", {"summary": "Sum two whole numbers (file).",
+                              "examples": [{"description": "2+3", "input": {"a": 2, "b": 3}}]})
+    proxy = progressive_proxy(plain_server(), descriptions_dir=tmp_descriptions)
+    async with Client(proxy) as client:
+        listed = {t.name: t for t in await client.list_tools()}
+        assert listed["add"].description == "Sum two whole numbers (file)."
+        described = await fetch(client, "add")
+        assert described["add"]["examples"][0]["input"] == {"a": 2, "b": 3}
+
+
+# -- the Python form's own checks ------------------------------------------------------------------
+def test_progressive_proxy_refuses_bad_targets_and_options() -> None:
+    with pytest.raises(ValueError, match="not an http"):
+        progressive_proxy("server.py")
+    with pytest.raises(ValueError, match="empty"):
+        progressive_proxy([])
+    with pytest.raises(ValueError, match="startup_timeout"):
+        progressive_proxy(["x"], startup_timeout=0)
+    with pytest.raises(ValueError, match="listing"):
+        progressive_proxy(["x"], listing="tiny")
+
+
+def test_parse_listen() -> None:
+    assert parse_listen("8000") == ("127.0.0.1", 8000)
+    assert parse_listen("0.0.0.0:9000") == ("0.0.0.0", 9000)
+    assert parse_listen("[::1]:9000") == ("::1", 9000)
+    with pytest.raises(ValueError, match="HOST:"):
+        parse_listen("localhost:http")
+
+
+# -- upstream failures: named, bounded ------------------------------------------------------------
+async def expect_named_failure(proxy: FastMCP, *fragments: str) -> str:
+    """``check_upstream`` and a client's request both fail, naming the upstream, in time."""
+    started = time.monotonic()
+    with pytest.raises(UpstreamError) as checked:
+        await check_upstream(proxy)
+    async with Client(proxy) as client:
+        with pytest.raises(MCPError) as listed:
+            await client.list_tools()
+    assert time.monotonic() - started < BOUND
+    for message in (str(checked.value), str(listed.value)):
+        assert "upstream MCP server" in message
+        for fragment in fragments:
+            assert fragment in message, message
+    return str(checked.value)
+
+
+async def test_command_not_found_is_named() -> None:
+    proxy = progressive_proxy(["no-such-mcp-server-xyz", "--flag"])
+    await expect_named_failure(proxy, "`no-such-mcp-server-xyz --flag`", "not found")
+
+
+async def test_command_that_exits_at_start_is_named_with_its_stderr() -> None:
+    script = "import sys; print('config file missing', file=sys.stderr); sys.exit(3)"
+    proxy = progressive_proxy([sys.executable, "-c", script])
+    await expect_named_failure(proxy, "exited", "config file missing")
+
+
+async def test_command_that_never_answers_times_out() -> None:
+    silent = "import sys; sys.stdin.read()"  # reads until we close it, never answers
+    proxy = progressive_proxy([sys.executable, "-c", silent], startup_timeout=1.0)
+    await expect_named_failure(proxy, "did not answer within 1 s")
+
+
+async def test_unreachable_url_is_named_without_its_credentials() -> None:
+    url = f"http://user:secret@127.0.0.1:{free_port()}/mcp?token=hidden"
+    message = await expect_named_failure(progressive_proxy(url), "cannot reach",
+                                         "127.0.0.1")
+    assert "secret" not in message and "hidden" not in message
+
+
+UPSTREAM_APP = """
+from fastmcp import FastMCP
+mcp = FastMCP("py-upstream")
+
+@mcp.tool
+def add(a: int, b: int) -> int:
+    '''Add two integers.'''
+    return a + b
+
+@mcp.tool
+async def slow() -> str:
+    '''Take a minute.'''
+    import anyio
+    await anyio.sleep(60)
+    return "late"
+
+mcp.run(show_banner=False)
+"""
+
+
+def pids_with(marker: str) -> list[int]:
+    """Processes whose command line contains ``marker`` (never this test process)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the process through /proc")
+@pytest.mark.parametrize("era", ERAS)
+async def test_upstream_killed_mid_session_gives_a_clear_error(era: Era, tmp_path: Path) -> None:
+    app = tmp_path / "upstream_app.py"
+    app.write_text(UPSTREAM_APP, encoding="utf-8")
+    proxy = progressive_proxy([sys.executable, str(app)], startup_timeout=30)
+    async with connect(proxy, era) as client:
+        await client.call_tool("describe_tools", {"tools": ["add"]})
+        assert (await client.call_tool("add", {"a": 1, "b": 2})).data == 3
+        command = upstream_of(proxy).command
+        assert command is not None and not command.ended
+        (pid,) = pids_with(str(app))
+        os.kill(pid, signal.SIGKILL)
+        started = time.monotonic()
+        failed = await client.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False)
+        text = failed.content[0].text  # type: ignore[union-attr]
+        assert failed.is_error and "has exited" in text and str(app) in text
+        with pytest.raises(MCPError, match="has exited"):
+            await client.list_tools()
+        assert time.monotonic() - started < BOUND
+        assert pids_with(str(app)) == []  # not silently started again
+        assert command.ended
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the process through /proc")
+async def test_the_process_check_upstream_starts_is_the_one_that_serves(tmp_path: Path) -> None:
+    app = tmp_path / "upstream_app.py"
+    app.write_text(UPSTREAM_APP, encoding="utf-8")
+    proxy = progressive_proxy([sys.executable, str(app)], startup_timeout=30)
+    assert await check_upstream(proxy) == 2
+    started = pids_with(str(app))
+    async with Client(proxy) as client:
+        await client.list_tools()
+        await client.call_tool("describe_tools", {"tools": ["add"]})
+        assert (await client.call_tool("add", {"a": 1, "b": 1})).data == 2
+        assert pids_with(str(app)) == started  # not stopped and started again
+
+
+async def test_upstream_request_timeout_is_named(tmp_path: Path) -> None:
+    app = tmp_path / "upstream_app.py"
+    app.write_text(UPSTREAM_APP, encoding="utf-8")
+    proxy = progressive_proxy([sys.executable, str(app)], startup_timeout=30,
+                              request_timeout=1.0, exempt_tools=["slow"])
+    async with Client(proxy) as client:
+        started = time.monotonic()
+        failed = await client.call_tool("slow", {}, raise_on_error=False)
+        assert time.monotonic() - started < BOUND
+        text = failed.content[0].text  # type: ignore[union-attr]
+        assert failed.is_error and "did not answer within 1 s" in text and str(app) in text
+        await client.call_tool("describe_tools", {"tools": ["add"]})
+        assert (await client.call_tool("add", {"a": 2, "b": 2})).data == 4  # still serving
+
+
+def test_fastmcp_internal_stdio_transport_state() -> None:
+    """``stdio_session_ended`` reads FastMCP's ``_connect_task`` and ``_is_session_dead``."""
+    transport = StdioTransport(sys.executable, [])
+    assert hasattr(transport, "_connect_task") and callable(transport._is_session_dead)
+    assert not stdio_session_ended(transport)
+
+
+# -- the command line: failures before serving -----------------------------------------------
+def test_cli_proxy_exits_2_naming_a_missing_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["proxy", "--startup-timeout", "5", "--", "no-such-mcp-server-xyz"]) == 2
+    err = capsys.readouterr().err
+    assert "fastmcp-progressive: cannot start upstream MCP server `no-such-mcp-server-xyz`" in err
+    assert "not found" in err
+
+
+def test_cli_proxy_exits_2_on_an_unreachable_url(capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    assert main(["proxy", url]) == 2
+    assert f"cannot reach upstream MCP server {url}" in capsys.readouterr().err
+
+
+def test_cli_proxy_rejects_a_bad_listen_address(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["proxy", "--http", "localhost:web", "--", "x"]) == 2
+    assert "--http takes [HOST:]PORT" in capsys.readouterr().err
+
+
+def test_cli_proxy_help_names_both_forms(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["proxy", "--help"])
+    out = capsys.readouterr().out
+    assert "-- COMMAND" in out and "URL" in out and "--descriptions" in out
+
+
+def test_cli_proxy_passes_its_options_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[Any, dict[str, Any]]] = []
+
+    async def fake_serve(target: Any, **settings: Any) -> None:
+        seen.append((target, settings))
+
+    monkeypatch.setattr("fastmcp_progressive.cli.serve", fake_serve)
+    assert main(["proxy", "--http", "0.0.0.0:9000", "--descriptions", "docs", "--listing",
+                 "skeleton", "--anonymous", "shared", "--exempt", "a", "--exempt", "b",
+                 "--name", "front", "--startup-timeout", "5", "--request-timeout", "7",
+                 "--no-host-profiles",
+                 "--", "npx", "-y", "pkg", "--flag"]) == 0
+    assert main(["proxy", "https://mcp.example.com/mcp"]) == 0
+    (command, settings), (url, defaults) = seen
+    assert command == ["npx", "-y", "pkg", "--flag"]
+    assert settings == {"http": ("0.0.0.0", 9000), "descriptions_dir": Path("docs"),
+                        "name": "front", "listing": "skeleton", "anonymous": "shared",
+                        "exempt_tools": ["a", "b"], "startup_timeout": 5.0,
+                        "request_timeout": 7.0, "host_profiles": ()}
+    assert url == "https://mcp.example.com/mcp"
+    assert defaults["http"] is None and defaults["listing"] == "minimal"
+    assert "anonymous" not in defaults and "host_profiles" not in defaults  # the middleware's
+
+
+@pytest.mark.parametrize(("options", "reduced"), [({}, False), ({"host_profiles": ()}, True)])
+async def test_claude_desktop_gets_progressive_listings_only_without_host_profiles(
+    options: dict[str, Any], reduced: bool
+) -> None:
+    """What ``--no-host-profiles`` is for: Claude Desktop (``claude-ai``) is served in full
+    by the host table, since it defers tools itself."""
+    proxy = progressive_proxy(plain_server(), **options)
+    desktop = mt.Implementation(name="claude-ai", version="0.1.0")
+    async with Client(proxy, mode="legacy", client_info=desktop) as client:
+        add = next(t for t in await client.list_tools() if t.name == "add")
+    assert ("required" not in add.inputSchema) is reduced
