@@ -167,6 +167,9 @@ class MemoryRow:
     @property
     def bytes_per_entry(self) -> float:
         return self.kib * 1024 / self.entries if self.entries else 0.0
+
+
+@dataclass(frozen=True)
 class HostRow:
     """One agent host's first model request for one catalog and listing (``host_bench.py``).
 
