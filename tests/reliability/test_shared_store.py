@@ -73,20 +73,22 @@ async def test_grant_made_on_one_replica_is_honoured_on_the_other(
         connect(a.url, "modern", token="bob-token") as bob_a,
         connect(b.url, "modern", token="bob-token") as bob_b,
     ):
-        for client in (alice_a, alice_b, bob_a, bob_b):
-            assert (await outcome(client))[0] == "TOOL_DESCRIPTION_REQUIRED"
-        assert "inputSchema" in (await fetch(alice_a, "add"))["add"]
-        assert (await outcome(alice_a))[0] == "ok"
-        assert (await outcome(alice_b))[0] == "ok"  # the grant crossed replicas
-        assert (await outcome(alice_b, "echo"))[0] == "TOOL_DESCRIPTION_REQUIRED"
+        # A refusal teaches and grants like a read does, so each principal's first refusal
+        # on one replica is already honoured on the other, through Redis.
+        assert (await outcome(alice_a))[0] == "TOOL_DESCRIPTION_REQUIRED"
+        assert (await outcome(alice_b))[0] == "ok"  # the refusal's grant crossed replicas
         assert (await outcome(bob_b))[0] == "TOOL_DESCRIPTION_REQUIRED"  # per principal
-        assert (await outcome(bob_a))[0] == "TOOL_DESCRIPTION_REQUIRED"
+        assert (await outcome(bob_a))[0] == "ok"
+        assert "inputSchema" in (await fetch(alice_a, "echo"))["echo"]
+        assert (await outcome(alice_b, "echo"))[0] == "ok"  # the read's grant crossed too
+        assert (await outcome(bob_a, "echo"))[0] == "TOOL_DESCRIPTION_REQUIRED"  # per principal
         await fetch(bob_b, "shout")  # and the other way round
         assert (await outcome(bob_a, "shout"))[0] == "ok"
         assert (await outcome(alice_a, "shout"))[0] == "TOOL_DESCRIPTION_REQUIRED"
     keys = await grant_keys(redis_server.url)
-    assert len(keys) == 2, keys  # (alice, add) and (bob, shout): one key per grant
-    assert all(key.endswith(("|add", "|shout")) for key in keys)
+    # (alice|bob) x (add, echo, shout): every grant made by a read or a refusal, one key each
+    assert len(keys) == 6, keys
+    assert all(key.endswith(("|add", "|echo", "|shout")) for key in keys)
     assert all(0 < ttl <= 3600 for ttl in keys.values())
     assert not any("alice" in key or "bob" in key for key in keys)  # principals are hashed
     figures.add("store: cross-replica checks", 9)
@@ -104,6 +106,7 @@ async def test_grant_ttl_expires_on_every_replica(
         connect(b.url, "modern", token="alice-token") as on_b,
     ):
         await fetch(on_a, "add")
+        await fetch(on_a, "echo")  # granted together with "add", so it expires with it
         granted_at = time.monotonic()
         assert (await outcome(on_b))[0] == "ok"
         # principals' grants expire per grant (documented): using it does not extend it
@@ -115,9 +118,10 @@ async def test_grant_ttl_expires_on_every_replica(
         # RedisStore stores whole seconds, rounded down (py-key-value: ``int(remaining)``),
         # so a grant may live up to 1 s less than grant_ttl; never much less, never longer
         assert expired_after >= ttl - 1.5, f"expired early, after {expired_after:.2f}s"
-        assert (await outcome(on_a))[0] == "TOOL_DESCRIPTION_REQUIRED"
-        await fetch(on_b, "add")  # a fresh read grants again
-        assert (await outcome(on_a))[0] == "ok"
+        # expired on replica A too (the refusal just seen re-granted "add" only: it teaches)
+        assert (await outcome(on_a, "echo"))[0] == "TOOL_DESCRIPTION_REQUIRED"
+        await fetch(on_b, "shout")  # a fresh read grants again, on every replica
+        assert (await outcome(on_a, "shout"))[0] == "ok"
     figures.put("store: grant ttl 3s, observed expiry (s)", round(expired_after, 2))
 
 
@@ -226,10 +230,14 @@ async def test_shared_legacy_sessions_keep_grants_in_redis_not_in_memory(
         ):
             await fetch(first, "add")
             assert (await outcome(first))[0] == "ok"
+            await second.list_tools()  # a session that lists first is followed, not validated
             assert (await outcome(second))[0] == "TOOL_DESCRIPTION_REQUIRED"  # per session
             assert middleware.grants.held_in_memory() == 0  # type: ignore[attr-defined]
-        (key,) = await grant_keys(redis_server.url)  # one grant, under the session's id
-        assert key.startswith(f"{GRANTS_COLLECTION}::session:") and key.endswith("|add")
+        # one grant per session (the read's, and the teaching refusal's), each under its id
+        keys = sorted(await grant_keys(redis_server.url))
+        assert len(keys) == 2, keys
+        assert all(k.startswith(f"{GRANTS_COLLECTION}::session:") for k in keys)
+        assert all(k.endswith("|add") for k in keys) and keys[0] != keys[1]
 
 
 async def test_store_timeout_bounds_reads_of_many_tools_and_the_store_recovers(
