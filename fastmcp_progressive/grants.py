@@ -26,7 +26,9 @@ a confirmation never outlives the grant itself; only positive answers are kept (
 another replica writes is seen at once), in an LRU of ``confirmed_size`` entries (about
 250 bytes each). Grants are never revoked, only expire; one removed from the store by
 hand (a flush) is still honoured by a process that confirmed it, for at most
-``CONFIRMED_SECONDS``.
+``CONFIRMED_SECONDS``. Only a store in this process (FastMCP's default ``MemoryStore``)
+is trusted this way, and only under ``on_store_error="open"``: a shared store (Redis, ...)
+is asked on every call, so replicas and outages are seen at once.
 
 Example:
     ```python
@@ -49,6 +51,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 import anyio
 from cachetools import LRUCache, TTLCache
+from key_value.aio.stores.memory import MemoryStore
 
 from .caller import Caller, on_connection_close
 
@@ -58,7 +61,7 @@ GRANTS_COLLECTION = "fastmcp_progressive_grants"
 _SHARED_ANONYMOUS_KEY = "anonymous"
 StoreErrorPolicy = Literal["open", "closed"]
 STORE_RETRY_SECONDS = 1.0
-CONFIRMED_SECONDS = 30.0
+CONFIRMED_SECONDS = 5.0
 DEFAULT_CONFIRMED_SIZE = 10_000
 T = TypeVar("T")
 
@@ -120,9 +123,10 @@ class GrantStore:
         if self.uses_store(caller):
             store = _require(kv)
             key = _kv_key(caller, tool)
-            until = self._confirmed.get(key)
-            if until is not None and time.monotonic() < until:
-                return True
+            if self._confirms(store):
+                until = self._confirmed.get(key)
+                if until is not None and time.monotonic() < until:
+                    return True
             try:
                 found = await self._bounded(
                     lambda: store.get(key, collection=GRANTS_COLLECTION)
@@ -133,7 +137,7 @@ class GrantStore:
                 if self.on_store_error == "closed":
                     raise GrantStoreUnavailable("the grant store is not answering") from None
                 return True
-            if found is not None:
+            if found is not None and self._confirms(store):
                 self._confirm(key, found.get("until") if isinstance(found, Mapping) else None)
             return found is not None
         granted = self._memory_set(caller, create=False)
@@ -160,12 +164,20 @@ class GrantStore:
             except Exception as exc:
                 _log_failure(exc, "write failed ({}); the grant may not be kept")
                 return
-            for key in keys:
-                self._confirm(key, until)
+            if self._confirms(store):
+                for key in keys:
+                    self._confirm(key, until)
             return
         granted = self._memory_set(caller, create=True)
         if granted is not None:
             granted.update(names)
+
+    def _confirms(self, store: KeyValue) -> bool:
+        """Whether grants in ``store`` may be trusted in memory: only a store in this
+        process (FastMCP's default ``MemoryStore``: no replica shares it, none can lose it
+        behind our back) and only under ``on_store_error="open"``. A shared store
+        (Redis, ...) is asked on every call, so replicas and outages are seen at once."""
+        return self.on_store_error == "open" and isinstance(store, MemoryStore)
 
     def _confirm(self, key: str, until: Any) -> None:
         """Trust a stored grant for a while: ``CONFIRMED_SECONDS`` at most, and never past
@@ -198,6 +210,7 @@ class GrantStore:
                 return await operation()
         except Exception:
             self._store_down_until = time.monotonic() + STORE_RETRY_SECONDS
+            self._confirmed.clear()  # a store that failed may come back without its data
             raise
 
     def _memory_set(self, caller: Caller, *, create: bool) -> set[str] | None:
