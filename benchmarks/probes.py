@@ -48,3 +48,20 @@ def read(client: Client[Any], uri: str, timer: ServerTimer | None = None,
 
     server = (lambda: timer.take("resources/read")) if timer is not None else None
     return Probe(run, prepare=prepare, server=server)
+
+
+def call_each(client: Client[Any], calls: list[tuple[str, dict[str, Any]]],
+              timer: ServerTimer | None = None) -> Probe:
+    """``tools/call`` of the next of ``calls`` each time (round robin).
+
+    For refusals: ours grants a tool when it refuses it (the refusal carries the
+    definition), so a refused call is only measured on tools the caller never saw.
+    """
+    turn = iter(range(1 << 62))
+
+    async def run() -> Any:
+        name, arguments = calls[next(turn) % len(calls)]
+        return await client.call_tool_mcp(name, arguments)
+
+    server = (lambda: timer.take("tools/call")) if timer is not None else None
+    return Probe(run, server=server)

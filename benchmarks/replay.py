@@ -125,6 +125,19 @@ class ReplayServer:
         if isinstance(ready, threading.Event):
             await asyncio.to_thread(ready.wait, timeout)
 
+    async def preloaded(self, timeout: float = 60.0) -> float | None:
+        """Wait until ours' start-up preload of description files is done; its duration.
+
+        None when there is no preload (plain, or a package without one).
+        """
+        preload = getattr(self.middleware, "preload", None)
+        done = getattr(preload, "done", None)
+        if not isinstance(done, threading.Event):
+            return None
+        await asyncio.to_thread(done.wait, timeout)
+        seconds = getattr(preload, "seconds", None)
+        return seconds if isinstance(seconds, float) else None
+
 
 def build_server(
     catalog: Catalog,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import host_report
 from .results import LatencyRow, Results, Stats
+from .scaling_report import render_scaling
 from .targets import HEADLINE_CATALOG, judge
 
 LISTING_MODES = ("plain", "minimal", "skeleton", "regex", "bm25")
@@ -318,6 +319,7 @@ def render(results: Results, figures: dict[str, Path], report: Path, command: st
     out += host_report.section(results)
     out += _latency(results, figures, report)
     out += _scale(results, figures, report)
+    out += render_scaling(results)
     if results.findings:
         out += ["## Findings", "", *[f"- {f}" for f in results.findings], ""]
     out += [

@@ -143,6 +143,33 @@ class FileEditRow:
 
 
 @dataclass(frozen=True)
+class ScalingRow(LatencyRow):
+    """A ``LatencyRow`` at one catalog size; ``transport`` names the case (deployment
+    shape and transport, e.g. ``mounted`` or ``http+auth``)."""
+
+    tools: int = 0
+
+    @property
+    def case(self) -> str:
+        return self.transport
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """What one of ours' caches holds per entry, and its bound (entries; 0: none)."""
+
+    cache: str
+    entries: int
+    bound: int
+    kib: float
+    note: str = ""
+
+    @property
+    def bytes_per_entry(self) -> float:
+        return self.kib * 1024 / self.entries if self.entries else 0.0
+
+
+@dataclass(frozen=True)
 class HostRow:
     """One agent host's first model request for one catalog and listing (``host_bench.py``).
 
@@ -183,6 +210,9 @@ class Results:
     listing_scale: list[ListingScaleRow] = field(default_factory=list)
     grants: list[GrantScaleRow] = field(default_factory=list)
     file_edits: list[FileEditRow] = field(default_factory=list)
+    scaling: list[ScalingRow] = field(default_factory=list)
+    memory: list[MemoryRow] = field(default_factory=list)
+    facts: dict[str, float] = field(default_factory=dict)
     hosts: list[HostRow] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -204,11 +234,11 @@ class Results:
         def stats_of(raw: dict[str, Any], *keys: str) -> dict[str, Any]:
             return {**raw, **{k: stats(raw[k]) for k in keys}}
 
-        latency = [
-            LatencyRow(**stats_of({k: v for k, v in row.items() if not k.startswith("ratio")},
-                                  "plain", "ours", "plain_server", "ours_server"))
-            for row in data["latency"]
-        ]
+        def timed(raw: dict[str, Any]) -> dict[str, Any]:
+            kept = {k: v for k, v in raw.items() if not k.startswith("ratio")}
+            return stats_of(kept, "plain", "ours", "plain_server", "ours_server")
+
+        latency = [LatencyRow(**timed(row)) for row in data["latency"]]
         return cls(
             machine=data["machine"], config=data["config"],
             tokens=[TokenRow(**r) for r in data["tokens"]],
@@ -218,6 +248,9 @@ class Results:
             listing_scale=[ListingScaleRow(**stats_of(r, "warm")) for r in data["listing_scale"]],
             grants=[GrantScaleRow(**stats_of(r, "write", "hit", "miss")) for r in data["grants"]],
             file_edits=[FileEditRow(**stats_of(r, "write_to_served")) for r in data["file_edits"]],
+            scaling=[ScalingRow(**timed(r)) for r in data.get("scaling", [])],
+            memory=[MemoryRow(**r) for r in data.get("memory", [])],
+            facts=data.get("facts", {}),
             hosts=[HostRow(**r) for r in data.get("hosts", [])],
             findings=data["findings"], seconds=data["seconds"],
         )
@@ -225,7 +258,8 @@ class Results:
     def write_json(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         data = asdict(self)
-        for row, raw in zip(self.latency, data["latency"], strict=True):
+        rows = [*self.latency, *self.scaling]
+        for row, raw in zip(rows, [*data["latency"], *data["scaling"]], strict=True):
             raw["ratio_median"] = round(row.ratio_median, 4)
             raw["ratio_p95"] = round(row.ratio_p95, 4)
         path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

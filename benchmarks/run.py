@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import host_bench, latency_bench, scale_bench, token_bench
+from . import host_bench, latency_bench, scale_bench, scaling_bench, token_bench
 from .corpus import REPO_ROOT, Catalog, load_corpus
 from .findings import derive
 from .latency_bench import Budget
@@ -31,7 +31,7 @@ from .results import Results
 from .scenarios import scenario_for
 from .targets import HEADLINE_CATALOG
 
-SECTIONS = ("tokens", "latency", "scale", "hosts")
+SECTIONS = ("tokens", "latency", "scale", "hosts", "scaling")
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,7 @@ class Plan:
     grant_callers: int
     grant_batches: int
     edit_trials: int
+    scaling: scaling_bench.ScalingBudget = scaling_bench.FULL
     sections: tuple[str, ...] = SECTIONS
 
 
@@ -62,8 +63,8 @@ SMOKE = Plan(
     name="smoke", catalogs=None, latency_catalog=None,
     transports=("memory", "http"), budget=latency_bench.SMOKE,
     per_catalog_lists=0, listing_sizes=(10, 100), listing_iterations=3,
-    grant_callers=1_000, grant_batches=5, edit_trials=2,
-    sections=("tokens", "latency", "scale"),  # hosts need the framework virtualenvs
+    grant_callers=1_000, grant_batches=5, edit_trials=2, scaling=scaling_bench.SMOKE,
+    sections=("tokens", "latency", "scale", "scaling"),  # hosts need the framework virtualenvs
 )
 
 
@@ -124,6 +125,15 @@ async def _scale(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
         "file edits", lambda: scale_bench.file_edits(catalogs[0], trials=plan.edit_trials))
 
 
+async def _scaling(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
+    name = plan.latency_catalog
+    first = load_corpus([name])[0] if name else catalogs[-1]
+    results.scaling, results.memory, facts = await _timed(
+        "scaling (issue 14)", lambda: scaling_bench.measure(plan.scaling, first))
+    results.facts.update(facts)
+    results.config["first_listing_catalog"] = first.name
+
+
 async def _hosts(results: Results) -> None:
     results.hosts = await _timed("what hosts send", lambda: asyncio.to_thread(host_bench.measure))
     results.config["hosts_measured"] = f"{results.machine['date']}, {results.machine['revision']}"
@@ -143,6 +153,8 @@ async def run(plan: Plan) -> Results:
         await _latency(results, plan, catalogs)
     if "scale" in plan.sections:
         await _scale(results, plan, catalogs)
+    if "scaling" in plan.sections:
+        await _scaling(results, plan, catalogs)
     if "hosts" in plan.sections:
         await _hosts(results)
     results.findings = derive(results)

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Hashable
 from typing import Any
 
 from fastmcp.tools.base import Tool
 from fastmcp.utilities.json_schema import dereference_refs
 
 from .descriptions import DescriptionFile, DescriptionStore
-from .memo import IdentityMemo
+from .memo import ToolMemo
 
 _REGISTERED_FIELDS = (
     "name",
@@ -33,6 +34,9 @@ _REGISTERED_FIELDS = (
     "annotations",
     "execution",
 )
+DEFAULT_DEFINITION_CACHE = 2_048
+"""Full definitions kept (about 5 KB each): reads name at most 32 tools, so this is a
+working set of many reads, not the catalog."""
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
@@ -73,15 +77,18 @@ def digest(definition: dict[str, Any]) -> str:
 
 
 class Definitions:
-    """Full definitions, memoized per registered tool object and description-file signature.
+    """Full definitions, memoized per tool (by object, else by content) and file signature.
 
     A cache hit costs the file's ``stat`` (so an edit is served by the next read) and a
-    dictionary lookup; the merge, schema inlining and digest run once per change.
+    dictionary lookup; the merge, schema inlining and digest run once per change. The
+    content key lets a mounted or proxied server's fresh tool objects hit as well; at most
+    ``cache_size`` definitions are kept (least recently used dropped first).
     """
 
-    def __init__(self, store: DescriptionStore) -> None:
+    def __init__(self, store: DescriptionStore, *,
+                 cache_size: int = DEFAULT_DEFINITION_CACHE) -> None:
         self.store = store
-        self._memo = IdentityMemo()
+        self._memo = ToolMemo(cache_size, key=registered_content)
 
     def for_tool(self, tool: Tool) -> tuple[dict[str, Any], str]:
         """The full definition of ``tool`` as its file says now, and its compact JSON."""
@@ -93,6 +100,15 @@ class Definitions:
         text = compact_json(definition)
         self._memo.put(tool, (sig, definition, text))
         return definition, text
+
+
+def registered_content(tool: Tool) -> Hashable:
+    """The fields ``registered_definition`` reads: equal for a mounted or proxied copy."""
+    return (
+        tool.name, tool.title, tool.description, repr(tool.parameters),
+        repr(tool.output_schema), repr(tool.annotations), repr(tool.execution),
+        repr(tool.task_config),
+    )
 
 
 def compact_json(value: Any) -> str:

@@ -19,6 +19,17 @@ hangs a request: ``has`` answers per ``on_store_error`` (``"open"``: treat as gr
 the store is left alone for ``STORE_RETRY_SECONDS`` (answers per policy at once), so an
 outage costs one ``store_timeout`` wait per second, not one per request.
 
+Grants kept in the store are also confirmed in memory: a grant this process wrote or found
+is trusted for up to ``CONFIRMED_SECONDS`` without asking the store again (a store lookup
+is most of a granted call's overhead). Each grant stored carries its wall-clock expiry, so
+a confirmation never outlives the grant itself; only positive answers are kept (a grant
+another replica writes is seen at once), in an LRU of ``confirmed_size`` entries (about
+250 bytes each). Grants are never revoked, only expire; one removed from the store by
+hand (a flush) is still honoured by a process that confirmed it, for at most
+``CONFIRMED_SECONDS``. Only a store in this process (FastMCP's default ``MemoryStore``)
+is trusted this way, and only under ``on_store_error="open"``: a shared store (Redis, ...)
+is asked on every call, so replicas and outages are seen at once.
+
 Example:
     ```python
     grants = GrantStore(ttl=3600)
@@ -39,7 +50,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 import anyio
-from cachetools import TTLCache
+from cachetools import LRUCache, TTLCache
+from key_value.aio.stores.memory import MemoryStore
 
 from .caller import Caller, on_connection_close
 
@@ -49,6 +61,8 @@ GRANTS_COLLECTION = "fastmcp_progressive_grants"
 _SHARED_ANONYMOUS_KEY = "anonymous"
 StoreErrorPolicy = Literal["open", "closed"]
 STORE_RETRY_SECONDS = 1.0
+CONFIRMED_SECONDS = 5.0
+DEFAULT_CONFIRMED_SIZE = 10_000
 T = TypeVar("T")
 
 
@@ -82,6 +96,7 @@ class GrantStore:
         shared_sessions: bool = False,
         store_timeout: float = 2.0,
         on_store_error: StoreErrorPolicy = "open",
+        confirmed_size: int = DEFAULT_CONFIRMED_SIZE,
     ) -> None:
         if ttl <= 0:
             raise ValueError("grant ttl must be a positive number of seconds")
@@ -96,6 +111,8 @@ class GrantStore:
         self._sessions: TTLCache[str, _SessionGrants] = TTLCache(maxsize=max_sessions, ttl=ttl)
         self._store_down_until = 0.0
         self._streams: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+        # store key -> time.monotonic() until which the grant is trusted without a lookup
+        self._confirmed: LRUCache[str, float] = LRUCache(maxsize=max(1, confirmed_size))
 
     def uses_store(self, caller: Caller) -> bool:
         """Whether ``caller``'s grants live in the key-value store rather than in memory."""
@@ -105,9 +122,14 @@ class GrantStore:
         """Whether ``caller`` unlocked ``tool``; refreshes the caller's TTL when it did."""
         if self.uses_store(caller):
             store = _require(kv)
+            key = _kv_key(caller, tool)
+            if self._confirms(store):
+                until = self._confirmed.get(key)
+                if until is not None and time.monotonic() < until:
+                    return True
             try:
                 found = await self._bounded(
-                    lambda: store.get(_kv_key(caller, tool), collection=GRANTS_COLLECTION)
+                    lambda: store.get(key, collection=GRANTS_COLLECTION)
                 )
             except Exception as exc:
                 if not isinstance(exc, GrantStoreUnavailable):  # the rest after one is not news
@@ -115,6 +137,8 @@ class GrantStore:
                 if self.on_store_error == "closed":
                     raise GrantStoreUnavailable("the grant store is not answering") from None
                 return True
+            if found is not None and self._confirms(store):
+                self._confirm(key, found.get("until") if isinstance(found, Mapping) else None)
             return found is not None
         granted = self._memory_set(caller, create=False)
         return granted is not None and tool in granted
@@ -127,21 +151,46 @@ class GrantStore:
         if self.uses_store(caller):
             store = _require(kv)
             keys = [_kv_key(caller, name) for name in names]
+            until = time.time() + self.ttl
             try:
                 await self._bounded(
                     lambda: store.put_many(
                         keys,
-                        [{"granted": True}] * len(keys),
+                        [{"granted": True, "until": until}] * len(keys),
                         collection=GRANTS_COLLECTION,
                         ttl=self.ttl,
                     )
                 )
             except Exception as exc:
                 _log_failure(exc, "write failed ({}); the grant may not be kept")
+                return
+            if self._confirms(store):
+                for key in keys:
+                    self._confirm(key, until)
             return
         granted = self._memory_set(caller, create=True)
         if granted is not None:
             granted.update(names)
+
+    def _confirms(self, store: KeyValue) -> bool:
+        """Whether grants in ``store`` may be trusted in memory: only a store in this
+        process (FastMCP's default ``MemoryStore``: no replica shares it, none can lose it
+        behind our back) and only under ``on_store_error="open"``. A shared store
+        (Redis, ...) is asked on every call, so replicas and outages are seen at once."""
+        return self.on_store_error == "open" and isinstance(store, MemoryStore)
+
+    def _confirm(self, key: str, until: Any) -> None:
+        """Trust a stored grant for a while: ``CONFIRMED_SECONDS`` at most, and never past
+        its expiry ``until`` (wall clock); one with no known expiry is not trusted."""
+        if not isinstance(until, (int, float)):
+            return
+        left = min(CONFIRMED_SECONDS, self.ttl, until - time.time())
+        if left > 0:
+            self._confirmed[key] = time.monotonic() + left
+
+    def confirmed(self) -> int:
+        """How many store grants are trusted in memory right now (for tests and benchmarks)."""
+        return len(self._confirmed)
 
     def release(self, key: str) -> None:
         """Forget a closed legacy session at once instead of waiting for its TTL."""
@@ -161,6 +210,7 @@ class GrantStore:
                 return await operation()
         except Exception:
             self._store_down_until = time.monotonic() + STORE_RETRY_SECONDS
+            self._confirmed.clear()  # a store that failed may come back without its data
             raise
 
     def _memory_set(self, caller: Caller, *, create: bool) -> set[str] | None:

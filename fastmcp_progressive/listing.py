@@ -12,9 +12,12 @@ Levels (``ProgressiveDisclosure(listing=...)``):
 A tool pinned "always load" (``pins.py``) is listed as registered at every level.
 
 Both drop ``outputSchema`` and, with ``strip_noise``, a ``title`` that only re-cases the
-name and an empty ``_meta.fastmcp.tags``. A reduced tool is memoized per registered tool
-object and description-file signature, so a repeated listing (including the hidden one
-FastMCP runs inside every 2026-07-28 HTTP ``tools/call``) only looks results up.
+name and an empty ``_meta.fastmcp.tags``. A reduced tool is memoized per tool (by object,
+else by content, so a mounted or proxied server's fresh objects hit too) and
+description-file signature, and keeps its wire form once built, so a repeated listing
+(including the hidden one FastMCP runs inside every 2026-07-28 HTTP ``tools/call``) only
+looks results up. Each file's listing line is remembered per signature, so the first
+listing after the start-up preload (``preload.py``) parses nothing.
 
 Example:
     ```python
@@ -27,16 +30,19 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Collection, Sequence
+import threading
+from collections.abc import Collection, Hashable, Sequence
 from typing import Any, Literal
 
+from cachetools import LRUCache
 from fastmcp.tools.base import Tool, ToolResult
 from fastmcp.utilities.json_schema import dereference_refs
+from pydantic import BaseModel
 
 from .descriptions import DescriptionFile, DescriptionStore, Signature
 from .headers import with_headers
-from .memo import IdentityMemo
-from .pins import is_pinned
+from .memo import ToolMemo
+from .pins import pinned
 
 ListingLevel = Literal["minimal", "skeleton"]
 LEVELS: tuple[ListingLevel, ...] = ("minimal", "skeleton")
@@ -44,6 +50,8 @@ MINIMAL_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 """No ``additionalProperties``: JSON Schema's default already allows any argument, and the
 hosts measured to drop undeclared arguments drop them with ``true`` spelled out as well
 (they need ``skeleton``); the key costs 5 tokens a tool (590 on github-mcp-server)."""
+DEFAULT_LISTING_CACHE = 20_000
+"""Reduced tools (and files' listing lines) kept: a whole 10,000-tool gateway, twice over."""
 
 ELLIPSIS = "..."
 """Marks a cut summary; ASCII, because "…" costs extra tokens once JSON-escaped as \\u2026."""
@@ -104,6 +112,10 @@ def file_line(file: DescriptionFile, max_chars: int) -> str | None:
     return summarize(file.description, max_chars) if file.description else None
 
 
+FileFacts = tuple[str | None, bool | None]
+"""What a listing takes from a description file: its listing line and its ``always_load``."""
+
+
 def skeleton(schema: dict[str, Any]) -> dict[str, Any]:
     """Property names and their JSON types, plus ``required``: nothing else."""
     if "$defs" in schema:
@@ -136,17 +148,41 @@ def _type_only(spec: Any) -> dict[str, Any]:
     return {}
 
 
+def _fingerprint(value: Any) -> str:
+    """A value's content as text: pydantic models as JSON (their repr is ten times slower)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    if isinstance(value, list):
+        return "[" + ",".join(_fingerprint(item) for item in value) + "]"
+    return repr(value)
+
+
 def _default_title(name: str) -> str:
     # mirrors fastmcp.tools.base._default_title: the title FastMCP derives from a name
     return name.replace("_", " ").replace("-", " ").title()
 
 
 class ListedTool(Tool):
-    """A tool as the progressive listing shows it. Never run: calls resolve the registered tool."""
+    """A tool as the progressive listing shows it. Never run: calls resolve the registered tool.
+
+    Its wire form (what FastMCP sends for it) is built once and reused: a listed copy is
+    never changed after the ``Lister`` made it, and rebuilding it was a third of a
+    repeated listing's server time.
+    """
 
     strip_noise: bool = True
+    _wire: Any = None
 
     def to_mcp_tool(self, **overrides: Any) -> Any:
+        if overrides and overrides != {"name": self.name}:
+            return self._build_wire(**overrides)
+        private = self.__pydantic_private__  # a slot: cheaper than pydantic's __getattr__
+        wire = private.get("_wire") if private is not None else None
+        if wire is None:
+            wire = self._wire = self._build_wire()
+        return wire
+
+    def _build_wire(self, **overrides: Any) -> Any:
         wire = super().to_mcp_tool(**overrides)
         if not self.strip_noise:
             return wire
@@ -173,6 +209,7 @@ class Lister:
         level: ListingLevel = "minimal",
         summary_max_chars: int = 100,
         strip_noise: bool = True,
+        cache_size: int = DEFAULT_LISTING_CACHE,
     ) -> None:
         if level not in LEVELS:
             raise ValueError(f"listing level must be one of {LEVELS}, not {level!r}")
@@ -182,7 +219,10 @@ class Lister:
         self.level = level
         self.summary_max_chars = summary_max_chars
         self.strip_noise = strip_noise
-        self._memo = IdentityMemo()
+        self.cache_size = cache_size
+        self._memo = ToolMemo(cache_size, key=self._content)
+        self._lines: LRUCache[str, tuple[Signature, FileFacts]] = LRUCache(cache_size)
+        self._lines_lock = threading.Lock()  # the start-up preload fills it from a thread
 
     def reduce(self, tools: Sequence[Tool], exempt: Collection[str] = ()) -> list[Tool]:
         """The listing as progressive clients see it, in the same order; ``exempt`` as is."""
@@ -194,19 +234,62 @@ class Lister:
 
     def summary(self, tool: Tool, sig: Signature | None) -> str:
         """The one line shown for ``tool``: its file's line, else its own first sentence."""
-        file = self.store.lookup_at(tool.name, sig) if sig is not None else None
-        line = file_line(file, self.summary_max_chars) if file is not None else None
+        line = self.file_line(tool.name, sig) if sig is not None else None
         return line or summarize(tool.description or tool.title, self.summary_max_chars)
+
+    def file_line(self, name: str, sig: Signature) -> str | None:
+        """The listing line of ``name``'s file as of ``sig`` (None: the file sets none)."""
+        return self.file_facts(name, sig)[0]
+
+    def file_facts(self, name: str, sig: Signature) -> FileFacts:
+        """What a listing needs from ``name``'s file as of ``sig``, parsing it only when unseen.
+
+        Kept only for the very signature it was read at, so a file edited since (or
+        invalidated by the watcher) is parsed again: never a stale line.
+        """
+        with self._lines_lock:
+            known = self._lines.get(name)
+        if known is not None and known[0] == sig:
+            return known[1]
+        file = self.store.lookup_at(name, sig)
+        facts: FileFacts = (
+            (file_line(file, self.summary_max_chars), file.always_load)
+            if file is not None else (None, None)
+        )
+        with self._lines_lock:
+            self._lines[name] = (sig, facts)
+        return facts
+
+    def share_file_facts(self, other: Lister) -> None:
+        """Use ``other``'s per-signature file facts (they do not depend on the level)."""
+        if other.summary_max_chars == self.summary_max_chars:
+            self._lines, self._lines_lock = other._lines, other._lines_lock
+
+    def _content(self, tool: Tool) -> Hashable:
+        """What a reduced tool is made of: equal for a mounted or proxied copy of a tool.
+
+        The listed schema stands in for the registered one (the reduced tool depends on
+        nothing else of it), which keeps the key small and cheap to build.
+        """
+        return (
+            tool.name, tool.version, tool.title, tool.description,
+            _fingerprint(tool.annotations), _fingerprint(tool.icons), repr(tool.meta),
+            tuple(sorted(tool.tags)), _fingerprint(tool.execution), repr(tool.task_config),
+            repr(self._schema(tool)),
+        )
+
+    def _schema(self, tool: Tool) -> dict[str, Any]:
+        schema = MINIMAL_SCHEMA if self.level == "minimal" else skeleton(tool.parameters)
+        return with_headers(schema, tool.parameters)  # Mcp-Param-* headers need them
 
     def _reduced(self, tool: Tool, sig: Signature | None) -> Tool:
         memo: tuple[Signature | None, Tool | None] | None = self._memo.get(tool)
         if memo is not None and memo[0] == sig:
             return memo[1] or tool  # None: pinned, listed as registered
-        if is_pinned(tool, self.store.lookup_at(tool.name, sig) if sig is not None else None):
+        if pinned(tool, self.file_facts(tool.name, sig)[1] if sig is not None else None):
             self._memo.put(tool, (sig, None))
             return tool
-        schema = MINIMAL_SCHEMA if self.level == "minimal" else skeleton(tool.parameters)
-        schema = with_headers(schema, tool.parameters)  # Mcp-Param-* headers need them
+        schema = self._schema(tool)
         reduced = ListedTool(
             name=tool.name,
             version=tool.version,

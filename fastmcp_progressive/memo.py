@@ -1,30 +1,86 @@
-"""A memo keyed by object identity: how listings and definitions skip repeated work.
+"""A bounded per-tool memo: how listings and definitions skip repeated work.
 
-FastMCP hands the middleware the same registered tool objects on every request, so work
-derived from a tool (its reduced listing entry, its full definition) can be kept per
-object and dropped when the object goes away, e.g. when a tool is removed or replaced.
+Work derived from a tool (its reduced listing entry, its full definition) is kept under
+the tool's content (a tuple of the fields the result depends on), so any object with that
+content finds it: a local tool, which FastMCP hands out as the same object on every
+request, and a mounted or proxied one, which is a new object each time. Computing the
+content key costs a few ``repr`` calls, so a second map remembers the key per tool object
+(guarded by a weak reference, dropped when the object dies) and a local tool pays one
+dictionary probe. Both maps are LRUs of ``maxsize`` entries.
+
+Only results derived from the tool itself are kept here: which tools a caller may see is
+decided on every request elsewhere, so a content hit can never widen visibility.
 
 Example:
     ```python
-    memo = IdentityMemo()
-    memo.put(tool, reduced)
-    memo.get(tool)  # reduced, until ``tool`` is garbage-collected
+    memo = ToolMemo(maxsize=1_000, key=lambda t: (t.name, t.description))
+    memo.get(tool) or memo.put(tool, derive(tool))
     ```
 """
 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable, Hashable
 from typing import Any
+
+from cachetools import LRUCache
+
+
+class ToolMemo:
+    """Results per tool content, with the content key remembered per live tool object.
+
+    FastMCP tools define ``__eq__`` without ``__hash__``, so a ``WeakKeyDictionary`` cannot
+    hold them; an ``id()`` key guarded by a weak reference can, and is cheaper than
+    hashing a model.
+    """
+
+    def __init__(self, maxsize: int, key: Callable[[Any], Hashable]) -> None:
+        if maxsize < 1:
+            raise ValueError("a memo needs room for at least one entry")
+        self.maxsize = maxsize
+        self._key = key
+        self._keys: LRUCache[int, tuple[weakref.ref[Any], Hashable]] = LRUCache(maxsize)
+        self._values: LRUCache[Hashable, Any] = LRUCache(maxsize)
+        self.content_hits = 0  # results found for an object not seen before (tests)
+
+    def get(self, tool: Any) -> Any:
+        """The result kept for ``tool`` (this object, or one with equal content), or None."""
+        entry = self._keys.get(id(tool))
+        if entry is not None and entry[0]() is tool:
+            return self._values.get(entry[1])
+        key = self._remember(tool)
+        found = self._values.get(key)
+        if found is not None:
+            self.content_hits += 1
+        return found
+
+    def put(self, tool: Any, value: Any) -> None:
+        entry = self._keys.get(id(tool))
+        key = entry[1] if entry is not None and entry[0]() is tool else self._remember(tool)
+        self._values[key] = value
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def _remember(self, tool: Any) -> Hashable:
+        key = self._key(tool)
+        ident = id(tool)
+        keys = self._keys
+
+        def forget(ref: weakref.ref[Any]) -> None:
+            current = keys.get(ident)
+            if current is not None and current[0] is ref:
+                keys.pop(ident, None)
+
+        keys[ident] = (weakref.ref(tool, forget), key)
+        return key
 
 
 class IdentityMemo:
-    """Values keyed by object identity, dropped when the object dies.
-
-    FastMCP tools define ``__eq__`` without ``__hash__``, so a ``WeakKeyDictionary`` cannot
-    hold them; an ``id()`` key guarded by a weak reference can, and is also cheaper than
-    hashing a model.
-    """
+    """Values keyed by object identity, dropped when the object dies (so bounded by the
+    objects alive): for results about one object, not its content (``resolution.py``
+    marks the listed tools, which the listing memo keeps)."""
 
     def __init__(self) -> None:
         self._entries: dict[int, tuple[weakref.ref[Any], Any]] = {}

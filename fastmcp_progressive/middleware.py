@@ -44,18 +44,19 @@ from .caller import Caller, identify, is_nested_tool_call, serving_tool_call, st
 from .catalog import Catalog, gateway_tools, listing_passthrough
 from .compat import ModePolicy, ModeResolver
 from .components import DisclosureComponents, install
-from .definitions import Definitions, compact_json
+from .definitions import DEFAULT_DEFINITION_CACHE, Definitions, compact_json
 from .descriptions import DescriptionStore
 from .engagement import IGNORED_METHODS, Engagement
 from .grants import GrantStore, GrantStoreUnavailable, KeyValue, StoreErrorPolicy
 from .guidance import guidance_prompt as guidance_prompt_for
 from .hosts import HOST_PROFILES, ClientLevel, HostProfile
-from .listing import Lister, ListingLevel
+from .listing import DEFAULT_LISTING_CACHE, Lister, ListingLevel
 from .mounts import call_prefix, read_prefix, refusal_for_mount, unprefixed
 from .options import check_options
 from .ordering import MiddlewareOrderError, misordered
 from .passage import let_through, passed_outer_gate
 from .pins import is_pinned
+from .preload import Preload
 from .resolution import RESOLVE_METHOD, ResolverHook, ToolResolution
 from .selection import (
     MAX_QUERY_CHARS,
@@ -102,6 +103,11 @@ class ProgressiveDisclosure(Middleware):
             ``"closed"`` (calls answer ``GRANT_STORE_UNAVAILABLE``).
         max_tools_per_read: most tool names one read may select.
         cache_size: parsed description files kept in the LRU.
+        listing_cache_size: reduced tools (and files' listing lines) kept; a listing of
+            more tools than this rebuilds the rest each time.
+        definition_cache_size: full definitions kept for reads.
+        preload: read the description files in a background thread from construction
+            on, so the first listing does not parse them (requests never wait for it).
         full_clients / mode_header / mode_resolver: per-client level triggers
             (see ``compat.py``).
         host_profiles: known hosts and the level each gets (``hosts.HOST_PROFILES``);
@@ -135,6 +141,9 @@ class ProgressiveDisclosure(Middleware):
         on_store_error: StoreErrorPolicy = "open",
         max_tools_per_read: int = DEFAULT_MAX_TOOLS_PER_READ,
         cache_size: int = 256,
+        listing_cache_size: int = DEFAULT_LISTING_CACHE,
+        definition_cache_size: int = DEFAULT_DEFINITION_CACHE,
+        preload: bool = True,
         full_clients: Collection[str] = (),
         mode_header: str | None = "x-progressive-disclosure",
         mode_resolver: ModeResolver | None = None,
@@ -160,14 +169,17 @@ class ProgressiveDisclosure(Middleware):
             max_sessions=max_sessions, grant_store=grant_store, shared_sessions=shared_sessions,
             store_timeout=store_timeout, on_store_error=on_store_error,
             max_tools_per_read=max_tools_per_read, cache_size=cache_size,
-            full_clients=full_clients, mode_header=mode_header, mode_resolver=mode_resolver,
+            listing_cache_size=listing_cache_size, definition_cache_size=definition_cache_size,
+            preload=preload, full_clients=full_clients, mode_header=mode_header,
+            mode_resolver=mode_resolver,
             exempt_tools=exempt_tools, bridge_tool=bridge_tool,
             guidance_prompt=guidance_prompt, instructions=instructions,
         )
         self.store = DescriptionStore(descriptions_dir, cache_size=cache_size)
-        self.definitions = Definitions(self.store)
+        self.definitions = Definitions(self.store, cache_size=definition_cache_size)
         self.lister = Lister(self.store, level=listing, summary_max_chars=summary_max_chars,
-                             strip_noise=strip_noise)
+                             strip_noise=strip_noise, cache_size=listing_cache_size)
+        self.preload = Preload(self.lister)
         self.grants = GrantStore(ttl=grant_ttl, max_sessions=max_sessions,
                                  shared_sessions=shared_sessions, store_timeout=store_timeout,
                                  on_store_error=on_store_error)
@@ -195,6 +207,8 @@ class ProgressiveDisclosure(Middleware):
         self._grant_store = grant_store
         self._warned_anonymous = False
         self._reported_order = False
+        if preload:
+            self.preload.start()  # last: a constructor that raised leaves no thread behind
 
     # -- tools/list ---------------------------------------------------------------------
     async def on_list_tools(
@@ -430,7 +444,8 @@ class ProgressiveDisclosure(Middleware):
     @cached_property
     def hot_reload(self) -> HotReload:
         """The description-file watcher and the legacy sessions it notifies."""
-        return HotReload(self.store, summary_max_chars=self.lister.summary_max_chars)
+        return HotReload(self.store, summary_max_chars=self.lister.summary_max_chars,
+                         line_at=self.lister.file_line)
 
     async def on_message(
         self,
@@ -497,7 +512,9 @@ class ProgressiveDisclosure(Middleware):
         if lister is None:
             lister = Lister(self.store, level=level,
                             summary_max_chars=self.lister.summary_max_chars,
-                            strip_noise=self.lister.strip_noise)
+                            strip_noise=self.lister.strip_noise,
+                            cache_size=self.lister.cache_size)
+            lister.share_file_facts(self.lister)  # what the preload read serves every level
             self._listers[level] = lister
         return lister
 

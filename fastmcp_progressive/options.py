@@ -93,6 +93,9 @@ def check_options(**options: Any) -> None:
         "on_store_error": lambda n, v: _choice(n, v, ("open", "closed")),
         "max_tools_per_read": lambda n, v: _count(n, v, 1, MAX_TOOLS_PER_READ),
         "cache_size": lambda n, v: _count(n, v, 1, MAX_CACHE_SIZE),
+        "listing_cache_size": lambda n, v: _count(n, v, 1, MAX_CACHE_SIZE),
+        "definition_cache_size": lambda n, v: _count(n, v, 1, MAX_CACHE_SIZE),
+        "preload": _flag,
         "full_clients": _names,
         "mode_header": _optional_name,
         "mode_resolver": lambda n, v: None if v is None or callable(v)

@@ -32,8 +32,13 @@ ANTHROPIC_ALWAYS_LOAD = "anthropic/alwaysLoad"
 
 def is_pinned(tool: Tool, file: DescriptionFile | None) -> bool:
     """Whether ``tool`` is listed in full and never gated (see the module docstring)."""
-    if file is not None and file.always_load is not None:
-        return file.always_load
+    return pinned(tool, file.always_load if file is not None else None)
+
+
+def pinned(tool: Tool, file_says: bool | None) -> bool:
+    """``is_pinned`` when the file's ``always_load`` is already known (listings keep it)."""
+    if file_says is not None:
+        return file_says
     if ALWAYS_LOAD_TAG in (tool.tags or ()):
         return True
     meta = tool.meta

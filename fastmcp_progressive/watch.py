@@ -45,7 +45,7 @@ from typing import Any
 import watchfiles
 
 from .caller import Caller, identify, on_connection_close, server_running
-from .descriptions import DescriptionStore, description_name
+from .descriptions import DescriptionStore, Signature, description_name
 from .listing import file_line
 
 logger = logging.getLogger(__name__)
@@ -403,9 +403,11 @@ class HotReload:
         summary_max_chars: int = 100,
         max_sessions: int = 100_000,
         wakeup: float = 0.25,
+        line_at: Callable[[str, Signature], str | None] | None = None,
     ) -> None:
         self.store = store
         self.summary_max_chars = summary_max_chars
+        self._line_at = line_at  # the listing's own per-signature lines: no second parse
         self.enabled = store.directory is not None
         self.sessions = LegacySessions(max_sessions)
         self._servers: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -451,6 +453,9 @@ class HotReload:
         return any(server_running(server) for server in list(self._servers))
 
     def _line(self, name: str) -> str | None:
+        if self._line_at is not None:
+            sig = self.store.signature(name)
+            return self._line_at(name, sig) if sig is not None else None
         file = self.store.lookup(name)
         return file_line(file, self.summary_max_chars) if file is not None else None
 

@@ -94,3 +94,17 @@ def test_scale_sections_ran(smoke: tuple[Path, dict[str, Any]]) -> None:
     for how in ("atomic replace", "in place"):
         assert edits[how]["served"] == edits[how]["trials"]
         assert edits[how]["stale_reads"] == 0  # a stat sees these: the next read serves them
+
+
+def test_scaling_section_ran(smoke: tuple[Path, dict[str, Any]]) -> None:
+    out, data = smoke
+    cases = {(r["transport"], r["op"]) for r in data["scaling"]}
+    for case in ("local", "local, legacy", "listing middleware", "mounted", "proxied",
+                 "http legacy", "http+auth"):
+        assert any(c == case for c, _ in cases), case
+    assert ("first listing", "tools/list, after start-up") in cases
+    assert {m["cache"] for m in data["memory"]} >= {"reduced tools + wire forms",
+                                                   "full definitions", "confirmed store grants"}
+    assert all(m["entries"] <= m["bound"] for m in data["memory"])
+    assert data["facts"]["unknown_bytes_100"] > 0
+    assert "## 4. Scaling" in (out / "BENCHMARKS.md").read_text(encoding="utf-8")

@@ -1,0 +1,257 @@
+"""Per-tool memos hit on mounted and proxied servers, stay bounded, and never serve stale
+text; listed tools keep their wire form; the start-up preload; confirmed store grants."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastmcp import Client, FastMCP
+from fastmcp.server import create_proxy
+from key_value.aio.stores.memory import MemoryStore
+
+from fastmcp_progressive import ProgressiveDisclosure, definitions
+from fastmcp_progressive.caller import Caller
+from fastmcp_progressive.grants import CONFIRMED_SECONDS, GrantStore
+from fastmcp_progressive.memo import ToolMemo
+from tests.conftest import ERAS, connect, fetch, gated
+from tests.servers import add_basic_tools
+
+
+def _child() -> FastMCP:
+    child = FastMCP("child")
+    add_basic_tools(child)
+    return child
+
+
+def _gateway(kind: str, middleware: ProgressiveDisclosure) -> FastMCP:
+    if kind == "mounted":
+        server = FastMCP("gateway")
+        server.mount(_child(), namespace="math")
+    else:
+        server = create_proxy(_child(), name="proxy")
+    server.add_middleware(middleware)
+    return server
+
+
+def _name(kind: str, tool: str) -> str:
+    return f"math_{tool}" if kind == "mounted" else tool
+
+
+@pytest.mark.parametrize("kind", ["mounted", "proxied"])
+async def test_memos_hit_for_fresh_tool_objects(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[str] = []
+    real = definitions.full_definition
+    monkeypatch.setattr(definitions, "full_definition",
+                        lambda tool, file: built.append(tool.name) or real(tool, file))
+    middleware = ProgressiveDisclosure()
+    server = _gateway(kind, middleware)
+    first_raw = await server.list_tools(run_middleware=False)
+    again_raw = await server.list_tools(run_middleware=False)
+    assert first_raw[0] is not again_raw[0]  # what makes identity memos miss there
+    first = middleware.lister.reduce(first_raw)
+    again = middleware.lister.reduce(again_raw)
+    assert all(x is y for x, y in zip(first, again, strict=True))
+    assert middleware.lister._memo.content_hits >= len(first)
+
+    add = _name(kind, "add")
+    async with connect(server, "modern") as client:
+        await client.list_tools()  # a session that lists first is followed (and gated)
+        assert await gated(client, add)  # refused, with the definition: built once here
+        body = await fetch(client, add)
+        assert await fetch(client, add) == body
+        assert not await gated(client, add)
+    assert built == [add]  # the second read found the first one's definition
+
+
+async def test_content_memo_never_widens_visibility() -> None:
+    middleware = ProgressiveDisclosure()
+    server = _gateway("mounted", middleware)
+    async with connect(server, "modern") as client:
+        await fetch(client, "math_add", "math_echo")  # memoized while visible
+        server.disable(names={"math_echo"})
+        listed = {t.name for t in await client.list_tools()}
+        body = await fetch(client, "math_echo")
+    assert "math_echo" not in listed
+    assert "error" in body["math_echo"]
+
+
+def test_tool_memo_is_bounded() -> None:
+    memo = ToolMemo(3, key=lambda t: t["name"])
+    tools = [{"name": f"t{i}"} for i in range(10)]
+
+    class Box(dict[str, Any]):  # dicts cannot be weakly referenced; a subclass can
+        pass
+
+    for tool in tools:
+        memo.put(Box(tool), tool["name"])
+    assert len(memo) == 3
+    assert memo.get(Box(name="t9")) == "t9" and memo.get(Box(name="t0")) is None
+    with pytest.raises(ValueError):
+        ToolMemo(0, key=id)
+
+
+async def test_listing_and_definition_caches_are_bounded() -> None:
+    middleware = ProgressiveDisclosure(listing_cache_size=2, definition_cache_size=1)
+    server = FastMCP("t")
+    add_basic_tools(server)
+    server.add_middleware(middleware)
+    async with connect(server, "modern") as client:
+        assert {t.name for t in await client.list_tools()} >= {"add", "echo", "shout"}
+        await fetch(client, "add", "echo", "shout")
+    assert len(middleware.lister._memo) == 2
+    assert len(middleware.definitions._memo) == 1
+
+
+async def test_listed_tools_reuse_their_wire_form() -> None:
+    middleware = ProgressiveDisclosure()
+    server = FastMCP("t")
+    add_basic_tools(server)
+    server.add_middleware(middleware)
+    reduced = middleware.lister.reduce(await server.list_tools(run_middleware=False))
+    wire = reduced[0].to_mcp_tool(name=reduced[0].name)
+    assert reduced[0].to_mcp_tool() is wire
+    renamed = reduced[0].to_mcp_tool(name="other")
+    assert renamed.name == "other" and renamed is not wire
+    async with connect(server, "modern") as client:
+        listed = {t.name: t for t in (await client.list_tools_mcp()).tools}
+    assert listed[reduced[0].name].description == wire.description
+
+
+# -- the start-up preload -------------------------------------------------------------
+def _write(folder: Path, name: str, summary: str) -> Path:
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps({"summary": summary}), encoding="utf-8")
+    return path
+
+
+async def test_preload_reads_files_before_the_first_listing(tmp_descriptions: Path) -> None:
+    for name in ("add", "echo", "shout"):
+        _write(tmp_descriptions, name, f"{name} from file")
+    middleware = ProgressiveDisclosure(tmp_descriptions)
+    assert middleware.preload.done.wait(10.0)
+    assert middleware.preload.files == 3
+    reads = middleware.store.reads
+    server = FastMCP("t")
+    add_basic_tools(server)
+    server.add_middleware(middleware)
+    async with connect(server, "modern") as client:
+        listed = {t.name: t.description for t in await client.list_tools()}
+    assert listed["add"] == "add from file"
+    assert middleware.store.reads == reads  # nothing parsed on the request path
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_request_during_or_after_preload_never_gets_a_stale_line(
+    tmp_descriptions: Path, era: str
+) -> None:
+    path = _write(tmp_descriptions, "add", "old line")
+    middleware = ProgressiveDisclosure(tmp_descriptions)
+    assert middleware.preload.done.wait(10.0)
+    _write(tmp_descriptions, "add", "new line, longer than the old one")  # edited after
+    server = FastMCP("t")
+    add_basic_tools(server)
+    server.add_middleware(middleware)
+    async with connect(server, era) as client:  # type: ignore[arg-type]
+        listed = {t.name: t.description for t in await client.list_tools()}
+    assert listed["add"] == "new line, longer than the old one"
+    assert path.exists()
+
+
+async def test_listing_racing_the_preload_is_exact(tmp_descriptions: Path) -> None:
+    for i in range(200):
+        _write(tmp_descriptions, f"t{i}", f"line {i}")
+    server = FastMCP("t")
+    for i in range(200):
+        server.tool(name=f"t{i}")(lambda: "ok")
+    middleware = ProgressiveDisclosure(tmp_descriptions)
+    server.add_middleware(middleware)
+    async with Client(server) as client:  # lists at once, most likely mid-preload
+        listed = {t.name: t.description for t in await client.list_tools()}
+    assert all(listed[f"t{i}"] == f"line {i}" for i in range(200))
+    assert middleware.preload.done.wait(10.0)
+
+
+def test_no_preload_without_a_folder_or_when_disabled(tmp_descriptions: Path) -> None:
+    assert not ProgressiveDisclosure().preload.start()
+    off = ProgressiveDisclosure(tmp_descriptions, preload=False)
+    assert not off.preload.done.is_set() and off.preload.files == 0
+
+
+# -- confirmed store grants -----------------------------------------------------------
+PRINCIPAL = Caller(kind="principal", era="modern", key="user:abc")
+
+
+class CountingStore(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.gets = 0
+
+    async def get(self, key: str, *, collection: str | None = None) -> Any:  # type: ignore[override]
+        self.gets += 1
+        return await super().get(key, collection=collection)
+
+
+async def test_store_grants_are_confirmed_in_memory_without_a_lookup() -> None:
+    kv = CountingStore()
+    grants = GrantStore(ttl=600)
+    await grants.add(PRINCIPAL, ["a"], kv=kv)
+    assert await grants.has(PRINCIPAL, "a", kv=kv)
+    assert kv.gets == 0  # written here: trusted at once
+    assert not await grants.has(PRINCIPAL, "b", kv=kv)
+    assert kv.gets == 1  # refusals always ask the store (another replica may grant)
+
+    other = GrantStore(ttl=600)  # a replica that did not write the grant
+    assert await other.has(PRINCIPAL, "a", kv=kv) and await other.has(PRINCIPAL, "a", kv=kv)
+    assert kv.gets == 2 and other.confirmed() == 1
+
+
+async def test_confirmation_never_outlives_the_grant() -> None:
+    kv = CountingStore()
+    grants = GrantStore(ttl=5)
+    await grants.add(PRINCIPAL, ["a"], kv=kv)
+    assert grants._confirmed["user:abc|a"] <= time.monotonic() + 5 < CONFIRMED_SECONDS + 1e9
+    almost_gone = time.time() + 0.5  # a grant another replica wrote long ago
+    await kv.put("user:abc|b", {"granted": True, "until": almost_gone},
+                 collection="fastmcp_progressive_grants")
+    assert await grants.has(PRINCIPAL, "b", kv=kv)
+    assert grants._confirmed["user:abc|b"] <= time.monotonic() + 0.5
+    grants._confirmed["user:abc|a"] = time.monotonic() - 1  # as when its time is up
+    assert await grants.has(PRINCIPAL, "a", kv=kv)
+    assert kv.gets == 2  # an expired confirmation asks the store again
+
+
+async def test_grant_without_a_known_expiry_is_not_trusted() -> None:
+    kv = CountingStore()
+    await kv.put("user:abc|a", {"granted": True}, collection="fastmcp_progressive_grants")
+    grants = GrantStore(ttl=600)
+    assert await grants.has(PRINCIPAL, "a", kv=kv) and await grants.has(PRINCIPAL, "a", kv=kv)
+    assert kv.gets == 2 and grants.confirmed() == 0
+
+
+def test_confirmed_grants_are_bounded() -> None:
+    grants = GrantStore(confirmed_size=2)
+    for i in range(5):
+        grants._confirm(f"k{i}", time.time() + 60)
+    assert grants.confirmed() == 2
+
+
+async def test_watcher_baseline_reuses_the_preloaded_lines(tmp_descriptions: Path) -> None:
+    for name in ("add", "echo", "shout"):
+        _write(tmp_descriptions, name, f"{name} from file")
+    middleware = ProgressiveDisclosure(tmp_descriptions, cache_size=1)  # LRU keeps one
+    assert middleware.preload.done.wait(10.0)
+    reads = middleware.store.reads
+    server = FastMCP("t")
+    add_basic_tools(server)
+    server.add_middleware(middleware)
+    async with connect(server, "legacy") as client:
+        await client.list_tools()
+        watcher = middleware.hot_reload.watcher
+        assert watcher is not None and watcher.ready.wait(10.0)
+    assert middleware.store.reads == reads  # neither the listing nor the watcher re-parsed
