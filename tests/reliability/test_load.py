@@ -157,7 +157,9 @@ def _package_bytes(snapshot: tracemalloc.Snapshot) -> tuple[int, int]:
         line = linecache.getline(frame.filename, frame.lineno)
         if frame.filename.endswith("grants.py") and "|" in line:
             keys += stat.size  # the f"{prefix}|{tool}" key string handed to the key-value store
-        elif SERVER_KEEPS_LISTED_TOOLS and "super().to_mcp_tool(" in line:
+        elif SERVER_KEEPS_LISTED_TOOLS and (
+            "super().to_mcp_tool(" in line or "self._build_wire(**overrides)" in line
+        ):
             continue  # FastMCP 4.2's server-wide copy of the last listing, not per session
         else:
             other += stat.size
