@@ -103,10 +103,12 @@ def _us(stats: Stats | None) -> str:
 
 
 def _load(results: Results) -> str:
+    when = results.config.get("scaling_measured")
+    measured = f" Measured {when}." if when else ""
     loads = [v for k, v in results.facts.items() if k.startswith("load_") and v == v]
     if not loads:
-        return ""
-    return (f" The machine was shared with other jobs during this run (1-minute load average "
+        return measured
+    return (f"{measured} The machine was shared with other jobs during this run (1-minute load average "
             f"{min(loads):.1f} to {max(loads):.1f} on 2 cores), so absolute times are "
             f"inflated and noisy; the ratios, measured interleaved, are what count.")
 
