@@ -108,9 +108,10 @@ def _load(results: Results) -> str:
     loads = [v for k, v in results.facts.items() if k.startswith("load_") and v == v]
     if not loads:
         return measured
-    return (f"{measured} The machine was shared with other jobs during this run (1-minute load average "
-            f"{min(loads):.1f} to {max(loads):.1f} on 2 cores), so absolute times are "
-            f"inflated and noisy; the ratios, measured interleaved, are what count.")
+    return (f"{measured} The machine was shared with other jobs during this run "
+            f"(1-minute load average {min(loads):.1f} to {max(loads):.1f} on 2 cores), so "
+            f"absolute times are inflated and noisy; the ratios, measured interleaved, "
+            f"are what count.")
 
 
 def render_scaling(results: Results) -> list[str]:
