@@ -205,7 +205,7 @@ class ProgressiveDisclosure(Middleware):
         self.bridge = self.components.bridge
         self.instructions_text = payloads.instructions(bridge_tool)
         self._grant_store = grant_store
-        self._warned_anonymous = False
+        self._noted_unfollowable = False
         self._reported_order = False
         if preload:
             self.preload.start()  # last: a constructor that raised leaves no thread behind
@@ -548,9 +548,9 @@ class ProgressiveDisclosure(Middleware):
         raise MiddlewareOrderError(problem)
 
     def _note_unfollowable_once(self) -> None:
-        if self._warned_anonymous:
+        if self._noted_unfollowable:
             return
-        self._warned_anonymous = True
+        self._noted_unfollowable = True
         logger.info(
             "progressive disclosure: a caller the server cannot follow between calls "
             "(2026-07-28 HTTP without auth, stateless_http=True, or a new session per tool "
