@@ -33,7 +33,6 @@ import tracemalloc
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
 
 from fastmcp import Client
 from key_value.aio.stores.memory import MemoryStore
@@ -133,7 +132,7 @@ def _callers(kind: str, count: int, offset: int = 0) -> list[Caller]:
     ]
 
 
-async def _lookups(store: GrantStore, callers: list[Caller], tool: str, kv: Any,
+async def _lookups(store: GrantStore, callers: list[Caller], tool: str,
                    batches: int, batch: int = 100) -> Stats:
     """Per-lookup time, from batches of ``batch`` lookups (one clock read per batch)."""
     per_lookup: list[int] = []
@@ -143,12 +142,12 @@ async def _lookups(store: GrantStore, callers: list[Caller], tool: str, kv: Any,
         chunk = picks[start:start + batch]
         began = time.perf_counter_ns()
         for caller in chunk:
-            await store.has(caller, tool, kv=kv)
+            await store.has(caller, tool)
         per_lookup.append((time.perf_counter_ns() - began) // len(chunk))
     return Stats.from_ns(per_lookup)
 
 
-async def _writes(store: GrantStore, kind: str, kv: Any, batches: int, batch: int = 100) -> Stats:
+async def _writes(store: GrantStore, kind: str, batches: int, batch: int = 100) -> Stats:
     """Per-grant ``add`` time for new callers joining the filled store (untraced)."""
     newcomers = _callers(kind, batches * batch, offset=10**9)
     per_write: list[int] = []
@@ -156,7 +155,7 @@ async def _writes(store: GrantStore, kind: str, kv: Any, batches: int, batch: in
         chunk = newcomers[start:start + batch]
         began = time.perf_counter_ns()
         for caller in chunk:
-            await store.add(caller, ["tool_new"], kv=kv)
+            await store.add(caller, ["tool_new"])
         per_write.append((time.perf_counter_ns() - began) // len(chunk))
     return Stats.from_ns(per_write)
 
@@ -171,23 +170,23 @@ async def grant_scale(callers: int = 100_000, *, batches: int = 50) -> list[Gran
     for kind in ("session", "principal"):
         tools = [f"tool_{i}" for i in range(GRANTS_EACH[kind])]
         people = _callers(kind, callers)
-        store = GrantStore(max_sessions=max(callers, 100_000))
-        kv = MemoryStore() if kind == "principal" else None
+        store = GrantStore(max_sessions=max(callers, 100_000),
+                           store=MemoryStore() if kind == "principal" else None)
         gc.collect()
         tracemalloc.start()
         began = time.perf_counter()
         try:
             before = tracemalloc.get_traced_memory()[0]
             for caller in people:
-                await store.add(caller, tools, kv=kv)
+                await store.add(caller, tools)
             gc.collect()
             used = tracemalloc.get_traced_memory()[0] - before
         finally:
             tracemalloc.stop()
         fill_s = time.perf_counter() - began
-        hit = await _lookups(store, people, tools[0], kv, batches)
-        miss = await _lookups(store, people, "never_granted", kv, batches)
-        write = await _writes(store, kind, kv, max(1, batches // 5))
+        hit = await _lookups(store, people, tools[0], batches)
+        miss = await _lookups(store, people, "never_granted", batches)
+        write = await _writes(store, kind, max(1, batches // 5))
         rows.append(GrantScaleRow(kind=kind, callers=callers, grants_each=len(tools),
                                   fill_s=fill_s, memory_mib=used / 2**20, write=write,
                                   hit=hit, miss=miss))

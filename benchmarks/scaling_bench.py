@@ -394,9 +394,9 @@ async def cache_memory(size: int) -> list[MemoryRow]:
 async def grant_lookups(repeats: int = 2_000) -> dict[str, float]:
     """``GrantStore.has`` for a principal: confirmed in memory, and asking the store."""
     kv = MemoryStore()
-    grants = GrantStore()
+    grants = GrantStore(store=kv)
     caller = Caller(kind="principal", era="modern", key="user:" + "0" * 64)
-    await grants.add(caller, ["tool"], kv=kv)
+    await grants.add(caller, ["tool"])
     facts: dict[str, float] = {}
     for label, forget in (("confirmed", False), ("store", True)):
         took: list[int] = []
@@ -404,7 +404,7 @@ async def grant_lookups(repeats: int = 2_000) -> dict[str, float]:
             if forget:
                 grants._confirmed.clear()
             began = time.perf_counter_ns()
-            await grants.has(caller, "tool", kv=kv)
+            await grants.has(caller, "tool")
             took.append(time.perf_counter_ns() - began)
         facts[f"grant_lookup_{label}_us"] = Stats.from_ns(took).median_us
     return facts

@@ -8,8 +8,9 @@ Each kind of caller (see ``caller.py``) keeps its grants where its identity live
   store like principals (for replicas that share sticky-less session ids);
 - ``stream`` (2026-07-28 stdio / in-memory): in memory, attached weakly to the client's
   stream object, so they vanish with the stream;
-- ``principal`` (2026-07-28 with auth): in a key-value store, by default FastMCP's own
-  session-state store, one key per (principal, tool) with a TTL, so a shared backend
+- ``principal`` (2026-07-28 with auth): in a key-value store (``store=``, by default the
+  serving FastMCP server's own session-state store, handed over lazily as
+  ``server_store``), one key per (principal, tool) with a TTL, so a shared backend
   (Redis, ...) lets replicas agree;
 - ``anonymous``: only under the ``"shared"`` policy, one process-wide set (not isolated).
 
@@ -32,9 +33,9 @@ is asked on every call, so replicas and outages are seen at once.
 
 Example:
     ```python
-    grants = GrantStore(ttl=3600)
-    await grants.add(caller, ["search"], kv=None)
-    await grants.has(caller, "search", kv=None)  # True
+    grants = GrantStore(ttl=3600, store=RedisStore(...))  # or no store: the server's
+    await grants.add(caller, ["search"])
+    await grants.has(caller, "search")  # True
     ```
 """
 
@@ -81,6 +82,10 @@ class KeyValue(Protocol):
     ) -> None: ...
 
 
+ServerStore = Callable[[], KeyValue]
+"""Gives the serving server's session-state store (where principal grants go by default)."""
+
+
 class GrantStoreUnavailable(RuntimeError):
     """The key-value store holding grants failed and the policy is to fail closed."""
 
@@ -97,6 +102,7 @@ class GrantStore:
         store_timeout: float = 2.0,
         on_store_error: StoreErrorPolicy = "open",
         confirmed_size: int = DEFAULT_CONFIRMED_SIZE,
+        store: KeyValue | None = None,
     ) -> None:
         if ttl <= 0:
             raise ValueError("grant ttl must be a positive number of seconds")
@@ -108,6 +114,7 @@ class GrantStore:
         self.shared_sessions = shared_sessions
         self.store_timeout = store_timeout
         self.on_store_error = on_store_error
+        self.store = store
         self._sessions: TTLCache[str, _SessionGrants] = TTLCache(maxsize=max_sessions, ttl=ttl)
         self._store_down_until = 0.0
         self._streams: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
@@ -118,10 +125,26 @@ class GrantStore:
         """Whether ``caller``'s grants live in the key-value store rather than in memory."""
         return caller.kind == "principal" or (caller.kind == "session" and self.shared_sessions)
 
-    async def has(self, caller: Caller, tool: str, *, kv: KeyValue | None) -> bool:
-        """Whether ``caller`` unlocked ``tool``; refreshes the caller's TTL when it did."""
-        if self.uses_store(caller):
-            store = _require(kv)
+    def store_for(self, caller: Caller, server_store: ServerStore | None = None) -> KeyValue | None:
+        """The key-value store holding ``caller``'s grants (None: they live in memory): the
+        configured ``store``, else the serving server's (``server_store()``)."""
+        if not self.uses_store(caller):
+            return None
+        if self.store is not None:
+            return self.store
+        if server_store is None:
+            raise RuntimeError("grants kept in a key-value store need a store")
+        return server_store()
+
+    async def has(
+        self, caller: Caller, tool: str, *, server_store: ServerStore | None = None
+    ) -> bool:
+        """Whether ``caller`` unlocked ``tool``; refreshes the caller's TTL when it did.
+
+        ``server_store`` gives the serving server's session-state store, asked only when
+        ``caller``'s grants live in a store and none was configured."""
+        store = self.store_for(caller, server_store)
+        if store is not None:
             key = _kv_key(caller, tool)
             if self._confirms(store):
                 until = self._confirmed.get(key)
@@ -143,13 +166,16 @@ class GrantStore:
         granted = self._memory_set(caller, create=False)
         return granted is not None and tool in granted
 
-    async def add(self, caller: Caller, tools: Iterable[str], *, kv: KeyValue | None) -> None:
-        """Record that ``caller`` read the descriptions of ``tools``."""
+    async def add(
+        self, caller: Caller, tools: Iterable[str], *, server_store: ServerStore | None = None
+    ) -> None:
+        """Record that ``caller`` read the descriptions of ``tools`` (``server_store``: as
+        for ``has``)."""
         names = list(tools)
         if not names:
             return
-        if self.uses_store(caller):
-            store = _require(kv)
+        store = self.store_for(caller, server_store)
+        if store is not None:
             keys = [_kv_key(caller, name) for name in names]
             until = time.time() + self.ttl
             try:
@@ -244,12 +270,6 @@ class GrantStore:
 class _SessionGrants:
     names: set[str] = field(default_factory=set)
     refreshed: float = field(default_factory=time.monotonic)
-
-
-def _require(kv: KeyValue | None) -> KeyValue:
-    if kv is None:
-        raise RuntimeError("grants kept in a key-value store need a store")
-    return kv
 
 
 def _kv_key(caller: Caller, tool: str) -> str:

@@ -23,13 +23,12 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 import mcp_types as mt
 from fastmcp.resources import ResourceResult
@@ -40,14 +39,18 @@ from fastmcp.tools.base import Tool, ToolResult
 
 from . import payloads
 from .bridge import BRIDGE_TOOL_NAME, requested_names
-from .caller import Caller, identify, is_nested_tool_call, serving_tool_call, state_storage
-from .catalog import Catalog, gateway_tools, listing_passthrough
+from .call_site import RequestSite, gateways_of
+from .caller import Caller, identify, is_nested_tool_call, serving_tool_call
+from .catalog import Catalog, listing_passthrough
 from .compat import ModePolicy, ModeResolver
 from .components import DisclosureComponents, install
 from .definitions import DEFAULT_DEFINITION_CACHE, Definitions, compact_json
 from .descriptions import DescriptionStore
 from .engagement import IGNORED_METHODS, Engagement
-from .grants import GrantStore, GrantStoreUnavailable, KeyValue, StoreErrorPolicy
+from .gate import ANONYMOUS_POLICIES as ANONYMOUS_POLICIES
+from .gate import AnonymousPolicy as AnonymousPolicy
+from .gate import Gate, GateCall
+from .grants import GrantStore, KeyValue, StoreErrorPolicy
 from .guidance import guidance_prompt as guidance_prompt_for
 from .hosts import HOST_PROFILES, ClientLevel, HostProfile
 from .listing import DEFAULT_LISTING_CACHE, Lister, ListingLevel
@@ -55,7 +58,6 @@ from .mounts import call_prefix, read_prefix, refusal_for_mount, unprefixed
 from .options import check_options
 from .ordering import MiddlewareOrderError, misordered
 from .passage import let_through, passed_outer_gate
-from .pins import is_pinned
 from .preload import Preload
 from .resolution import RESOLVE_METHOD, ResolverHook, ToolResolution
 from .selection import (
@@ -71,8 +73,6 @@ from .watch import HotReload
 
 logger = logging.getLogger("fastmcp_progressive")
 
-AnonymousPolicy = Literal["validate", "full", "shared"]
-ANONYMOUS_POLICIES: tuple[AnonymousPolicy, ...] = ("validate", "full", "shared")
 DEFAULT_MAX_TOOLS_PER_READ = 32
 _HANDSHAKE_METHODS = frozenset({"initialize", "server/discover", "notifications/initialized"})
 
@@ -182,13 +182,16 @@ class ProgressiveDisclosure(Middleware):
         self.preload = Preload(self.lister)
         self.grants = GrantStore(ttl=grant_ttl, max_sessions=max_sessions,
                                  shared_sessions=shared_sessions, store_timeout=store_timeout,
-                                 on_store_error=on_store_error)
+                                 on_store_error=on_store_error, store=grant_store)
         self.modes = ModePolicy(full_clients=full_clients, mode_header=mode_header,
                                 resolver=mode_resolver, host_profiles=host_profiles,
                                 default_level=listing)
         self._listers: dict[ListingLevel, Lister] = {listing: self.lister}
         self.checker = ArgumentChecker()
         self.engagement = Engagement()
+        self.gate = Gate(grants=self.grants, modes=self.modes, definitions=self.definitions,
+                         anonymous=anonymous, exempt_tools=exempt_tools,
+                         engagement=self.engagement, checker=self.checker)
         self.catalog = Catalog(owner=self)
         self.resolution = (ToolResolution(self.store, self.catalog, resolvers,
                                           definitions=self.definitions, checker=self.checker)
@@ -204,8 +207,6 @@ class ProgressiveDisclosure(Middleware):
         )
         self.bridge = self.components.bridge
         self.instructions_text = payloads.instructions(bridge_tool)
-        self._grant_store = grant_store
-        self._noted_unfollowable = False
         self._reported_order = False
         if preload:
             self.preload.start()  # last: a constructor that raised leaves no thread behind
@@ -301,9 +302,7 @@ class ProgressiveDisclosure(Middleware):
             else:
                 described.body[name], described.texts[name] = self.definitions.for_tool(tool)
                 described.granted.append(name)
-        caller = identify(ctx)
-        if described.granted and self._identified(caller):
-            await self.grants.add(caller, described.granted, kv=self._kv(ctx, caller))
+        await self.gate.grant(identify(ctx), described.granted, self._site(ctx))
         return described
 
     # -- tools/call ---------------------------------------------------------------------
@@ -315,59 +314,26 @@ class ProgressiveDisclosure(Middleware):
         name = context.message.name
         ctx = context.fastmcp_context
         call_next = let_through(call_next)  # what passes here passes nested calls too
-        if ctx is not None and await self._is_bridge(ctx, name):
+        if ctx is None:
+            return await call_next(context)  # no request in flight: nothing to gate
+        if await self._is_bridge(ctx, name):
             self.engagement.note_bridge_call(identify(ctx))
             return await self._answer_bridge(ctx, context.message.arguments)
-        hashed = await hashed_target(ctx, name) if ctx is not None else None
-        if hashed is not None:
-            name = hashed.name  # <hash>_<tool>: gate the tool FastMCP will run
-        nested = is_nested_tool_call() and passed_outer_gate()
-        if ctx is None or nested or name in self._exempt(ctx):
+        hashed = await hashed_target(ctx, name)  # <hash>_<tool>: gate the tool it runs
+        call = GateCall(
+            identify(ctx),
+            hashed.name if hashed is not None else name,
+            arguments=context.message.arguments,
+            hashed=hashed,
+            nested=is_nested_tool_call() and passed_outer_gate(),
+        )
+        verdict = await self.gate.decide(call, self._site(ctx))
+        if verdict.proceeds:
             return await call_next(context)
-        caller = identify(ctx)
-        if caller.kind == "internal" or self._level(caller) == "full":
-            return await call_next(context)
-        if caller.kind == "anonymous" or self.engagement.opened_with_call(caller):
-            # a caller no grant can follow to its next call: decided by this call alone
-            self._note_unfollowable_once()
-            if self.anonymous == "full":
-                return await call_next(context)
-            if self.anonymous == "validate":
-                return await self._checked_call(ctx, context, call_next, hashed)
-            caller = dataclasses.replace(caller, kind="anonymous", key=None, anchor=None)
-        kv = self._kv(ctx, caller)
-        if kv is not None and hashed is None and not await self.catalog.exists(ctx, name):
-            return await call_next(context)  # a store key is made only from a real tool
-        try:
-            if await self.grants.has(caller, name, kv=kv):
-                return await call_next(context)
-        except GrantStoreUnavailable:
+        if verdict.outcome == "store_unavailable" or verdict.definition is None:
             return _error_result(payloads.store_unavailable())
-        tool = hashed if hashed is not None else await self.catalog.tool(ctx, name)
-        if tool is None or self._pinned(tool):
-            return await call_next(context)  # unknown: FastMCP answers "unknown tool" its way
-        definition, _ = self.definitions.for_tool(tool)
-        await self.grants.add(caller, [name], kv=kv)  # the refusal teaches
-        return self._refusal(ctx, name, definition, mounted=hashed is None)
-
-    async def _checked_call(
-        self,
-        ctx: Context,
-        context: MiddlewareContext[mt.CallToolRequestParams],
-        call_next: CallNext[mt.CallToolRequestParams, ToolResult],
-        hashed: Tool | None = None,
-    ) -> ToolResult:
-        """A call from a caller the server cannot follow: it runs when its arguments fit the
-        tool's full input schema; otherwise the teaching refusal says what does not fit."""
-        name = hashed.name if hashed is not None else context.message.name
-        tool = hashed if hashed is not None else await self.catalog.tool(ctx, name)
-        if tool is None or self._pinned(tool):
-            return await call_next(context)
-        definition, _ = self.definitions.for_tool(tool)
-        problem = self.checker.problem(definition, context.message.arguments)
-        if problem is None:
-            return await call_next(context)
-        return self._refusal(ctx, name, definition, problem=problem, mounted=hashed is None)
+        return self._refusal(ctx, call.name, verdict.definition, problem=verdict.problem,
+                             mounted=hashed is None)
 
     def _refusal(
         self,
@@ -498,13 +464,15 @@ class ProgressiveDisclosure(Middleware):
         """Tools listed in full and never gated: configured ones and transform gateways."""
         if ctx is None:
             return self.exempt_tools
-        return self.exempt_tools | gateway_tools(ctx.fastmcp)
+        return self.exempt_tools | gateways_of(ctx.fastmcp)
 
     def _level(self, caller: Caller) -> ClientLevel:
-        """What ``caller``'s listing shows: ``full`` (never gated) or a progressive level."""
-        if caller.kind == "anonymous" and self.anonymous == "full":
-            return "full"
-        return self.modes.level(caller)
+        """What ``caller``'s listing shows (the gate decides: ``full`` is never gated)."""
+        return self.gate.level(caller)
+
+    def _site(self, ctx: Context) -> RequestSite:
+        """What the server serving ``ctx`` tells the gate."""
+        return RequestSite(ctx, self.catalog, self.store)
 
     def _lister(self, level: ListingLevel) -> Lister:
         """The lister (and its memo) for one progressive level, made on first use."""
@@ -518,24 +486,9 @@ class ProgressiveDisclosure(Middleware):
             self._listers[level] = lister
         return lister
 
-    def _pinned(self, tool: Tool) -> bool:
-        """Whether ``tool`` is pinned "always load" (listed in full, never gated)."""
-        return is_pinned(tool, self.store.lookup(tool.name))
-
     @property
     def _bridge_name(self) -> str | None:
         return self.bridge.name if self.bridge is not None else None
-
-    def _identified(self, caller: Caller) -> bool:
-        """Whether grants can be kept for ``caller`` (an anonymous one only when shared)."""
-        if caller.kind == "anonymous":
-            return self.anonymous == "shared"
-        return caller.kind != "internal"
-
-    def _kv(self, ctx: Context, caller: Caller) -> KeyValue | None:
-        if not self.grants.uses_store(caller):
-            return None
-        return self._grant_store if self._grant_store is not None else state_storage(ctx)
 
     def _check_order(self, chain: Sequence[Any]) -> None:
         """Refuse to serve while middleware in front of us would bypass the gate."""
@@ -546,18 +499,6 @@ class ProgressiveDisclosure(Middleware):
             self._reported_order = True
             logger.error("%s", problem)
         raise MiddlewareOrderError(problem)
-
-    def _note_unfollowable_once(self) -> None:
-        if self._noted_unfollowable:
-            return
-        self._noted_unfollowable = True
-        logger.info(
-            "progressive disclosure: a caller the server cannot follow between calls "
-            "(2026-07-28 HTTP without auth, stateless_http=True, or a new session per tool "
-            "call) called a tool; its calls are handled by anonymous=%r. Add auth to gate "
-            "such clients per principal.",
-            self.anonymous,
-        )
 
 
 @dataclass

@@ -32,17 +32,17 @@ class HangingStore:
 
 async def test_store_that_hangs_fails_open_then_is_left_alone_for_a_moment() -> None:
     store = HangingStore()
-    grants = GrantStore(store_timeout=0.05, on_store_error="open")
-    assert await grants.has(ALICE, "add", kv=store)  # timed out: open policy lets it through
-    assert await grants.has(ALICE, "add", kv=store)  # cool-down: answered without asking
-    await grants.add(ALICE, ["add"], kv=store)  # logged, never raised
+    grants = GrantStore(store_timeout=0.05, on_store_error="open", store=store)
+    assert await grants.has(ALICE, "add")  # timed out: open policy lets it through
+    assert await grants.has(ALICE, "add")  # cool-down: answered without asking
+    await grants.add(ALICE, ["add"])  # logged, never raised
     assert store.calls == 1
 
 
 async def test_store_that_hangs_fails_closed_when_asked() -> None:
-    grants = GrantStore(store_timeout=0.05, on_store_error="closed")
+    grants = GrantStore(store_timeout=0.05, on_store_error="closed", store=HangingStore())
     with pytest.raises(GrantStoreUnavailable):
-        await grants.has(ALICE, "add", kv=HangingStore())
+        await grants.has(ALICE, "add")
 
 
 async def test_sessions_and_streams_never_share_grants() -> None:
@@ -54,13 +54,13 @@ async def test_sessions_and_streams_never_share_grants() -> None:
     a = Caller(kind="stream", era="modern", key="a", anchor=anchor_a)
     b = Caller(kind="stream", era="modern", key="b", anchor=anchor_b)
     s = Caller(kind="session", era="legacy", key="s1")
-    await grants.add(a, ["add"], kv=None)
-    assert await grants.has(a, "add", kv=None)
-    assert not await grants.has(b, "add", kv=None)
-    assert not await grants.has(s, "add", kv=None)
-    await grants.add(s, ["echo"], kv=None)
+    await grants.add(a, ["add"])
+    assert await grants.has(a, "add")
+    assert not await grants.has(b, "add")
+    assert not await grants.has(s, "add")
+    await grants.add(s, ["echo"])
     grants.release("s1")
-    assert not await grants.has(s, "echo", kv=None)
+    assert not await grants.has(s, "echo")
 
 
 def test_bad_settings_are_refused() -> None:

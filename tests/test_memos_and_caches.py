@@ -199,38 +199,38 @@ class CountingStore(MemoryStore):
 
 async def test_store_grants_are_confirmed_in_memory_without_a_lookup() -> None:
     kv = CountingStore()
-    grants = GrantStore(ttl=600)
-    await grants.add(PRINCIPAL, ["a"], kv=kv)
-    assert await grants.has(PRINCIPAL, "a", kv=kv)
+    grants = GrantStore(ttl=600, store=kv)
+    await grants.add(PRINCIPAL, ["a"])
+    assert await grants.has(PRINCIPAL, "a")
     assert kv.gets == 0  # written here: trusted at once
-    assert not await grants.has(PRINCIPAL, "b", kv=kv)
+    assert not await grants.has(PRINCIPAL, "b")
     assert kv.gets == 1  # refusals always ask the store (another replica may grant)
 
-    other = GrantStore(ttl=600)  # a replica that did not write the grant
-    assert await other.has(PRINCIPAL, "a", kv=kv) and await other.has(PRINCIPAL, "a", kv=kv)
+    other = GrantStore(ttl=600, store=kv)  # a replica that did not write the grant
+    assert await other.has(PRINCIPAL, "a") and await other.has(PRINCIPAL, "a")
     assert kv.gets == 2 and other.confirmed() == 1
 
 
 async def test_confirmation_never_outlives_the_grant() -> None:
     kv = CountingStore()
-    grants = GrantStore(ttl=5)
-    await grants.add(PRINCIPAL, ["a"], kv=kv)
+    grants = GrantStore(ttl=5, store=kv)
+    await grants.add(PRINCIPAL, ["a"])
     assert grants._confirmed["user:abc|a"] <= time.monotonic() + 5 < CONFIRMED_SECONDS + 1e9
     almost_gone = time.time() + 0.5  # a grant another replica wrote long ago
     await kv.put("user:abc|b", {"granted": True, "until": almost_gone},
                  collection="fastmcp_progressive_grants")
-    assert await grants.has(PRINCIPAL, "b", kv=kv)
+    assert await grants.has(PRINCIPAL, "b")
     assert grants._confirmed["user:abc|b"] <= time.monotonic() + 0.5
     grants._confirmed["user:abc|a"] = time.monotonic() - 1  # as when its time is up
-    assert await grants.has(PRINCIPAL, "a", kv=kv)
+    assert await grants.has(PRINCIPAL, "a")
     assert kv.gets == 2  # an expired confirmation asks the store again
 
 
 async def test_grant_without_a_known_expiry_is_not_trusted() -> None:
     kv = CountingStore()
     await kv.put("user:abc|a", {"granted": True}, collection="fastmcp_progressive_grants")
-    grants = GrantStore(ttl=600)
-    assert await grants.has(PRINCIPAL, "a", kv=kv) and await grants.has(PRINCIPAL, "a", kv=kv)
+    grants = GrantStore(ttl=600, store=kv)
+    assert await grants.has(PRINCIPAL, "a") and await grants.has(PRINCIPAL, "a")
     assert kv.gets == 2 and grants.confirmed() == 0
 
 

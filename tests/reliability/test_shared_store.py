@@ -197,19 +197,19 @@ async def test_shared_session_grants_are_seen_by_another_store_on_the_same_redis
         RedisStore(url=redis_server.url) as kv_a,
         RedisStore(url=redis_server.url) as kv_b,
     ):
-        a = GrantStore(shared_sessions=True, ttl=60)
-        b = GrantStore(shared_sessions=True, ttl=60)
+        a = GrantStore(shared_sessions=True, ttl=60, store=kv_a)
+        b = GrantStore(shared_sessions=True, ttl=60, store=kv_b)
         s1 = Caller(kind="session", era="legacy", key="0123abcd")
         s2 = Caller(kind="session", era="legacy", key="4567ef01")
-        await a.add(s1, ["add", "echo"], kv=kv_a)
-        assert await b.has(s1, "add", kv=kv_b)
-        assert await b.has(s1, "echo", kv=kv_b)
-        assert not await b.has(s1, "shout", kv=kv_b)
-        assert not await b.has(s2, "add", kv=kv_b)  # another session: nothing
+        await a.add(s1, ["add", "echo"])
+        assert await b.has(s1, "add")
+        assert await b.has(s1, "echo")
+        assert not await b.has(s1, "shout")
+        assert not await b.has(s2, "add")  # another session: nothing
         assert a.held_in_memory() == b.held_in_memory() == 0
         # a principal can never collide with a session's keys
         principal = Caller(kind="principal", era="modern", key="0123abcd")
-        assert not await b.has(principal, "add", kv=kv_b)
+        assert not await b.has(principal, "add")
     keys = await grant_keys(redis_server.url)
     assert sorted(k.rsplit("::", 1)[1] for k in keys) == [
         "session:0123abcd|add", "session:0123abcd|echo",
@@ -247,29 +247,30 @@ async def test_store_timeout_bounds_reads_of_many_tools_and_the_store_recovers(
     principal = Caller(kind="principal", era="modern", key="user:feed")
     names = [f"t{i:02d}" for i in range(32)]
     async with RedisStore(url=redis_server.url) as kv:
-        open_store = GrantStore(store_timeout=timeout, on_store_error="open")
-        closed_store = GrantStore(store_timeout=timeout, on_store_error="closed")
-        await open_store.add(principal, ["add"], kv=kv)  # connect while Redis answers
+        open_store = GrantStore(store_timeout=timeout, on_store_error="open", store=kv)
+        closed_store = GrantStore(store_timeout=timeout, on_store_error="closed",
+                                 store=kv)
+        await open_store.add(principal, ["add"])  # connect while Redis answers
         redis_server.freeze()
         figures.add("faults injected: grant store down")
         start = time.monotonic()
-        await open_store.add(principal, names, kv=kv)  # 32 writes, one timeout
+        await open_store.add(principal, names)  # 32 writes, one timeout
         assert time.monotonic() - start < timeout + MARGIN
         start = time.monotonic()
-        assert await open_store.has(principal, "t00", kv=kv)  # fail open: granted
+        assert await open_store.has(principal, "t00")  # fail open: granted
         with pytest.raises(GrantStoreUnavailable):
-            await closed_store.has(principal, "add", kv=kv)
+            await closed_store.has(principal, "add")
         assert time.monotonic() - start < 2 * timeout + MARGIN
         redis_server.thaw()
         deadline = time.monotonic() + 10
         while True:
             try:
-                if await closed_store.has(principal, "add", kv=kv):
+                if await closed_store.has(principal, "add"):
                     break
             except GrantStoreUnavailable:
                 pass
             assert time.monotonic() < deadline, "the store did not recover after a thaw"
             await anyio.sleep(0.05)
-        assert not await closed_store.has(principal, "shout", kv=kv)  # never granted
+        assert not await closed_store.has(principal, "shout")  # never granted
         # (a write that timed out while Redis was frozen may still land after the thaw:
         # it was already in the socket; the log's "the grant is not kept" overstates it)
