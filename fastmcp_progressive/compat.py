@@ -29,6 +29,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from cachetools import LRUCache
+
 from .caller import Caller
 from .hosts import HOST_PROFILES, ClientLevel, HostProfile, check_profiles, profile_level
 from .listing import LEVELS, ListingLevel
@@ -80,6 +82,8 @@ class ModePolicy:
         self.resolver = resolver
         self.host_profiles = check_profiles(host_profiles)
         self.default_level: ListingLevel = default_level
+        # (name, version, era, transport) -> what the name rules and host table say
+        self._by_client: LRUCache[tuple[Any, ...], Choice | None] = LRUCache(maxsize=1024)
 
     def decide(self, caller: Caller) -> Mode:
         """``"full"`` or ``"progressive"`` for ``caller`` (its ``level`` without the detail)."""
@@ -89,7 +93,7 @@ class ModePolicy:
         """The listing level for ``caller``; never raises (a failing resolver is logged)."""
         chosen = self._chosen(caller)
         if chosen is None:
-            chosen = profile_level(self.host_profiles, caller)
+            chosen = self._named(caller)
         if chosen is None or chosen == "progressive":
             return self.default_level
         return chosen
@@ -109,11 +113,27 @@ class ModePolicy:
             value = caller.headers.get(self.mode_header, "").strip().lower()
             if value in CHOICES:
                 return value
+        return None
+
+    def _named(self, caller: Caller) -> Choice | None:
+        """What ``full_clients`` and the host table say of the client's name and version:
+        the same for every request of that client, so kept (bounded) by those fields."""
+        if caller.client_name is None:
+            return None
+        key = (caller.client_name, caller.client_version, caller.era, caller.transport)
+        try:
+            return self._by_client[key]
+        except KeyError:
+            pass
+        chosen: Choice | None = None
         if self.full_clients and caller.client_name and self._matches(
             caller.client_name, caller.client_version
         ):
-            return "full"
-        return None
+            chosen = "full"
+        else:
+            chosen = profile_level(self.host_profiles, caller)
+        self._by_client[key] = chosen
+        return chosen
 
     def _matches(self, name: str, version: str | None) -> bool:
         labels = (name, f"{name}/{version}") if version else (name,)

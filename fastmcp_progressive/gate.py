@@ -196,12 +196,12 @@ class Gate:
         tool = call.hashed if call.hashed is not None else await site.tool(call.name)
         if tool is None:
             return UNKNOWN
-        if site.pinned(tool):
-            return RUN
         definition, _ = self.definitions.for_tool(tool)
         problem = self.checker.problem(definition, call.arguments)
         if problem is None:
-            return RUN_CHECKED
+            return RUN_CHECKED  # pinned or not, it runs: the pin is asked only to refuse
+        if site.pinned(tool):
+            return RUN
         return Verdict("refuse", definition=definition, problem=problem)
 
     # -- grants -----------------------------------------------------------------------

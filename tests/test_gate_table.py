@@ -145,6 +145,7 @@ ROWS = [
     Row("anonymous", expect="run_checked"),
     Row("anonymous", fits=False, expect="refuse"),
     Row("anonymous", pinned=True, fits=False),
+    Row("anonymous", pinned=True, expect="run_checked"),
     Row("anonymous", policy="full", fits=False),
     Row("anonymous", policy="full", level="full", fits=False),
     Row("anonymous", policy="shared", expect="refuse"),
