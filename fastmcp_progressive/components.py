@@ -38,6 +38,7 @@ from fastmcp.server.context import Context
 from fastmcp.server.dependencies import get_context
 from fastmcp.server.providers.base import Provider
 from fastmcp.tools.base import Tool, ToolResult
+from fastmcp.utilities.versions import VersionSpec
 
 from . import payloads
 from .bridge import bridge_tool
@@ -101,6 +102,13 @@ class DisclosureComponents(Provider):
 
     async def _list_tools(self) -> Sequence[Tool]:
         return [self.bridge] if self.bridge is not None and self._active() else []
+
+    async def _get_tool(self, name: str, version: VersionSpec | None = None) -> Tool | None:
+        """FastMCP asks every provider for the tool of each call: only the bridge's name
+        needs looking at (the default lists our tools to answer)."""
+        if self.bridge is None or name != self.bridge.name:
+            return None
+        return await super()._get_tool(name, version)
 
     async def _list_resources(self) -> Sequence[Resource]:
         return [self.resource] if self._active() else []
