@@ -29,8 +29,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cachetools import LRUCache
-
 from .caller import Caller
 from .hosts import HOST_PROFILES, ClientLevel, HostProfile, check_profiles, profile_level
 from .listing import LEVELS, ListingLevel
@@ -44,6 +42,8 @@ Choice = Literal["progressive", "full", "minimal", "skeleton"]
 CHOICES: tuple[Choice, ...] = ("progressive", "full", "minimal", "skeleton")
 """What a resolver, the client extension or the header may ask for."""
 DEFAULT_MODE_HEADER = "x-progressive-disclosure"
+MAX_CLIENTS_KEPT = 1024
+"""Client name/version/era/transport combinations whose name-rule answer is kept."""
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,9 @@ class ModePolicy:
         self.resolver = resolver
         self.host_profiles = check_profiles(host_profiles)
         self.default_level: ListingLevel = default_level
-        # (name, version, era, transport) -> what the name rules and host table say
-        self._by_client: LRUCache[tuple[Any, ...], Choice | None] = LRUCache(maxsize=1024)
+        # (name, version, era, transport) -> what the name rules and host table say; a
+        # plain dict emptied when full (client names are the client's to choose)
+        self._by_client: dict[tuple[Any, ...], Choice | None] = {}
 
     def decide(self, caller: Caller) -> Mode:
         """``"full"`` or ``"progressive"`` for ``caller`` (its ``level`` without the detail)."""
@@ -121,10 +122,8 @@ class ModePolicy:
         if caller.client_name is None:
             return None
         key = (caller.client_name, caller.client_version, caller.era, caller.transport)
-        try:
+        if key in self._by_client:
             return self._by_client[key]
-        except KeyError:
-            pass
         chosen: Choice | None = None
         if self.full_clients and caller.client_name and self._matches(
             caller.client_name, caller.client_version
@@ -132,6 +131,8 @@ class ModePolicy:
             chosen = "full"
         else:
             chosen = profile_level(self.host_profiles, caller)
+        if len(self._by_client) >= MAX_CLIENTS_KEPT:
+            self._by_client.clear()
         self._by_client[key] = chosen
         return chosen
 

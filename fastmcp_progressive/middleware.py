@@ -325,7 +325,7 @@ class ProgressiveDisclosure(Middleware):
             hashed.name if hashed is not None else name,
             arguments=context.message.arguments,
             hashed=hashed,
-            nested=is_nested_tool_call() and passed_outer_gate(),
+            nested=passed_outer_gate() and is_nested_tool_call(),  # cheaper read first
         )
         verdict = await self.gate.decide(call, self._site(ctx))
         if verdict.proceeds:
