@@ -149,6 +149,19 @@ def _type_only(spec: Any) -> dict[str, Any]:
     return {}
 
 
+def _kept_fields(tool: Tool) -> Hashable:
+    """The fields a listed copy keeps that its listing line and schema do not show (so the
+    memo never hands one tool's ``timeout`` or ``auth`` to another): as they are when
+    hashable (cheaper than ``repr``), else as text."""
+    auth = tool.auth
+    kept = (tuple(auth) if isinstance(auth, list) else auth, tool.timeout, tool.return_type)
+    try:
+        hash(kept)
+    except TypeError:
+        return repr(kept)
+    return kept
+
+
 def _fingerprint(value: Any) -> str:
     """A value's content as text: pydantic models as JSON (their repr is ten times slower)."""
     if isinstance(value, BaseModel):
@@ -204,28 +217,34 @@ class ListedTool(Tool):
         """A copy whose wire form is built afresh: the kept one shows the fields before
         ``update`` (e.g. a resolution mark added to ``meta``)."""
         copied = super().model_copy(update=update, deep=deep)
-        copied._wire = None
+        private = copied.__pydantic_private__  # the copy's own dict
+        if private is not None and private.get("_wire") is not None:
+            private["_wire"] = None
         return copied
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:  # pragma: no cover
         raise RuntimeError("a listed copy of a tool is never run")
 
     @classmethod
-    def of(cls, tool: Tool, update: dict[str, Any]) -> ListedTool:
+    def of(cls, tool: Tool, update: dict[str, Any]) -> Self:
         """``tool`` as a listed copy: every field FastMCP's ``Tool`` declares (``auth``,
         ``timeout``, ``return_type``, ... and any a later release adds), then ``update``.
 
-        What ``tool.model_copy(update=...)`` does, but into this class: a ``model_copy``
-        keeps the source's own class (a ``FunctionTool`` with its function), while a
-        listed copy must be one whose wire form is kept and whose noise is stripped. The
-        fields were validated when ``tool`` was made, so they are not validated again.
+        ``tool.model_copy(update=...)`` would keep the source's own class (a
+        ``FunctionTool`` with its function), while a listed copy must be one whose wire
+        form is kept and whose noise is stripped; so the fields are copied, with
+        ``model_copy(update=...)``, onto a blank listed tool. They were validated when
+        ``tool`` was made and are not validated again (cheaper than constructing).
         """
+        blank = _BLANKS.get(cls)
+        if blank is None:
+            blank = _BLANKS[cls] = cls.model_construct(name="listed", parameters={})
         values = {name: getattr(tool, name) for name in _TOOL_FIELDS}
         values.update(update)
-        fields_set = tool.model_fields_set | update.keys()
-        return cls.model_construct(_fields_set=fields_set, **values)
+        return blank.model_copy(update=values)  # type: ignore[return-value]
 
 
+_BLANKS: dict[type[ListedTool], ListedTool] = {}
 _RESTATED = frozenset({"name", "outputSchema"})
 _TOOL_FIELDS = tuple(Tool.model_fields)
 """Every field of FastMCP's ``Tool`` (not a subclass's: a listed copy never runs)."""
@@ -308,7 +327,7 @@ class Lister:
             _fingerprint(tool.annotations), _fingerprint(tool.icons), repr(tool.meta),
             tuple(sorted(tool.tags)), _fingerprint(tool.execution), repr(tool.task_config),
             repr(self._schema(tool)),
-            repr(tool.auth), repr(tool.timeout), repr(tool.return_type),  # kept by the copy
+            _kept_fields(tool),
         )
 
     def _schema(self, tool: Tool) -> dict[str, Any]:
