@@ -56,21 +56,27 @@ def noop() -> str:
     return "ok"
 
 
+class Probe(Middleware):
+    """Records ``probe(context)`` for each ``tools/call`` it sees."""
+
+    def __init__(self, probe: Callable[[MiddlewareContext[Any]], Any]) -> None:
+        self.probe = probe
+        self.seen: list[Any] = []
+
+    async def on_call_tool(self, context: MiddlewareContext[Any],
+                           call_next: CallNext[Any, ToolResult]) -> ToolResult:
+        self.seen.append(self.probe(context))
+        return await call_next(context)
+
+
 async def during_call(era: Era, probe: Callable[[Context], Any], *, clients: int = 1,
-                      calls: int = 1) -> list[Any]:
+                      calls: int = 1, server: FastMCP | None = None) -> list[Any]:
     """What ``probe(ctx)`` answers inside each ``tools/call`` of ``clients`` in-memory clients."""
-    server = FastMCP("contract")
+    server = server or FastMCP("contract")
     server.tool(noop)
-    seen: list[Any] = []
-
-    class Probe(Middleware):
-        async def on_call_tool(self, context: MiddlewareContext[Any],
-                               call_next: CallNext[Any, ToolResult]) -> ToolResult:
-            assert context.fastmcp_context is not None
-            seen.append(probe(context.fastmcp_context))
-            return await call_next(context)
-
-    server.add_middleware(Probe())
+    recorder = Probe(lambda context: probe(context.fastmcp_context))
+    server.add_middleware(recorder)
+    seen = recorder.seen
     for _ in range(clients):
         async with connect(server, era) as client:
             for _ in range(calls):
@@ -111,14 +117,8 @@ async def test_is_nested_tool_call() -> None:
     def inner() -> str:
         return "inner"
 
-    class Probe(Middleware):
-        async def on_call_tool(self, context: MiddlewareContext[Any],
-                               call_next: CallNext[Any, ToolResult]) -> ToolResult:
-            seen[context.message.name] = (internals.is_nested_tool_call(),
-                                          internals.serving_tool_call())
-            return await call_next(context)
-
-    server.add_middleware(Probe())
+    server.add_middleware(Probe(lambda context: seen.update({context.message.name: (
+        internals.is_nested_tool_call(), internals.serving_tool_call())})))
     async with Client(server) as client:
         await client.call_tool("outer", {})
     message = moved("fastmcp.server.dependencies._client_tool_call / _is_client_tool_call",
@@ -148,20 +148,14 @@ async def test_serving_tool_call() -> None:
 async def test_wire_params() -> None:
     child = FastMCP("child")
     child.tool(noop)
-    seen: list[Any] = []
-
-    class Probe(Middleware):
-        async def on_call_tool(self, context: MiddlewareContext[Any],
-                               call_next: CallNext[Any, ToolResult]) -> ToolResult:
-            seen.append((context.message.name, internals.wire_params(context.fastmcp_context)))
-            return await call_next(context)
-
-    child.add_middleware(Probe())
+    recorder = Probe(lambda context: (context.message.name,
+                                      internals.wire_params(context.fastmcp_context)))
+    child.add_middleware(recorder)
     parent = FastMCP("parent")
     parent.mount(child, namespace="kid")
     async with Client(parent) as client:
         await client.call_tool("kid_noop", {})
-    (local, params), = seen
+    (local, params), = recorder.seen
     assert local == "noop"
     assert params is not None and params.get("name") == "kid_noop", moved(
         "FastMCPRequestContext._srctx.params", "wire_params")
@@ -263,22 +257,12 @@ def test_server_info_stamp() -> None:
 
 
 async def test_state_storage() -> None:
+    default = await during_call("legacy", internals.state_storage)
+    assert default[0] is not None, moved("FastMCP._state_store / _state_storage", "state_storage")
     store = MemoryStore()
-    server = FastMCP("state", session_state_store=store)
-    found = await during_call("legacy", lambda ctx: internals.state_storage(ctx))
-    assert found[0] is not None, moved("FastMCP._state_store / _state_storage", "state_storage")
-
-    class Probe(Middleware):
-        async def on_call_tool(self, context: MiddlewareContext[Any],
-                               call_next: CallNext[Any, ToolResult]) -> ToolResult:
-            found.append(internals.state_storage(context.fastmcp_context))
-            return await call_next(context)
-
-    server.tool(noop)
-    server.add_middleware(Probe())
-    async with Client(server) as client:
-        await client.call_tool("noop", {})
-    assert found[-1] is store, moved("FastMCP._state_storage", "state_storage")
+    given = await during_call("legacy", internals.state_storage,
+                              server=FastMCP("state", session_state_store=store))
+    assert given[0] is store, moved("FastMCP._state_storage", "state_storage")
 
 
 # -- middleware and transforms ---------------------------------------------------------------
