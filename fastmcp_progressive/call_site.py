@@ -21,9 +21,9 @@ from fastmcp import FastMCP
 from fastmcp.server.context import Context
 from fastmcp.tools.base import Tool
 
-from .caller import state_storage
 from .catalog import Catalog, gateway_tools
 from .descriptions import DescriptionStore
+from .fastmcp_internals import state_storage
 from .grants import KeyValue
 from .pins import is_pinned
 

@@ -40,13 +40,14 @@ from fastmcp.tools.base import Tool, ToolResult
 from . import payloads
 from .bridge import BRIDGE_TOOL_NAME, requested_names
 from .call_site import RequestSite, gateways_of
-from .caller import Caller, identify, is_nested_tool_call, serving_tool_call
-from .catalog import Catalog, listing_passthrough
+from .caller import Caller, identify
+from .catalog import Catalog
 from .compat import ModePolicy, ModeResolver
 from .components import DisclosureComponents, install
 from .definitions import DEFAULT_DEFINITION_CACHE, Definitions, compact_json
 from .descriptions import DescriptionStore
 from .engagement import IGNORED_METHODS, Engagement
+from .fastmcp_internals import is_nested_tool_call, serving_tool_call
 from .gate import ANONYMOUS_POLICIES as ANONYMOUS_POLICIES
 from .gate import AnonymousPolicy as AnonymousPolicy
 from .gate import Gate, GateCall
@@ -218,7 +219,7 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
     ) -> Sequence[Tool]:
         tools = await call_next(context)
-        if listing_passthrough() or serving_tool_call():
+        if self.catalog.passthrough() or serving_tool_call():
             return tools  # our own catalog query, or a catalog built inside a tool call
         ctx = context.fastmcp_context
         caller = identify(ctx)
