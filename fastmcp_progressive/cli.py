@@ -47,10 +47,7 @@ from fastmcp.utilities.versions import dedupe_with_versions
 from . import payloads
 from .checks import check
 from .definitions import compact_json, full_definition
-from .descriptions import (
-    SUFFIXES,
-    safe_file_name,
-)
+from .description_folder import SUFFIXES, safe_file_name
 from .listing import LEVELS, ListingLevel, summarize
 from .middleware import ANONYMOUS_POLICIES, ProgressiveDisclosure
 from .proxy import (

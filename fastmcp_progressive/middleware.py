@@ -50,6 +50,7 @@ from .engagement import IGNORED_METHODS, Engagement
 from .grants import GrantStore, GrantStoreUnavailable, KeyValue, StoreErrorPolicy
 from .guidance import guidance_prompt as guidance_prompt_for
 from .hosts import HOST_PROFILES, ClientLevel, HostProfile
+from .hot_reload import HotReload
 from .listing import DEFAULT_LISTING_CACHE, Lister, ListingLevel
 from .mounts import call_prefix, read_prefix, refusal_for_mount, unprefixed
 from .options import check_options
@@ -67,7 +68,6 @@ from .selection import (
 )
 from .targets import hashed_target
 from .validation import ArgumentChecker
-from .watch import HotReload
 
 logger = logging.getLogger("fastmcp_progressive")
 
