@@ -8,8 +8,8 @@ front-matter block whose JSON carries the structured fields (no YAML dependency)
     ---
     The Markdown body is the full description.
 
-Both the parser and the code that points error messages at a key need the same cut of a
-file into its JSON part and its prose, so the cut is made here and nowhere else.
+The parser, the code that points error messages at a key and ``extract`` (which writes
+new files) all need the same layout, so it is written here and nowhere else.
 
 Example:
     ```python
@@ -62,3 +62,8 @@ def layout(text: str, suffix: str) -> Layout:
             return Layout(json="".join(lines[1:end]), line_offset=1,
                           body="".join(lines[end + 1 :]))
     raise DescriptionError("line 1, column 1: front matter opened with '---' is never closed")
+
+
+def with_front_matter(head: str, body: str) -> str:
+    """A Markdown file's text from its front matter's JSON and its prose: ``layout``'s inverse."""
+    return f"{FENCE}\n{head}\n{FENCE}\n" + (f"{body}\n" if body else "")
