@@ -33,9 +33,10 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .caller import Caller, identify, server_running
+from .caller import Caller, identify
 from .descriptions import DescriptionStore, Signature
 from .directory_watcher import DirectoryWatcher
+from .fastmcp_internals import server_running
 from .legacy_sessions import LegacySessions
 from .listing import file_line
 

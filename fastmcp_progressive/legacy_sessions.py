@@ -25,7 +25,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from .caller import Caller, on_connection_close
+from .caller import Caller
+from .fastmcp_internals import on_connection_close
 
 logger = logging.getLogger(__name__)
 

@@ -26,9 +26,10 @@ from fastmcp import Client
 from fastmcp.client.messages import MessageHandler
 
 from fastmcp_progressive import ProgressiveDisclosure
-from fastmcp_progressive.caller import Caller, server_running
+from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.description_folder import description_name
 from fastmcp_progressive.directory_watcher import DirectoryWatcher
+from fastmcp_progressive.fastmcp_internals import server_running
 from fastmcp_progressive.legacy_sessions import LegacySessions
 
 from .conftest import build_server, connect, fetch, serve_http
