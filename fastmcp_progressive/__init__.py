@@ -11,7 +11,7 @@ Example:
 """
 
 from .compat import ClientDescription, Mode
-from .descriptions import DescriptionFile, Example
+from .description_file import DescriptionFile, Example
 from .hosts import HOST_PROFILES, ClientLevel, HostProfile
 from .listing import ListingLevel
 from .middleware import AnonymousPolicy, ProgressiveDisclosure

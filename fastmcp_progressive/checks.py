@@ -16,28 +16,20 @@ Example:
 from __future__ import annotations
 
 import difflib
-import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from fastmcp.tools.base import Tool
 
-from .definitions import inline_refs, registered_definition
-from .descriptions import (
-    SUFFIXES,
-    DescriptionError,
-    DescriptionFile,
-    key_location,
-    read_description,
-    safe_file_name,
-    where_and_why,
-)
+from .definitions import registered_definition
+from .description_file import DescriptionFile
+from .description_folder import read_description, read_folder, safe_file_name
+from .file_errors import DescriptionError, where_and_why
+from .file_places import key_location
 from .listing import ELLIPSIS, summarize
-from .rule_checks import resolution_problems, rule_locations
-
-# -- check -------------------------------------------------------------------------------
-Severity = Literal["error", "warning"]
+from .rule_checks import Severity, resolution_problems, rule_locations
+from .schema_refs import inline_refs
 
 
 @dataclass(frozen=True)
@@ -70,22 +62,19 @@ def check(tools: dict[str, Tool], directory: Path, *,
 
 
 def _description_files(directory: Path, problems: list[Problem]) -> dict[str, str]:
-    """Tool name -> suffix of the file the server reads for it (``.json`` wins)."""
-    chosen: dict[str, str] = {}
-    for entry in sorted(os.listdir(directory)):
-        stem, dot, ext = entry.rpartition(".")
-        if not dot or dot + ext not in SUFFIXES or entry.startswith("."):
-            continue
-        if not safe_file_name(stem):
-            problems.append(Problem("warning", str(directory / entry),
-                                    "ignored: not a usable tool name"))
-            continue
-        if stem in chosen:  # names are sorted, so x.json came before x.md
-            problems.append(Problem("warning", str(directory / entry),
-                                    f"ignored: {stem}.json takes precedence"))
-            continue
-        chosen[stem] = dot + ext
-    return chosen
+    """Tool name -> suffix of the file the server reads for it, by the server's own scan.
+
+    The scan (``description_folder``) decides which files count and which one wins; this
+    adds only why each other file named like a description file is passed over.
+    """
+    scan = read_folder(directory)
+    ignored = [(entry, "ignored: not a usable tool name") for entry in scan.unusable]
+    for name, (read, *others) in scan.present.items():
+        ignored += [(name + suffix, f"ignored: {name}{read} takes precedence")
+                    for suffix in others]
+    for entry, reason in sorted(ignored):
+        problems.append(Problem("warning", str(directory / entry), reason))
+    return scan.files
 
 
 def _check_file(directory: Path, name: str, suffix: str, tools: dict[str, Tool],

@@ -47,10 +47,8 @@ from fastmcp.utilities.versions import dedupe_with_versions
 from . import payloads
 from .checks import check
 from .definitions import compact_json, full_definition
-from .descriptions import (
-    SUFFIXES,
-    safe_file_name,
-)
+from .description_folder import SUFFIXES, safe_file_name
+from .file_format import with_front_matter
 from .listing import LEVELS, ListingLevel, summarize
 from .middleware import ANONYMOUS_POLICIES, ProgressiveDisclosure
 from .proxy import (
@@ -107,8 +105,7 @@ def render(tool: Tool, suffix: str, summary_max_chars: int) -> str:
     if summary:
         head["summary"] = summary
     if suffix == ".md":
-        return "---\n" + json.dumps(head, indent=2, ensure_ascii=False) + "\n---\n" + (
-            f"{description}\n" if description else "")
+        return with_front_matter(json.dumps(head, indent=2, ensure_ascii=False), description)
     if description:
         head["description"] = description
     return json.dumps(head, indent=2, ensure_ascii=False) + "\n"

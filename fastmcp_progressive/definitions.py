@@ -20,10 +20,11 @@ from collections.abc import Hashable
 from typing import Any
 
 from fastmcp.tools.base import Tool
-from fastmcp.utilities.json_schema import dereference_refs
 
-from .descriptions import DescriptionFile, DescriptionStore
+from .description_file import DescriptionFile
+from .descriptions import DescriptionStore
 from .memo import ToolMemo
+from .schema_refs import inline_refs
 
 _REGISTERED_FIELDS = (
     "name",
@@ -37,13 +38,6 @@ _REGISTERED_FIELDS = (
 DEFAULT_DEFINITION_CACHE = 2_048
 """Full definitions kept (about 5 KB each): reads name at most 32 tools, so this is a
 working set of many reads, not the catalog."""
-
-
-def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` with every ``$ref`` inlined (unchanged, not copied, when it has none)."""
-    if "$defs" in schema or "$ref" in json.dumps(schema):
-        return dereference_refs(schema)
-    return schema
 
 
 def registered_definition(tool: Tool) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from fastmcp.prompts import Message, PromptResult
 from fastmcp.prompts.base import Prompt
 
 from .payloads import DEFAULT_BRIDGE_TOOL, DESCRIPTIONS_URI
+from .selection import is_descriptions_uri
 
 PROMPT_NAME = "progressive_disclosure_guide"
 
@@ -64,7 +65,7 @@ def uses_progressive_disclosure(resources: Iterable[Any]) -> bool:
     """Whether a ``resources/list`` result includes the descriptions resource."""
     for resource in resources:
         uri = resource.get("uri") if isinstance(resource, dict) else getattr(resource, "uri", None)
-        if str(uri or "").split("?", 1)[0].rstrip("/") == DESCRIPTIONS_URI:
+        if is_descriptions_uri(str(uri or "")):
             return True
     return False
 

@@ -36,14 +36,15 @@ from typing import Any, Literal, Self
 
 from cachetools import LRUCache
 from fastmcp.tools.base import Tool, ToolResult
-from fastmcp.utilities.json_schema import dereference_refs
 from pydantic import BaseModel
 
-from .descriptions import DescriptionFile, DescriptionStore, Signature
+from .description_file import DescriptionFile
+from .descriptions import DescriptionStore, Signature
 from .fastmcp_internals import default_title
 from .headers import with_headers
 from .memo import ToolMemo
 from .pins import pinned
+from .schema_refs import inline_refs
 
 ListingLevel = Literal["minimal", "skeleton"]
 LEVELS: tuple[ListingLevel, ...] = ("minimal", "skeleton")
@@ -119,8 +120,7 @@ FileFacts = tuple[str | None, bool | None]
 
 def skeleton(schema: dict[str, Any]) -> dict[str, Any]:
     """Property names and their JSON types, plus ``required``: nothing else."""
-    if "$defs" in schema:
-        schema = dereference_refs(schema)
+    schema = inline_refs(schema, defs_only=True)  # once per fresh tool: no full scan
     properties = schema.get("properties")
     out: dict[str, Any] = {"type": "object", "properties": {}}
     if isinstance(properties, dict):

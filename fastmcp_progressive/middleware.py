@@ -54,6 +54,7 @@ from .gate import Gate, GateCall
 from .grants import GrantStore, KeyValue, StoreErrorPolicy
 from .guidance import guidance_prompt as guidance_prompt_for
 from .hosts import HOST_PROFILES, ClientLevel, HostProfile
+from .hot_reload import HotReload
 from .listing import DEFAULT_LISTING_CACHE, Lister, ListingLevel
 from .mounts import call_prefix, read_prefix, refusal_for_mount, unprefixed
 from .options import check_options
@@ -70,7 +71,6 @@ from .selection import (
 )
 from .targets import hashed_target
 from .validation import ArgumentChecker
-from .watch import HotReload
 
 logger = logging.getLogger("fastmcp_progressive")
 

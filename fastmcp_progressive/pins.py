@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 from fastmcp.tools.base import Tool
 
-from .descriptions import DescriptionFile
+from .description_file import DescriptionFile
 
 ALWAYS_LOAD_TAG = "always_load"
 ALWAYS_LOAD_META = "io.github.fastmcp-progressive/alwaysLoad"

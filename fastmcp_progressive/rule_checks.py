@@ -7,8 +7,8 @@ client ever asks. Also reported: conditions on arguments the tool does not have 
 can never match as meant), values the argument's schema rejects (the condition never
 holds), rules after a catch-all (never reached), and read-only rules that inherit
 ``destructiveHint: true`` (hosts reading that hint alone would still ask for confirmation).
-Each problem points at the rule's own line and column, found by scanning the file's JSON
-(``rule_locations``).
+Each problem points at the rule's own line and column (``rule_locations``, found by
+``file_places``).
 
 Example:
     ```python
@@ -19,18 +19,16 @@ Example:
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from fastmcp.tools.base import Tool
 
-from .definitions import inline_refs
-from .descriptions import DescriptionFile, key_location
+from .description_file import DescriptionFile
+from .file_places import element_locations
 from .rules import ToolHints, violations
+from .schema_refs import inline_refs
 
 Severity = Literal["error", "warning"]
-_DECODER = json.JSONDecoder()
-_SPACE = " \t\r\n"
 
 
 def resolution_problems(file: DescriptionFile,
@@ -84,38 +82,4 @@ def _valid(schema: Any, value: Any) -> bool:
 
 def rule_locations(text: str, suffix: str) -> list[tuple[int, int]]:
     """(line, column), 1-based, of each element of the top-level ``resolution`` array."""
-    found = key_location(text, suffix, "resolution")
-    if found is None:
-        return []
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    starts = [0, *(i + 1 for i, c in enumerate(text) if c == "\n")]
-    if found[0] > len(starts):
-        return []
-    at = starts[found[0] - 1] + found[1] - 1
-    try:
-        _, at = _DECODER.raw_decode(text, at)  # the key string
-        at = _skip(text, at)
-        if text[at] != ":":
-            return []
-        at = _skip(text, at + 1)
-        if text[at] != "[":
-            return []
-        at = _skip(text, at + 1)
-        located: list[tuple[int, int]] = []
-        while at < len(text) and text[at] != "]":
-            line = text.count("\n", 0, at) + 1
-            located.append((line, at - text.rfind("\n", 0, at)))
-            _, at = _DECODER.raw_decode(text, at)
-            at = _skip(text, at)
-            if at < len(text) and text[at] == ",":
-                at = _skip(text, at + 1)
-        return located
-    except (ValueError, IndexError):
-        return []
-
-
-def _skip(text: str, at: int) -> int:
-    while at < len(text) and text[at] in _SPACE:
-        at += 1
-    return at
+    return element_locations(text, suffix, "resolution")

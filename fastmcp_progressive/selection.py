@@ -41,7 +41,11 @@ class Selection:
 
 
 def is_descriptions_uri(uri: str) -> bool:
-    """Whether ``uri`` addresses the descriptions resource (with or without a query)."""
+    """Whether ``uri`` addresses the descriptions resource (with or without a query).
+
+    The one test for "is this our resource": reads (the middleware) and a client's
+    ``resources/list`` (``guidance.uses_progressive_disclosure``) both ask it.
+    """
     base = uri.split("?", 1)[0].split("#", 1)[0]
     return base.rstrip("/") == DESCRIPTIONS_URI or base == "resource://tool_descriptions"
 

@@ -19,7 +19,7 @@ from fastmcp import Client, FastMCP
 
 from fastmcp_progressive import ProgressiveDisclosure
 from fastmcp_progressive.cli import _listing_json
-from fastmcp_progressive.descriptions import read_description
+from fastmcp_progressive.description_folder import read_description
 
 SERVER = '''
 from pydantic import BaseModel

@@ -19,14 +19,13 @@ from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import descriptions
 from fastmcp_progressive.definitions import full_definition
-from fastmcp_progressive.descriptions import (
-    SUMMARY_MAX_CHARS,
-    DescriptionError,
-    DescriptionStore,
-    key_location,
-    parse_text,
-    read_description,
-)
+from fastmcp_progressive.description_file import SUMMARY_MAX_CHARS
+from fastmcp_progressive.description_folder import read_description
+from fastmcp_progressive.descriptions import DescriptionStore
+from fastmcp_progressive.file_errors import DescriptionError
+from fastmcp_progressive.file_parsing import parse_text
+from fastmcp_progressive.file_places import key_location
+from tests.spies import count_calls
 
 LOGGER = "fastmcp_progressive.descriptions"
 
@@ -168,15 +167,16 @@ def test_cache_hit_costs_a_stat_and_no_read(
     store = DescriptionStore(tmp_path)
     _write(tmp_path, "t", {"summary": "cached"})
     assert store.lookup("t") is not None
-    reads = store.reads
+    reads: list[Any] = []
 
     def no_read(*args: Any, **kwargs: Any) -> Any:
+        reads.append(args)
         raise AssertionError("a cache hit read the file")
 
     monkeypatch.setattr(descriptions, "read_description", no_read)
     for _ in range(5):
         assert (file := store.lookup("t")) is not None and file.summary == "cached"
-    assert store.reads == reads
+    assert reads == []
 
 
 def test_broken_file_keeps_last_good_and_logs_once_per_change(
@@ -281,18 +281,21 @@ def test_symlink_into_a_subfolder_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["../secret", "/etc/passwd", ".hidden", "a/b", "", "..", "a\\b"])
-def test_path_tricks_are_refused_before_any_io(tmp_path: Path, name: str) -> None:
+def test_path_tricks_are_refused_before_any_io(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "descriptions"
     folder.mkdir()
     (tmp_path / "secret.json").write_text('{"summary": "outside"}', encoding="utf-8")
     (folder / ".hidden.json").write_text('{"summary": "hidden"}', encoding="utf-8")
     store = DescriptionStore(folder)
+    reads = count_calls(monkeypatch, descriptions, "read_description")
 
     assert store.signature(name) is None
     assert store.lookup(name) is None
     with pytest.raises(DescriptionError):
         read_description(folder, name, ".json")
-    assert store.reads == 0
+    assert reads.count == 0
 
 
 def test_directory_symlink_itself_is_fine(tmp_path: Path) -> None:
@@ -328,18 +331,19 @@ def test_missing_directory_warns_then_is_picked_up(
     assert set(store.signatures()) == {"t"}
 
 
-def test_lru_evicts_and_reloads(tmp_path: Path) -> None:
+def test_lru_evicts_and_reloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = DescriptionStore(tmp_path, cache_size=2)
+    files_read = count_calls(monkeypatch, descriptions, "read_description")
     for name in ("a", "b", "c"):
         _write(tmp_path, name, {"summary": name})
         assert store.lookup(name) is not None
     assert store.cached() == 2
-    reads = store.reads
+    reads = files_read.count
 
     assert (file := store.lookup("c")) is not None and file.summary == "c"  # most recent
-    assert store.reads == reads
+    assert files_read.count == reads
     assert (file := store.lookup("a")) is not None and file.summary == "a"  # evicted: reread
-    assert store.reads == reads + 1
+    assert files_read.count == reads + 1
     assert store.cached() == 2
 
 

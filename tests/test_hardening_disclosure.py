@@ -5,6 +5,7 @@ caller's listing, and a hidden name costs what an unknown one does.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,7 +36,8 @@ from tests.conftest import (
     read_json,
     serve_http,
 )
-from tests.test_watch import Recorder, until, watcher_ready
+from tests.spies import batch_handled
+from tests.test_watch import Recorder, watcher_ready
 
 HIDDEN = "shout"
 
@@ -215,7 +217,7 @@ async def test_only_fastmcp_gateway_transforms_are_exempt() -> None:
 
 
 async def test_list_changed_goes_only_to_sessions_whose_listing_changed(
-    tmp_descriptions: Path,
+    tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     tokens = dict(TOKENS, **{"admin-token": {"client_id": "agent", "sub": "root",
                                              "scopes": ["admin"]}})
@@ -247,9 +249,9 @@ async def test_list_changed_goes_only_to_sessions_whose_listing_changed(
         watcher = middleware.hot_reload.watcher
         assert watcher is not None
 
-        batches = watcher.batches
+        seen = batch_handled(monkeypatch, watcher, {"orphan"})
         (tmp_descriptions / "orphan.json").write_text('{"summary": "No such tool."}')
-        await until(lambda: watcher.batches > batches, what="the orphan file")
+        assert await asyncio.to_thread(seen.wait, 5.0), "the watcher never saw the orphan file"
         (tmp_descriptions / "wipe.json").write_text('{"summary": "Erase it all."}')
         await root.next()
         (tmp_descriptions / "ping.json").write_text('{"summary": "Say pong."}')

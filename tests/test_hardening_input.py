@@ -5,6 +5,7 @@ Every test here failed on the code before the hardening change it names.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import os
@@ -27,14 +28,15 @@ from fastmcp_progressive.grants import _kv_key
 from fastmcp_progressive.listing import ELLIPSIS, cut_line, summarize
 from fastmcp_progressive.selection import parse_selection, selection_from_names
 from tests.conftest import build_server, connect, fetch, gated, read_json, serve_http
-from tests.test_watch import until, watcher_ready
+from tests.spies import batch_handled
+from tests.test_watch import watcher_ready
 
 HUGE_INT = "7" * 4301
 
 
 # -- hostile description files ------------------------------------------------------------
 async def test_a_4301_digit_integer_keeps_the_last_good_version_everywhere(
-    tmp_descriptions: Path, caplog: pytest.LogCaptureFixture
+    tmp_descriptions: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     caplog.set_level(logging.INFO, "fastmcp_progressive")
     path = tmp_descriptions / "add.json"
@@ -45,9 +47,9 @@ async def test_a_4301_digit_integer_keeps_the_last_good_version_everywhere(
         await watcher_ready(middleware)
         watcher = middleware.hot_reload.watcher
         assert watcher is not None
-        batches = watcher.batches
+        seen = batch_handled(monkeypatch, watcher, {"add"})
         path.write_text('{\n  "summary": "x",\n  "limit": ' + HUGE_INT + "\n}")
-        await until(lambda: watcher.batches > batches, what="the watcher to see the file")
+        assert await asyncio.to_thread(seen.wait, 5.0), "the watcher never saw the file"
         listed = {t.name: t.description for t in await c.list_tools()}
         assert listed["add"] == "Good summary."
         assert (await fetch(c, "add"))["add"]["description"] == "Good text."

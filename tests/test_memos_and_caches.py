@@ -13,12 +13,13 @@ from fastmcp import Client, FastMCP
 from fastmcp.server import create_proxy
 from key_value.aio.stores.memory import MemoryStore
 
-from fastmcp_progressive import ProgressiveDisclosure, definitions
+from fastmcp_progressive import ProgressiveDisclosure, definitions, descriptions
 from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.grants import CONFIRMED_SECONDS, GrantStore
 from fastmcp_progressive.memo import ToolMemo
 from tests.conftest import ERAS, connect, fetch, gated
 from tests.servers import add_basic_tools
+from tests.spies import count_calls
 
 
 def _child() -> FastMCP:
@@ -130,20 +131,22 @@ def _write(folder: Path, name: str, summary: str) -> Path:
     return path
 
 
-async def test_preload_reads_files_before_the_first_listing(tmp_descriptions: Path) -> None:
+async def test_preload_reads_files_before_the_first_listing(
+    tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ("add", "echo", "shout"):
         _write(tmp_descriptions, name, f"{name} from file")
     middleware = ProgressiveDisclosure(tmp_descriptions)
     assert middleware.preload.done.wait(10.0)
     assert middleware.preload.files == 3
-    reads = middleware.store.reads
+    reads = count_calls(monkeypatch, descriptions, "read_description")
     server = FastMCP("t")
     add_basic_tools(server)
     server.add_middleware(middleware)
     async with connect(server, "modern") as client:
         listed = {t.name: t.description for t in await client.list_tools()}
     assert listed["add"] == "add from file"
-    assert middleware.store.reads == reads  # nothing parsed on the request path
+    assert reads.count == 0  # nothing parsed on the request path
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -241,12 +244,14 @@ def test_confirmed_grants_are_bounded() -> None:
     assert grants.confirmed() == 2
 
 
-async def test_watcher_baseline_reuses_the_preloaded_lines(tmp_descriptions: Path) -> None:
+async def test_watcher_baseline_reuses_the_preloaded_lines(
+    tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ("add", "echo", "shout"):
         _write(tmp_descriptions, name, f"{name} from file")
     middleware = ProgressiveDisclosure(tmp_descriptions, cache_size=1)  # LRU keeps one
     assert middleware.preload.done.wait(10.0)
-    reads = middleware.store.reads
+    reads = count_calls(monkeypatch, descriptions, "read_description")
     server = FastMCP("t")
     add_basic_tools(server)
     server.add_middleware(middleware)
@@ -254,4 +259,4 @@ async def test_watcher_baseline_reuses_the_preloaded_lines(tmp_descriptions: Pat
         await client.list_tools()
         watcher = middleware.hot_reload.watcher
         assert watcher is not None and watcher.ready.wait(10.0)
-    assert middleware.store.reads == reads  # neither the listing nor the watcher re-parsed
+    assert reads.count == 0  # neither the listing nor the watcher re-parsed

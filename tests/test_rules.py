@@ -22,7 +22,9 @@ from mcp_types import ToolAnnotations
 from pydantic import ValidationError
 
 from fastmcp_progressive.checks import check
-from fastmcp_progressive.descriptions import DescriptionError, DescriptionStore, parse_text
+from fastmcp_progressive.descriptions import DescriptionStore
+from fastmcp_progressive.file_errors import DescriptionError
+from fastmcp_progressive.file_parsing import parse_text
 from fastmcp_progressive.resolution import ToolResolution
 from fastmcp_progressive.rule_checks import rule_locations
 from fastmcp_progressive.rules import Rule, json_equal

@@ -27,11 +27,13 @@ from fastmcp.client.messages import MessageHandler
 
 from fastmcp_progressive import ProgressiveDisclosure
 from fastmcp_progressive.caller import Caller
-from fastmcp_progressive.descriptions import description_name
+from fastmcp_progressive.description_folder import description_name
+from fastmcp_progressive.directory_watcher import DirectoryWatcher
 from fastmcp_progressive.fastmcp_internals import server_running
-from fastmcp_progressive.watch import DirectoryWatcher, LegacySessions
+from fastmcp_progressive.legacy_sessions import LegacySessions
 
 from .conftest import build_server, connect, fetch, serve_http
+from .spies import batch_handled, count_calls
 
 REGISTERED_ADD = "Add two integers. Returns their sum as an integer."
 
@@ -81,8 +83,10 @@ def middleware(tmp_descriptions: Path) -> Iterator[ProgressiveDisclosure]:
 
 # -- over real HTTP ----------------------------------------------------------------------
 async def test_edit_notifies_legacy_session_only_and_next_list_serves_it(
-    middleware: ProgressiveDisclosure, write_description: Callable[..., Path]
+    middleware: ProgressiveDisclosure, write_description: Callable[..., Path],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    broadcasts = count_calls(monkeypatch, middleware.hot_reload.sessions, "broadcast")
     write_description("add", {"summary": "Sum two numbers."})
     legacy, modern = Recorder(), Recorder()
     async with (
@@ -101,7 +105,7 @@ async def test_edit_notifies_legacy_session_only_and_next_list_serves_it(
         await legacy.next()
         assert summaries(await old.list_tools())["add"] == "Add integers and return the sum."
         assert len(legacy.times) == 1
-        assert middleware.hot_reload.notifications == 1
+        assert broadcasts.count == 1
         assert modern.times == []  # 2026-07-28: no background channel in FastMCP 4
 
 
@@ -109,8 +113,10 @@ async def test_broken_file_serves_last_good_quietly_then_delete_restores_registe
     middleware: ProgressiveDisclosure,
     write_description: Callable[..., Path],
     caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     path = write_description("add", {"summary": "Good summary.", "description": "Good text."})
+    broadcasts = count_calls(monkeypatch, middleware.hot_reload.sessions, "broadcast")
     rec = Recorder()
     caplog.set_level(logging.WARNING, "fastmcp_progressive.descriptions")
     async with (
@@ -121,14 +127,14 @@ async def test_broken_file_serves_last_good_quietly_then_delete_restores_registe
         await watcher_ready(middleware)
         watcher = middleware.hot_reload.watcher
         assert watcher is not None
-        batches = watcher.batches
+        seen = batch_handled(monkeypatch, watcher, {"add"})
 
         write_description("add", '{"summary": "Broken')
-        await until(lambda: watcher.batches > batches, what="the watcher to see the break")
+        assert await asyncio.to_thread(seen.wait, 5.0), "the watcher never saw the break"
         body = await fetch(client, "add")
         assert body["add"]["description"] == "Good text."  # last good, no request failed
         assert summaries(await client.list_tools())["add"] == "Good summary."
-        assert rec.times == [] and middleware.hot_reload.notifications == 0
+        assert rec.times == [] and broadcasts.count == 0
         assert any(f"{path}:1:" in r.getMessage() for r in caplog.records)
 
         path.unlink()
@@ -381,10 +387,14 @@ async def test_a_failing_send_forgets_the_session() -> None:
     sessions = LegacySessions()
 
     class Gone:
+        tries = 0
+
         async def send_tool_list_changed(self) -> None:
+            self.tries += 1
             raise ConnectionError("closed")
 
-    assert sessions.remember(_caller("s3", _anchor()), Gone())
+    gone = Gone()
+    assert sessions.remember(_caller("s3", _anchor()), gone)
     assert sessions.broadcast() == 1
     await until(lambda: len(sessions) == 0, what="the failed session to be dropped")
-    assert sessions.sent == 0
+    assert gone.tries == 1  # tried once, failed: nothing delivered, and not tried again

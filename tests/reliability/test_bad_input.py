@@ -25,12 +25,9 @@ from hypothesis import strategies as st
 
 from fastmcp_progressive import DESCRIPTIONS_URI
 from fastmcp_progressive.definitions import full_definition
-from fastmcp_progressive.descriptions import (
-    MAX_FILE_BYTES,
-    SUFFIXES,
-    DescriptionFile,
-    DescriptionStore,
-)
+from fastmcp_progressive.description_file import DescriptionFile
+from fastmcp_progressive.description_folder import MAX_FILE_BYTES, SUFFIXES
+from fastmcp_progressive.descriptions import DescriptionStore
 from fastmcp_progressive.listing import Lister
 from fastmcp_progressive.selection import MAX_QUERY_CHARS
 from tests.conftest import connect, fetch, serve_http

@@ -1,0 +1,63 @@
+"""What a description file may say about its tool: the pydantic model every file becomes.
+
+Kept apart from reading and parsing so the fields a developer may write are listed in one
+place, and so modules that only consume parsed files (the listing, pins, definitions,
+the checker) depend on the model and nothing of how files are found or read.
+
+Example:
+    ```python
+    file = DescriptionFile.model_validate({"name": "add", "summary": "Add two numbers."})
+    file.fields()  # {"name": "add"}: what is merged over the registered definition
+    ```
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .rules import Rule
+
+SUMMARY_MAX_CHARS = 200
+
+
+class Example(BaseModel):
+    """One worked call of a tool."""
+
+    model_config = ConfigDict(extra="allow")
+
+    description: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    explanation: str | None = None
+
+
+class DescriptionFile(BaseModel):
+    """What a description file may say about its tool; unknown keys are kept and served."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    name: str
+    summary: str | None = Field(default=None, max_length=SUMMARY_MAX_CHARS)
+    description: str | None = None
+    input_schema: dict[str, Any] | None = Field(default=None, alias="inputSchema")
+    output_schema: dict[str, Any] | None = Field(default=None, alias="outputSchema")
+    examples: list[Example] | None = None
+    usage_guidance: Any = None
+    error_guidance: Any = None
+    always_load: bool | None = None
+    """True: list the tool in full and never gate it; False: never, whatever the tool says."""
+    resolution: list[Rule] | None = None  # argument-dependent hints for tools/resolve (rules.py)
+
+    @field_validator("summary")
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        return " ".join(value.split()) if value is not None else None
+
+    def fields(self) -> dict[str, Any]:
+        """The fields to merge over the registered definition, wire-named, unset ones left out."""
+        data = self.model_dump(by_alias=True, exclude_none=True, mode="json")
+        data.pop("summary", None)
+        data.pop("always_load", None)
+        data.pop("resolution", None)  # answered by tools/resolve, not part of the definition
+        return data

@@ -1,0 +1,138 @@
+"""Hot reload: what a change to the descriptions folder means for the store and for clients.
+
+Correctness never depends on this module: the store stats a file on every read, so an
+edit is served by the next read even with no watcher. The watcher adds two things:
+
+- eager invalidation, which also catches an edit that keeps a file's size, inode and
+  (coarse) mtime, and re-parses the file off the request path;
+- ``notifications/tools/list_changed`` to each connected handshake-era (legacy) session
+  whose own listing changed: a summary, or a description a summary derives from, of a
+  tool that session's last progressive ``tools/list`` showed. An edit to the file of a
+  tool a session cannot see, or of no tool at all, tells that session nothing.
+  2026-07-28 clients have no background channel in FastMCP 4, so they get nothing and
+  see the change on their next ``tools/list``.
+
+This module is the policy between two mechanisms: the watcher thread
+(``directory_watcher.py``) says which files changed, the session registry
+(``legacy_sessions.py``) reaches connected legacy sessions. The first request starts the
+watcher; it stops by itself within ``wakeup`` seconds of the last server lifespan ending,
+on ``close()``, or at interpreter exit, and the next request after a stop starts it again.
+
+Example:
+    ```python
+    hot = HotReload(store, summary_max_chars=100)
+    hot.observe(ctx)  # from on_message: starts the watcher, remembers a legacy session
+    hot.close()       # or let it stop with the server
+    ```
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .caller import Caller, identify
+from .descriptions import DescriptionStore, Signature
+from .directory_watcher import DirectoryWatcher
+from .fastmcp_internals import server_running
+from .legacy_sessions import LegacySessions
+from .listing import file_line
+
+
+class HotReload:
+    """Watcher plus session registry for one ``ProgressiveDisclosure``.
+
+    Remembers, per description file, the line it contributes to ``tools/list`` (its
+    ``summary``, else the first sentence of its ``description``); a change batch that
+    alters one of those lines notifies legacy sessions, while a file that breaks (its
+    last good version keeps being served) or an edit to examples notifies no one.
+    """
+
+    def __init__(
+        self,
+        store: DescriptionStore,
+        *,
+        summary_max_chars: int = 100,
+        max_sessions: int = 100_000,
+        wakeup: float = 0.25,
+        line_at: Callable[[str, Signature], str | None] | None = None,
+    ) -> None:
+        self.store = store
+        self.summary_max_chars = summary_max_chars
+        self._line_at = line_at  # the listing's own per-signature lines: no second parse
+        self.enabled = store.directory is not None
+        self.sessions = LegacySessions(max_sessions)
+        self._servers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._lines: dict[str, str | None] = {}
+        self._lines_lock = threading.Lock()
+        self.watcher: DirectoryWatcher | None = None
+        if store.directory is not None:
+            self.watcher = DirectoryWatcher(
+                store.directory,
+                on_change=self._changed,
+                on_ready=self._baseline,
+                alive=self._alive,
+                wakeup=wakeup,
+            )
+
+    def observe(self, ctx: Any) -> None:
+        """Called for every inbound message: start the watcher, remember a legacy session."""
+        if not self.enabled or self.watcher is None:
+            return
+        rc = getattr(ctx, "request_context", None)
+        if rc is None:
+            return  # no client request (mcp.list_tools() from code, the CLI): no watcher
+        self._servers.add(ctx.fastmcp)
+        self.watcher.start()
+        caller = identify(ctx)
+        if caller.kind == "session":
+            self.sessions.remember(caller, rc.session)
+
+    def listed(self, caller: Caller, names: frozenset[str]) -> None:
+        """Record what a legacy session's progressive ``tools/list`` showed it."""
+        if self.enabled and caller.kind == "session" and caller.key is not None:
+            self.sessions.listed(caller.key, names)
+
+    def close(self) -> None:
+        """Stop watching for good (later requests do not restart it); forget every session."""
+        self.enabled = False
+        if self.watcher is not None:
+            self.watcher.close()
+        self.sessions.clear()
+
+    def _alive(self) -> bool:
+        return any(server_running(server) for server in list(self._servers))
+
+    def _line(self, name: str) -> str | None:
+        if self._line_at is not None:
+            sig = self.store.signature(name)
+            return self._line_at(name, sig) if sig is not None else None
+        file = self.store.lookup(name)
+        return file_line(file, self.summary_max_chars) if file is not None else None
+
+    def _scan(self) -> set[str]:
+        return set(self.store.signatures())
+
+    def _baseline(self) -> None:
+        with self._lines_lock:
+            self._lines = {name: self._line(name) for name in self._scan()}
+
+    def _changed(self, names: Iterable[str] | None) -> None:
+        with self._lines_lock:
+            if names is None:
+                self.store.invalidate()
+                names = self._scan() | set(self._lines)
+            changed: set[str] = set()
+            for name in names:
+                self.store.invalidate(name)
+                line = self._line(name)
+                if self._lines.get(name) != line:
+                    changed.add(name)
+                if line is None:
+                    self._lines.pop(name, None)
+                else:
+                    self._lines[name] = line
+        if changed:
+            self.sessions.broadcast(frozenset(changed))
