@@ -41,6 +41,7 @@ from typing import Any
 from cachetools import LRUCache
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .dirstat import stats_in
 from .rules import Rule
 
 logger = logging.getLogger(__name__)
@@ -385,15 +386,20 @@ class DescriptionStore:
         found: dict[str, Signature] = {}
         if self.directory is None:
             return found
-        for stem, suffix in self._described_files():
-            if stem in found:
-                continue  # .json (listed first) wins over .md
-            try:
-                st = os.stat(self.directory / f"{stem}{suffix}")
-            except OSError:
-                continue
+        stats: list[tuple[str, str, os.stat_result]] = []
+        with stats_in(self.directory) as stat_file:  # a third of the cost of full paths
+            for stem, suffix in self._described_files():
+                if stats and stats[-1][0] == stem:
+                    continue  # .json (sorted first) wins over .md
+                try:
+                    stats.append((stem, suffix, stat_file(f"{stem}{suffix}")))
+                except OSError:
+                    continue
+        with self._lock:  # read after the stats, as each file's generation always was
+            epoch, generations = self._epoch, dict(self._generations)
+        for stem, suffix, st in stats:
             found[stem] = (st.st_mtime_ns, st.st_size, st.st_ino, suffix,
-                           self._generation(stem))
+                           epoch + generations.get(stem, 0))
         return found
 
     def _described_files(self) -> list[tuple[str, str]]:
