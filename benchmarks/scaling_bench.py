@@ -134,12 +134,13 @@ class _Servers:
         self.catalog = catalog
         self.files = files
         self.uris = [resource_uri_for(read_selection(catalog, n)) for n in (5, 20)]
-        self._pairs: dict[tuple[str, bool], tuple[_Side, _Side]] = {}
+        self._pairs: dict[tuple[str, bool, str], tuple[_Side, _Side]] = {}
         self._child: FastMCP | None = None
 
     async def pair(self, shape: str, transport: Transport) -> tuple[_Side, _Side]:
         """(plain, ours) serving the catalog as ``shape`` with ``transport``'s auth."""
-        key = (shape, transport.auth)
+        # an app is served over HTTP once (its session manager runs once): a pair each
+        key = (shape, transport.auth, transport.name if transport.http else "")
         if key not in self._pairs:
             auth = _auth(transport)
             ours = self._side(shape, ours=True, bodies={}, auth=auth)
