@@ -221,14 +221,20 @@ async def test_request_during_or_after_preload_never_gets_a_stale_line(
     assert path.exists()
 
 
-async def test_listing_racing_the_preload_is_exact(tmp_descriptions: Path) -> None:
-    for i in range(200):
-        _write(tmp_descriptions, f"t{i}", f"line {i}")
+def _described_server(folder: Path, count: int) -> tuple[FastMCP, ProgressiveDisclosure]:
+    """``count`` tools with a file each; ours' preload starts as this returns."""
+    for i in range(count):
+        _write(folder, f"t{i}", f"line {i}")
     server = FastMCP("t")
-    for i in range(200):
+    for i in range(count):
         server.tool(name=f"t{i}")(lambda: "ok")
-    middleware = ProgressiveDisclosure(tmp_descriptions)
+    middleware = ProgressiveDisclosure(folder)
     server.add_middleware(middleware)
+    return server, middleware
+
+
+async def test_listing_racing_the_preload_is_exact(tmp_descriptions: Path) -> None:
+    server, middleware = _described_server(tmp_descriptions, 200)
     async with Client(server) as client:  # lists at once, most likely mid-preload
         listed = {t.name: t.description for t in await client.list_tools()}
     assert all(listed[f"t{i}"] == f"line {i}" for i in range(200))
@@ -242,13 +248,7 @@ async def test_listing_and_preload_parse_each_file_once(
     """A listing racing the start-up preload shares its work: every file is parsed once,
     by whichever of the two reaches it first, and the listing is exact."""
     parsed = _spy_parses(monkeypatch)
-    for i in range(300):
-        _write(tmp_descriptions, f"t{i}", f"line {i}")
-    server = FastMCP("t")
-    for i in range(300):
-        server.tool(name=f"t{i}")(lambda: "ok")
-    middleware = ProgressiveDisclosure(tmp_descriptions)
-    server.add_middleware(middleware)
+    server, middleware = _described_server(tmp_descriptions, 300)
     async with connect(server, era) as client:  # type: ignore[arg-type]
         listed = {t.name: t.description for t in await client.list_tools()}
     assert middleware.preload.done.wait(10.0)
