@@ -128,10 +128,14 @@ def render_scaling(results: Results) -> list[str]:
            "handshake era in memory; `listing middleware`: a pass-through `on_list_tools` "
            "middleware next to ours; `mounted`: the catalog on a child server mounted on a "
            "gateway (fresh tool objects per request), ours on the gateway (up to 1,000 tools); "
-           "`proxied`: behind `create_proxy` (100 tools); `http legacy` / `http+auth` (bearer "
-           "token, grants per principal): streamable HTTP on 127.0.0.1 (100 tools; section 2 "
-           "has all four transports on 235 tools). Fewer sizes where each request costs "
-           "seconds at 10,000 tools, for plain and ours alike."
+           "`proxied`: behind `create_proxy` (100 tools); `http legacy` (handshake era), "
+           "`http` (2026-07-28 anonymous: calls argument-checked) and `http+auth` (bearer "
+           "token, grants per principal): streamable HTTP on 127.0.0.1 up to 1,000 tools (a "
+           "10,000-tool listing exceeds the client's 1 MiB limit per server-sent event, plain "
+           "and ours alike). Fewer sizes where each request costs seconds at 10,000 tools. "
+           "`tools/list` server times are FastMCP's `list_tools` with its middleware (ours "
+           "included), seen by a listing hook placed outermost for that row; the wire form, "
+           "the SDK's serialization and the transport are only in the client-side time."
            + _load(results), ""]
     cases = list(dict.fromkeys((r.case, r.op) for r in rows))
     body = [(case, op, *(_cell(_row(results, n, case, op)) for n in sizes))

@@ -29,9 +29,11 @@ Example:
 from __future__ import annotations
 
 import copy
+import operator
 import re
 import threading
 from collections.abc import Collection, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Self
 
 from cachetools import LRUCache
@@ -54,6 +56,9 @@ hosts measured to drop undeclared arguments drop them with ``true`` spelled out 
 (they need ``skeleton``); the key costs 5 tokens a tool (590 on github-mcp-server)."""
 DEFAULT_LISTING_CACHE = 20_000
 """Reduced tools (and files' listing lines) kept: a whole 10,000-tool gateway, twice over."""
+
+ONE_FILE_WAIT = 2.0
+"""Seconds a listing waits for a file another thread is parsing before it reads it too."""
 
 ELLIPSIS = "..."
 """Marks a cut summary; ASCII, because "…" costs extra tokens once JSON-escaped as \\u2026."""
@@ -250,6 +255,16 @@ _TOOL_FIELDS = tuple(Tool.model_fields)
 """Every field of FastMCP's ``Tool`` (not a subclass's: a listed copy never runs)."""
 
 
+@dataclass(frozen=True)
+class _LastListing:
+    """One ``Lister.reduce`` call: what it was given and what it answered."""
+
+    tools: tuple[Tool, ...]
+    signatures: dict[str, Signature]
+    exempt: frozenset[str]
+    reduced: tuple[Tool, ...]
+
+
 class Lister:
     """Turns the tools a listing would show into their reduced, memoized form."""
 
@@ -274,14 +289,28 @@ class Lister:
         self._memo = ToolMemo(cache_size, key=self._content)
         self._lines: LRUCache[str, tuple[Signature, FileFacts]] = LRUCache(cache_size)
         self._lines_lock = threading.Lock()  # the start-up preload fills it from a thread
+        self._parsing: dict[str, threading.Event] = {}  # files being parsed, by name
+        self._last: _LastListing | None = None  # one listing: bounded
 
     def reduce(self, tools: Sequence[Tool], exempt: Collection[str] = ()) -> list[Tool]:
-        """The listing as progressive clients see it, in the same order; ``exempt`` as is."""
+        """The listing as progressive clients see it, in the same order; ``exempt`` as is.
+
+        The same tool objects with the same files and exemptions as the last call give
+        the last answer again without a lookup per tool (a local server's repeated
+        listing); anything else goes tool by tool through the memo.
+        """
         signatures = self.store.signatures()
-        return [
+        exempt = frozenset(exempt)
+        last = self._last
+        if (last is not None and last.exempt == exempt and last.signatures == signatures
+                and len(last.tools) == len(tools) and all(map(operator.is_, last.tools, tools))):
+            return list(last.reduced)
+        reduced = [
             tool if tool.name in exempt else self._reduced(tool, signatures.get(tool.name))
             for tool in tools
         ]
+        self._last = _LastListing(tuple(tools), signatures, exempt, tuple(reduced))
+        return reduced
 
     def summary(self, tool: Tool, sig: Signature | None) -> str:
         """The one line shown for ``tool``: its file's line, else its own first sentence."""
@@ -296,25 +325,41 @@ class Lister:
         """What a listing needs from ``name``'s file as of ``sig``, parsing it only when unseen.
 
         Kept only for the very signature it was read at, so a file edited since (or
-        invalidated by the watcher) is parsed again: never a stale line.
+        invalidated by the watcher) is parsed again: never a stale line. A file another
+        thread is parsing right now (the start-up preload, or a request) is waited for,
+        not parsed twice.
         """
-        with self._lines_lock:
-            known = self._lines.get(name)
-        if known is not None and known[0] == sig:
-            return known[1]
-        file = self.store.lookup_at(name, sig)
-        facts: FileFacts = (
-            (file_line(file, self.summary_max_chars), file.always_load)
-            if file is not None else (None, None)
-        )
-        with self._lines_lock:
-            self._lines[name] = (sig, facts)
+        while True:
+            with self._lines_lock:
+                known = self._lines.get(name)
+                if known is not None and known[0] == sig:
+                    return known[1]
+                parsing = self._parsing.get(name)
+                if parsing is None:
+                    parsing = self._parsing[name] = threading.Event()
+                    break
+            if not parsing.wait(ONE_FILE_WAIT):
+                break  # the other thread is stuck: read it here rather than hang
+        try:
+            file = self.store.lookup_at(name, sig)
+            facts: FileFacts = (
+                (file_line(file, self.summary_max_chars), file.always_load)
+                if file is not None else (None, None)
+            )
+            with self._lines_lock:
+                self._lines[name] = (sig, facts)
+        finally:
+            with self._lines_lock:
+                if self._parsing.get(name) is parsing:
+                    del self._parsing[name]
+            parsing.set()
         return facts
 
     def share_file_facts(self, other: Lister) -> None:
         """Use ``other``'s per-signature file facts (they do not depend on the level)."""
         if other.summary_max_chars == self.summary_max_chars:
             self._lines, self._lines_lock = other._lines, other._lines_lock
+            self._parsing = other._parsing
 
     def _content(self, tool: Tool) -> Hashable:
         """What a reduced tool is made of: equal for a mounted or proxied copy of a tool.

@@ -20,11 +20,12 @@ Example:
 
 from __future__ import annotations
 
+import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from contextlib import suppress
 from typing import Any
-
-from cachetools import LRUCache
 
 
 class ToolMemo:
@@ -32,7 +33,9 @@ class ToolMemo:
 
     FastMCP tools define ``__eq__`` without ``__hash__``, so a ``WeakKeyDictionary`` cannot
     hold them; an ``id()`` key guarded by a weak reference can, and is cheaper than
-    hashing a model.
+    hashing a model. Both maps are ``OrderedDict``s used as LRUs (their reordering runs
+    in C): a warm 10,000-tool listing makes 10,000 lookups, and ``cachetools``' pure
+    Python LRU cost three times as much per hit.
     """
 
     def __init__(self, maxsize: int, key: Callable[[Any], Hashable]) -> None:
@@ -40,25 +43,30 @@ class ToolMemo:
             raise ValueError("a memo needs room for at least one entry")
         self.maxsize = maxsize
         self._key = key
-        self._keys: LRUCache[int, tuple[weakref.ref[Any], Hashable]] = LRUCache(maxsize)
-        self._values: LRUCache[Hashable, Any] = LRUCache(maxsize)
-        self.content_hits = 0  # results found for an object not seen before (tests)
+        self._keys: OrderedDict[int, tuple[weakref.ref[Any], Hashable]] = OrderedDict()
+        self._values: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()  # the start-up preload runs in a thread
 
     def get(self, tool: Any) -> Any:
         """The result kept for ``tool`` (this object, or one with equal content), or None."""
         entry = self._keys.get(id(tool))
-        if entry is not None and entry[0]() is tool:
-            return self._values.get(entry[1])
-        key = self._remember(tool)
-        found = self._values.get(key)
+        key = entry[1] if entry is not None and entry[0]() is tool else self._remember(tool)
+        values = self._values
+        found = values.get(key)
         if found is not None:
-            self.content_hits += 1
+            with suppress(KeyError):  # evicted meanwhile by another thread: still valid
+                values.move_to_end(key)
         return found
 
     def put(self, tool: Any, value: Any) -> None:
         entry = self._keys.get(id(tool))
         key = entry[1] if entry is not None and entry[0]() is tool else self._remember(tool)
-        self._values[key] = value
+        with self._lock:
+            values = self._values
+            values[key] = value
+            values.move_to_end(key)
+            while len(values) > self.maxsize:
+                values.popitem(last=False)
 
     def __len__(self) -> int:
         return len(self._values)
@@ -73,7 +81,11 @@ class ToolMemo:
             if current is not None and current[0] is ref:
                 keys.pop(ident, None)
 
-        keys[ident] = (weakref.ref(tool, forget), key)
+        with self._lock:
+            keys[ident] = (weakref.ref(tool, forget), key)
+            keys.move_to_end(ident)
+            while len(keys) > self.maxsize:
+                keys.popitem(last=False)
         return key
 
 

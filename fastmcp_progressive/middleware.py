@@ -229,7 +229,8 @@ class ProgressiveDisclosure(Middleware):
         exempt = self._exempt(ctx)
         if self.bridge is not None:
             exempt |= {self.bridge.name}
-        reduced = self._lister(level).reduce(tools, exempt)
+        with self.preload.serving():  # the files this listing needs: parsed here, once
+            reduced = self._lister(level).reduce(tools, exempt)
         if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
             await self._remember_listing(ctx, caller, [t for t in tools if t.name not in exempt])
         if self.bridge is not None and all(t.name != self.bridge.name for t in tools):

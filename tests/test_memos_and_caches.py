@@ -4,6 +4,7 @@ text; listed tools keep their wire form; the start-up preload; confirmed store g
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,9 @@ from key_value.aio.stores.memory import MemoryStore
 from fastmcp_progressive import ProgressiveDisclosure, definitions, descriptions
 from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.grants import CONFIRMED_SECONDS, GrantStore
+from fastmcp_progressive.listing import Lister
 from fastmcp_progressive.memo import ToolMemo
+from fastmcp_progressive.preload import THREAD_NAME, Preload
 from tests.conftest import ERAS, connect, fetch, gated
 from tests.servers import add_basic_tools
 from tests.spies import count_calls
@@ -42,23 +45,40 @@ def _name(kind: str, tool: str) -> str:
     return f"math_{tool}" if kind == "mounted" else tool
 
 
+def _spy_builds(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str]]:
+    """Names of the listed lines and full definitions built from here on (each real
+    build of a reduced tool writes its one line through ``Lister.summary``)."""
+    reduced: list[str] = []
+    built: list[str] = []
+    real_summary = Lister.summary
+    real_definition = definitions.full_definition
+
+    def summary(self: Lister, tool: Any, sig: Any) -> str:
+        reduced.append(tool.name)
+        return real_summary(self, tool, sig)
+
+    monkeypatch.setattr(Lister, "summary", summary)
+    monkeypatch.setattr(definitions, "full_definition",
+                        lambda tool, file: built.append(tool.name) or real_definition(tool, file))
+    return reduced, built
+
+
 @pytest.mark.parametrize("kind", ["mounted", "proxied"])
 async def test_memos_hit_for_fresh_tool_objects(
     kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    built: list[str] = []
-    real = definitions.full_definition
-    monkeypatch.setattr(definitions, "full_definition",
-                        lambda tool, file: built.append(tool.name) or real(tool, file))
+    reduced, built = _spy_builds(monkeypatch)
     middleware = ProgressiveDisclosure()
     server = _gateway(kind, middleware)
     first_raw = await server.list_tools(run_middleware=False)
     again_raw = await server.list_tools(run_middleware=False)
     assert first_raw[0] is not again_raw[0]  # what makes identity memos miss there
     first = middleware.lister.reduce(first_raw)
+    assert sorted(reduced) == sorted(t.name for t in first_raw)
+    reduced.clear()
     again = middleware.lister.reduce(again_raw)
     assert all(x is y for x, y in zip(first, again, strict=True))
-    assert middleware.lister._memo.content_hits >= len(first)
+    assert reduced == []  # every fresh object found its reduced tool by content
 
     add = _name(kind, "add")
     async with connect(server, "modern") as client:
@@ -68,6 +88,28 @@ async def test_memos_hit_for_fresh_tool_objects(
         assert await fetch(client, add) == body
         assert not await gated(client, add)
     assert built == [add]  # the second read found the first one's definition
+    assert reduced == []
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("kind", ["mounted", "proxied"])
+async def test_gateway_listings_and_reads_do_their_work_once(
+    kind: str, era: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the protocol: the second listing and the second read of the same tools on
+    a mounted gateway or a ``create_proxy`` front build no reduced tool and no definition."""
+    reduced, built = _spy_builds(monkeypatch)
+    server = _gateway(kind, ProgressiveDisclosure())
+    names = [_name(kind, tool) for tool in ("add", "echo")]
+    async with connect(server, era) as client:  # type: ignore[arg-type]
+        listed = {t.name: t.description for t in await client.list_tools()}
+        body = await fetch(client, *names)
+        assert set(names) <= set(reduced) and sorted(built) == sorted(names)
+        reduced.clear()
+        built.clear()
+        assert {t.name: t.description for t in await client.list_tools()} == listed
+        assert await fetch(client, *names) == body
+    assert reduced == [] and built == []
 
 
 async def test_content_memo_never_widens_visibility() -> None:
@@ -131,15 +173,29 @@ def _write(folder: Path, name: str, summary: str) -> Path:
     return path
 
 
+def _spy_parses(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """(file name, thread name) of every description file parsed from here on."""
+    parsed: list[tuple[str, str]] = []
+    real = descriptions.read_description
+
+    def spy(directory: Path, name: str, suffix: str, **kwargs: Any) -> Any:
+        parsed.append((name, threading.current_thread().name))
+        return real(directory, name, suffix, **kwargs)
+
+    monkeypatch.setattr(descriptions, "read_description", spy)
+    return parsed
+
+
 async def test_preload_reads_files_before_the_first_listing(
     tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    parsed = _spy_parses(monkeypatch)
     for name in ("add", "echo", "shout"):
         _write(tmp_descriptions, name, f"{name} from file")
     middleware = ProgressiveDisclosure(tmp_descriptions)
     assert middleware.preload.done.wait(10.0)
-    assert middleware.preload.files == 3
-    reads = count_calls(monkeypatch, descriptions, "read_description")
+    assert sorted(parsed) == [(name, THREAD_NAME) for name in ("add", "echo", "shout")]
+    reads = len(parsed)
     server = FastMCP("t")
     add_basic_tools(server)
     server.add_middleware(middleware)
@@ -166,24 +222,52 @@ async def test_request_during_or_after_preload_never_gets_a_stale_line(
     assert path.exists()
 
 
-async def test_listing_racing_the_preload_is_exact(tmp_descriptions: Path) -> None:
-    for i in range(200):
-        _write(tmp_descriptions, f"t{i}", f"line {i}")
+def _described_server(folder: Path, count: int) -> tuple[FastMCP, ProgressiveDisclosure]:
+    """``count`` tools with a file each; ours' preload starts as this returns."""
+    for i in range(count):
+        _write(folder, f"t{i}", f"line {i}")
     server = FastMCP("t")
-    for i in range(200):
+    for i in range(count):
         server.tool(name=f"t{i}")(lambda: "ok")
-    middleware = ProgressiveDisclosure(tmp_descriptions)
+    middleware = ProgressiveDisclosure(folder)
     server.add_middleware(middleware)
+    return server, middleware
+
+
+async def test_listing_racing_the_preload_is_exact(tmp_descriptions: Path) -> None:
+    server, middleware = _described_server(tmp_descriptions, 200)
     async with Client(server) as client:  # lists at once, most likely mid-preload
         listed = {t.name: t.description for t in await client.list_tools()}
     assert all(listed[f"t{i}"] == f"line {i}" for i in range(200))
     assert middleware.preload.done.wait(10.0)
 
 
-def test_no_preload_without_a_folder_or_when_disabled(tmp_descriptions: Path) -> None:
+@pytest.mark.parametrize("era", ERAS)
+async def test_listing_and_preload_parse_each_file_once(
+    tmp_descriptions: Path, era: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing racing the start-up preload shares its work: every file is parsed once,
+    by whichever of the two reaches it first, and the listing is exact."""
+    parsed = _spy_parses(monkeypatch)
+    server, middleware = _described_server(tmp_descriptions, 300)
+    async with connect(server, era) as client:  # type: ignore[arg-type]
+        listed = {t.name: t.description for t in await client.list_tools()}
+    assert middleware.preload.done.wait(10.0)
+    assert all(listed[f"t{i}"] == f"line {i}" for i in range(300))
+    names = [name for name, _ in parsed]
+    assert sorted(names) == sorted(f"t{i}" for i in range(300))  # none twice, none skipped
+
+
+def test_no_preload_without_a_folder_or_when_disabled(
+    tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[Preload] = []
+    real = Preload.start
+    monkeypatch.setattr(Preload, "start", lambda self: started.append(self) or real(self))
     assert not ProgressiveDisclosure().preload.start()
+    started.clear()
     off = ProgressiveDisclosure(tmp_descriptions, preload=False)
-    assert not off.preload.done.is_set() and off.preload.files == 0
+    assert not off.preload.done.is_set() and started == []
 
 
 # -- confirmed store grants -----------------------------------------------------------
