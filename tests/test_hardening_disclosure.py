@@ -35,7 +35,8 @@ from tests.conftest import (
     read_json,
     serve_http,
 )
-from tests.test_watch import Recorder, until, watcher_ready
+from tests.waiting import ListChangedRecorder as Recorder
+from tests.waiting import until, watcher_ready
 
 HIDDEN = "shout"
 

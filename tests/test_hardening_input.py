@@ -27,7 +27,7 @@ from fastmcp_progressive.grants import _kv_key
 from fastmcp_progressive.listing import ELLIPSIS, cut_line, summarize
 from fastmcp_progressive.selection import parse_selection, selection_from_names
 from tests.conftest import build_server, connect, fetch, gated, read_json, serve_http
-from tests.test_watch import until, watcher_ready
+from tests.waiting import until, watcher_ready
 
 HUGE_INT = "7" * 4301
 

@@ -19,6 +19,7 @@ from fastmcp_progressive.grants import CONFIRMED_SECONDS, GrantStore
 from fastmcp_progressive.memo import ToolMemo
 from tests.conftest import ERAS, connect, fetch, gated
 from tests.servers import add_basic_tools
+from tests.waiting import watcher_armed
 
 
 def _child() -> FastMCP:
@@ -252,6 +253,5 @@ async def test_watcher_baseline_reuses_the_preloaded_lines(tmp_descriptions: Pat
     server.add_middleware(middleware)
     async with connect(server, "legacy") as client:
         await client.list_tools()
-        watcher = middleware.hot_reload.watcher
-        assert watcher is not None and watcher.ready.wait(10.0)
+        watcher_armed(middleware)
     assert middleware.store.reads == reads  # neither the listing nor the watcher re-parsed

@@ -40,8 +40,8 @@ from fastmcp_progressive.proxy import (
     upstream_of,
 )
 from tests.conftest import ERAS, TOKENS, TRANSPORTS, Era, Transport, connect, fetch, serve_http
-from tests.reliability.procs import free_port
 from tests.servers import add_basic_tools
+from tests.waiting import free_port
 
 BOUND = 20.0  # no failure below may take longer than this to be reported
 
