@@ -21,6 +21,7 @@ from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from fastmcp.utilities.tests import run_server_async
 
 from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
+from tests.reliability import figures
 from tests.servers import add_basic_tools
 
 Transport = Literal["memory", "http"]
@@ -136,3 +137,28 @@ def write_description(tmp_descriptions: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+# -- the reliability suite's figures, printed once at the end (also under pytest-xdist, whose
+# controller loads this conftest but never the reliability folder's) ---------------------
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On a pytest-xdist worker: hand this worker's figures to the controller."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["reliability_figures"] = (dict(figures.FIGURES), dict(figures.HOW))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """On the pytest-xdist controller: collect what a finished worker measured."""
+    measured, how = getattr(node, "workeroutput", {}).get("reliability_figures", ({}, {}))
+    figures.merge(measured, how)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The figures the reliability tests measured (this process's and every worker's)."""
+    if not figures.FIGURES:
+        return
+    terminalreporter.section("reliability figures")
+    for key in sorted(figures.FIGURES):
+        terminalreporter.write_line(f"{key}: {figures.FIGURES[key]}")

@@ -20,6 +20,8 @@ import pytest
 
 from tests.corpus import corpus_dir, smallest_catalog
 
+pytestmark = pytest.mark.slow  # runs `python -m benchmarks --smoke` in a process
+
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -10,14 +10,10 @@ compared with what a real client receives on the wire.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +21,9 @@ import pytest
 from fastmcp import Client, FastMCP
 
 from fastmcp_progressive import ProgressiveDisclosure, tokens
-from fastmcp_progressive.cli import main
 from fastmcp_progressive.descriptions import read_description
 from fastmcp_progressive.tokens import wire_results
+from tests.cli_runner import Ran, run_cli
 
 SERVER = '''
 from pydantic import BaseModel
@@ -69,35 +65,8 @@ def app(tmp_path: Path) -> Path:
     return path
 
 
-@dataclass
-class Ran:
-    """What a command left: its exit status and everything it printed."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture(autouse=True)
-def _isolated_loads(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """FastMCP's file loader adds the server's folder to ``sys.path`` and registers the
-    module as ``server_module``: undone after each test, as a fresh process would be."""
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    monkeypatch.delitem(sys.modules, "server_module", raising=False)
-    yield
-    sys.modules.pop("server_module", None)
-
-
 def cli(*args: str | Path, cwd: Path) -> Ran:
-    """Run one command in-process from ``cwd``, as ``fastmcp-progressive ARGS`` would."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.chdir(cwd), contextlib.redirect_stdout(out), \
-            contextlib.redirect_stderr(err):
-        try:
-            status = main([str(a) for a in args])
-        except SystemExit as exit_:  # argparse: usage errors and --help
-            status = exit_.code if isinstance(exit_.code, int) else 2
-    return Ran(status, out.getvalue(), err.getvalue())
+    return run_cli(*args, cwd=cwd)
 
 
 def module_process(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -293,7 +262,7 @@ async def test_token_listings_are_what_clients_receive(tmp_descriptions: Path) -
         middleware.close()
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two fresh interpreters: the entry points themselves
 def test_console_script_and_module_agree(app: Path) -> None:
     script = Path(sys.executable).with_name("fastmcp-progressive")
     if not script.exists():

@@ -182,6 +182,7 @@ async def test_hidden_and_unknown_names_cost_the_same() -> None:
     assert costs[0]["scans"] <= 1 and costs[0]["listings"] == 0
 
 
+@pytest.mark.slow  # builds a 2,000-tool server
 async def test_answers_to_unknown_names_are_bounded_whatever_the_catalog() -> None:
     sizes = []
     for tools in (0, 2000):

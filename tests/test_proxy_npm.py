@@ -39,8 +39,11 @@ from tests.test_proxy import BOUND, refusal_code
 from tests.waiting import free_port, until
 
 DEADLINE = 30.0
-pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(),
-                                reason="finds the upstream's process through /proc (Linux)")
+pytestmark = [
+    pytest.mark.slow,  # node processes from npm, a proxy process per test
+    pytest.mark.skipif(not Path("/proc").is_dir(),
+                       reason="finds the upstream's process through /proc (Linux)"),
+]
 
 
 @pytest.fixture(scope="module")

@@ -34,6 +34,8 @@ from tests.reliability.app import make_server
 from tests.versions import SERVER_KEEPS_LISTED_TOOLS
 from tests.waiting import reached, until
 
+pytestmark = pytest.mark.slow  # seconds of load from 20 clients per era, memory traced
+
 CLIENTS = 20
 SECONDS = 3.0
 PACKAGE_DIR = str(Path(fastmcp_progressive.__file__).parent)
