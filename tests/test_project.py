@@ -61,3 +61,14 @@ async def test_readme_quotes_the_demo_figures_the_cli_prints() -> None:
     assert (f"`tokens` reports {listing['without']:,} → {listing['with']:,} listing tokens "
             f"({listing['fields_without']:,} → {listing['fields_with']:,} counted per field"
             in readme), "README's demo figures differ from `fastmcp-progressive tokens`"
+
+
+def test_ci_runs_the_readme_test_command_verbatim() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"```bash\n(python3 -m venv \.venv [^\n]*-m pytest[^\n]*)\n```", readme)
+    assert len(commands) == 1, commands  # "Run the tests"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert commands[0] in ci
+    assert '-m "not slow"' in readme  # the inner loop is documented beside it
+    markers = PYPROJECT["tool"]["pytest"]["ini_options"]["markers"]
+    assert any(marker.startswith("slow:") for marker in markers)
