@@ -157,6 +157,8 @@ WORKER_GROUPS = {
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
     for item in items:
         group = WORKER_GROUPS.get(item.nodeid.split("::", 1)[0])
         if group is not None:
