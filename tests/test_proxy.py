@@ -30,8 +30,8 @@ from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from mcp import MCPError
 
 from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
-from fastmcp_progressive.caller import stdio_session_ended
 from fastmcp_progressive.cli import main
+from fastmcp_progressive.fastmcp_internals import stdio_session_ended
 from fastmcp_progressive.proxy import (
     UpstreamError,
     check_upstream,

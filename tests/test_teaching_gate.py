@@ -23,7 +23,8 @@ from fastmcp.server.context import Context
 from fastmcp.utilities.tests import temporary_settings
 
 from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
-from fastmcp_progressive.caller import connection_state, identify
+from fastmcp_progressive.caller import identify
+from fastmcp_progressive.fastmcp_internals import connection_state
 from fastmcp_progressive.guidance import PROMPT_NAME
 from fastmcp_progressive.payloads import instructions, resource_description
 from fastmcp_progressive.validation import ArgumentChecker
