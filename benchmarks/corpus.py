@@ -14,16 +14,23 @@ Example:
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-CORPUS_ENV = "FASTMCP_PROGRESSIVE_CORPUS"
-SUFFIX = ".tools.json"
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from tests.corpus import (  # one definition of where the corpus is, shared with the tests
+    CORPUS_ENV,
+    REPO_ROOT,
+    SUFFIX,
+    catalog_names,
+    catalog_tools,
+    corpus_dir,
+    smallest_catalog,
+)
+
+__all__ = ["CORPUS_ENV", "REPO_ROOT", "Catalog", "available", "corpus_dir", "largest",
+           "load_catalog", "load_corpus", "smallest"]
 
 
 @dataclass(frozen=True)
@@ -44,23 +51,11 @@ class Catalog:
         raise KeyError(name)
 
 
-def corpus_dir() -> Path:
-    """Where the catalogs are: ``$FASTMCP_PROGRESSIVE_CORPUS`` or ``../shared/corpus``."""
-    configured = os.environ.get(CORPUS_ENV)
-    return Path(configured) if configured else REPO_ROOT.parent / "shared" / "corpus"
-
-
-def available() -> list[str]:
-    """Names of every catalog in the corpus folder (file name without ``.tools.json``)."""
-    return sorted(p.name[: -len(SUFFIX)] for p in corpus_dir().glob(f"*{SUFFIX}"))
-
+available = catalog_names
 
 def load_catalog(path: Path) -> Catalog:
     """Read one catalog file; fail loudly if it is not a JSON array of named tools."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, list) or not all(isinstance(t, dict) and "name" in t for t in data):
-        raise ValueError(f"{path}: expected a JSON array of tool objects")
-    return Catalog(name=path.name[: -len(SUFFIX)], tools=tuple(data))
+    return Catalog(name=path.name[: -len(SUFFIX)], tools=tuple(catalog_tools(path)))
 
 
 def load_corpus(names: Sequence[str] | None = None) -> list[Catalog]:
@@ -75,7 +70,8 @@ def load_corpus(names: Sequence[str] | None = None) -> list[Catalog]:
 
 def smallest() -> Catalog:
     """The catalog with the fewest tools (the smoke run's input)."""
-    return load_corpus()[0]
+    name, tools = smallest_catalog()
+    return Catalog(name=name, tools=tuple(tools))
 
 
 def largest() -> Catalog:

@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from fastmcp_progressive.tokens import count
+
 from .results import HostRow
-from .tokens import count
 
 CATALOGS = ("demo", "github-mcp-server")
 LISTINGS = ("plain", "default", "minimal", "skeleton")

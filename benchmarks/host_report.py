@@ -12,8 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
+from .markdown import MISSING, table
 from .results import HostRow, Results
 
 TARGET_CATALOG = "github-mcp-server"
@@ -75,17 +74,11 @@ def headline(results: Results) -> list[str]:
 
 def _steps(row: HostRow | None) -> str:
     if row is None:
-        return "–"
+        return MISSING
     if row.steps_to_first_success is None:
         return "never"
     return f"{row.steps_to_first_success}" + (f" ({row.refusals} refused)" if row.refusals
                                               else "")
-
-
-def _table(header: Sequence[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |",
-             "| --- | " + " | ".join("---:" for _ in header[1:]) + " |"]
-    return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
 
 def section(results: Results) -> list[str]:
@@ -110,11 +103,11 @@ def section(results: Results) -> list[str]:
         rows = []
         for host in hosts(results):
             plain = find(results, host, catalog, "plain")
-            cells = [host, plain.client if plain else "–"]
+            cells = [host, plain.client if plain else MISSING]
             for listing in LISTINGS:
                 row = find(results, host, catalog, listing)
                 share = cut(row, plain) if listing != "plain" else None
-                tokens = "–" if row is None or row.tokens < 0 else f"{row.tokens:,}"
+                tokens = MISSING if row is None or row.tokens < 0 else f"{row.tokens:,}"
                 cells.append(tokens + (f" (-{share:.0%})" if share is not None else ""))
             cells += [_steps(find(results, host, catalog, listing)) for listing in LISTINGS]
             rows.append(cells)
@@ -123,7 +116,7 @@ def section(results: Results) -> list[str]:
         sent = next((r.tools_sent for r in results.hosts
                      if r.catalog == catalog and r.listing == "default"), 0)
         out += [f"### {catalog} ({sent} tools sent at the default level)", "",
-                *_table(header, rows), ""]
+                table(header, rows), ""]
     out += _reaching(results)
     broken = [r for r in results.hosts if r.listing != "plain" and not r.arguments_intact]
     if broken:
@@ -145,7 +138,7 @@ def _reaching(results: Results) -> list[str]:
         spent = ours.tokens - ours.floor_tokens
         per = max(ours.tools_sent, 1)
         args = " / ".join(
-            (find(results, host, TARGET_CATALOG, x) or ours).arguments_declared or "–"
+            (find(results, host, TARGET_CATALOG, x) or ours).arguments_declared or MISSING
             for x in ("default", "minimal", "skeleton"))
         rows.append([host, f"{allowed:,}", f"{ours.tokens:,}",
                      f"{ours.floor_tokens:,} (-{cut_of(ours.floor_tokens, plain.tokens):.1%})",
@@ -165,8 +158,8 @@ def _reaching(results: Results) -> list[str]:
         "(`additionalProperties: false` without them: a model that obeys the schema calls "
         "without arguments and learns them from the refusal).",
         "",
-        *_table(["host", "allowed", "default", "floor", "descriptions now",
-                 "description budget", "arguments in the sent schema"], rows),
+        table(["host", "allowed", "default", "floor", "descriptions now",
+               "description budget", "arguments in the sent schema"], rows),
         "",
     ]
 

@@ -11,47 +11,21 @@ Example:
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from . import host_report
-from .results import LatencyRow, Results, Stats
+from .markdown import MISSING, duration, figure, number, saved, table
+from .results import LatencyRow, Results
 from .scaling_report import render_scaling
 from .targets import HEADLINE_CATALOG, judge
 
 LISTING_MODES = ("plain", "minimal", "skeleton", "regex", "bm25")
 SESSION_MODES = ("minimal+2", "minimal+5", "minimal+5 largest", "skeleton+2", "skeleton+5",
                  "regex+search", "bm25+search", "extras")
+JSON_MODES = ("plain", "minimal", "skeleton", "minimal+2", "minimal+5")
 WIRE_MODES = ("plain", "minimal", "skeleton", "regex", "bm25", "minimal+2", "minimal+5",
               "regex+search", "bm25+search")
-
-
-def _table(header: Sequence[str], rows: Iterable[Sequence[object]], align: str = "") -> str:
-    align = align or "l" + "r" * (len(header) - 1)
-    marks = ["---:" if a == "r" else "---" for a in align]
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(marks) + " |"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def _n(value: float | None) -> str:
-    return "–" if value is None else f"{value:,.0f}"
-
-
-def _us(stats: Stats | None) -> str:
-    if stats is None:
-        return "–"
-    value = stats.median_us
-    return f"{value / 1000:,.2f} ms" if value >= 1000 else f"{value:,.0f} µs"
-
-
-def _pct(part: int, whole: int) -> str:
-    return f"{100 * (1 - part / whole):.0f}%" if whole else "–"
-
-
-def _link(figure: Path, report: Path) -> str:
-    return os.path.relpath(figure, report.parent).replace(os.sep, "/")
 
 
 def _headline(results: Results) -> list[str]:
@@ -63,7 +37,7 @@ def _headline(results: Results) -> list[str]:
         lines.append(
             f"- **{HEADLINE_CATALOG}** ({plain.tools} tools), default level: the listing the "
             f"model sees drops from **{plain.fields:,} to {ours.fields:,} tokens** "
-            f"(-{_pct(ours.fields, plain.fields)}), every name still listed; a session that "
+            f"(-{saved(ours.fields, plain.fields)}), every name still listed; a session that "
             f"then fetches 2 tools costs **{session.fields:,}** (per-field count; as one JSON "
             f"array: {plain.json:,} → {ours.json:,}, session {session.json:,})."
         )
@@ -78,21 +52,21 @@ def _headline(results: Results) -> list[str]:
             f"serialize faster)."
         )
     if read and read.ours_server:
-        lines.append(f"- Reading 5 cached descriptions: **{_us(read.ours_server)}** server side "
-                     f"(median, in memory).")
+        lines.append(f"- Reading 5 cached descriptions: **{duration(read.ours_server)}** "
+                     "server side (median, in memory).")
     biggest = [r for r in results.listing_scale if r.variant == "ours"]
     if biggest:
         top = max(biggest, key=lambda r: r.tools)
-        lines.append(f"- {top.tools:,} tools: our listing takes {_us(top.warm)} in memory; "
+        lines.append(f"- {top.tools:,} tools: our listing takes {duration(top.warm)} in memory; "
                      f"the server keeps {top.retained_kib / 1024:,.1f} MiB after the first one.")
     return lines
 
 
 def _targets(results: Results) -> str:
     rows = [(t.name, t.goal, t.measured,
-             "–" if t.met is None else ("**yes**" if t.met else "**no**"))
+             MISSING if t.met is None else ("**yes**" if t.met else "**no**"))
             for t in judge(results)]
-    return _table(("target", "goal", "measured", "met"), rows, "llll")
+    return table(("target", "goal", "measured", "met"), rows, "llll")
 
 
 def _tokens(results: Results, figures: dict[str, Path], report: Path) -> list[str]:
@@ -100,8 +74,7 @@ def _tokens(results: Results, figures: dict[str, Path], report: Path) -> list[st
     if not catalogs:
         return []
     out = ["## 1. Tokens", ""]
-    if "tokens_by_mode" in figures:
-        out += [f"![tokens per catalog by mode]({_link(figures['tokens_by_mode'], report)})", ""]
+    out += figure(figures, "tokens_by_mode", "tokens per catalog by mode", report)
     out += [
         "Counted with o200k_base (`bpe_openai.get_encoding('o200k_base')`) over what an "
         "in-memory `fastmcp.Client` received from a FastMCP server replaying each catalog. "
@@ -120,16 +93,14 @@ def _tokens(results: Results, figures: dict[str, Path], report: Path) -> list[st
     rows: list[Sequence[object]] = []
     for c in catalogs:
         cells: list[object] = [c, _tool_count(results, c)]
-        for mode in LISTING_MODES:
-            row = results.token(c, mode)
-            cells.append(_n(row.fields if row else None))
+        cells += [number(getattr(results.token(c, mode), "fields", None)) for mode in LISTING_MODES]
         plain, ours = results.token(c, "plain"), results.token(c, "minimal")
-        cells.append(_pct(ours.fields, plain.fields) if plain and ours else "–")
+        cells.append(saved(ours.fields, plain.fields) if plain and ours else MISSING)
         regex = results.token(c, "regex")
-        cells.append(f"{_n(ours.names_visible if ours else None)} / "
-                     f"{_n(regex.names_visible if regex else None)}")
+        cells.append(f"{number(ours.names_visible if ours else None)} / "
+                     f"{number(regex.names_visible if regex else None)}")
         rows.append(cells)
-    out += [_table(("catalog", "tools", *LISTING_MODES, "minimal saves", "names: ours / search"),
+    out += [table(("catalog", "tools", *LISTING_MODES, "minimal saves", "names: ours / search"),
                    rows), ""]
     out += ["### Sessions, model-visible (per field)", "",
             "Listing plus one read of the full definitions of the session's first 2 or 5 "
@@ -137,48 +108,33 @@ def _tokens(results: Results, figures: dict[str, Path], report: Path) -> list[st
             "pattern / BM25 query aimed at the first tool). Plain FastMCP's session is its "
             "listing. `extras`: our instructions paragraph, resource entry and prompt entry, "
             "paid once if the host shows them (not included in the other columns).", ""]
-    rows = []
-    for c in catalogs:
-        plain = results.token(c, "plain")
-        cells = [c, _n(plain.fields if plain else None)]
-        for mode in SESSION_MODES:
-            row = results.token(c, mode)
-            cells.append(_n(row.fields if row else None))
-        rows.append(cells)
-    out += [_table(("catalog", "plain", *SESSION_MODES), rows), ""]
+    out += [_by_mode(results, catalogs, ("plain", *SESSION_MODES), "fields"), ""]
     out += ["Session tools: " + "; ".join(
         f"{c}: {', '.join(scenario_for_name(results, c))}" for c in catalogs), ""]
     out += ["### Model-visible as one JSON array (the issue's count)", ""]
-    rows = []
-    for c in catalogs:
-        cells = [c]
-        for mode in ("plain", "minimal", "skeleton", "minimal+2", "minimal+5"):
-            row = results.token(c, mode)
-            cells.append(_n(row.json if row else None))
-        rows.append(cells)
-    out += [_table(("catalog", "plain", "minimal", "skeleton", "minimal+2", "minimal+5"), rows), ""]
+    out += [_by_mode(results, catalogs, JSON_MODES, "json"), ""]
     out += ["### Whole wire result", ""]
-    rows = []
-    for c in catalogs:
-        cells = [c]
-        for mode in WIRE_MODES:
-            row = results.token(c, mode)
-            cells.append(_n(row.wire if row else None))
-        rows.append(cells)
-    out += [_table(("catalog", *WIRE_MODES), rows), "",
+    out += [_by_mode(results, catalogs, WIRE_MODES, "wire"), "",
             "Ours keeps titles, annotations, icons and `_meta` in the listing (hosts use "
             "them), which is why its wire result shrinks less than what the model sees.", ""]
     if results.anatomy:
         out += ["### Where listing tokens go (per field)", ""]
-        rows = [(a.catalog, a.mode, a.listed, _n(a.names), _n(a.descriptions), _n(a.schemas))
-                for a in results.anatomy]
-        out += [_table(("catalog", "mode", "tools listed", "names", "descriptions",
+        rows = [(a.catalog, a.mode, a.listed, number(a.names), number(a.descriptions),
+                 number(a.schemas)) for a in results.anatomy]
+        out += [table(("catalog", "mode", "tools listed", "names", "descriptions",
                         "inputSchema"), rows, "llrrrr"), ""]
     if results.sweep:
         out += [f"### `summary_max_chars` on {results.sweep[0].catalog} (default level)", ""]
-        rows = [(s.summary_max_chars, _n(s.fields), _n(s.json)) for s in results.sweep]
-        out += [_table(("summary_max_chars", "per field", "as JSON array"), rows), ""]
+        rows = [(s.summary_max_chars, number(s.fields), number(s.json)) for s in results.sweep]
+        out += [table(("summary_max_chars", "per field", "as JSON array"), rows), ""]
     return out
+
+
+def _by_mode(results: Results, catalogs: list[str], modes: Sequence[str], count: str) -> str:
+    """One row per catalog, one column per mode: that mode's ``count`` (fields/json/wire)."""
+    rows = [[c, *(number(getattr(results.token(c, mode), count, None)) for mode in modes)]
+            for c in catalogs]
+    return table(("catalog", *modes), rows)
 
 
 def scenario_for_name(results: Results, catalog: str) -> list[str]:
@@ -193,11 +149,11 @@ def _tool_count(results: Results, catalog: str) -> int:
 
 def _latency_table(rows: list[LatencyRow]) -> str:
     body = [
-        (r.op, r.ours.n, _us(r.plain), _us(r.ours), f"{r.ratio_median:.2f}x",
-         f"{r.ratio_p95:.2f}x", _us(r.plain_server), _us(r.ours_server))
+        (r.op, r.ours.n, duration(r.plain), duration(r.ours), f"{r.ratio_median:.2f}x",
+         f"{r.ratio_p95:.2f}x", duration(r.plain_server), duration(r.ours_server))
         for r in rows
     ]
-    return _table(("operation", "n", "plain", "ours", "ratio", "p95 ratio", "server: plain",
+    return table(("operation", "n", "plain", "ours", "ratio", "p95 ratio", "server: plain",
                    "server: ours"), body)
 
 
@@ -206,8 +162,7 @@ def _latency(results: Results, figures: dict[str, Path], report: Path) -> list[s
         return []
     cfg = results.config
     out = ["## 2. Cost", ""]
-    if "latency_ratios" in figures:
-        out += [f"![latency ratios]({_link(figures['latency_ratios'], report)})", ""]
+    out += figure(figures, "latency_ratios", "latency ratios", report)
     out += [
         f"Catalog: **{cfg.get('latency_catalog')}** ({cfg.get('latency_tools')} tools). Two "
         "servers, plain FastMCP and ours (default level, one description file per tool), "
@@ -252,20 +207,19 @@ def _scale(results: Results, figures: dict[str, Path], report: Path) -> list[str
         return []
     out = ["## 3. Scale", ""]
     if results.listing_scale:
-        if "scale_listing" in figures:
-            out += [f"![listing at scale]({_link(figures['scale_listing'], report)})", ""]
+        out += figure(figures, "scale_listing", "listing at scale", report)
         out += ["Synthetic catalogs (seeded, ~1 KB of JSON per tool), in memory. `ours+files` "
                 "has a description file per tool. Cold: the first listing of a fresh server. "
                 "Server: median time of the listing chain below a pass-through middleware. "
                 "Peak: tracemalloc peak of a fresh server's first listing (client included); "
                 "held: what the server still holds after the client left.", ""]
         rows: list[Sequence[object]] = [
-            (f"{r.tools:,}", r.variant, f"{r.cold_ms:,.1f} ms", _us(r.warm),
+            (f"{r.tools:,}", r.variant, f"{r.cold_ms:,.1f} ms", duration(r.warm),
              f"{r.warm.p95_us / 1000:,.1f} ms", f"{r.server_ms:,.1f} ms",
              f"{r.peak_kib / 1024:,.1f} MiB", f"{r.retained_kib / 1024:,.2f} MiB")
             for r in results.listing_scale
         ]
-        out += [_table(("tools", "variant", "cold", "median", "p95", "server", "peak", "held"),
+        out += [table(("tools", "variant", "cold", "median", "p95", "server", "peak", "held"),
                        rows, "rlrrrrrr"), ""]
     if results.grants:
         out += ["### Grant store", "",
@@ -275,9 +229,9 @@ def _scale(results: Results, figures: dict[str, Path], report: Path) -> list[str
                 "of 100 `has()` calls; writes: one more grant for each caller of 100-caller "
                 "batches of newcomers, untraced.", ""]
         rows = [(g.kind, f"{g.callers:,}", g.grants_each, f"{g.fill_s:,.1f} s",
-                 f"{g.memory_mib:,.1f} MiB", f"{g.bytes_per_caller:,.0f} B", _us(g.write),
-                 _us(g.hit), _us(g.miss)) for g in results.grants]
-        out += [_table(("caller kind", "callers", "grants each", "fill (traced)", "memory",
+                 f"{g.memory_mib:,.1f} MiB", f"{g.bytes_per_caller:,.0f} B", duration(g.write),
+                 duration(g.hit), duration(g.miss)) for g in results.grants]
+        out += [table(("caller kind", "callers", "grants each", "fill (traced)", "memory",
                         "per caller", "write (untraced)", "lookup: granted",
                         "lookup: not granted"), rows), ""]
     if results.file_edits:
@@ -286,10 +240,10 @@ def _scale(results: Results, figures: dict[str, Path], report: Path) -> list[str
                 "until the new text appears (deadline 3 s). The last kind keeps the file's "
                 "size, inode and mtime (as a coarse-clock filesystem shows a quick same-length "
                 "edit): a `stat` cannot see it, only the description-file watcher can.", ""]
-        rows = [(f.how, f"{f.served}/{f.trials}", _us(f.write_to_served),
-                 f"{f.write_to_served.p95_us / 1000:,.1f} ms" if f.write_to_served else "–",
+        rows = [(f.how, f"{f.served}/{f.trials}", duration(f.write_to_served),
+                 f"{f.write_to_served.p95_us / 1000:,.1f} ms" if f.write_to_served else MISSING,
                  f.max_reads, f.stale_reads) for f in results.file_edits]
-        out += [_table(("write", "served", "median", "p95", "most reads needed",
+        out += [table(("write", "served", "median", "p95", "most reads needed",
                         "stale reads"), rows, "lrrrrr"), ""]
     return out
 
@@ -312,7 +266,7 @@ def render(results: Results, figures: dict[str, Path], report: Path, command: st
         "",
         "## Machine and versions",
         "",
-        _table(("", ""), results.machine.items(), "ll"),
+        table(("", ""), results.machine.items(), "ll"),
         "",
     ]
     out += _tokens(results, figures, report)

@@ -29,12 +29,18 @@ from typing import Any
 from fastmcp import Client
 
 from fastmcp_progressive.payloads import DESCRIPTIONS_URI, resource_uri_for
+from fastmcp_progressive.tokens import (
+    count,
+    count_text,
+    listing_field_tokens,
+    listing_json_tokens,
+    model_view,
+)
 
 from .corpus import Catalog
 from .replay import PROGRESSIVE, SEARCH, Variant, build_server
 from .results import AnatomyRow, SweepRow, TokenRow
 from .scenarios import SESSION_SIZES, scenario_for
-from .tokens import count, count_text, listing_field_tokens, listing_json_tokens, model_view
 
 SWEEP_CHARS = (40, 60, 80, 100, 140)
 

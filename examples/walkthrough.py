@@ -18,28 +18,21 @@ from typing import Any
 
 from fastmcp import Client
 from fastmcp.client.transports import PythonStdioTransport
-from mcp.client.extension import advertise
 
-from fastmcp_progressive import DESCRIPTIONS_URI, EXTENSION_ID
+from fastmcp_progressive import DESCRIPTIONS_URI
 from fastmcp_progressive.client import is_resolvable, resolve_tool, tool_resolution
+from fastmcp_progressive.tokens import token_report
 
 SERVER = Path(__file__).parent / "demo_server.py"
 
 
-def count_tokens(tools: list[Any]) -> tuple[int, int]:
-    """(tokens the model sees: name + description + inputSchema, tokens of the wire result)."""
-    from bpe_openai import get_encoding
+async def demo_token_figures() -> dict[str, Any]:
+    """The demo's token figures, from the function ``fastmcp-progressive tokens`` prints
+    (the README quotes the same numbers): the listing without and with the middleware,
+    and each tool's full description."""
+    from demo_server import mcp as demo  # this folder is on sys.path when run as a script
 
-    enc = get_encoding("o200k_base")
-    dumped = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
-    visible = sum(
-        len(enc.encode(t["name"]))
-        + len(enc.encode(t.get("description") or ""))
-        + len(enc.encode(json.dumps(t["inputSchema"], separators=(",", ":"))))
-        for t in dumped
-    )
-    wire = len(enc.encode(json.dumps({"tools": dumped}, separators=(",", ":"))))
-    return visible, wire
+    return await token_report(demo, None, None)
 
 
 def show(title: str, body: str) -> None:
@@ -53,19 +46,17 @@ def transport() -> PythonStdioTransport:
 
 
 async def main() -> None:
-    full = Client(transport(), extensions=[advertise(EXTENSION_ID, {"mode": "full"})])
-    async with full:
-        before = count_tokens(await full.list_tools())
-
+    figures = await demo_token_figures()
+    listing = figures["listing"]
     async with Client(transport(), extensions=[tool_resolution()]) as client:
         tools = await client.list_tools()
-        after = count_tokens(tools)
         show(
             "tools/list",
-            f"{len(tools)} tools. Model-visible tokens (name + description + inputSchema): "
-            f"{before[0]} as registered -> {after[0]} progressive "
-            f"({100 * (1 - after[0] / before[0]):.0f}% fewer).\n"
-            f"Whole tools/list result: {before[1]} -> {after[1]} tokens.\n"
+            f"{len(tools)} tools. Tokens of the tools/list result (o200k_base): "
+            f"{listing['without']:,} as registered -> {listing['with']:,} progressive "
+            f"({100 * (1 - listing['with'] / listing['without']):.0f}% fewer).\n"
+            f"Model-visible (name + description + inputSchema): {listing['fields_without']:,}"
+            f" -> {listing['fields_with']:,} tokens.\n"
             + "\n".join(f"- {t.name}: {t.description}" for t in tools),
         )
         args = {"order_id": "o-500", "amount_cents": 2500, "reason": "Late delivery credit"}
@@ -84,6 +75,8 @@ async def main() -> None:
         show(
             f"read {uri}",
             f"keys: {', '.join(definition)}\n"
+            f"{figures['full_descriptions']['refund_order']['tokens']:,} tokens "
+            "(fetched only for the tool in use)\n"
             f"required: {definition['inputSchema'].get('required')}\n"
             f"first example: {json.dumps(definition['examples'][0]['input'])}",
         )

@@ -37,20 +37,16 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-import mcp_types as mt
 from fastmcp import FastMCP
 from fastmcp.tools.base import Tool
-from fastmcp.utilities.versions import dedupe_with_versions
 
-from . import payloads
 from .checks import check
-from .definitions import compact_json, full_definition
 from .description_folder import SUFFIXES, safe_file_name
 from .file_format import with_front_matter
-from .listing import LEVELS, ListingLevel, summarize
-from .middleware import ANONYMOUS_POLICIES, ProgressiveDisclosure
+from .listing import LEVELS, summarize
+from .middleware import ANONYMOUS_POLICIES
 from .proxy import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_STARTUP_TIMEOUT,
@@ -59,10 +55,10 @@ from .proxy import (
     parse_listen,
     serve,
 )
+from .tokens import TokensUnavailable, registered_tools, token_report
 
 OK, PROBLEMS, CANNOT_RUN = 0, 1, 2
 DEFAULT_SUMMARY_CHARS = 100
-ENCODING = "o200k_base"
 
 
 class CliError(Exception):
@@ -87,13 +83,6 @@ async def load_server(spec: str) -> FastMCP[Any]:
     if not isinstance(server, FastMCP):
         raise CliError(f"{spec!r} is not a FastMCP server ({type(server).__name__})")
     return server
-
-
-async def registered_tools(server: FastMCP[Any]) -> dict[str, Tool]:
-    """The server's tools as registered (no middleware), one per name as tools/list shows."""
-    tools = dedupe_with_versions(list(await server.list_tools(run_middleware=False)),
-                                 lambda t: t.name)
-    return {tool.name: tool for tool in tools}
 
 
 # -- extract -----------------------------------------------------------------------------
@@ -157,90 +146,6 @@ def _write(path: Path, text: str, *, replace: bool) -> None:
 
 
 # -- tokens ------------------------------------------------------------------------------
-def _encoder() -> Any:
-    try:
-        import bpe_openai
-    except ImportError:
-        raise CliError(
-            f"`tokens` counts {ENCODING} tokens with the bpe-openai package, which is not "
-            "installed: pip install bpe-openai"
-        ) from None
-    return bpe_openai.get_encoding(ENCODING)
-
-
-async def _listing_json(server: FastMCP[Any], middleware: list[Any]) -> str:
-    """The ``tools/list`` result as the wire carries it, with ``middleware`` installed."""
-    return (await _wire(server, middleware))["tools"]
-
-
-async def _wire(server: FastMCP[Any], middleware: list[Any]) -> dict[str, str]:
-    """``tools/list``, ``resources/list`` and ``prompts/list`` results as FastMCP sends them.
-
-    Built the way FastMCP's own handlers build them (deduplicated versions, ``to_mcp_*``),
-    through the real middleware chain, so the counts are of what a client receives.
-    """
-    saved = server.middleware
-    server.middleware = middleware
-    try:
-        tools = dedupe_with_versions(list(await server.list_tools()), lambda t: t.name)
-        resources = dedupe_with_versions(list(await server.list_resources()),
-                                         lambda r: str(r.uri))
-        prompts = dedupe_with_versions(list(await server.list_prompts()), lambda p: p.name)
-    finally:
-        server.middleware = saved
-    results: dict[str, Any] = {
-        "tools": mt.ListToolsResult(tools=[t.to_mcp_tool(name=t.name) for t in tools]),
-        "resources": mt.ListResourcesResult(
-            resources=[r.to_mcp_resource(uri=str(r.uri)) for r in resources]),
-        "prompts": mt.ListPromptsResult(prompts=[p.to_mcp_prompt(name=p.name) for p in prompts]),
-    }
-    return {kind: compact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
-            for kind, result in results.items()}
-
-
-async def token_report(server: FastMCP[Any], directory: Path | None,
-                       listing: str | None) -> dict[str, Any]:
-    """Tokens of the listing without/with progressive disclosure and of each full description."""
-    encoding = _encoder()
-
-    def count(text: str) -> int:
-        return len(encoding.encode(text))
-
-    others = [m for m in server.middleware if not isinstance(m, ProgressiveDisclosure)]
-    present = next((m for m in server.middleware if isinstance(m, ProgressiveDisclosure)), None)
-    if present is not None and directory is None and listing is None:
-        ours, chain = present, list(server.middleware)
-    else:
-        if directory is None and present is not None:
-            directory = present.store.directory
-        level = cast(ListingLevel, listing or "minimal")
-        ours = ProgressiveDisclosure(directory, listing=level)
-        chain = ([ours if m is present else m for m in server.middleware] if present
-                 else [*others, ours])
-    without, with_ = await _wire(server, others), await _wire(server, chain)
-    tools = await registered_tools(server)
-    per_tool = {}
-    for name, tool in tools.items():
-        body = compact_json(full_definition(tool, ours.store.lookup(name)))
-        per_tool[name] = {"tokens": count(body), "bytes": len(body.encode("utf-8"))}
-    return {
-        "encoding": ENCODING,
-        "directory": str(ours.store.directory) if ours.store.directory else None,
-        "tools": len(tools),
-        "listing": {
-            "without": count(without["tools"]), "with": count(with_["tools"]),
-            "tools_without": len(json.loads(without["tools"])["tools"]),
-            "tools_with": len(json.loads(with_["tools"])["tools"]),
-        },
-        "overhead": {
-            "resources_list": count(with_["resources"]) - count(without["resources"]),
-            "prompts_list": count(with_["prompts"]) - count(without["prompts"]),
-            "instructions": count(payloads.INSTRUCTIONS) if ours.instructions else 0,
-        },
-        "full_descriptions": per_tool,
-    }
-
-
 def _print_tokens(report: dict[str, Any]) -> None:
     listing, extra = report["listing"], report["overhead"]
     saved = 1 - listing["with"] / listing["without"] if listing["without"] else 0.0
@@ -249,6 +154,8 @@ def _print_tokens(report: dict[str, Any]) -> None:
          f"({listing['tools_without']} tools)")
     _out(f"  with progressive disclosure:    {listing['with']:>7,}  "
          f"({listing['tools_with']} tools; {saved:.1%} fewer)")
+    _out(f"  model-visible, per field (name + description + inputSchema): "
+         f"{listing['fields_without']:,} -> {listing['fields_with']:,}")
     _out(f"  also added once per client: resources/list {extra['resources_list']:+,}, "
          f"prompts/list {extra['prompts_list']:+,}, instructions {extra['instructions']:+,}")
     _out("full description per tool (what resources/read returns):")
@@ -348,7 +255,10 @@ async def _run(args: argparse.Namespace) -> int:
         warnings = len(problems) - errors
         _out(f"{errors} error(s), {warnings} warning(s)")
         return PROBLEMS if errors or (args.strict and warnings) else OK
-    report = await token_report(server, args.directory, args.listing)
+    try:
+        report = await token_report(server, args.directory, args.listing)
+    except TokensUnavailable as exc:
+        raise CliError(f"`tokens` {exc}") from None
     if args.json:
         _out(json.dumps(report, indent=2, ensure_ascii=False))
     else:

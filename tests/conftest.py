@@ -21,6 +21,7 @@ from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from fastmcp.utilities.tests import run_server_async
 
 from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
+from tests.reliability import figures
 from tests.servers import add_basic_tools
 
 Transport = Literal["memory", "http"]
@@ -136,3 +137,54 @@ def write_description(tmp_descriptions: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+# -- pytest-xdist: which files share a worker -------------------------------------------
+# The full run (``-n auto --dist loadgroup``) spreads tests over one worker per core. Files
+# that time real processes against deadlines run one after another on one worker, never
+# beside each other (the host matrix drives two frameworks at a time by itself); files whose
+# fixtures are module-wide (a smoke run, installed npm servers, fuzzing trees) stay whole.
+WORKER_GROUPS = {
+    "tests/hosts/test_matrix.py": "timed-processes",
+    "tests/reliability/test_load.py": "timed-processes",
+    "tests/reliability/test_shared_store.py": "timed-processes",
+    "tests/reliability/test_faults.py": "timed-processes",
+    "tests/reliability/test_bad_input.py": "bad-input",
+    "tests/test_proxy_npm.py": "npm-servers",
+    "tests/test_benchmarks_smoke.py": "benchmarks-smoke",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        group = WORKER_GROUPS.get(item.nodeid.split("::", 1)[0])
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+# -- the reliability suite's figures, printed once at the end (also under pytest-xdist, whose
+# controller loads this conftest but never the reliability folder's) ---------------------
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On a pytest-xdist worker: hand this worker's figures to the controller."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["reliability_figures"] = (dict(figures.FIGURES), dict(figures.HOW))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """On the pytest-xdist controller: collect what a finished worker measured."""
+    measured, how = getattr(node, "workeroutput", {}).get("reliability_figures", ({}, {}))
+    figures.merge(measured, how)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The figures the reliability tests measured (this process's and every worker's)."""
+    if not figures.FIGURES:
+        return
+    terminalreporter.section("reliability figures")
+    for key in sorted(figures.FIGURES):
+        terminalreporter.write_line(f"{key}: {figures.FIGURES[key]}")

@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
-from benchmarks.corpus import corpus_dir, smallest
+from tests.corpus import corpus_dir, smallest_catalog
+
+pytestmark = pytest.mark.slow  # runs `python -m benchmarks --smoke` in a process
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -37,14 +39,15 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any
 
 
 def _token(data: dict[str, Any], mode: str) -> dict[str, Any]:
-    catalog = smallest().name
+    catalog, _ = smallest_catalog()
     return next(r for r in data["tokens"] if r["catalog"] == catalog and r["mode"] == mode)
 
 
 def test_report_names_the_catalog_machine_and_targets(smoke: tuple[Path, dict[str, Any]]) -> None:
     out, _ = smoke
     report = (out / "BENCHMARKS.md").read_text(encoding="utf-8")
-    assert f"| {smallest().name} | {len(smallest().tools)} |" in report
+    name, tools = smallest_catalog()
+    assert f"| {name} | {len(tools)} |" in report
     for heading in ("## Targets", "## Machine and versions", "## 1. Tokens", "## 2. Cost",
                     "## 3. Scale"):
         assert heading in report

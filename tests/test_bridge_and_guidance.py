@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -10,7 +11,12 @@ from fastmcp import Client
 from mcp.client.extension import advertise
 
 from fastmcp_progressive import DESCRIPTIONS_URI, EXTENSION_ID, ProgressiveDisclosure
-from fastmcp_progressive.guidance import PROMPT_NAME, agent_guidance, system_prompt
+from fastmcp_progressive.guidance import (
+    PROMPT_NAME,
+    SYSTEM_PROMPT,
+    agent_guidance,
+    system_prompt,
+)
 from tests.conftest import ERAS, Era, build_server, clients, connect, gated
 
 TRANSPORT_ERA = [(t, e) for t in ("memory", "http") for e in ERAS]
@@ -99,6 +105,20 @@ async def test_guidance_helper_says_nothing_for_other_servers() -> None:
     assert agent_guidance(tools, []) is None
     assert agent_guidance(tools, [{"uri": "file:///x"}]) is None
     assert agent_guidance([], [{"uri": DESCRIPTIONS_URI}]) == system_prompt(None)
+
+
+def test_exported_system_prompt_is_ready_to_use() -> None:
+    """The constant is finished text (no placeholder left to fill) naming the default
+    bridge tool; ``system_prompt`` still fills in another bridge name, or none."""
+    assert re.findall(r"\{\w+\}", SYSTEM_PROMPT) == []  # no {bridge}-style placeholder
+    assert 'call describe_tools with {"tools": ["TOOL_NAME"]}' in SYSTEM_PROMPT
+    assert system_prompt("describe_tools") == SYSTEM_PROMPT
+    custom = system_prompt("kid_describe_tools")
+    assert 'call kid_describe_tools with {"tools"' in custom and "describe_tools with" in custom
+    assert re.findall(r"\{\w+\}", custom) == []
+    without = system_prompt(None)
+    assert "describe_tools" not in without and re.findall(r"\{\w+\}", without) == []
+    assert "?tools=TOOL_NAME" in without
 
 
 def test_guidance_prompt_can_be_turned_off() -> None:

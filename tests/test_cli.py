@@ -1,8 +1,11 @@
-"""The authoring CLI through a real subprocess: files written, problems found, exit codes.
+"""The authoring CLI: files written, problems found, exit codes.
 
-Each command runs as ``python -m fastmcp_progressive`` against a server file in a
-temporary directory, the way a developer or a CI job runs it. The token listing is also
-compared in-process with what a real client receives on the wire.
+Each command runs through ``fastmcp_progressive.cli.main(argv)`` in this process, in the
+temporary directory holding the server file, with its output captured: the same parser,
+loader and exit status a shell gets, without paying an interpreter start per command.
+One test runs the installed console script and ``python -m fastmcp_progressive`` as real
+processes, so the entry points themselves stay covered. The token listing is also
+compared with what a real client receives on the wire.
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ from typing import Any
 import pytest
 from fastmcp import Client, FastMCP
 
-from fastmcp_progressive import ProgressiveDisclosure
-from fastmcp_progressive.cli import _listing_json
+from fastmcp_progressive import ProgressiveDisclosure, tokens
 from fastmcp_progressive.description_folder import read_description
+from fastmcp_progressive.tokens import wire_results
+from tests.cli_runner import Ran, run_cli
 
 SERVER = '''
 from pydantic import BaseModel
@@ -61,15 +65,15 @@ def app(tmp_path: Path) -> Path:
     return path
 
 
-def cli(*args: str | Path, cwd: Path, prelude: str = "") -> subprocess.CompletedProcess[str]:
-    """Run the CLI in a fresh interpreter (``prelude`` runs first, e.g. to hide a module)."""
-    run = ["-m", "fastmcp_progressive"]
-    if prelude:
-        run = ["-c", f"{prelude}\nimport runpy\nrunpy.run_module('fastmcp_progressive', "
-                     "run_name='__main__')"]
+def cli(*args: str | Path, cwd: Path) -> Ran:
+    return run_cli(*args, cwd=cwd)
+
+
+def module_process(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m fastmcp_progressive ARGS`` in a fresh interpreter."""
     env = {**os.environ, "FASTMCP_CHECK_FOR_UPDATES": "off", "NO_COLOR": "1"}
     return subprocess.run(
-        [sys.executable, *run, *map(str, args)],
+        [sys.executable, "-m", "fastmcp_progressive", *map(str, args)],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
     )
 
@@ -216,9 +220,15 @@ def test_tokens_reports_both_listings_and_each_description(app: Path) -> None:
     assert "get_weather" in text.stdout
 
 
-def test_tokens_without_bpe_openai_says_what_to_install(app: Path) -> None:
-    result = cli("tokens", "app.py:mcp", cwd=app.parent,
-                 prelude="import sys; sys.modules['bpe_openai'] = None")
+def test_tokens_without_bpe_openai_says_what_to_install(
+    app: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "bpe_openai", None)  # as if it were not installed
+    tokens.encoder.cache_clear()
+    try:
+        result = cli("tokens", "app.py:mcp", cwd=app.parent)
+    finally:
+        tokens.encoder.cache_clear()
     assert result.returncode == 2
     assert "pip install bpe-openai" in result.stderr
     assert "Traceback" not in result.stderr
@@ -232,7 +242,7 @@ async def test_token_listings_are_what_clients_receive(tmp_descriptions: Path) -
         """Find documents by keyword. A long explanation follows."""
         return []
 
-    plain = await _listing_json(mcp, list(mcp.middleware))
+    plain = (await wire_results(mcp, list(mcp.middleware)))["tools"]
     async with Client(mcp) as client:
         wire = (await client.list_tools_mcp()).model_dump(by_alias=True, exclude_none=True,
                                                           mode="json")
@@ -241,7 +251,7 @@ async def test_token_listings_are_what_clients_receive(tmp_descriptions: Path) -
     middleware = ProgressiveDisclosure(tmp_descriptions)
     mcp.add_middleware(middleware)
     try:
-        reduced = await _listing_json(mcp, list(mcp.middleware))
+        reduced = (await wire_results(mcp, list(mcp.middleware)))["tools"]
         async with Client(mcp, mode="legacy") as client:
             wire = (await client.list_tools_mcp()).model_dump(by_alias=True,
                                                               exclude_none=True, mode="json")
@@ -252,11 +262,12 @@ async def test_token_listings_are_what_clients_receive(tmp_descriptions: Path) -
         middleware.close()
 
 
+@pytest.mark.slow  # two fresh interpreters: the entry points themselves
 def test_console_script_and_module_agree(app: Path) -> None:
     script = Path(sys.executable).with_name("fastmcp-progressive")
     if not script.exists():
         pytest.skip("the console script is not installed in this environment")
     by_script = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
-    by_module = cli("--help", cwd=app.parent)
+    by_module = module_process("--help", cwd=app.parent)
     assert by_script.returncode == by_module.returncode == 0
     assert "extract" in by_script.stdout and "Exit status" in by_script.stdout

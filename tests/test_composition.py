@@ -67,6 +67,7 @@ async def test_rate_limiting_description_fetches() -> None:
         await b.read_resource(f"{DESCRIPTIONS_URI}?tools=add")  # another caller's own bucket
 
 
+@pytest.mark.slow  # `fastmcp run` in a process
 async def test_demo_server_over_stdio_with_fastmcp_run() -> None:
     fastmcp_cli = Path(sys.executable).parent / "fastmcp"
     transport = StdioTransport(
@@ -89,6 +90,7 @@ async def test_demo_server_over_stdio_with_fastmcp_run() -> None:
         assert read.read_only and not read.destructive  # tool resolution, handshake-era stdio
 
 
+@pytest.mark.slow  # the walkthrough and its stdio server as processes
 def test_walkthrough_runs_as_the_readme_says() -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "walkthrough.py")],

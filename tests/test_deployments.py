@@ -383,6 +383,7 @@ async def test_session_proxy_keeps_one_backend_session_per_client(
     assert backends.open_sessions == 0
 
 
+@pytest.mark.slow  # `fastmcp run` bridging in a process
 @ERA
 async def test_fastmcp_run_url_bridges_http_to_stdio_and_the_read_works(era: Era) -> None:
     """``fastmcp run http://.../mcp``: the usual stdio bridge to an HTTP server."""

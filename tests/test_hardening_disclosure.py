@@ -37,7 +37,8 @@ from tests.conftest import (
     serve_http,
 )
 from tests.spies import batch_handled
-from tests.test_watch import Recorder, watcher_ready
+from tests.waiting import ListChangedRecorder as Recorder
+from tests.waiting import watcher_ready
 
 HIDDEN = "shout"
 
@@ -183,6 +184,7 @@ async def test_hidden_and_unknown_names_cost_the_same() -> None:
     assert costs[0]["scans"] <= 1 and costs[0]["listings"] == 0
 
 
+@pytest.mark.slow  # builds a 2,000-tool server
 async def test_answers_to_unknown_names_are_bounded_whatever_the_catalog() -> None:
     sizes = []
     for tools in (0, 2000):

@@ -29,7 +29,7 @@ from fastmcp_progressive.listing import ELLIPSIS, cut_line, summarize
 from fastmcp_progressive.selection import parse_selection, selection_from_names
 from tests.conftest import build_server, connect, fetch, gated, read_json, serve_http
 from tests.spies import batch_handled
-from tests.test_watch import watcher_ready
+from tests.waiting import watcher_ready
 
 HUGE_INT = "7" * 4301
 

@@ -10,11 +10,12 @@ import pytest
 from fastmcp import Client, FastMCP
 from mcp.client.extension import advertise
 
-from benchmarks.replay import replay_tool
 from fastmcp_progressive import EXTENSION_ID, ProgressiveDisclosure
 from fastmcp_progressive.listing import skeleton, summarize
+from tests.corpus import corpus_dir
+from tests.replay import replay_tool
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS = corpus_dir()
 
 
 @pytest.mark.parametrize(
@@ -96,7 +97,7 @@ def test_bad_options_are_refused_clearly() -> None:
 
 
 def replay(path: Path) -> FastMCP:
-    """A server replaying a corpus catalog (the benchmarks' replay, so both count the same)."""
+    """A server replaying a corpus catalog (the benchmarks replay it the same way)."""
     mcp = FastMCP(path.stem)
     for raw in json.loads(path.read_text(encoding="utf-8")):
         mcp.add_tool(replay_tool(raw))

@@ -23,6 +23,7 @@ from fastmcp_progressive.preload import THREAD_NAME, Preload
 from tests.conftest import ERAS, connect, fetch, gated
 from tests.servers import add_basic_tools
 from tests.spies import count_calls
+from tests.waiting import watcher_armed
 
 
 def _child() -> FastMCP:
@@ -341,6 +342,5 @@ async def test_watcher_baseline_reuses_the_preloaded_lines(
     server.add_middleware(middleware)
     async with connect(server, "legacy") as client:
         await client.list_tools()
-        watcher = middleware.hot_reload.watcher
-        assert watcher is not None and watcher.ready.wait(10.0)
+        watcher_armed(middleware)
     assert reads.count == 0  # neither the listing nor the watcher re-parsed

@@ -40,8 +40,8 @@ from fastmcp_progressive.proxy import (
     upstream_of,
 )
 from tests.conftest import ERAS, TOKENS, TRANSPORTS, Era, Transport, connect, fetch, serve_http
-from tests.reliability.procs import free_port
 from tests.servers import add_basic_tools
+from tests.waiting import free_port
 
 BOUND = 20.0  # no failure below may take longer than this to be reported
 
@@ -207,6 +207,7 @@ async def test_command_that_exits_at_start_is_named_with_its_stderr() -> None:
     await expect_named_failure(proxy, "exited", "config file missing")
 
 
+@pytest.mark.slow  # waits out the 1 s start-up timeout
 async def test_command_that_never_answers_times_out() -> None:
     silent = "import sys; sys.stdin.read()"  # reads until we close it, never answers
     proxy = progressive_proxy([sys.executable, "-c", silent], startup_timeout=1.0)
@@ -255,6 +256,7 @@ def pids_with(marker: str) -> list[int]:
     return found
 
 
+@pytest.mark.slow  # upstream processes started and killed
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the process through /proc")
 @pytest.mark.parametrize("era", ERAS)
 async def test_upstream_killed_mid_session_gives_a_clear_error(era: Era, tmp_path: Path) -> None:
@@ -279,6 +281,7 @@ async def test_upstream_killed_mid_session_gives_a_clear_error(era: Era, tmp_pat
         assert command.ended
 
 
+@pytest.mark.slow  # upstream processes
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the process through /proc")
 async def test_the_process_check_upstream_starts_is_the_one_that_serves(tmp_path: Path) -> None:
     app = tmp_path / "upstream_app.py"
@@ -293,6 +296,7 @@ async def test_the_process_check_upstream_starts_is_the_one_that_serves(tmp_path
         assert pids_with(str(app)) == started  # not stopped and started again
 
 
+@pytest.mark.slow  # waits out a request timeout
 async def test_upstream_request_timeout_is_named(tmp_path: Path) -> None:
     app = tmp_path / "upstream_app.py"
     app.write_text(UPSTREAM_APP, encoding="utf-8")

@@ -19,7 +19,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -30,17 +30,20 @@ from fastmcp import Client
 from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 from fastmcp.server import create_proxy
 
-from benchmarks.tokens import listing_field_tokens, listing_json_tokens
 from fastmcp_progressive import DESCRIPTIONS_URI
 from fastmcp_progressive.proxy import progressive_proxy
+from fastmcp_progressive.tokens import listing_field_tokens, listing_json_tokens
 from tests.conftest import ERAS, Era, fetch
 from tests.npm_servers import NodeMissing, ensure_installed, required
-from tests.reliability.procs import free_port
 from tests.test_proxy import BOUND, refusal_code
+from tests.waiting import free_port, until
 
 DEADLINE = 30.0
-pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(),
-                                reason="finds the upstream's process through /proc (Linux)")
+pytestmark = [
+    pytest.mark.slow,  # node processes from npm, a proxy process per test
+    pytest.mark.skipif(not Path("/proc").is_dir(),
+                       reason="finds the upstream's process through /proc (Linux)"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -176,15 +179,6 @@ async def test_refuses_a_call_until_fetched_then_serves_it(
 
 
 # -- the real command over stdio, as a host runs it ------------------------------------------------
-async def poll(check: Callable[[], Awaitable[bool]], what: str) -> None:
-    deadline = time.monotonic() + DEADLINE
-    while time.monotonic() < deadline:
-        if await check():
-            return
-        await anyio.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.mark.parametrize("era", ERAS)
 async def test_cli_over_stdio_in_front_of_server_everything(
     npm: dict[str, list[str]], era: Era, tmp_path: Path
@@ -227,7 +221,7 @@ async def test_cli_over_stdio_in_front_of_server_everything(
         async def reloaded() -> bool:
             return await summary() == "Echo, edited while serving."
 
-        await poll(reloaded, "the edited summary")
+        await until(reloaded, DEADLINE, "the edited summary", interval=0.05)
         body = (await client.call_tool("describe_tools", {"tools": ["echo"]})).structured_content
         assert "examples" not in (body or {})["echo"]
 
@@ -273,7 +267,7 @@ async def no_node_left(tmp_path: Path) -> None:
     async def gone() -> bool:
         return node_pids(tmp_path) == []
 
-    await poll(gone, "the upstream node process to stop")
+    await until(gone, DEADLINE, "the upstream node process to stop", interval=0.05)
 
 
 FRONTS = [("cli", "legacy"), ("python", "modern")]
@@ -326,17 +320,16 @@ async def cli_over_http(args: list[str], env: dict[str, str]) -> AsyncIterator[s
     )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        deadline = time.monotonic() + DEADLINE
-        while True:
+        async def answers() -> bool:
             assert process.poll() is None, f"the proxy exited with {process.returncode}"
             try:
                 async with Client(StreamableHttpTransport(url), mode="legacy") as probe:
                     await probe.ping()
-                break
             except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                await anyio.sleep(0.1)
+                return False
+            return True
+
+        await until(answers, DEADLINE, "the proxy to answer a ping", interval=0.1)
         yield url
     finally:
         process.send_signal(signal.SIGTERM)
@@ -386,7 +379,7 @@ async def node_over_http(npm: dict[str, list[str]]) -> AsyncIterator[tuple[str,
             await stream.aclose()
             return True
 
-        await poll(listening, "server-everything to listen")
+        await until(listening, DEADLINE, "server-everything to listen", interval=0.05)
         yield f"http://127.0.0.1:{port}/mcp", process
     finally:
         process.kill()

@@ -513,12 +513,3 @@ async def test_raw_http_requests_with_the_2026_headers(folder: Path) -> None:
         assert all(RESOLUTION_EXTENSION_ID not in t.get("_meta", {})
                    for t in listed["result"]["tools"])
     assert ran == []
-
-
-async def test_the_resolution_benchmark_runs() -> None:
-    """The benchmark measures what it says (never how fast: that is the benchmark's job)."""
-    from benchmarks.resolve_bench import run
-
-    rows = await run(iterations=20)
-    assert [row["era"] for row in rows] == ["legacy", "modern"]
-    assert all(row["server"]["n"] == 20 and row["server_cpu"]["n"] == 20 for row in rows)

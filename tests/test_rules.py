@@ -28,6 +28,7 @@ from fastmcp_progressive.file_parsing import parse_text
 from fastmcp_progressive.resolution import ToolResolution
 from fastmcp_progressive.rule_checks import rule_locations
 from fastmcp_progressive.rules import Rule, json_equal
+from tests.cli_runner import run_cli
 
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 CHOICES = (True, False, None)
@@ -224,9 +225,6 @@ def manage_files(action: str, path: str) -> str:
 
 
 def test_check_command_fails_on_a_rule_breaking_the_bound(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     (tmp_path / "app.py").write_text(CLI_SERVER, encoding="utf-8")
     folder = tmp_path / "descriptions"
     folder.mkdir()
@@ -234,10 +232,7 @@ def test_check_command_fails_on_a_rule_breaking_the_bound(tmp_path: Path) -> Non
         '---\n{"resolution": [\n  {"when": {"action": "read"}, "readOnlyHint": true},\n'
         '  {"when": {"action": "append"}, "destructiveHint": true}\n]}\n---\nProse.\n',
         encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "fastmcp_progressive", "check", "app.py:mcp", str(folder)],
-        capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False,
-    )
+    done = run_cli("check", "app.py:mcp", folder, cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert (f"{folder}/manage_files.md:4:3: error: resolution[1]: the tool is annotated "
             "destructiveHint: false, so no resolution may be destructive") in done.stdout

@@ -20,10 +20,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import mcp_types as mt
 import pytest
 from fastmcp import Client
-from fastmcp.client.messages import MessageHandler
 
 from fastmcp_progressive import ProgressiveDisclosure
 from fastmcp_progressive.caller import Caller
@@ -34,44 +32,14 @@ from fastmcp_progressive.legacy_sessions import LegacySessions
 
 from .conftest import build_server, connect, fetch, serve_http
 from .spies import batch_handled, count_calls
+from .waiting import ListChangedRecorder as Recorder
+from .waiting import until, watcher_ready
 
 REGISTERED_ADD = "Add two integers. Returns their sum as an integer."
 
 
-class Recorder(MessageHandler):
-    """Counts tools/list_changed notifications and lets a test await the next one."""
-
-    def __init__(self) -> None:
-        self.times: list[float] = []
-        self._event = asyncio.Event()
-
-    async def on_tool_list_changed(self, message: mt.ToolListChangedNotification) -> None:
-        self.times.append(time.perf_counter())
-        self._event.set()
-
-    async def next(self, timeout: float = 5.0) -> float:
-        await asyncio.wait_for(self._event.wait(), timeout)
-        self._event.clear()
-        return self.times[-1]
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 5.0, what: str = "") -> None:
-    """Poll ``predicate`` until it holds; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        await asyncio.sleep(0.01)
-
-
 def summaries(tools: list[Any]) -> dict[str, str]:
     return {t.name: t.description for t in tools}
-
-
-async def watcher_ready(mw: ProgressiveDisclosure) -> None:
-    watcher = mw.hot_reload.watcher
-    assert watcher is not None
-    assert await asyncio.to_thread(watcher.ready.wait, 5.0), "watcher never armed"
 
 
 @pytest.fixture

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -34,6 +33,7 @@ from typing import Any
 from tests.hosts.frameworks import BY_NAME, HERE
 from tests.hosts.model import Script, ScriptedModel
 from tests.hosts.serve import REPLY
+from tests.waiting import free_port, port_open, until_sync
 
 SERVE = HERE / "serve.py"
 DRIVER_TIMEOUT = 180.0
@@ -66,25 +66,6 @@ class Cell:
         return f"{self.framework}/{self.transport}/{self.listing}/{self.server}"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _wait_for_port(port: int, process: subprocess.Popen[bytes], deadline: float) -> None:
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)  # polling a port with a deadline, not synchronising on time
-    raise TimeoutError(f"server did not listen on {port}")
-
-
 def _server_command(cell: Cell, log: Path) -> list[str]:
     command = [sys.executable, str(SERVE), "--log", str(log), "--listing", cell.listing]
     return command + ([] if cell.server == "demo" else ["--catalog", cell.server])
@@ -111,11 +92,12 @@ def run_cell(model: ScriptedModel, cell: Cell, workdir: Path) -> dict[str, Any]:
     server: subprocess.Popen[bytes] | None = None
     try:
         if cell.transport == "http":
-            port = _free_port()
+            port = free_port()
             with log.with_suffix(".server.txt").open("wb") as output:
                 server = subprocess.Popen([*serve, "--port", str(port)],
                                           stdout=output, stderr=subprocess.STDOUT)
-            _wait_for_port(port, server, time.monotonic() + SERVER_START_TIMEOUT)
+            until_sync(lambda: port_open(port), SERVER_START_TIMEOUT, "the MCP server",
+                       interval=0.05, process=server)
             driver += ["--mcp-url", f"http://127.0.0.1:{port}/mcp"]
         else:
             driver += ["--command", json.dumps(serve)]

@@ -85,11 +85,14 @@ def demo_server() -> FastMCP:
 
 def catalog_server(name: str) -> FastMCP:
     """A replay of corpus catalog ``name``, plain (ours is added by ``relist``)."""
-    from benchmarks import replay
-    from benchmarks.corpus import load_corpus
+    from tests import replay
+    from tests.corpus import catalog_path, catalog_tools
 
     replay.REPLY = REPLY
-    return replay.build_server(load_corpus([name])[0], "plain").mcp
+    server = FastMCP(f"replay-{name}")
+    for spec in catalog_tools(catalog_path(name)):
+        server.add_tool(replay.replay_tool(spec))
+    return server
 
 
 def relist(server: FastMCP, listing: str, descriptions: Path | None) -> None:

@@ -22,7 +22,7 @@ from tests.hosts.harness import Cell, run_cells
 from tests.hosts.make_venvs import ensure
 from tests.hosts.model import ScriptedModel
 
-pytestmark = pytest.mark.hosts
+pytestmark = [pytest.mark.hosts, pytest.mark.slow]  # agent frameworks in their own processes
 
 FRAMEWORKS = ("openai-agents", "pydantic-ai", "langchain", "llama-index")
 TRANSPORTS = ("http", "stdio")

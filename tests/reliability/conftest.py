@@ -1,4 +1,4 @@
-"""Fixtures of the reliability suite, and the figures it prints at the end of a run."""
+"""Fixtures of the reliability suite (its figures are printed by ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from hypothesis import configuration as hypothesis_configuration
 
-from tests.reliability.figures import FIGURES
 from tests.reliability.procs import REDIS_SERVER, RedisServer, Replica
 
 # hypothesis keeps its example database and caches outside the repository
@@ -49,11 +48,3 @@ def replicas(tmp_path: Path) -> Iterator[Callable[..., Replica]]:
     finally:
         for replica in made:
             replica.stop()
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if not FIGURES:
-        return
-    terminalreporter.section("reliability figures")
-    for key in sorted(FIGURES):
-        terminalreporter.write_line(f"{key}: {FIGURES[key]}")

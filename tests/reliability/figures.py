@@ -9,18 +9,30 @@ import re
 from typing import Any
 
 FIGURES: dict[str, Any] = {}
+HOW: dict[str, str] = {}
+"""How each figure combines ("add", "put" or "peak"): parallel workers' figures are merged
+the same way (``merge``)."""
 
 
 def add(key: str, amount: float = 1) -> None:
     FIGURES[key] = FIGURES.get(key, 0) + amount
+    HOW[key] = "add"
 
 
 def put(key: str, value: Any) -> None:
     FIGURES[key] = value
+    HOW[key] = "put"
 
 
 def peak(key: str, value: float) -> None:
     FIGURES[key] = max(FIGURES.get(key, value), value)
+    HOW[key] = "peak"
+
+
+def merge(figures: dict[str, Any], how: dict[str, str]) -> None:
+    """Fold another process's figures into these ones (pytest-xdist workers)."""
+    for key, value in figures.items():
+        {"add": add, "peak": peak}.get(how.get(key, "put"), put)(key, value)
 
 
 _TRACE = re.compile(r"Traceback \(most recent call last\)|File \"[^\"]+\", line \d+")

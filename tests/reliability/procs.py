@@ -12,10 +12,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
+
+from tests.waiting import free_port, port_open, until_sync
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -40,34 +41,6 @@ def without_file_permission_override() -> list[str] | None:
     if SETPRIV is None:
         return None
     return [SETPRIV, "--bounding-set=-dac_override,-dac_read_search", "--"]
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _poll(
-    check: Callable[[], bool], what: str, deadline: float, proc: subprocess.Popen[bytes]
-) -> None:
-    """Call ``check`` every 20 ms until it is true; fail if ``proc`` dies or time runs out."""
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with status {proc.returncode} while starting")
-        if check():
-            return
-        time.sleep(0.02)
-    raise TimeoutError(f"{what} not ready within {deadline}s")
-
-
-def port_open(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
 
 
 def redis_ping(port: int, timeout: float = 0.5) -> bool:
@@ -103,7 +76,8 @@ class RedisServer:
              "--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        _poll(lambda: redis_ping(self.port), "redis-server", START_DEADLINE, self.proc)
+        until_sync(lambda: redis_ping(self.port), START_DEADLINE, "redis-server",
+                   process=self.proc)
         return self
 
     def freeze(self) -> None:
@@ -170,7 +144,7 @@ class Replica:
     def wait_ready(self) -> Replica:
         assert self.proc is not None
         try:
-            _poll(lambda: port_open(self.port), self.name, START_DEADLINE, self.proc)
+            until_sync(lambda: port_open(self.port), START_DEADLINE, self.name, process=self.proc)
         except (RuntimeError, TimeoutError) as exc:
             raise RuntimeError(f"{exc}; log:\n{self.log()}") from None
         return self

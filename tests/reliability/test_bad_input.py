@@ -35,6 +35,8 @@ from tests.reliability import figures
 from tests.reliability.app import make_server
 from tests.reliability.live import Live, opened_files, outside
 
+pytestmark = pytest.mark.slow  # hundreds of fuzzed examples, over HTTP too
+
 REQUEST_SECONDS = 2.0  # per request; typical is a few milliseconds
 REQUEST_BODY_LIMIT = 4 * 1024 * 1024  # the MCP SDK's streamable-HTTP limit (answers 413)
 HEADER_LIMIT = 64 * 1024  # h11's default max header size (uvicorn)

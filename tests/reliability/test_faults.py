@@ -18,17 +18,18 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import mcp_types as mt
 import pytest
 import watchfiles
 from fastmcp import Client
-from fastmcp.client.messages import MessageHandler
 
 from fastmcp_progressive import ProgressiveDisclosure
 from tests.conftest import ERAS, Era, connect, fetch, serve_http
 from tests.reliability import figures
 from tests.reliability.app import make_server
 from tests.reliability.procs import Replica, start_replicas, without_file_permission_override
+from tests.waiting import ListChangedRecorder, reached, until, watcher_ready
+
+pytestmark = pytest.mark.slow  # file churn for seconds, replica processes, watcher faults
 
 REGISTERED = "Add two integers. Returns their sum as an integer."
 READ_SECONDS = 2.0
@@ -36,36 +37,6 @@ READ_SECONDS = 2.0
 
 def version(n: int | str, pad: int = 0) -> str:
     return json.dumps({"summary": f"Version {n}.", "description": f"Version {n}. {'x' * pad}"})
-
-
-class ListChanged(MessageHandler):
-    """Counts ``notifications/tools/list_changed`` a legacy client receives."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-
-    async def on_tool_list_changed(self, message: mt.ToolListChangedNotification) -> None:
-        self.count += 1
-
-
-async def reached(check: Callable[[], Any], seconds: float) -> bool:
-    """Poll ``check`` (sync or async) until truthy; False after ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while True:
-        value = check()
-        if hasattr(value, "__await__"):
-            value = await value
-        if value:
-            return True
-        if time.monotonic() > deadline:
-            return False
-        await anyio.sleep(0.05)
-
-
-async def eventually(check: Callable[[], Any], seconds: float, what: str) -> None:
-    if not await reached(check, seconds):
-        pytest.fail(f"not within {seconds}s: {what}")
 
 
 async def description_of(client: Client[Any]) -> str:
@@ -76,12 +47,6 @@ async def description_of(client: Client[Any]) -> str:
     assert "error" not in entry and entry["name"] == "add", entry
     figures.assert_clean(json.dumps(body))
     return str(entry["description"])
-
-
-async def wait_watcher_ready(middleware: ProgressiveDisclosure) -> None:
-    watcher = middleware.hot_reload.watcher
-    assert watcher is not None
-    assert await anyio.to_thread.run_sync(watcher.ready.wait, 10), "watcher never armed"
 
 
 # -- files changing under concurrent reads ----------------------------------------------
@@ -165,7 +130,7 @@ async def test_reads_during_file_churn_always_serve_a_whole_version(
                 assert churn.error is None, churn.error
                 # once it settles, the final version is served at once (no restart)
                 (folder / "add.json").write_text(version("final", 11))
-                await eventually(
+                await until(
                     lambda: _serves(a, "Version final."), 5, "final version served"
                 )
     allowed = churn.written | {"Version 0. ", REGISTERED}
@@ -192,26 +157,26 @@ async def test_directory_deleted_and_recreated_recovers_by_itself(
     (folder / "add.json").write_text(version("first"))
     middleware = ProgressiveDisclosure(descriptions_dir=folder)
     server = make_server(middleware=middleware, auth=False)
-    handler = ListChanged()
+    handler = ListChangedRecorder()
     with caplog.at_level(logging.INFO, logger="fastmcp_progressive"):
         async with connect(server, "legacy", message_handler=handler) as client:
             assert (await description_of(client)).startswith("Version first.")
             await client.list_tools()  # notifications follow what this session was shown
-            await wait_watcher_ready(middleware)
+            await watcher_ready(middleware)
 
             shutil.rmtree(folder)
             figures.add("faults injected: directory deleted/recreated")
             assert await description_of(client) == REGISTERED  # no file: registration
-            await eventually(lambda: handler.count >= 1, 10, "list_changed after delete")
+            await until(lambda: handler.count >= 1, 10, "list_changed after delete")
 
             folder.mkdir()
             (folder / "add.json").write_text(version("second"))
             assert (await description_of(client)).startswith("Version second.")
-            await eventually(lambda: handler.count >= 2, 10, "list_changed after recreate")
+            await until(lambda: handler.count >= 2, 10, "list_changed after recreate")
             listed = {t.name: t for t in await client.list_tools()}
             assert listed["add"].description == "Version second."
             (folder / "add.json").write_text(version("third"))  # the new dir is watched
-            await eventually(lambda: handler.count >= 3, 10, "list_changed after an edit")
+            await until(lambda: handler.count >= 3, 10, "list_changed after an edit")
     messages = [r.getMessage() for r in caplog.records]
     assert any("appeared" in m for m in messages), messages
     ours = [r for r in caplog.records if r.name.startswith("fastmcp_progressive")]
@@ -253,7 +218,7 @@ async def test_unreadable_file_serves_last_good_then_recovers_when_readable(
         figures.add("faults injected: permission removed")
         assert (await description_of(client)).startswith("Version 1.")  # last good
         path.chmod(stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH)
-        await eventually(lambda: _serves(client, "Version 2."), 5,
+        await until(lambda: _serves(client, "Version 2."), 5,
                          "the file served again once readable")
     log = replica.log()
     assert "add.json: Permission denied" in log
@@ -291,24 +256,24 @@ async def test_os_watch_failure_falls_back_to_polling_and_keeps_notifying(
     folder.mkdir()
     (folder / "add.json").write_text(version(1))
     middleware = ProgressiveDisclosure(descriptions_dir=folder)
-    handler = ListChanged()
+    handler = ListChangedRecorder()
     with caplog.at_level(logging.INFO, logger="fastmcp_progressive"):
         async with connect(make_server(middleware=middleware, auth=False), "legacy",
                            message_handler=handler) as client:
             await description_of(client)
             await client.list_tools()  # notifications follow what this session was shown
-            await wait_watcher_ready(middleware)
+            await watcher_ready(middleware)
             # (watchfiles' poller takes its first snapshot ~300 ms after the watch yields,
             # so an edit made in that window is never notified: edit until one is)
-            deadline, n = time.monotonic() + 10, 1
-            while handler.count == 0:
-                n += 1
+            edits = [1]
+
+            async def notified_after_an_edit() -> bool:
+                edits.append(n := edits[-1] + 1)
                 (folder / "add.json").write_text(version(n, n))
                 assert (await description_of(client)).startswith(f"Version {n}.")
-                if not await reached(lambda: handler.count >= 1, 1) and (
-                    time.monotonic() > deadline
-                ):
-                    pytest.fail("no list_changed while polling")
+                return await reached(lambda: handler.count >= 1, 1)
+
+            await until(notified_after_an_edit, 10, "list_changed while polling")
     figures.add("faults injected: watcher failures", flaky_watch.failures)
     assert flaky_watch.failures >= 1
     assert any("polling it instead" in r.getMessage() for r in caplog.records)
@@ -324,12 +289,12 @@ async def test_watcher_that_fails_entirely_keeps_serving_and_recovers_by_itself(
     middleware = ProgressiveDisclosure(descriptions_dir=folder)
     watcher = middleware.hot_reload.watcher
     assert watcher is not None
-    handler = ListChanged()
+    handler = ListChangedRecorder()
     with caplog.at_level(logging.INFO, logger="fastmcp_progressive"):
         async with connect(make_server(middleware=middleware, auth=False), "legacy",
                            message_handler=handler) as client:
             await description_of(client)
-            await eventually(lambda: flaky_watch.failures >= 2, 10, "the watcher tried")
+            await until(lambda: flaky_watch.failures >= 2, 10, "the watcher tried")
             # the server keeps serving, and edits are served on the next read (stat)
             (folder / "add.json").write_text(version(2, 3))
             assert (await description_of(client)).startswith("Version 2.")
@@ -339,9 +304,9 @@ async def test_watcher_that_fails_entirely_keeps_serving_and_recovers_by_itself(
             flaky_watch.mode = "none"
             failures_before = flaky_watch.failures
             await client.list_tools()  # ordinary traffic, nothing special
-            await eventually(lambda: watcher.ready.is_set(), 10,
+            await until(lambda: watcher.ready.is_set(), 10,
                              "the watcher armed again by itself once the fault cleared")
             (folder / "add.json").write_text(version(3, 8))
-            await eventually(lambda: handler.count >= 1, 10,
+            await until(lambda: handler.count >= 1, 10,
                              "list_changed after the watcher recovered")
     figures.add("faults injected: watcher failures", failures_before)

@@ -22,7 +22,6 @@ import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -33,6 +32,9 @@ from tests.conftest import ERAS, Era, connect, fetch, serve_http
 from tests.reliability import figures
 from tests.reliability.app import make_server
 from tests.versions import SERVER_KEEPS_LISTED_TOOLS
+from tests.waiting import reached, until
+
+pytestmark = pytest.mark.slow  # seconds of load from 20 clients per era, memory traced
 
 CLIENTS = 20
 SECONDS = 3.0
@@ -166,15 +168,6 @@ def _package_bytes(snapshot: tracemalloc.Snapshot) -> tuple[int, int]:
     return keys, other
 
 
-async def _wait_until(predicate: Any, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        await anyio.sleep(0.05)
-    return True
-
-
 @pytest.mark.parametrize("era", ERAS)
 async def test_concurrent_clients_no_failures_no_leaks_memory_back_to_baseline(
     era: Era, tmp_path: Path
@@ -203,24 +196,26 @@ async def test_concurrent_clients_no_failures_no_leaks_memory_back_to_baseline(
         held_during: list[int] = []
         elapsed = await _round(url, era, load, SECONDS,
                                lambda: held_during.append(middleware.grants.held_in_memory()))
-        assert await _wait_until(released, 10), "sessions not released after the load"
+        await until(released, 10, "sessions released after the load", interval=0.05)
 
         # 2. memory: tracing starts now, so what a snapshot finds in package files after
         # one more round of sessions has ended is exactly what those sessions left behind
         tracemalloc.start()
         try:
             await _round(url, era, memory, None, clients=MEMORY_CLIENTS)
-            assert await _wait_until(released, 10), "sessions not released"
+            await until(released, 10, "sessions released", interval=0.05)
             # A request the server is still winding down (its context, caller and headers)
             # is alive for a moment after the client has gone: poll until what is left
             # settles; a real leak stays and fails below.
-            deadline = time.monotonic() + 5
-            while True:
+            left: list[tuple[int, int]] = []
+
+            def settled() -> bool:
                 gc.collect()
-                grant_keys, other = _package_bytes(tracemalloc.take_snapshot())
-                if other < RETAINED_LIMIT or time.monotonic() > deadline:
-                    break
-                await anyio.sleep(0.1)
+                left.append(_package_bytes(tracemalloc.take_snapshot()))
+                return left[-1][1] < RETAINED_LIMIT
+
+            await reached(settled, 5, interval=0.1)
+            grant_keys, other = left[-1]
         finally:
             tracemalloc.stop()
 

@@ -28,8 +28,9 @@ from tests.reliability import figures
 from tests.reliability.app import make_server
 from tests.reliability.conftest import needs_redis
 from tests.reliability.procs import RedisServer, Replica, start_replicas
+from tests.waiting import until
 
-pytestmark = needs_redis
+pytestmark = [needs_redis, pytest.mark.slow]  # redis-server and replica processes
 
 STORE_TIMEOUT = 0.5
 MARGIN = 1.5  # scheduling slack on a loaded 2-core CI machine; a hang is tens of seconds
@@ -110,11 +111,15 @@ async def test_grant_ttl_expires_on_every_replica(
         granted_at = time.monotonic()
         assert (await outcome(on_b))[0] == "ok"
         # principals' grants expire per grant (documented): using it does not extend it
-        while (state := (await outcome(on_b))[0]) == "ok":
-            assert time.monotonic() - granted_at < ttl + 5, "the grant never expired"
-            await anyio.sleep(0.1)
+        states: list[str] = []
+
+        async def expired() -> bool:
+            states.append((await outcome(on_b))[0])
+            return states[-1] != "ok"
+
+        await until(expired, ttl + 5, "the grant to expire", interval=0.1)
         expired_after = time.monotonic() - granted_at
-        assert state == "TOOL_DESCRIPTION_REQUIRED"
+        assert states[-1] == "TOOL_DESCRIPTION_REQUIRED"
         # RedisStore stores whole seconds, rounded down (py-key-value: ``int(remaining)``),
         # so a grant may live up to 1 s less than grant_ttl; never much less, never longer
         assert expired_after >= ttl - 1.5, f"expired early, after {expired_after:.2f}s"
@@ -168,16 +173,18 @@ async def test_store_down_fails_open_or_closed_as_configured_and_recovers(
             assert latencies[-1] < bound, f"{fault}: read took {latencies[-1]:.2f}s"
 
         redis_server.thaw()
-        deadline = time.monotonic() + 15
-        while True:  # recovers by itself: no restart of the replica
+        thawed = time.monotonic()
+
+        async def closed_recovered() -> bool:  # by itself: no restart of the replica
             await fetch(alice_closed, "add")  # this Redis lost the old grants (no persistence)
-            if (await outcome(alice_closed))[0] == "ok":
-                break
-            assert time.monotonic() < deadline, "no recovery after Redis came back"
-            await anyio.sleep(0.1)
-        while (await outcome(bob_open))[0] != "TOOL_DESCRIPTION_REQUIRED":  # gated again,
-            assert time.monotonic() < deadline, "open replica did not recover"  # once its
-            await anyio.sleep(0.1)  # 1 s rest after the last store failure has passed
+            return (await outcome(alice_closed))[0] == "ok"
+
+        async def open_gates_again() -> bool:  # once its 1 s rest after the last store
+            return (await outcome(bob_open))[0] == "TOOL_DESCRIPTION_REQUIRED"  # failure passed
+
+        await until(closed_recovered, 15, "recovery after Redis came back", interval=0.1)
+        await until(open_gates_again, 15 - (time.monotonic() - thawed),
+                    "the open replica to recover", interval=0.1)
 
     for text in texts:
         figures.assert_clean(text, redis_server.url, str(redis_server.port))
@@ -262,15 +269,14 @@ async def test_store_timeout_bounds_reads_of_many_tools_and_the_store_recovers(
             await closed_store.has(principal, "add")
         assert time.monotonic() - start < 2 * timeout + MARGIN
         redis_server.thaw()
-        deadline = time.monotonic() + 10
-        while True:
+
+        async def recovered() -> bool:
             try:
-                if await closed_store.has(principal, "add"):
-                    break
+                return await closed_store.has(principal, "add")
             except GrantStoreUnavailable:
-                pass
-            assert time.monotonic() < deadline, "the store did not recover after a thaw"
-            await anyio.sleep(0.05)
+                return False
+
+        await until(recovered, 10, "the store to recover after a thaw", interval=0.05)
         assert not await closed_store.has(principal, "shout")  # never granted
         # (a write that timed out while Redis was frozen may still land after the thaw:
         # it was already in the socket; the log's "the grant is not kept" overstates it)
