@@ -22,9 +22,9 @@ from fastmcp.server.context import Context
 from fastmcp.server.dependencies import get_context
 from fastmcp.tools.base import Tool, ToolResult
 
-from .payloads import DESCRIPTIONS_URI
+from .payloads import DEFAULT_BRIDGE_TOOL, DESCRIPTIONS_URI
 
-BRIDGE_TOOL_NAME = "describe_tools"
+BRIDGE_TOOL_NAME = DEFAULT_BRIDGE_TOOL
 
 
 Answer = Callable[[Context, dict[str, Any] | None], Awaitable[ToolResult]]

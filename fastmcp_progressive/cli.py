@@ -37,7 +37,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 import mcp_types as mt
 from fastmcp import FastMCP
@@ -52,7 +52,7 @@ from .descriptions import (
     safe_file_name,
 )
 from .listing import LEVELS, ListingLevel, summarize
-from .middleware import ANONYMOUS_POLICIES, ProgressiveDisclosure
+from .middleware import ProgressiveDisclosure
 from .proxy import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_STARTUP_TIMEOUT,
@@ -61,9 +61,10 @@ from .proxy import (
     parse_listen,
     serve,
 )
+from .settings import AnonymousPolicy, ClientSettings, ListingSettings
 
 OK, PROBLEMS, CANNOT_RUN = 0, 1, 2
-DEFAULT_SUMMARY_CHARS = 100
+DEFAULT_SUMMARY_CHARS = ListingSettings.summary_max_chars
 ENCODING = "o200k_base"
 
 
@@ -216,8 +217,8 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
     else:
         if directory is None and present is not None:
             directory = present.store.directory
-        level = cast(ListingLevel, listing or "minimal")
-        ours = ProgressiveDisclosure(directory, listing=level)
+        level = cast(ListingLevel, listing or ListingSettings.level)
+        ours = ProgressiveDisclosure(directory, listing=ListingSettings(level=level))
         chain = ([ours if m is present else m for m in server.middleware] if present
                  else [*others, ours])
     without, with_ = await _wire(server, others), await _wire(server, chain)
@@ -298,8 +299,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--http", metavar="[HOST:]PORT", help="serve streamable HTTP (default: stdio)")
     p.add_argument("--descriptions", type=Path, metavar="DIR",
                    help="description files for the upstream's tools (hot reload)")
-    p.add_argument("--listing", choices=LEVELS, default="minimal")
-    p.add_argument("--anonymous", choices=ANONYMOUS_POLICIES,
+    p.add_argument("--listing", choices=LEVELS, default=ListingSettings.level)
+    p.add_argument("--anonymous", choices=get_args(AnonymousPolicy),
                    help="callers no grant can follow (default: the middleware's)")
     p.add_argument("--no-host-profiles", action="store_true",
                    help="progressive for every client, also hosts the table serves in full")
@@ -324,9 +325,10 @@ async def _run_proxy(args: argparse.Namespace) -> int:
         if args.no_host_profiles:
             chosen["host_profiles"] = ()
         await serve(target, http=http, descriptions_dir=args.descriptions, name=args.name,
-                    listing=args.listing, exempt_tools=args.exempt,
+                    listing=ListingSettings(level=args.listing),
+                    clients=ClientSettings(**chosen), exempt_tools=args.exempt,
                     startup_timeout=args.startup_timeout,
-                    request_timeout=args.request_timeout, **chosen)
+                    request_timeout=args.request_timeout)
     except (UpstreamError, ValueError) as exc:
         raise CliError(str(exc)) from None
     return OK

@@ -24,6 +24,7 @@ from fastmcp.utilities.json_schema import dereference_refs
 
 from .descriptions import DescriptionFile, DescriptionStore
 from .memo import ToolMemo
+from .settings import CacheSettings
 
 _REGISTERED_FIELDS = (
     "name",
@@ -34,9 +35,6 @@ _REGISTERED_FIELDS = (
     "annotations",
     "execution",
 )
-DEFAULT_DEFINITION_CACHE = 2_048
-"""Full definitions kept (about 5 KB each): reads name at most 32 tools, so this is a
-working set of many reads, not the catalog."""
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
@@ -86,7 +84,7 @@ class Definitions:
     """
 
     def __init__(self, store: DescriptionStore, *,
-                 cache_size: int = DEFAULT_DEFINITION_CACHE) -> None:
+                 cache_size: int = CacheSettings.definitions) -> None:
         self.store = store
         self._memo = ToolMemo(cache_size, key=registered_content)
 

@@ -42,6 +42,7 @@ from cachetools import LRUCache
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .rules import Rule
+from .settings import CacheSettings
 
 logger = logging.getLogger(__name__)
 
@@ -342,7 +343,7 @@ class DescriptionStore:
         self,
         directory: str | os.PathLike[str] | None,
         *,
-        cache_size: int = 256,
+        cache_size: int = CacheSettings.files,
         max_file_bytes: int = MAX_FILE_BYTES,
     ) -> None:
         if cache_size < 1:
