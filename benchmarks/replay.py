@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,7 +36,7 @@ from fastmcp.server.transforms.search import BM25SearchTransform, RegexSearchTra
 from fastmcp.tools.base import Tool, ToolResult
 from pydantic import AnyUrl
 
-from fastmcp_progressive import ListingLevel, ProgressiveDisclosure
+from fastmcp_progressive import ListingLevel, ListingSettings, ProgressiveDisclosure
 
 from .corpus import Catalog
 
@@ -154,7 +154,8 @@ def build_server(
     ``outer`` middleware is added before ours, so it sees each request before and after
     us (a timer there measures our work plus FastMCP's). ``static_resources`` maps URIs to
     JSON texts served as plain resources (the baseline for description reads).
-    ``options`` are extra ``ProgressiveDisclosure`` keyword arguments.
+    ``options`` are extra ``ProgressiveDisclosure`` settings (its ``listing`` takes the
+    variant's level).
     """
     mcp = FastMCP(f"replay-{catalog.name}", auth=auth)
     for spec in catalog.tools:
@@ -169,7 +170,9 @@ def build_server(
     ours: ProgressiveDisclosure | None = None
     if variant in PROGRESSIVE:
         level: ListingLevel = "minimal" if variant == "minimal" else "skeleton"
-        ours = ProgressiveDisclosure(descriptions_dir, listing=level, **(options or {}))
+        chosen = dict(options or {})
+        listing = replace(chosen.pop("listing", ListingSettings()), level=level)
+        ours = ProgressiveDisclosure(descriptions_dir, listing=listing, **chosen)
         mcp.add_middleware(ours)
     elif variant == "regex":
         mcp.add_transform(RegexSearchTransform())
