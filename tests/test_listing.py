@@ -87,7 +87,7 @@ async def test_noise_kept_when_asked() -> None:
 
 
 def test_bad_options_are_refused_clearly() -> None:
-    with pytest.raises(ValueError, match=r"^listing must be one of"):
+    with pytest.raises(ValueError, match=r"^listing\.level must be one of"):
         ProgressiveDisclosure(listing=ListingSettings(level="tiny"))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="anonymous"):
         ProgressiveDisclosure(clients=ClientSettings(anonymous="nobody"))  # type: ignore[arg-type]
