@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 import math
 import re
 from dataclasses import fields
+from pathlib import Path
 from typing import Any, get_args
 
 import pytest
@@ -146,3 +148,29 @@ def test_the_proxy_command_offers_the_literals_values(flag: str, literal: Any) -
         assert getattr(args, flag[2:]) == value
     with pytest.raises(SystemExit):
         _parser().parse_args(["proxy", flag, "none-of-these", "http://127.0.0.1:1/mcp"])
+
+
+def _readme_tables() -> dict[str, dict[str, str]]:
+    """The README's Options tables: ``<group>`` -> {field: default cell}."""
+    text = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Options\n", 1)[1].split("\n## ", 1)[0]
+    tables: dict[str, dict[str, str]] = {}
+    group = ""
+    for line in section.splitlines():
+        heading = re.match(r"`(\w+)=\w+Settings\(\.\.\.\)`", line)
+        if heading:
+            group = heading.group(1)
+        row = re.match(r"\| `(\w+)` \| ([^|]+) \|", line)
+        if row and group:
+            tables.setdefault(group, {})[row.group(1)] = row.group(2).strip()
+    return tables
+
+
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_the_readme_documents_every_field_with_its_default(group: str) -> None:
+    documented = _readme_tables()[group]
+    cls = GROUPS[group]
+    assert set(documented) == {f.name for f in fields(cls)}
+    for field in fields(cls):
+        if isinstance(field.default, (bool, int, float, str)):
+            assert ast.literal_eval(documented[field.name].strip("`")) == field.default
