@@ -19,7 +19,7 @@ Example:
     ```python
     clients = ClientSettings(full_clients=["legacy-host*"],
                              mode_resolver=lambda c: "full" if c.principal else None)
-    ModePolicy(clients, default_level="minimal")
+    ModePolicy(clients, default_level="skeleton")
     ```
 """
 
@@ -34,7 +34,7 @@ from typing import Any, Literal, get_args
 from .caller import Caller
 from .hosts import ClientLevel, profile_level
 from .payloads import EXTENSION_ID
-from .settings import ClientSettings, ListingLevel
+from .settings import ClientSettings, ListingLevel, ListingSettings
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class ModePolicy:
         self,
         settings: ClientSettings | None = None,
         *,
-        default_level: ListingLevel,
+        default_level: ListingLevel = ListingSettings.level,
     ) -> None:
         settings = settings or ClientSettings()  # checked when it was built
         self.full_clients = tuple(settings.full_clients)
