@@ -26,7 +26,8 @@ from fastmcp import Client
 from fastmcp.server.dependencies import get_context
 from fastmcp.server.providers.proxy import FastMCPProxy, ProxyClient
 
-from .caller import close_with_connection, identify
+from .caller import identify
+from .fastmcp_internals import close_with_connection, connect_with_mode
 
 _KEPT_KINDS = frozenset({"session", "stream", "principal"})
 
@@ -53,14 +54,14 @@ class SessionBackends:
         mode = "legacy" if caller.era == "legacy" or rc is None else rc.protocol_version
         if caller.kind not in _KEPT_KINDS or caller.key is None:
             fresh = self._base.new()
-            fresh.mode = mode
+            connect_with_mode(fresh, mode)
             return fresh
         key = f"{caller.kind}:{caller.key}"
         client = self._open.get(key)
         if client is not None and client.is_connected():
             return client
         client = self._base.new()
-        client.mode = mode
+        connect_with_mode(client, mode)
         await client.__aenter__()  # type: ignore[no-untyped-call]
         self._open[key] = client
 

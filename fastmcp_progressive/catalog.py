@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -48,24 +49,10 @@ from fastmcp.server.middleware.timing import DetailedTimingMiddleware, TimingMid
 from fastmcp.server.transforms.search.base import BaseSearchTransform
 from fastmcp.tools.base import Tool
 
-from .caller import every_hook, search_tool_names
+from .fastmcp_internals import every_hook, search_tool_names
 from .lookup import batch
 
-_raw_listing: ContextVar[bool] = ContextVar("fastmcp_progressive_raw_listing", default=False)
-
-
-def listing_passthrough() -> bool:
-    """True while this package lists tools for itself: its hook must not reduce them."""
-    return _raw_listing.get()
-
-
-@contextmanager
-def _passthrough() -> Iterator[None]:
-    token = _raw_listing.set(True)
-    try:
-        yield
-    finally:
-        _raw_listing.reset(token)
+_instances = itertools.count()
 
 
 def _gateway_names(transform: Any) -> tuple[str, ...]:
@@ -134,6 +121,24 @@ class Catalog:
     def __init__(self, owner: Middleware) -> None:
         self._owner = owner
         self._existing: LRUCache[tuple[int, str], bool] = LRUCache(maxsize=4096)
+        # One flag per catalog, like FastMCP's CatalogTransform: a parent's and a mounted
+        # child's middleware never see each other's "listing for myself".
+        self._raw_listing: ContextVar[bool] = ContextVar(
+            f"fastmcp_progressive_raw_listing_{next(_instances)}", default=False
+        )
+
+    def passthrough(self) -> bool:
+        """True while this catalog lists tools for itself: its owner's listing hook must
+        pass them on unreduced. Another middleware instance's catalog never sets it."""
+        return self._raw_listing.get()
+
+    @contextmanager
+    def _passthrough(self) -> Iterator[None]:
+        token = self._raw_listing.set(True)
+        try:
+            yield
+        finally:
+            self._raw_listing.reset(token)
 
     async def exists(self, ctx: Context, name: str) -> bool:
         """Whether FastMCP's ``get_tool`` finds ``name`` (other middleware's listing
@@ -194,7 +199,7 @@ class Catalog:
             method="tools/list",
         )
         try:
-            with _passthrough(), every_hook():
+            with self._passthrough(), every_hook():
                 listed = await chain(context)
         except Exception:
             return set()
@@ -204,7 +209,7 @@ class Catalog:
 
     async def names(self, ctx: Context) -> list[str]:
         """Names of every tool this caller's ``tools/list`` shows, in listing order."""
-        with _passthrough():
+        with self._passthrough():
             tools = await ctx.fastmcp.list_tools(run_middleware=True)
         return list(dict.fromkeys(t.name for t in tools))
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 import weakref
 from typing import Any, Literal
 
-from .caller import Caller, connection_state
+from .caller import Caller
+from .fastmcp_internals import connection_state
 
 First = Literal["call", "other"]
 _STATE_KEY = "fastmcp_progressive.first_request"

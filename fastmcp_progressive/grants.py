@@ -53,7 +53,8 @@ import anyio
 from cachetools import LRUCache, TTLCache
 from key_value.aio.stores.memory import MemoryStore
 
-from .caller import Caller, on_connection_close
+from .caller import Caller
+from .fastmcp_internals import on_connection_close
 from .settings import GrantSettings
 from .settings import StoreErrorPolicy as StoreErrorPolicy
 

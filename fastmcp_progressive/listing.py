@@ -31,8 +31,8 @@ from __future__ import annotations
 import copy
 import re
 import threading
-from collections.abc import Collection, Hashable, Sequence
-from typing import Any, get_args
+from collections.abc import Collection, Hashable, Mapping, Sequence
+from typing import Any, Self, get_args
 
 from cachetools import LRUCache
 from fastmcp.tools.base import Tool, ToolResult
@@ -40,6 +40,7 @@ from fastmcp.utilities.json_schema import dereference_refs
 from pydantic import BaseModel
 
 from .descriptions import DescriptionFile, DescriptionStore, Signature
+from .fastmcp_internals import default_title
 from .headers import with_headers
 from .memo import ToolMemo
 from .pins import pinned
@@ -147,6 +148,19 @@ def _type_only(spec: Any) -> dict[str, Any]:
     return {}
 
 
+def _kept_fields(tool: Tool) -> Hashable:
+    """The fields a listed copy keeps that its listing line and schema do not show (so the
+    memo never hands one tool's ``timeout`` or ``auth`` to another): as they are when
+    hashable (cheaper than ``repr``), else as text."""
+    auth = tool.auth
+    kept = (tuple(auth) if isinstance(auth, list) else auth, tool.timeout, tool.return_type)
+    try:
+        hash(kept)
+    except TypeError:
+        return repr(kept)
+    return kept
+
+
 def _fingerprint(value: Any) -> str:
     """A value's content as text: pydantic models as JSON (their repr is ten times slower)."""
     if isinstance(value, BaseModel):
@@ -154,11 +168,6 @@ def _fingerprint(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ",".join(_fingerprint(item) for item in value) + "]"
     return repr(value)
-
-
-def _default_title(name: str) -> str:
-    # mirrors fastmcp.tools.base._default_title: the title FastMCP derives from a name
-    return name.replace("_", " ").replace("-", " ").title()
 
 
 class ListedTool(Tool):
@@ -173,7 +182,7 @@ class ListedTool(Tool):
     _wire: Any = None
 
     def to_mcp_tool(self, **overrides: Any) -> Any:
-        if overrides and overrides != {"name": self.name}:
+        if overrides and not self._restated(overrides):
             return self._build_wire(**overrides)
         private = self.__pydantic_private__  # a slot: cheaper than pydantic's __getattr__
         wire = private.get("_wire") if private is not None else None
@@ -181,12 +190,21 @@ class ListedTool(Tool):
             wire = self._wire = self._build_wire()
         return wire
 
+    def _restated(self, overrides: dict[str, Any]) -> bool:
+        """Whether ``overrides`` only restate this copy's own name and output schema: what
+        FastMCP's listing passes (4.1: ``name``; 4.2: ``name`` and ``outputSchema``)."""
+        return (
+            overrides.keys() <= _RESTATED
+            and overrides.get("name", self.name) == self.name
+            and overrides.get("outputSchema", self.output_schema) is self.output_schema
+        )
+
     def _build_wire(self, **overrides: Any) -> Any:
         wire = super().to_mcp_tool(**overrides)
         if not self.strip_noise:
             return wire
         update: dict[str, Any] = {}
-        if wire.title is not None and wire.title == _default_title(wire.name):
+        if wire.title is not None and wire.title == default_title(wire.name):
             update["title"] = None
         meta = wire.meta
         if isinstance(meta, dict) and meta.get("fastmcp") == {"tags": []}:
@@ -194,8 +212,41 @@ class ListedTool(Tool):
             update["meta"] = rest or None
         return wire.model_copy(update=update) if update else wire
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy whose wire form is built afresh: the kept one shows the fields before
+        ``update`` (e.g. a resolution mark added to ``meta``)."""
+        copied = super().model_copy(update=update, deep=deep)
+        private = copied.__pydantic_private__  # the copy's own dict
+        if private is not None and private.get("_wire") is not None:
+            private["_wire"] = None
+        return copied
+
     async def run(self, arguments: dict[str, Any]) -> ToolResult:  # pragma: no cover
         raise RuntimeError("a listed copy of a tool is never run")
+
+    @classmethod
+    def of(cls, tool: Tool, update: dict[str, Any]) -> Self:
+        """``tool`` as a listed copy: every field FastMCP's ``Tool`` declares (``auth``,
+        ``timeout``, ``return_type``, ... and any a later release adds), then ``update``.
+
+        ``tool.model_copy(update=...)`` would keep the source's own class (a
+        ``FunctionTool`` with its function), while a listed copy must be one whose wire
+        form is kept and whose noise is stripped; so the fields are copied, with
+        ``model_copy(update=...)``, onto a blank listed tool. They were validated when
+        ``tool`` was made and are not validated again (cheaper than constructing).
+        """
+        blank = _BLANKS.get(cls)
+        if blank is None:
+            blank = _BLANKS[cls] = cls.model_construct(name="listed", parameters={})
+        values = {name: getattr(tool, name) for name in _TOOL_FIELDS}
+        values.update(update)
+        return blank.model_copy(update=values)  # type: ignore[return-value]
+
+
+_BLANKS: dict[type[ListedTool], ListedTool] = {}
+_RESTATED = frozenset({"name", "outputSchema"})
+_TOOL_FIELDS = tuple(Tool.model_fields)
+"""Every field of FastMCP's ``Tool`` (not a subclass's: a listed copy never runs)."""
 
 
 class Lister:
@@ -270,6 +321,7 @@ class Lister:
             _fingerprint(tool.annotations), _fingerprint(tool.icons), repr(tool.meta),
             tuple(sorted(tool.tags)), _fingerprint(tool.execution), repr(tool.task_config),
             repr(self._schema(tool)),
+            _kept_fields(tool),
         )
 
     def _schema(self, tool: Tool) -> dict[str, Any]:
@@ -284,20 +336,11 @@ class Lister:
             self._memo.put(tool, (sig, None))
             return tool
         schema = self._schema(tool)
-        reduced = ListedTool(
-            name=tool.name,
-            version=tool.version,
-            title=tool.title,
-            description=self.summary(tool, sig),
-            parameters=copy.deepcopy(schema),
-            output_schema=None,
-            annotations=tool.annotations,
-            icons=tool.icons,
-            meta=tool.meta,
-            tags=tool.tags,
-            execution=tool.execution,
-            task_config=tool.task_config,
-            strip_noise=self.strip_noise,
-        )
+        reduced = ListedTool.of(tool, {
+            "description": self.summary(tool, sig),
+            "parameters": copy.deepcopy(schema),
+            "output_schema": None,
+            "strip_noise": self.strip_noise,
+        })
         self._memo.put(tool, (sig, reduced))
         return reduced

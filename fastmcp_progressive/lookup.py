@@ -7,7 +7,7 @@ at 10,000 tools is 20 scans. Inside ``batch()``, each plain ``LocalProvider`` of
 server answers its lookups from a name index, with the same rules as its own scan (all
 versions of the name, the version filter, the highest one), so every FastMCP rule still
 applies and only the scan is gone. The index is kept until the provider's components
-change (``caller.tool_components`` counts every write to them).
+change (``fastmcp_internals.tool_components`` counts every write to them).
 
 The batch also records whether a lookup met a versioned tool. ``Catalog`` first asks
 FastMCP for a name across all versions, which skips ``get_tool``'s second pass over the
@@ -34,8 +34,10 @@ from typing import Any
 from fastmcp.tools.base import Tool
 from fastmcp.utilities.versions import VersionSpec, version_sort_key
 
-from .caller import (
+from .fastmcp_internals import (
     components_token,
+    keep_on,
+    kept_on,
     local_tool_providers,
     replace_tool_getter,
     tool_components,
@@ -106,15 +108,15 @@ _INDEX_ATTRIBUTE = "_fastmcp_progressive_index"
 
 def _index_of(provider: Any) -> dict[str, list[Tool]]:
     """The provider's name index, rebuilt only when its components changed."""
-    kept: tuple[tuple[int, int], dict[str, list[Tool]]] | None = getattr(
-        provider, _INDEX_ATTRIBUTE, None
+    kept: tuple[tuple[int, int], dict[str, list[Tool]]] | None = kept_on(
+        provider, _INDEX_ATTRIBUTE
     )
     token = components_token(provider)
     if kept is not None and kept[0] == token:
         return kept[1]
     token, components = tool_components(provider)
     index = _index(components)
-    setattr(provider, _INDEX_ATTRIBUTE, (token, index))
+    keep_on(provider, _INDEX_ATTRIBUTE, (token, index))
     return index
 
 

@@ -40,13 +40,14 @@ from fastmcp.tools.base import Tool, ToolResult
 
 from . import payloads
 from .bridge import requested_names
-from .caller import Caller, identify, is_nested_tool_call, serving_tool_call, state_storage
-from .catalog import Catalog, gateway_tools, listing_passthrough
+from .caller import Caller, identify
+from .catalog import Catalog, gateway_tools
 from .compat import ModePolicy
 from .components import DisclosureComponents, install
 from .definitions import Definitions, compact_json
 from .descriptions import DescriptionStore
 from .engagement import IGNORED_METHODS, Engagement
+from .fastmcp_internals import is_nested_tool_call, serving_tool_call, state_storage
 from .grants import GrantStore, GrantStoreUnavailable, KeyValue
 from .guidance import guidance_prompt as guidance_prompt_for
 from .hosts import ClientLevel
@@ -168,7 +169,7 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
     ) -> Sequence[Tool]:
         tools = await call_next(context)
-        if listing_passthrough() or serving_tool_call():
+        if self.catalog.passthrough() or serving_tool_call():
             return tools  # our own catalog query, or a catalog built inside a tool call
         ctx = context.fastmcp_context
         caller = identify(ctx)

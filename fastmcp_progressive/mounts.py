@@ -21,7 +21,7 @@ from typing import Any
 
 from fastmcp.server.context import Context
 
-from .caller import wire_params
+from .fastmcp_internals import wire_params
 
 
 def _wire_param(ctx: Context | None, key: str) -> str | None:

@@ -25,7 +25,7 @@ from typing import Any
 from fastmcp.server.middleware.caching import ResponseCachingMiddleware
 from mcp.shared.exceptions import MCPError
 
-from .caller import cached_methods
+from .fastmcp_internals import cached_methods
 
 
 class MiddlewareOrderError(MCPError):

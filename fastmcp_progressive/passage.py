@@ -7,6 +7,10 @@ inner call is waved through only when the outer call passed a ``ProgressiveDiscl
 gate (ours or a parent's): a child mounted under a parent without the middleware keeps
 gating its own tools instead of silently running every one.
 
+Unlike the catalog's "listing for myself" flag (one per middleware instance), this flag is
+shared by every ``ProgressiveDisclosure`` on purpose: it is how a mounted child's
+middleware learns that its parent's gate already passed the call.
+
 Example:
     ```python
     call_next = let_through(call_next)  # whatever this hook passes on is marked as passed

@@ -51,10 +51,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import ValidationError
 
-from .caller import Caller, identify, server_info_stamp
+from .caller import Caller, identify
 from .catalog import Catalog
 from .definitions import Definitions
 from .descriptions import DescriptionStore, Signature
+from .fastmcp_internals import server_info_stamp
 from .memo import IdentityMemo
 from .rules import Hints, Rule, ToolHints, first_match, violations
 from .validation import ArgumentChecker

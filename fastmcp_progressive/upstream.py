@@ -36,7 +36,7 @@ from fastmcp.server.providers.proxy import ProxyClient
 from mcp import MCPError
 from mcp.client.session import ClientSession
 
-from .caller import stdio_session_ended
+from .fastmcp_internals import connect_failure, send_stderr_to, stdio_session_ended
 
 logger = logging.getLogger("fastmcp_progressive")
 
@@ -147,7 +147,7 @@ class UpstreamCommand(StdioTransport):
             raise UpstreamError(self.exited())
         if self.stderr is None:
             self.stderr = StderrTail()
-            self.log_file = self.stderr.writer  # what FastMCP hands the process as stderr
+            send_stderr_to(self, self.stderr.writer)  # what FastMCP hands the process
         try:
             session = await super().connect(**kwargs)
         except FileNotFoundError:
@@ -261,7 +261,7 @@ class Upstream:
                 return str(error)
         if self.command is not None and self.command.ended:
             return self.command.exited()
-        connecting = next((_connect_failure(e) for e in chain if _connect_failure(e)), None)
+        connecting = next((connect_failure(e) for e in chain if connect_failure(e)), None)
         if any(isinstance(e, TimeoutError) or _mcp_code(e) == mt.REQUEST_TIMEOUT
                for e in chain):
             if connecting is not None:
@@ -293,15 +293,6 @@ def _causes(exc: BaseException) -> list[BaseException]:
         else:
             current = current.__cause__ or current.__context__
     return chain
-
-
-_CONNECT_FAILED = "Client failed to connect: "
-
-
-def _connect_failure(error: BaseException) -> str | None:
-    """Why FastMCP's client could not connect, when ``error`` is that failure."""
-    text = str(error)
-    return text.rsplit(_CONNECT_FAILED, 1)[-1] if _CONNECT_FAILED in text else None
 
 
 def _mcp_code(error: BaseException) -> int | None:

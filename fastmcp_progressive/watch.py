@@ -44,8 +44,9 @@ from typing import Any
 
 import watchfiles
 
-from .caller import Caller, identify, on_connection_close, server_running
+from .caller import Caller, identify
 from .descriptions import DescriptionStore, Signature, description_name
+from .fastmcp_internals import on_connection_close, server_running
 from .listing import file_line
 
 logger = logging.getLogger(__name__)

@@ -1,4 +1,5 @@
-"""The FastMCP internals `caller.py` relies on: each fails here first if a release moves it."""
+"""Who the caller is (`caller.py`) and the FastMCP internals behind it and the name index
+(`fastmcp_internals.py`): each fails here first if a release moves it."""
 
 from __future__ import annotations
 
@@ -96,7 +97,7 @@ def test_connection_close_subscribers_do_not_shadow_each_other() -> None:
     from contextlib import ExitStack
     from types import SimpleNamespace
 
-    from fastmcp_progressive.caller import on_connection_close
+    from fastmcp_progressive.fastmcp_internals import on_connection_close
 
     calls: list[str] = []
     connection = SimpleNamespace(exit_stack=ExitStack(), state={})
@@ -113,7 +114,7 @@ def test_fastmcp_internals_the_name_index_relies_on() -> None:
     or a search transform's tool names."""
     from fastmcp.server.transforms.search import RegexSearchTransform
 
-    from fastmcp_progressive.caller import (
+    from fastmcp_progressive.fastmcp_internals import (
         components_token,
         local_tool_providers,
         search_tool_names,
@@ -192,7 +193,7 @@ def test_every_hook_sets_fastmcps_dispatch_phase() -> None:
     """Fails by name when FastMCP moves the private phase variable its middleware reads."""
     from fastmcp.server.middleware.middleware import _dispatch_phase
 
-    from fastmcp_progressive.caller import every_hook
+    from fastmcp_progressive.fastmcp_internals import every_hook
 
     token = _dispatch_phase.set("outer")
     try:

@@ -40,7 +40,7 @@ from fastmcp_progressive import (
     ProgressiveDisclosure,
 )
 from fastmcp_progressive.backend_sessions import SessionBackends
-from fastmcp_progressive.caller import cached_methods, wire_params
+from fastmcp_progressive.fastmcp_internals import cached_methods, wire_params
 from fastmcp_progressive.listing import MINIMAL_SCHEMA as MINIMAL
 from tests.conftest import (
     ERAS,
@@ -238,7 +238,7 @@ async def test_mounted_child_gates_and_answers_in_the_parents_names(
 
 
 async def test_wire_params_reads_the_request_fastmcp_received() -> None:
-    """``caller.wire_params`` reads FastMCP's private ``_srctx``: fails here if it moves."""
+    """``fastmcp_internals.wire_params`` reads FastMCP's private ``_srctx``: fails if it moves."""
     seen: list[Any] = []
 
     class Spy(Middleware):
@@ -438,7 +438,7 @@ async def test_every_read_form_routes_through_a_proxy(era: Era, query: str, answ
 
 
 async def test_a_backend_session_closes_with_its_client_session() -> None:
-    """``caller.close_with_connection`` uses the connection's private async exit stack."""
+    """``fastmcp_internals.close_with_connection`` uses the connection's async exit stack."""
     backends = SessionBackends(build_server())
     async with connect(FastMCPProxy(client_factory=backends), "legacy") as c:
         await c.list_tools()

@@ -35,8 +35,8 @@ from fastmcp_progressive import (
     ListingSettings,
     ProgressiveDisclosure,
 )
-from fastmcp_progressive.caller import stdio_session_ended
 from fastmcp_progressive.cli import main
+from fastmcp_progressive.fastmcp_internals import stdio_session_ended
 from fastmcp_progressive.proxy import (
     UpstreamError,
     check_upstream,

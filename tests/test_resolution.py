@@ -64,9 +64,9 @@ def mcp_version() -> str:
     return FastMCP("probe")._mcp_server.version or ""
 
 
-def test_server_info_stamp_is_where_caller_py_reads_it() -> None:
+def test_server_info_stamp_is_where_the_adapter_reads_it() -> None:
     """Fails by name when FastMCP moves the low-level server or its ``serverInfo`` stamp."""
-    from fastmcp_progressive.caller import server_info_stamp
+    from fastmcp_progressive.fastmcp_internals import server_info_stamp
 
     server = FastMCP("stamped")
     assert server_info_stamp(server) == {"name": "stamped", "version": mcp_version()}

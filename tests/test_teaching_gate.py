@@ -28,7 +28,8 @@ from fastmcp_progressive import (
     ProgressiveDisclosure,
     SurfaceSettings,
 )
-from fastmcp_progressive.caller import connection_state, identify
+from fastmcp_progressive.caller import identify
+from fastmcp_progressive.fastmcp_internals import connection_state
 from fastmcp_progressive.guidance import PROMPT_NAME
 from fastmcp_progressive.payloads import instructions, resource_description
 from fastmcp_progressive.validation import ArgumentChecker

@@ -26,8 +26,9 @@ from fastmcp import Client
 from fastmcp.client.messages import MessageHandler
 
 from fastmcp_progressive import ProgressiveDisclosure
-from fastmcp_progressive.caller import Caller, server_running
+from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.descriptions import description_name
+from fastmcp_progressive.fastmcp_internals import server_running
 from fastmcp_progressive.watch import DirectoryWatcher, LegacySessions
 
 from .conftest import build_server, connect, fetch, serve_http

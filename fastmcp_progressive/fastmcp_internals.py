@@ -1,0 +1,416 @@
+"""Every FastMCP and MCP SDK internal this package touches, each behind one small function.
+
+FastMCP 4 has no public API for a few facts the middleware needs: the connection behind a
+handshake-era session, whether a ``tools/call`` is nested in another, the wire request a
+mounted child was reached by, a ``LocalProvider``'s component dict, and a handful more.
+This module is the only place that reads a private attribute, imports a private name,
+replaces a FastMCP method or relies on a FastMCP object's undocumented shape. Each
+function's docstring says what public API it stands in for (or that there is none yet)
+and the FastMCP releases it was verified on; ``tests/test_fastmcp_contract.py`` holds one
+test per function, named after it, that fails naming the FastMCP attribute that moved,
+and a test that fails when a private attribute is read anywhere else in the package.
+
+Where a public API exists it is used instead, outside this module: the era of a request
+(``request_context.protocol_version`` against ``mcp_types.version``'s list, in
+``caller.py``) and the server's transforms (``FastMCP.transforms``, in ``catalog.py``).
+
+Verified on fastmcp 4.1.2 (mcp 2.3.0) and fastmcp-slim 4.2.1 (``VERIFIED_ON``).
+
+Example:
+    ```python
+    connection = request_connection(ctx.request_context.session)
+    state = connection_state(connection)  # lives exactly as long as the connection
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+VERIFIED_ON = ("4.1.2", "4.2.1")
+"""The FastMCP releases every function here was checked against (contract tests)."""
+
+
+# -- requests ------------------------------------------------------------------------------
+def request_connection(session: Any) -> Any | None:
+    """The SDK ``Connection`` behind a request's ``ServerSession`` (private ``_connection``).
+
+    Stands in for: nothing public. The SDK's ``Context.connection`` is not what FastMCP
+    hands to middleware, and FastMCP exposes no connection. None when a release moves it
+    (every caller then counts as one without a connection: anonymous, never widened).
+    Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    return getattr(session, "_connection", None)
+
+
+def stream_outbound(connection: Any) -> Any | None:
+    """The object that carries one 2026-07-28 stdio / in-memory client stream
+    (``Connection.outbound``).
+
+    Stands in for: nothing public. The attribute is public in the SDK, but that it is one
+    object per client stream (and a process-wide singleton on HTTP, so never used there)
+    is undocumented. Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    return getattr(connection, "outbound", None)
+
+
+def is_nested_tool_call() -> bool:
+    """True while a tool body (a search proxy, CodeMode) calls another tool of the server.
+
+    Stands in for: nothing public. Reads FastMCP's private context variable
+    ``fastmcp.server.dependencies._client_tool_call`` and ``_is_client_tool_call()``.
+    Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    from fastmcp.server.dependencies import _client_tool_call, _is_client_tool_call
+
+    return _client_tool_call.get() is not None and not _is_client_tool_call()
+
+
+def serving_tool_call() -> bool:
+    """True inside a client's ``tools/call``, i.e. after FastMCP began dispatching it.
+
+    A ``tools/list`` seen then comes from inside a tool (a search transform's catalog), not
+    from the client; the hidden listing the SDK runs before a modern HTTP call is not inside.
+    Stands in for: nothing public (private ``dependencies._client_tool_call``).
+    Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    from fastmcp.server.dependencies import _client_tool_call
+
+    return _client_tool_call.get() is not None
+
+
+def wire_params(ctx: Any | None) -> Mapping[str, Any] | None:
+    """The params of the JSON-RPC request the client sent (private ``_srctx.params`` of
+    FastMCP's request context, its documented "escape hatch" to the SDK context).
+
+    Under a mount FastMCP hands the child its own names; the wire still has the parent's.
+    Stands in for: nothing public (``MiddlewareContext.message`` holds the child's names).
+    Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    rc = ctx.request_context if ctx is not None else None
+    params = getattr(getattr(rc, "_srctx", None), "params", None)
+    return params if isinstance(params, Mapping) else None
+
+
+@contextmanager
+def every_hook() -> Iterator[None]:
+    """Run middleware with all of its hooks inside the block, whatever phase the request is in.
+
+    FastMCP's ``Middleware.__call__`` picks which hooks run from a private context variable
+    (``fastmcp.server.middleware.middleware._dispatch_phase``): a request FastMCP does not
+    route to a component (a custom method answered in ``on_request``) runs only
+    ``on_message``/``on_request``, so a typed ``on_list_tools`` filter would be skipped
+    when a lookup asks the middleware. Stands in for: nothing public.
+    Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    from fastmcp.server.middleware.middleware import _dispatch_phase
+
+    token = _dispatch_phase.set("all")
+    try:
+        yield
+    finally:
+        _dispatch_phase.reset(token)
+
+
+# -- handshake-era connections ----------------------------------------------------------------
+def on_connection_close(anchor: Any, callback: Callable[[], None], *, marker: str) -> bool:
+    """Run ``callback()`` once when the legacy connection ``anchor`` closes.
+
+    ``marker`` names the subscriber: each marker registers at most one callback per
+    connection, and different markers do not shadow each other. False when ``anchor`` is
+    not a connection with an exit stack (nothing will ever be called). Uses the SDK
+    connection's ``exit_stack`` and ``state``, as FastMCP's own operations do.
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    stack = getattr(anchor, "exit_stack", None)
+    state = getattr(anchor, "state", None)
+    if stack is None or not isinstance(state, dict):
+        return False
+    if not state.get(marker):
+        state[marker] = True
+        stack.callback(callback)
+    return True
+
+
+def close_with_connection(anchor: Any, closer: Callable[[], Awaitable[Any]]) -> bool:
+    """Await ``closer()`` when the legacy connection ``anchor`` closes (its async exit
+    stack); False when ``anchor`` has none (nothing will ever be awaited).
+
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    stack = getattr(anchor, "exit_stack", None)
+    push = getattr(stack, "push_async_callback", None)
+    if push is None:
+        return False
+    push(closer)
+    return True
+
+
+def connection_state(anchor: Any) -> dict[str, Any] | None:
+    """The per-connection scratch ``state`` dict of a legacy connection ``anchor``.
+
+    It lives exactly as long as the connection, so what is kept there is released on
+    close with nothing to clean up. None when ``anchor`` has no such dict.
+    Stands in for: nothing public (``ctx.set_state`` is per request on 2026-07-28).
+    Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    state = getattr(anchor, "state", None)
+    return state if isinstance(state, dict) else None
+
+
+# -- the server ------------------------------------------------------------------------------
+def server_running(server: Any) -> bool:
+    """Whether a FastMCP server is inside its lifespan (private ``_lifespan_result_set``).
+
+    The lifespan is reference-counted over connections, so this turns False only when the
+    last one (in-memory client, HTTP app) has left. If a FastMCP release drops the
+    attribute the answer stays True: a watcher then runs until closed, never stops early.
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    return bool(getattr(server, "_lifespan_result_set", True))
+
+
+def server_info_stamp(server: Any) -> dict[str, Any] | None:
+    """The ``serverInfo`` a 2026-07-28 result carries in ``_meta`` (the low-level server's
+    public ``server_info_stamp``, reached through FastMCP's private ``_mcp_server``).
+
+    The SDK stamps it on results it serializes; a middleware that answers a method itself
+    (``tools/resolve``) must add it. None when a FastMCP release moves it: the answer then
+    goes out without the (display-only) stamp rather than failing.
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    stamp = getattr(getattr(server, "_mcp_server", None), "server_info_stamp", None)
+    return stamp if isinstance(stamp, dict) else None
+
+
+def state_storage(ctx: Any) -> Any:
+    """The server's session-state key-value store (``FastMCP(session_state_store=...)``),
+    private ``_state_storage``; touching private ``_state_store`` first creates the default
+    ``MemoryStore`` when none was given.
+
+    Stands in for: nothing public (``ctx.get_state`` wraps values and scopes keys per
+    session). Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    ctx.fastmcp._state_store  # noqa: B018  (creates the default MemoryStore on first use)
+    return ctx.fastmcp._state_storage
+
+
+# -- middleware and transforms -----------------------------------------------------------------
+def cached_methods(middleware: Any) -> frozenset[str]:
+    """Which of list_tools / read_resource / call_tool a ``ResponseCachingMiddleware``
+    caches (its private ``_<method>_settings``; all three when they cannot be read).
+
+    Stands in for: nothing public (the settings are constructor arguments only).
+    Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    methods = ("list_tools", "read_resource", "call_tool")
+    return frozenset(
+        m for m in methods
+        if (getattr(middleware, f"_{m}_settings", None) or {}).get("enabled") is not False
+    )
+
+
+def search_tool_names(transform: Any) -> tuple[str, str]:
+    """The (search, call) tool names of a FastMCP search transform (private
+    ``_search_tool_name`` and ``_call_tool_name``).
+
+    Stands in for: the constructor arguments ``search_tool_name`` / ``call_tool_name``,
+    which are not kept publicly; ``await transform.list_tools([])`` would answer too, but
+    builds two tools per request. Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    return (transform._search_tool_name, transform._call_tool_name)
+
+
+# -- our own values kept on FastMCP objects ------------------------------------------------------
+def kept_on(obj: Any, key: str) -> Any:
+    """A value of ours kept on a FastMCP object by ``keep_on`` (None when there is none).
+
+    Relies on FastMCP's ``Context`` and ``LocalProvider`` accepting attributes they do not
+    declare (plain classes, no ``__slots__``). Stands in for: nothing public.
+    Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    return getattr(obj, key, None)
+
+
+def keep_on(obj: Any, key: str, value: Any) -> None:
+    """Keep ``value`` on the FastMCP object ``obj`` under ``key`` (a name of ours); it lives
+    and dies with ``obj``. See ``kept_on``."""
+    setattr(obj, key, value)
+
+
+# -- a LocalProvider's catalog (the name index in lookup.py) -------------------------------------
+def local_tool_providers(server: Any) -> tuple[list[Any], bool]:
+    """The plain ``LocalProvider`` objects behind ``server`` (mounted servers included), and
+    whether every tool provider in the tree is one of them or a mount of a server that is.
+
+    Reads the public ``providers`` list and ``FastMCPProvider.server``; a provider of any
+    other kind (proxy, OpenAPI, file system, a ``LocalProvider`` subclass) makes the answer
+    "not only local", and its lookups are left entirely to FastMCP. Here because it picks
+    the providers ``replace_tool_getter`` may patch. Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    from fastmcp.server.providers.fastmcp_provider import FastMCPProvider
+    from fastmcp.server.providers.local_provider import LocalProvider
+
+    found: list[Any] = []
+    only_local = True
+    pending, seen = [server], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for provider in getattr(current, "providers", ()):
+            if type(provider) is LocalProvider:
+                found.append(provider)
+            elif isinstance(provider, FastMCPProvider):
+                pending.append(provider.server)
+            else:
+                only_local = False
+    return found, only_local
+
+
+class _TrackedComponents(dict):  # type: ignore[type-arg]
+    """A ``LocalProvider``'s component dict that counts its own changes."""
+
+    version = 0
+
+    def _changed(self) -> None:
+        self.version += 1
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        self._changed()
+
+    def __delitem__(self, key: Any) -> None:
+        super().__delitem__(key)
+        self._changed()
+
+    def pop(self, *args: Any) -> Any:
+        self._changed()
+        return super().pop(*args)
+
+    def popitem(self) -> Any:
+        self._changed()
+        return super().popitem()
+
+    def clear(self) -> None:
+        super().clear()
+        self._changed()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        super().update(*args, **kwargs)
+        self._changed()
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        self._changed()
+        return super().setdefault(key, default)
+
+    def __ior__(self, other: Any) -> Any:  # type: ignore[misc]
+        self._changed()
+        return super().__ior__(other)
+
+
+def tool_components(provider: Any) -> tuple[tuple[int, int], list[Any]]:
+    """A ``LocalProvider``'s components (private ``_components``) and a token that changes
+    whenever they do.
+
+    The dict is swapped once for a subclass that counts writes (the same keys and values;
+    FastMCP's own reads and writes go through unchanged), so an index built from it can be
+    kept until the token moves: any add, replace or removal moves it, and so does a new
+    dict assigned in its place. Stands in for: ``await provider.list_tools()``, which
+    copies every component and says nothing about change. Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    components = provider._components
+    if type(components) is not _TrackedComponents:
+        components = _TrackedComponents(components)
+        provider._components = components
+    return (id(components), components.version), list(components.values())
+
+
+def components_token(provider: Any) -> tuple[int, int] | None:
+    """The token ``tool_components`` last handed out for ``provider``, if still current
+    (private ``_components``). Verified on FastMCP 4.1.2 and 4.2.1."""
+    components = provider._components
+    if type(components) is not _TrackedComponents:
+        return None
+    return (id(components), components.version)
+
+
+_PATCHED_MARK = "_fastmcp_progressive_lookup"
+
+
+def replace_tool_getter(provider: Any, make: Callable[[Any], Any]) -> None:
+    """Give one ``LocalProvider`` instance the ``_get_tool`` that ``make(original)`` returns.
+
+    Installed once per provider (a mark kept on it remembers it); the replacement must
+    answer exactly as the original (the public ``Provider.get_tool`` calls the private
+    ``self._get_tool``, FastMCP's documented override point for providers).
+    Stands in for: nothing public (a name lookup is a scan of every component).
+    Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    if kept_on(provider, _PATCHED_MARK):
+        return
+    provider._get_tool = make(provider._get_tool)
+    keep_on(provider, _PATCHED_MARK, True)
+
+
+# -- tools -----------------------------------------------------------------------------------
+def default_title(name: str) -> str:
+    """The title FastMCP derives for a tool without one, from its name.
+
+    Mirrors the private ``fastmcp.tools.base._default_title`` (not imported: a private
+    function may go without notice; the contract test compares the two by behaviour).
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    return name.replace("_", " ").replace("-", " ").title()
+
+
+# -- the client side (proxy.py, upstream.py, backend_sessions.py) --------------------------------
+def stdio_session_ended(transport: Any) -> bool:
+    """Whether a kept-alive FastMCP stdio transport's process has exited by itself.
+
+    Reads ``_connect_task`` (the task owning the process) and ``_is_session_dead()``, what
+    FastMCP itself checks before silently starting a new process; the proxy reports the
+    death instead. False when the transport never started or was disconnected.
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    task = getattr(transport, "_connect_task", None)
+    if task is None:
+        return False
+    return bool(task.done() or transport._is_session_dead())
+
+
+def send_stderr_to(transport: Any, writer: Any) -> None:
+    """Make a FastMCP stdio transport hand ``writer`` to its next process as stderr.
+
+    ``log_file`` is a public constructor argument; that the transport reads the attribute
+    again at each connect (so it can change between starts) is undocumented.
+    Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    transport.log_file = writer
+
+
+def connect_with_mode(client: Any, mode: str) -> None:
+    """Make a not yet connected ``fastmcp.Client`` speak ``mode`` ("legacy" or a protocol
+    version) when it connects.
+
+    ``mode`` is a public constructor argument; that ``ProxyClient.new()`` copies carry it
+    as an attribute read at connect time is undocumented. Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    client.mode = mode
+
+
+CONNECT_FAILED = "Client failed to connect: "
+"""How FastMCP's client words a failed connection (``fastmcp.client.client``), before the
+reason. Stands in for: nothing public (the error is a plain ``RuntimeError``)."""
+
+
+def connect_failure(error: BaseException) -> str | None:
+    """Why FastMCP's client could not connect, when ``error`` is that failure.
+
+    Matches FastMCP's message text (``CONNECT_FAILED``). Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    text = str(error)
+    return text.rsplit(CONNECT_FAILED, 1)[-1] if CONNECT_FAILED in text else None

@@ -1,0 +1,573 @@
+"""The contract with FastMCP: one test per internal ``fastmcp_internals.py`` touches.
+
+Each test is named after the adapter function it covers and fails with a message naming
+the FastMCP attribute that moved, so a FastMCP release that breaks one says where to look.
+``test_every_touch_has_a_contract_test`` keeps that one-to-one, and
+``test_no_private_fastmcp_access_outside_the_adapter`` fails, naming file and line, when
+any other module of the package reads a private attribute. CI runs this file on the
+default install (FastMCP 4.1) and on the newest FastMCP (4.2, see ``.ci/run``).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import socket
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import mcp_types as mt
+import pytest
+from fastmcp import Client, FastMCP
+from fastmcp.client.transports import StdioTransport
+from fastmcp.server.context import Context
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.server.middleware.caching import CallToolSettings, ResponseCachingMiddleware
+from fastmcp.server.providers.base import Provider
+from fastmcp.server.providers.local_provider import LocalProvider
+from fastmcp.server.providers.proxy import ProxyClient
+from fastmcp.server.transforms import PromptsAsTools, ResourcesAsTools
+from fastmcp.server.transforms.search import BM25SearchTransform, RegexSearchTransform
+from fastmcp.tools.base import Tool, ToolResult
+from fastmcp.tools.function_tool import FunctionTool
+from key_value.aio.stores.memory import MemoryStore
+
+import fastmcp_progressive
+from fastmcp_progressive import fastmcp_internals as internals
+from fastmcp_progressive.caller import is_modern
+from fastmcp_progressive.catalog import gateway_tools
+from fastmcp_progressive.listing import ListedTool
+from tests.conftest import Era, connect
+from tests.versions import FASTMCP_VERSION
+
+PACKAGE = Path(fastmcp_progressive.__file__).parent
+ADAPTER = "fastmcp_internals.py"
+
+
+def moved(what: str, function: str) -> str:
+    """The failure message: which FastMCP attribute moved and which adapter function reads it."""
+    return (f"FastMCP moved {what}: fastmcp_internals.{function} reads it (verified on "
+            f"FastMCP {', '.join(internals.VERIFIED_ON)})")
+
+
+def noop() -> str:
+    return "ok"
+
+
+class Probe(Middleware):
+    """Records ``probe(context)`` for each ``tools/call`` it sees."""
+
+    def __init__(self, probe: Callable[[MiddlewareContext[Any]], Any]) -> None:
+        self.probe = probe
+        self.seen: list[Any] = []
+
+    async def on_call_tool(self, context: MiddlewareContext[Any],
+                           call_next: CallNext[Any, ToolResult]) -> ToolResult:
+        self.seen.append(self.probe(context))
+        return await call_next(context)
+
+
+async def during_call(era: Era, probe: Callable[[Context], Any], *, clients: int = 1,
+                      calls: int = 1, server: FastMCP | None = None) -> list[Any]:
+    """What ``probe(ctx)`` answers inside each ``tools/call`` of ``clients`` in-memory clients."""
+    server = server or FastMCP("contract")
+    server.tool(noop)
+    recorder = Probe(lambda context: probe(context.fastmcp_context))
+    server.add_middleware(recorder)
+    seen = recorder.seen
+    for _ in range(clients):
+        async with connect(server, era) as client:
+            for _ in range(calls):
+                await client.call_tool("noop", {})
+    return seen
+
+
+# -- requests --------------------------------------------------------------------------------
+async def test_request_connection() -> None:
+    found = await during_call(
+        "legacy", lambda ctx: internals.request_connection(ctx.request_context.session)  # type: ignore[union-attr]
+    )
+    assert found[0] is not None, moved("ServerSession._connection", "request_connection")
+    assert hasattr(found[0], "session_id"), moved("Connection.session_id", "request_connection")
+
+
+async def test_stream_outbound() -> None:
+    def outbound(ctx: Context) -> Any:
+        connection = internals.request_connection(ctx.request_context.session)  # type: ignore[union-attr]
+        return internals.stream_outbound(connection)
+
+    first, again, other, other_again = await during_call("modern", outbound, clients=2, calls=2)
+    message = moved("Connection.outbound (one object per 2026-07-28 stream)", "stream_outbound")
+    assert first is not None, message
+    assert first is again and other is other_again and first is not other, message
+
+
+async def test_is_nested_tool_call() -> None:
+    server = FastMCP("nested")
+    seen: dict[str, tuple[bool, bool]] = {}
+
+    @server.tool
+    async def outer(ctx: Context) -> str:
+        await ctx.fastmcp.call_tool("inner", {})
+        return "outer"
+
+    @server.tool
+    def inner() -> str:
+        return "inner"
+
+    server.add_middleware(Probe(lambda context: seen.update({context.message.name: (
+        internals.is_nested_tool_call(), internals.serving_tool_call())})))
+    async with Client(server) as client:
+        await client.call_tool("outer", {})
+    message = moved("fastmcp.server.dependencies._client_tool_call / _is_client_tool_call",
+                    "is_nested_tool_call")
+    assert seen == {"outer": (False, True), "inner": (True, True)}, message
+
+
+async def test_serving_tool_call() -> None:
+    server = FastMCP("serving")
+    server.tool(noop)
+    listed: list[bool] = []
+
+    class Probe(Middleware):
+        async def on_list_tools(self, context: MiddlewareContext[Any],
+                                call_next: CallNext[Any, Any]) -> Any:
+            listed.append(internals.serving_tool_call())
+            return await call_next(context)
+
+    server.add_middleware(Probe())
+    async with Client(server) as client:
+        await client.list_tools()
+    message = moved("fastmcp.server.dependencies._client_tool_call", "serving_tool_call")
+    assert listed == [False], message
+    assert (await during_call("modern", lambda _: internals.serving_tool_call())) == [True], message
+
+
+async def test_wire_params() -> None:
+    child = FastMCP("child")
+    child.tool(noop)
+    recorder = Probe(lambda context: (context.message.name,
+                                      internals.wire_params(context.fastmcp_context)))
+    child.add_middleware(recorder)
+    parent = FastMCP("parent")
+    parent.mount(child, namespace="kid")
+    async with Client(parent) as client:
+        await client.call_tool("kid_noop", {})
+    (local, params), = recorder.seen
+    assert local == "noop"
+    assert params is not None and params.get("name") == "kid_noop", moved(
+        "FastMCPRequestContext._srctx.params", "wire_params")
+
+
+async def test_every_hook() -> None:
+    from fastmcp.server.middleware import middleware as fastmcp_middleware
+
+    assert hasattr(fastmcp_middleware, "_dispatch_phase"), moved(
+        "fastmcp.server.middleware.middleware._dispatch_phase", "every_hook")
+    ran: list[str] = []
+
+    class Typed(Middleware):
+        async def on_list_tools(self, context: MiddlewareContext[Any],
+                                call_next: CallNext[Any, Any]) -> Any:
+            ran.append("typed")
+            return await call_next(context)
+
+    async def base(context: MiddlewareContext[Any]) -> Any:
+        return []
+
+    context = MiddlewareContext(message=mt.ListToolsRequest(method="tools/list"),
+                                method="tools/list", type="request", source="client")
+    token = fastmcp_middleware._dispatch_phase.set("outer")  # what a custom method runs in
+    try:
+        await Typed()(context, base)
+        assert ran == [], moved("Middleware.__call__'s phase (_dispatch_phase)", "every_hook")
+        with internals.every_hook():
+            await Typed()(context, base)
+    finally:
+        fastmcp_middleware._dispatch_phase.reset(token)
+    assert ran == ["typed"], moved("Middleware.__call__'s phase (_dispatch_phase)", "every_hook")
+
+
+def test_is_modern_is_fastmcps_own_check() -> None:
+    """The public era check (``caller.is_modern``) answers as FastMCP's private one."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    assert all(is_modern(v) for v in MODERN_PROTOCOL_VERSIONS)
+    assert not is_modern("2025-11-25") and not is_modern(None)
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_is_modern_agrees_with_fastmcp(era: Era) -> None:
+    """Compared with FastMCP's private check while it exists; we never call that one."""
+    answers = await during_call(era, lambda ctx: (
+        is_modern(ctx.request_context.protocol_version),  # type: ignore[union-attr]
+        getattr(ctx, "_is_modern_protocol", lambda: era == "modern")(),
+    ))
+    assert answers == [(era == "modern", era == "modern")]
+
+
+# -- handshake-era connections ---------------------------------------------------------------
+async def legacy_connection() -> Any:
+    return (await during_call(
+        "legacy", lambda ctx: internals.request_connection(ctx.request_context.session)  # type: ignore[union-attr]
+    ))[0]
+
+
+async def test_on_connection_close() -> None:
+    connection = await legacy_connection()
+    assert callable(getattr(getattr(connection, "exit_stack", None), "callback", None)), moved(
+        "Connection.exit_stack.callback", "on_connection_close")
+    calls: list[str] = []
+    with ExitStack() as stack:
+        fake = type("Conn", (), {"exit_stack": stack, "state": {}})()
+        assert internals.on_connection_close(fake, lambda: calls.append("x"), marker="m")
+    assert calls == ["x"]
+
+
+async def test_close_with_connection() -> None:
+    connection = await legacy_connection()
+    push = getattr(getattr(connection, "exit_stack", None), "push_async_callback", None)
+    assert callable(push), moved("Connection.exit_stack.push_async_callback",
+                                 "close_with_connection")
+
+
+async def test_connection_state() -> None:
+    state = internals.connection_state(await legacy_connection())
+    assert isinstance(state, dict), moved("Connection.state", "connection_state")
+
+
+# -- the server ------------------------------------------------------------------------------
+async def test_server_running() -> None:
+    server = FastMCP("lifespan")
+    assert hasattr(server, "_lifespan_result_set"), moved("FastMCP._lifespan_result_set",
+                                                          "server_running")
+    assert not internals.server_running(server)
+    async with Client(server):
+        assert internals.server_running(server), moved("FastMCP._lifespan_result_set",
+                                                       "server_running")
+    assert not internals.server_running(server)
+
+
+def test_server_info_stamp() -> None:
+    stamp = internals.server_info_stamp(FastMCP("stamped"))
+    assert isinstance(stamp, dict) and stamp.get("name") == "stamped", moved(
+        "FastMCP._mcp_server.server_info_stamp", "server_info_stamp")
+
+
+async def test_state_storage() -> None:
+    default = await during_call("legacy", internals.state_storage)
+    assert default[0] is not None, moved("FastMCP._state_store / _state_storage", "state_storage")
+    store = MemoryStore()
+    given = await during_call("legacy", internals.state_storage,
+                              server=FastMCP("state", session_state_store=store))
+    assert given[0] is store, moved("FastMCP._state_storage", "state_storage")
+
+
+# -- middleware and transforms ---------------------------------------------------------------
+def test_cached_methods() -> None:
+    every = ResponseCachingMiddleware()
+    assert internals.cached_methods(every) == {"list_tools", "read_resource", "call_tool"}
+    assert hasattr(every, "_list_tools_settings"), moved(
+        "ResponseCachingMiddleware._list_tools_settings", "cached_methods")
+    calls_off = ResponseCachingMiddleware(call_tool_settings=CallToolSettings(enabled=False))
+    assert internals.cached_methods(calls_off) == {"list_tools", "read_resource"}, moved(
+        "ResponseCachingMiddleware._call_tool_settings", "cached_methods")
+
+
+@pytest.mark.parametrize("kind", [RegexSearchTransform, BM25SearchTransform])
+async def test_search_tool_names(kind: type[Any]) -> None:
+    transform = kind(search_tool_name="find", call_tool_name="run")
+    listed = {tool.name for tool in await transform.list_tools([])}
+    assert set(internals.search_tool_names(transform)) == listed == {"find", "run"}, moved(
+        "BaseSearchTransform._search_tool_name / _call_tool_name", "search_tool_names")
+
+
+async def test_gateway_tool_names_match_what_the_transforms_list() -> None:
+    """The names ``catalog.gateway_tools`` expects are those FastMCP's gateway transforms
+    really generate (public behaviour, checked here beside the private reads)."""
+    for transform in (ResourcesAsTools(FastMCP("r")), PromptsAsTools(FastMCP("p")),
+                      RegexSearchTransform()):
+        server = FastMCP("gateway")
+        server.add_transform(transform)
+        listed = {tool.name for tool in await transform.list_tools([])}
+        assert gateway_tools(server) == listed, type(transform).__name__
+
+
+# -- our own values kept on FastMCP objects --------------------------------------------------
+async def test_kept_on() -> None:
+    def keep(ctx: Context) -> Any:
+        internals.keep_on(ctx, "_fastmcp_progressive_probe", 1)
+        return internals.kept_on(ctx, "_fastmcp_progressive_probe")
+
+    assert await during_call("legacy", keep) == [1], moved(
+        "Context (no longer accepts attributes of ours)", "kept_on")
+    provider = FastMCP("p").local_provider
+    internals.keep_on(provider, "_fastmcp_progressive_probe", 2)
+    assert internals.kept_on(provider, "_fastmcp_progressive_probe") == 2, moved(
+        "LocalProvider (no longer accepts attributes of ours)", "kept_on")
+    assert internals.kept_on(provider, "_fastmcp_progressive_absent") is None
+
+
+def test_keep_on() -> None:
+    target = FastMCP("k").local_provider
+    internals.keep_on(target, "_fastmcp_progressive_probe", "value")
+    assert internals.kept_on(target, "_fastmcp_progressive_probe") == "value"
+
+
+# -- a LocalProvider's catalog ---------------------------------------------------------------
+def test_local_tool_providers() -> None:
+    child, parent = FastMCP("child"), FastMCP("parent")
+    parent.mount(child)  # a namespaced mount wraps the child: left to FastMCP, not indexed
+    providers, only_local = internals.local_tool_providers(parent)
+    if type(parent.local_provider) is not LocalProvider:
+        # FastMCP 4.2 serves its own tools from a LocalProvider subclass (its Mcp-Param
+        # schema cache): left to FastMCP's own lookups, as the README says
+        assert FASTMCP_VERSION >= (4, 2), moved("FastMCP.local_provider's class",
+                                                "local_tool_providers")
+        assert providers == [] and not only_local
+        return
+    assert {id(p) for p in providers} == {id(parent.local_provider), id(child.local_provider)}, (
+        moved("FastMCP.providers / FastMCPProvider.server", "local_tool_providers"))
+    assert only_local
+    parent.add_provider(Provider())
+    assert not internals.local_tool_providers(parent)[1]
+
+
+def test_tool_components() -> None:
+    server = FastMCP("components")
+    provider = server.local_provider
+    assert isinstance(getattr(provider, "_components", None), dict), moved(
+        "LocalProvider._components", "tool_components")
+    token, components = internals.tool_components(provider)
+    assert components == []
+    server.tool(noop)
+    moved_token, components = internals.tool_components(provider)
+    assert moved_token != token and [c.name for c in components] == ["noop"], moved(
+        "LocalProvider._components (writes bypass it)", "tool_components")
+
+
+def test_components_token() -> None:
+    server = FastMCP("token")
+    provider = server.local_provider
+    assert internals.components_token(provider) is None
+    token, _ = internals.tool_components(provider)
+    assert internals.components_token(provider) == token
+    server.tool(noop)
+    server.local_provider.remove_tool("noop")
+    assert internals.components_token(provider) not in (None, token), moved(
+        "LocalProvider._components (removal bypasses it)", "components_token")
+
+
+async def test_replace_tool_getter() -> None:
+    server = FastMCP("getter")
+    server.tool(noop)
+    provider = server.local_provider
+    assert callable(getattr(provider, "_get_tool", None)), moved("LocalProvider._get_tool",
+                                                                 "replace_tool_getter")
+    asked: list[str] = []
+
+    def make(original: Any) -> Any:
+        async def get_tool(name: str, version: Any = None) -> Any:
+            asked.append(name)
+            return await original(name, version)
+        return get_tool
+
+    internals.replace_tool_getter(provider, make)
+    internals.replace_tool_getter(provider, make)  # once per provider
+    tool = await server.get_tool("noop")
+    assert tool is not None and asked == ["noop"], moved(
+        "Provider.get_tool (no longer calls self._get_tool)", "replace_tool_getter")
+
+
+# -- tools -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["create_invoice", "get-weather", "x", "a_b-c"])
+def test_default_title(name: str) -> None:
+    wire = FunctionTool.from_function(noop, name=name).to_mcp_tool()
+    assert wire.title == internals.default_title(name), moved(
+        "the title Tool.to_mcp_tool derives from a name (tools.base._default_title)",
+        "default_title")
+
+
+async def test_listing_reuses_a_listed_tools_wire_form() -> None:
+    """``ListedTool`` keeps its wire form for what FastMCP's listing passes to
+    ``to_mcp_tool`` (4.1: the name; 4.2: the name and output schema); were FastMCP to pass
+    anything else, every listing would rebuild it (slow, not wrong)."""
+    built: list[dict[str, Any]] = []
+
+    class Spy(ListedTool):
+        def _build_wire(self, **given: Any) -> Any:
+            built.append(given)
+            return super()._build_wire(**given)
+
+    server = FastMCP("wire")
+    server.tool(noop)
+    listed: list[Tool] = []
+
+    class Swap(Middleware):
+        async def on_list_tools(self, context: MiddlewareContext[Any],
+                                call_next: CallNext[Any, Any]) -> Any:
+            if not listed:
+                listed.extend(Spy.of(t, {"output_schema": None}) for t in await call_next(context))
+            return listed
+
+    server.add_middleware(Swap())
+    async with Client(server) as client:
+        await client.list_tools()
+        await client.list_tools()
+    assert built == [{}], (
+        "FastMCP changed what its tools/list handler passes to Tool.to_mcp_tool, so a "
+        f"listed tool's kept wire form goes unused (ListedTool._restated): {built}")
+
+
+LISTED_FIELDS = {
+    "name", "version", "title", "description", "icons", "tags", "meta", "task_config",
+    "return_type", "parameters", "output_schema", "annotations", "execution", "auth", "timeout",
+}
+"""The fields of FastMCP's ``Tool`` the listing memo knows (verified on 4.1.2 and 4.2.1)."""
+
+
+def test_tool_fields_the_listing_copies() -> None:
+    """A listed copy keeps every ``Tool`` field (``ListedTool.of``); its memo key must
+    cover them. A field FastMCP adds fails here: add it to ``Lister._content`` if a
+    listed copy of two tools differing only in it must differ, then here."""
+    assert set(Tool.model_fields) == LISTED_FIELDS, (
+        f"FastMCP's Tool fields changed: {sorted(set(Tool.model_fields) ^ LISTED_FIELDS)}")
+
+
+def test_provider_override_points() -> None:
+    """``components.py`` serves its components by overriding ``Provider._list_*``, the
+    override points FastMCP documents for providers."""
+    for hook in ("_list_tools", "_list_resources", "_list_resource_templates", "_list_prompts"):
+        assert callable(getattr(Provider, hook, None)), f"FastMCP moved Provider.{hook}"
+
+
+# -- the client side -------------------------------------------------------------------------
+def test_stdio_session_ended() -> None:
+    transport = StdioTransport("python", ["-c", "pass"], keep_alive=True)
+    assert hasattr(transport, "_connect_task"), moved("StdioTransport._connect_task",
+                                                      "stdio_session_ended")
+    assert callable(getattr(transport, "_is_session_dead", None)), moved(
+        "StdioTransport._is_session_dead", "stdio_session_ended")
+    assert not internals.stdio_session_ended(transport)
+
+
+def test_send_stderr_to() -> None:
+    transport = StdioTransport("python", [])
+    internals.send_stderr_to(transport, None)
+    assert "log_file=self.log_file" in inspect.getsource(StdioTransport), moved(
+        "StdioTransport.log_file (no longer read at connect)", "send_stderr_to")
+
+
+async def test_connect_with_mode() -> None:
+    server = FastMCP("mode")
+    client = ProxyClient(server).new()
+    internals.connect_with_mode(client, "legacy")
+    async with client:
+        assert client.protocol_version is not None
+        assert not is_modern(client.protocol_version), moved("Client.mode", "connect_with_mode")
+
+
+async def test_connect_failure() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = Client(f"http://127.0.0.1:{port}/mcp", mode="legacy")
+    with pytest.raises(Exception) as raised:
+        async with client:
+            pass
+    causes = [raised.value, raised.value.__cause__, raised.value.__context__]
+    assert any(internals.connect_failure(e) for e in causes if e is not None), moved(
+        f"the client's failed-connection message ({internals.CONNECT_FAILED!r})",
+        "connect_failure")
+
+
+# -- the adapter's own rules -----------------------------------------------------------------
+def test_every_touch_has_a_contract_test() -> None:
+    functions = [name for name, value in vars(internals).items()
+                 if inspect.isfunction(value) and not name.startswith("_")
+                 and value.__module__ == internals.__name__]
+    tests = {name for name in globals() if name.startswith("test_")}
+    missing = [f for f in functions if f"test_{f}" not in tests]
+    assert not missing, f"adapter functions without a contract test: {missing}"
+    undocumented = [f for f in functions
+                    if "Verified on" not in (getattr(internals, f).__doc__ or "")
+                    and f not in ("keep_on",)]
+    assert not undocumented, f"adapter functions not saying where verified: {undocumented}"
+
+
+OWN_PRIVATE = {
+    ("listing.py", "other._lines"),
+    ("listing.py", "other._lines_lock"),
+    ("listing.py", "copied._wire"),
+    ("components.py", "components._homes"),
+}
+"""Private attributes of the package's own classes read outside ``self``: not FastMCP's."""
+
+_FASTMCP_PACKAGES = ("fastmcp", "mcp", "mcp_types")
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_touches(path: Path) -> list[str]:
+    """``file:line: expression`` for each private access in one module of the package."""
+    found: list[str] = []
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        where = f"{path.name}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            base = node.value
+            if isinstance(base, ast.Name) and base.id in ("self", "cls"):
+                continue
+            if (isinstance(base, ast.Call) and isinstance(base.func, ast.Name)
+                    and base.func.id == "super"):
+                continue
+            if (path.name, ast.unparse(node)) not in OWN_PRIVATE:
+                found.append(f"{where}: {ast.unparse(node)}")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
+              and len(node.args) >= 2):
+            name = node.args[1]
+            text = name.value if isinstance(name, ast.Constant) else (
+                ast.unparse(name).lstrip("f").strip("'\"") if isinstance(name, ast.JoinedStr)
+                else "")
+            if isinstance(text, str) and _private(text):
+                found.append(f"{where}: {ast.unparse(node)}")
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            parts = node.module.split(".")
+            if parts[0] in _FASTMCP_PACKAGES and (
+                any(_private(p) for p in parts) or any(_private(a.name) for a in node.names)
+            ):
+                found.append(f"{where}: from {node.module} import "
+                             + ", ".join(a.name for a in node.names))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] in _FASTMCP_PACKAGES and any(_private(p) for p in parts):
+                    found.append(f"{where}: import {alias.name}")
+    return found
+
+
+def test_no_private_fastmcp_access_outside_the_adapter() -> None:
+    touches = [touch for path in sorted(PACKAGE.glob("*.py")) if path.name != ADAPTER
+               for touch in private_touches(path)]
+    assert not touches, (
+        "private attributes read outside fastmcp_internals.py (move each behind a function "
+        "there, with a contract test here): " + "; ".join(touches))
+
+
+def test_the_check_finds_what_it_looks_for(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from fastmcp.server.dependencies import _client_tool_call\n"
+        "import fastmcp.server._private\n"
+        "x = ctx.fastmcp._state_store\n"
+        "y = getattr(session, '_connection', None)\n"
+        "z = getattr(m, f'_{name}_settings', None)\n"
+        "self._fine = super()._also_fine\n"
+    )
+    assert sorted(t.split(": ", 1)[0] for t in private_touches(sample)) == [
+        "sample.py:1", "sample.py:2", "sample.py:3", "sample.py:4", "sample.py:5"]

@@ -1,0 +1,146 @@
+"""What a listed copy of a tool keeps, and whose "listing for myself" flag a middleware sees.
+
+A listed tool is the registered one with its description and schema reduced: every other
+field FastMCP's ``Tool`` has (``auth``, ``timeout``, ``return_type``, ...) comes along, and
+a copy made from it later (a resolution mark) is serialized afresh. Each middleware
+instance's catalog has its own passthrough flag, like FastMCP's ``CatalogTransform``: a
+parent's and a mounted child's never see each other's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastmcp import Client, FastMCP
+from fastmcp.server.auth import AuthContext
+from fastmcp.tools.base import Tool
+
+from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings
+from fastmcp_progressive.client import is_resolvable, tool_resolution
+from fastmcp_progressive.descriptions import DescriptionStore
+from fastmcp_progressive.listing import MINIMAL_SCHEMA, ListedTool, Lister
+from tests.conftest import ERAS, Era, connect
+from tests.servers import add_basic_tools
+
+LONG = "Add two integers and return their sum. Overflow is not a concern in Python at all."
+
+
+def anyone(context: AuthContext) -> bool:
+    """A component auth check that admits every caller (it is kept, not exercised, here)."""
+    return True
+
+
+def timed_tool_server(**options: Any) -> FastMCP:
+    server = FastMCP("fields")
+
+    @server.tool(timeout=7.5, auth=anyone, tags={"math"}, meta={"k": "v"})
+    def add(a: int, b: int) -> int:
+        """Add two integers and return their sum. Overflow is not a concern in Python at all."""
+        return a + b
+
+    server.add_middleware(ProgressiveDisclosure(**options))
+    return server
+
+
+def registered(server: FastMCP) -> Tool:
+    return next(iter(server.local_provider._components.values()))  # type: ignore[return-value]
+
+
+def test_a_listed_tool_keeps_every_field_but_description_and_schemas() -> None:
+    server = timed_tool_server()
+    tool = registered(server)
+    (listed,) = Lister(DescriptionStore(None)).reduce([tool])
+    assert isinstance(listed, ListedTool)
+    assert listed.description == "Add two integers and return their sum."
+    assert listed.parameters == MINIMAL_SCHEMA and listed.output_schema is None
+    assert listed.timeout == 7.5
+    assert listed.auth is tool.auth and listed.auth is not None
+    assert listed.return_type is tool.return_type and listed.return_type is not None
+    kept = set(Tool.model_fields) - {"description", "parameters", "output_schema"}
+    assert {f: getattr(listed, f) for f in kept} == {f: getattr(tool, f) for f in kept}
+    assert tool.description == LONG and tool.parameters["required"] == ["a", "b"]
+
+
+async def test_the_listing_a_server_hands_out_keeps_them_too() -> None:
+    server = timed_tool_server()
+    tool = registered(server)
+    listed = {t.name: t for t in await server.list_tools()}["add"]  # no client request
+    assert isinstance(listed, ListedTool) and listed.description != LONG
+    assert (listed.timeout, listed.auth, listed.return_type) == (
+        tool.timeout, tool.auth, tool.return_type)
+
+
+def test_tools_differing_only_in_a_kept_field_get_their_own_copies() -> None:
+    """The listing memo's content key covers the fields a copy keeps, so a fresh object
+    (a mounted or proxied tool) never gets a copy carrying another tool's timeout."""
+    tool = registered(timed_tool_server())
+    slower = tool.model_copy(update={"timeout": 60.0})
+    lister = Lister(DescriptionStore(None))
+    first, second = lister.reduce([tool]), lister.reduce([slower])
+    assert (first[0].timeout, second[0].timeout) == (7.5, 60.0)
+
+
+def test_a_copy_of_a_listed_tool_is_serialized_afresh() -> None:
+    (listed,) = Lister(DescriptionStore(None)).reduce([registered(timed_tool_server())])
+    before = listed.to_mcp_tool(name=listed.name)
+    marked = listed.model_copy(update={"meta": {"mark": True}})
+    assert (marked.to_mcp_tool(name=marked.name).meta or {}).get("mark") is True
+    assert listed.to_mcp_tool(name=listed.name) is before  # the original keeps its own
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_resolution_mark_reaches_a_client_after_an_unmarked_listing(era: Era) -> None:
+    """A client without tool resolution lists first (its wire form is kept), then one with
+    it: the second still sees the mark (a marked copy is serialized afresh)."""
+    server = FastMCP("marks")
+    add_basic_tools(server)
+    server.add_middleware(ProgressiveDisclosure(
+        resolution=ResolutionSettings(resolvers={"add": lambda arguments: None}),
+    ))
+    async with connect(server, era, extensions=[]) as plain:
+        assert not any(is_resolvable(t) for t in await plain.list_tools())
+    async with connect(server, era, extensions=[tool_resolution()]) as advertising:
+        marked = {t.name for t in await advertising.list_tools() if is_resolvable(t)}
+    assert marked == {"add"}
+
+
+# -- per-instance flags ----------------------------------------------------------------------
+def mounted_pair() -> tuple[FastMCP, ProgressiveDisclosure, ProgressiveDisclosure]:
+    child, parent = FastMCP("child"), FastMCP("parent")
+    add_basic_tools(child)
+
+    @parent.tool
+    def ping(message: str) -> str:
+        """Answer with the message. It goes back exactly as it came, nothing else added."""
+        return message
+
+    child_middleware, parent_middleware = ProgressiveDisclosure(), ProgressiveDisclosure()
+    child.add_middleware(child_middleware)
+    parent.add_middleware(parent_middleware)
+    parent.mount(child, namespace="kid")
+    return parent, parent_middleware, child_middleware
+
+
+async def test_a_catalogs_passthrough_is_its_own() -> None:
+    _, parent_middleware, child_middleware = mounted_pair()
+    with parent_middleware.catalog._passthrough():
+        assert parent_middleware.catalog.passthrough()
+        assert not child_middleware.catalog.passthrough()
+    with child_middleware.catalog._passthrough():
+        assert not parent_middleware.catalog.passthrough()
+    assert not parent_middleware.catalog.passthrough()
+
+
+async def test_a_parents_listing_for_itself_leaves_the_childs_middleware_reducing() -> None:
+    """While the parent's catalog lists for itself, its own middleware passes tools on
+    unreduced, and the mounted child's middleware, which did not ask, still reduces its own."""
+    parent, parent_middleware, _ = mounted_pair()
+    with parent_middleware.catalog._passthrough():
+        tools = {t.name: t for t in await parent.list_tools()}
+    assert tools["ping"].description is not None and "nothing else" in tools["ping"].description
+    assert tools["kid_add"].parameters == MINIMAL_SCHEMA  # reduced by the child's middleware
+    async with Client(parent) as client:  # and a client's own listing is reduced by both
+        listed = {t.name: t for t in await client.list_tools()}
+    assert listed["ping"].description == "Answer with the message."
+    assert listed["kid_add"].inputSchema == MINIMAL_SCHEMA
