@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,7 +29,7 @@ from fastmcp.server.middleware import Middleware
 from fastmcp.server.transforms.search import BM25SearchTransform, RegexSearchTransform
 from pydantic import AnyUrl
 
-from fastmcp_progressive import ListingLevel, ProgressiveDisclosure
+from fastmcp_progressive import ListingLevel, ListingSettings, ProgressiveDisclosure
 from tests.replay import replay_tool
 
 from .corpus import Catalog
@@ -90,7 +90,8 @@ def build_server(
     ``outer`` middleware is added before ours, so it sees each request before and after
     us (a timer there measures our work plus FastMCP's). ``static_resources`` maps URIs to
     JSON texts served as plain resources (the baseline for description reads).
-    ``options`` are extra ``ProgressiveDisclosure`` keyword arguments.
+    ``options`` are extra ``ProgressiveDisclosure`` settings (its ``listing`` takes the
+    variant's level).
     """
     mcp = FastMCP(f"replay-{catalog.name}", auth=auth)
     for spec in catalog.tools:
@@ -105,7 +106,9 @@ def build_server(
     ours: ProgressiveDisclosure | None = None
     if variant in PROGRESSIVE:
         level: ListingLevel = "minimal" if variant == "minimal" else "skeleton"
-        ours = ProgressiveDisclosure(descriptions_dir, listing=level, **(options or {}))
+        chosen = dict(options or {})
+        listing = replace(chosen.pop("listing", ListingSettings()), level=level)
+        ours = ProgressiveDisclosure(descriptions_dir, listing=listing, **chosen)
         mcp.add_middleware(ours)
     elif variant == "regex":
         mcp.add_transform(RegexSearchTransform())

@@ -37,6 +37,7 @@ from pathlib import Path
 from fastmcp import Client
 from key_value.aio.stores.memory import MemoryStore
 
+from fastmcp_progressive import GrantSettings
 from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.grants import GrantStore
 from fastmcp_progressive.payloads import resource_uri_for
@@ -170,8 +171,8 @@ async def grant_scale(callers: int = 100_000, *, batches: int = 50) -> list[Gran
     for kind in ("session", "principal"):
         tools = [f"tool_{i}" for i in range(GRANTS_EACH[kind])]
         people = _callers(kind, callers)
-        store = GrantStore(max_sessions=max(callers, 100_000),
-                           store=MemoryStore() if kind == "principal" else None)
+        kv = MemoryStore() if kind == "principal" else None
+        store = GrantStore(GrantSettings(max_sessions=max(callers, 100_000), store=kv))
         gc.collect()
         tracemalloc.start()
         began = time.perf_counter()

@@ -56,7 +56,7 @@ from fastmcp.server.auth import AuthProvider
 from key_value.aio.stores.memory import MemoryStore
 from pydantic import AnyUrl
 
-from fastmcp_progressive import ProgressiveDisclosure
+from fastmcp_progressive import CacheSettings, GrantSettings, ProgressiveDisclosure
 from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.grants import GrantStore
 from fastmcp_progressive.payloads import resource_uri_for
@@ -375,7 +375,7 @@ async def cache_memory(size: int) -> list[MemoryRow]:
         files = write_descriptions(catalog, Path(tmp))
         server = build_server(catalog, "plain")
         tools = list(await server.mcp.list_tools(run_middleware=False))
-        middleware = ProgressiveDisclosure(files, preload=False)
+        middleware = ProgressiveDisclosure(files, caches=CacheSettings(preload=False))
         lister, store, definitions = middleware.lister, middleware.store, middleware.definitions
         signatures = store.signatures()
         gc.collect()
@@ -394,7 +394,7 @@ async def cache_memory(size: int) -> list[MemoryRow]:
             rows.append(MemoryRow("listing lines", len(signatures), int(lister._lines.maxsize),
                                   kib_lines, "`listing_cache_size`"))
             before = tracemalloc.get_traced_memory()[0]
-            bare = ProgressiveDisclosure(preload=False).lister  # no files: reduced tools only
+            bare = ProgressiveDisclosure(caches=CacheSettings(preload=False)).lister  # no files
             reduced = bare.reduce(tools)
             for tool in reduced:
                 tool.to_mcp_tool(name=tool.name)
@@ -425,7 +425,7 @@ async def cache_memory(size: int) -> list[MemoryRow]:
 async def grant_lookups(repeats: int = 2_000) -> dict[str, float]:
     """``GrantStore.has`` for a principal: confirmed in memory, and asking the store."""
     kv = MemoryStore()
-    grants = GrantStore(store=kv)
+    grants = GrantStore(GrantSettings(store=kv))
     caller = Caller(kind="principal", era="modern", key="user:" + "0" * 64)
     await grants.add(caller, ["tool"])
     facts: dict[str, float] = {}

@@ -28,6 +28,7 @@ from typing import Any
 
 from fastmcp import Client
 
+from fastmcp_progressive import ListingSettings
 from fastmcp_progressive.payloads import DESCRIPTIONS_URI, resource_uri_for
 from fastmcp_progressive.tokens import (
     count,
@@ -167,7 +168,8 @@ async def sweep_summary_chars(
     """Default-level listing tokens as ``summary_max_chars`` varies (what meets a budget)."""
     rows: list[SweepRow] = []
     for limit in chars:
-        server = build_server(catalog, "minimal", options={"summary_max_chars": limit})
+        narrow = ListingSettings(summary_max_chars=limit)
+        server = build_server(catalog, "minimal", options={"listing": narrow})
         async with Client(server.mcp) as client:
             listing, _ = await _listing(client, catalog)
         rows.append(SweepRow(catalog.name, limit, listing.fields, listing.json))

@@ -37,7 +37,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from fastmcp import FastMCP
 from fastmcp.tools.base import Tool
@@ -46,7 +46,6 @@ from .checks import check
 from .description_folder import SUFFIXES, safe_file_name
 from .file_format import with_front_matter
 from .listing import LEVELS, summarize
-from .middleware import ANONYMOUS_POLICIES
 from .proxy import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_STARTUP_TIMEOUT,
@@ -55,10 +54,11 @@ from .proxy import (
     parse_listen,
     serve,
 )
+from .settings import AnonymousPolicy, ClientSettings, ListingSettings
 from .tokens import TokensUnavailable, registered_tools, token_report
 
 OK, PROBLEMS, CANNOT_RUN = 0, 1, 2
-DEFAULT_SUMMARY_CHARS = 100
+DEFAULT_SUMMARY_CHARS = ListingSettings.summary_max_chars
 
 
 class CliError(Exception):
@@ -202,8 +202,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--http", metavar="[HOST:]PORT", help="serve streamable HTTP (default: stdio)")
     p.add_argument("--descriptions", type=Path, metavar="DIR",
                    help="description files for the upstream's tools (hot reload)")
-    p.add_argument("--listing", choices=LEVELS, default="minimal")
-    p.add_argument("--anonymous", choices=ANONYMOUS_POLICIES,
+    p.add_argument("--listing", choices=LEVELS, default=ListingSettings.level)
+    p.add_argument("--anonymous", choices=get_args(AnonymousPolicy),
                    help="callers no grant can follow (default: the middleware's)")
     p.add_argument("--no-host-profiles", action="store_true",
                    help="progressive for every client, also hosts the table serves in full")
@@ -228,9 +228,10 @@ async def _run_proxy(args: argparse.Namespace) -> int:
         if args.no_host_profiles:
             chosen["host_profiles"] = ()
         await serve(target, http=http, descriptions_dir=args.descriptions, name=args.name,
-                    listing=args.listing, exempt_tools=args.exempt,
+                    listing=ListingSettings(level=args.listing),
+                    clients=ClientSettings(**chosen), exempt_tools=args.exempt,
                     startup_timeout=args.startup_timeout,
-                    request_timeout=args.request_timeout, **chosen)
+                    request_timeout=args.request_timeout)
     except (UpstreamError, ValueError) as exc:
         raise CliError(str(exc)) from None
     return OK

@@ -11,13 +11,15 @@ own client, so one client's level never leaks to another. In order:
 2. The client extension ``EXTENSION_ID`` with settings ``{"mode": ...}`` taking the same
    values (both protocol eras).
 3. An HTTP header (``X-Progressive-Disclosure: full`` by default), for gateways.
-4. Glob patterns on the client's ``name`` or ``name/version`` (``full_clients=[...]``).
+4. Glob patterns on the client's ``name`` or ``name/version`` (``full_clients``).
 5. The host profiles table (``hosts.py``): known hosts by client name/version.
-6. Otherwise the server's progressive level (``listing=``, ``"minimal"`` by default).
+6. Otherwise the server's progressive level (``ListingSettings.level``).
 
 Example:
     ```python
-    ModePolicy(full_clients=["legacy-host*"], resolver=lambda c: "full" if c.principal else None)
+    clients = ClientSettings(full_clients=["legacy-host*"],
+                             mode_resolver=lambda c: "full" if c.principal else None)
+    ModePolicy(clients, default_level="skeleton")
     ```
 """
 
@@ -25,23 +27,22 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from .caller import Caller
-from .hosts import HOST_PROFILES, ClientLevel, HostProfile, check_profiles, profile_level
-from .listing import LEVELS, ListingLevel
+from .hosts import ClientLevel, profile_level
 from .payloads import EXTENSION_ID
+from .settings import ClientSettings, ListingLevel, ListingSettings
 
 logger = logging.getLogger(__name__)
 
 Mode = Literal["progressive", "full"]
-MODES: tuple[Mode, ...] = ("progressive", "full")
+MODES: tuple[Mode, ...] = get_args(Mode)
 Choice = Literal["progressive", "full", "minimal", "skeleton"]
-CHOICES: tuple[Choice, ...] = ("progressive", "full", "minimal", "skeleton")
+CHOICES: tuple[Choice, ...] = get_args(Choice)
 """What a resolver, the client extension or the header may ask for."""
-DEFAULT_MODE_HEADER = "x-progressive-disclosure"
 MAX_CLIENTS_KEPT = 1024
 """Client name/version/era/transport combinations whose name-rule answer is kept."""
 
@@ -66,21 +67,15 @@ class ModePolicy:
 
     def __init__(
         self,
+        settings: ClientSettings | None = None,
         *,
-        full_clients: Collection[str] = (),
-        mode_header: str | None = DEFAULT_MODE_HEADER,
-        resolver: ModeResolver | None = None,
-        host_profiles: Iterable[HostProfile] | None = HOST_PROFILES,
-        default_level: ListingLevel = "minimal",
+        default_level: ListingLevel = ListingSettings.level,
     ) -> None:
-        if isinstance(full_clients, str):
-            raise TypeError("full_clients takes a list of glob patterns, not one string")
-        if default_level not in LEVELS:
-            raise ValueError(f"listing level must be one of {LEVELS}, not {default_level!r}")
-        self.full_clients = tuple(full_clients)
-        self.mode_header = mode_header.lower() if mode_header else None
-        self.resolver = resolver
-        self.host_profiles = check_profiles(host_profiles)
+        settings = settings or ClientSettings()  # checked when it was built
+        self.full_clients = tuple(settings.full_clients)
+        self.mode_header = settings.mode_header.lower() if settings.mode_header else None
+        self.resolver = settings.mode_resolver
+        self.host_profiles = tuple(settings.host_profiles or ())
         self.default_level: ListingLevel = default_level
         # (name, version, era, transport) -> what the name rules and host table say; a
         # plain dict emptied when full (client names are the client's to choose)

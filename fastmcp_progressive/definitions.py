@@ -25,6 +25,7 @@ from .description_file import DescriptionFile
 from .descriptions import DescriptionStore
 from .memo import ToolMemo
 from .schema_refs import inline_refs
+from .settings import CacheSettings
 
 _REGISTERED_FIELDS = (
     "name",
@@ -35,9 +36,6 @@ _REGISTERED_FIELDS = (
     "annotations",
     "execution",
 )
-DEFAULT_DEFINITION_CACHE = 2_048
-"""Full definitions kept (about 5 KB each): reads name at most 32 tools, so this is a
-working set of many reads, not the catalog."""
 
 
 def registered_definition(tool: Tool) -> dict[str, Any]:
@@ -80,7 +78,7 @@ class Definitions:
     """
 
     def __init__(self, store: DescriptionStore, *,
-                 cache_size: int = DEFAULT_DEFINITION_CACHE) -> None:
+                 cache_size: int = CacheSettings.definitions) -> None:
         self.store = store
         self._memo = ToolMemo(cache_size, key=registered_content)
 

@@ -40,6 +40,7 @@ from .description_folder import (
 )
 from .dirstat import stats_in
 from .file_errors import DescriptionError, at_path
+from .settings import CacheSettings
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ class DescriptionStore:
         self,
         directory: str | os.PathLike[str] | None,
         *,
-        cache_size: int = 256,
+        cache_size: int = CacheSettings.files,
         max_file_bytes: int = MAX_FILE_BYTES,
     ) -> None:
         if cache_size < 1:

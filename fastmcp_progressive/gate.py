@@ -33,7 +33,7 @@ import dataclasses
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 from fastmcp.tools.base import Tool
 
@@ -43,12 +43,12 @@ from .definitions import Definitions
 from .engagement import Engagement
 from .grants import GrantStore, GrantStoreUnavailable, KeyValue
 from .hosts import ClientLevel
+from .settings import AnonymousPolicy
 from .validation import ArgumentChecker
 
 logger = logging.getLogger("fastmcp_progressive")
 
-AnonymousPolicy = Literal["validate", "full", "shared"]
-ANONYMOUS_POLICIES: tuple[AnonymousPolicy, ...] = ("validate", "full", "shared")
+ANONYMOUS_POLICIES: tuple[AnonymousPolicy, ...] = get_args(AnonymousPolicy)
 
 Outcome = Literal["run", "run_checked", "refuse", "store_unavailable", "unknown"]
 """``run``: the call goes on; ``run_checked``: it goes on because its arguments fit the full

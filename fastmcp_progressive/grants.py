@@ -33,7 +33,7 @@ is asked on every call, so replicas and outages are seen at once.
 
 Example:
     ```python
-    grants = GrantStore(ttl=3600, store=RedisStore(...))  # or no store: the server's
+    grants = GrantStore(GrantSettings(ttl=3600, store=RedisStore(...)))  # or no store: the server's
     await grants.add(caller, ["search"])
     await grants.has(caller, "search")  # True
     ```
@@ -48,7 +48,7 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 from cachetools import LRUCache, TTLCache
@@ -56,12 +56,13 @@ from key_value.aio.stores.memory import MemoryStore
 
 from .caller import Caller
 from .fastmcp_internals import on_connection_close
+from .settings import GrantSettings
+from .settings import StoreErrorPolicy as StoreErrorPolicy
 
 logger = logging.getLogger(__name__)
 
 GRANTS_COLLECTION = "fastmcp_progressive_grants"
 _SHARED_ANONYMOUS_KEY = "anonymous"
-StoreErrorPolicy = Literal["open", "closed"]
 STORE_RETRY_SECONDS = 1.0
 CONFIRMED_SECONDS = 5.0
 DEFAULT_CONFIRMED_SIZE = 10_000
@@ -96,27 +97,19 @@ class GrantStore:
 
     def __init__(
         self,
+        settings: GrantSettings | None = None,
         *,
-        ttl: float = 3600.0,
-        max_sessions: int = 100_000,
-        shared_sessions: bool = False,
-        store_timeout: float = 2.0,
-        on_store_error: StoreErrorPolicy = "open",
         confirmed_size: int = DEFAULT_CONFIRMED_SIZE,
-        store: KeyValue | None = None,
     ) -> None:
-        if ttl <= 0:
-            raise ValueError("grant ttl must be a positive number of seconds")
-        if store_timeout <= 0:
-            raise ValueError("store_timeout must be a positive number of seconds")
-        if on_store_error not in ("open", "closed"):
-            raise ValueError(f"on_store_error must be 'open' or 'closed', not {on_store_error!r}")
-        self.ttl = ttl
-        self.shared_sessions = shared_sessions
-        self.store_timeout = store_timeout
-        self.on_store_error = on_store_error
-        self.store = store
-        self._sessions: TTLCache[str, _SessionGrants] = TTLCache(maxsize=max_sessions, ttl=ttl)
+        settings = settings or GrantSettings()  # checked when it was built
+        self.ttl = settings.ttl
+        self.shared_sessions = settings.shared_sessions
+        self.store_timeout = settings.store_timeout
+        self.on_store_error: StoreErrorPolicy = settings.on_store_error
+        self.store = settings.store
+        self._sessions: TTLCache[str, _SessionGrants] = TTLCache(
+            maxsize=settings.max_sessions, ttl=settings.ttl
+        )
         self._store_down_until = 0.0
         self._streams: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         # store key -> time.monotonic() until which the grant is trusted without a lookup

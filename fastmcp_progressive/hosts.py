@@ -13,7 +13,7 @@ section for the evidence behind every row):
 
 A profile matches on the ``clientInfo`` name (a glob, case-sensitive as hosts send it),
 optionally its version (a glob), and the caller's protocol era and transport where that
-decides. The table is a plain tuple: pass ``ProgressiveDisclosure(host_profiles=...)`` to
+decides. The table is a plain tuple: pass ``ClientSettings(host_profiles=...)`` to
 extend it (``[HostProfile(...), *HOST_PROFILES]``), replace it, or turn it off (``()``).
 
 Example:
@@ -21,7 +21,7 @@ Example:
     from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile
 
     mine = HostProfile("acme-agent", "skeleton", host="Acme agent")
-    ProgressiveDisclosure(host_profiles=[mine, *HOST_PROFILES])
+    ProgressiveDisclosure(clients=ClientSettings(host_profiles=[mine, *HOST_PROFILES]))
     ```
 """
 
@@ -30,13 +30,13 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from .caller import Caller
 
 ClientLevel = Literal["full", "minimal", "skeleton"]
 """What one client's ``tools/list`` shows: as registered, or reduced at a listing level."""
-CLIENT_LEVELS: tuple[ClientLevel, ...] = ("full", "minimal", "skeleton")
+CLIENT_LEVELS: tuple[ClientLevel, ...] = get_args(ClientLevel)
 
 
 @dataclass(frozen=True)
@@ -115,9 +115,13 @@ def check_profiles(profiles: object) -> tuple[HostProfile, ...]:
     if profiles is None:
         return ()
     if isinstance(profiles, (str, bytes, HostProfile)) or not isinstance(profiles, Iterable):
-        raise ValueError("host_profiles takes a sequence of HostProfile (or None/() for none)")
+        raise ValueError(
+            "clients.host_profiles takes a sequence of HostProfile (or None/() for none)"
+        )
     rows = tuple(profiles)
     for row in rows:
         if not isinstance(row, HostProfile):
-            raise ValueError(f"host_profiles holds {type(row).__name__}, expected HostProfile")
+            raise ValueError(
+                f"clients.host_profiles holds {type(row).__name__}, expected HostProfile"
+            )
     return rows

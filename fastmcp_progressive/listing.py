@@ -1,6 +1,6 @@
 """Reducing tools for ``tools/list``: a one-line description and a stripped input schema.
 
-Levels (``ProgressiveDisclosure(listing=...)``):
+Levels (``ProgressiveDisclosure(listing=ListingSettings(level=...))``):
 
 - ``"minimal"`` (default): ``{"type": "object", "properties": {}}``, an object schema that
   accepts any argument (the extension spec's suggestion, with the ``properties`` that
@@ -21,7 +21,7 @@ listing after the start-up preload (``preload.py``) parses nothing.
 
 Example:
     ```python
-    lister = Lister(store, level="skeleton")
+    lister = Lister(store, ListingSettings(level="skeleton"))
     reduced = lister.reduce(tools)
     ```
 """
@@ -34,7 +34,7 @@ import re
 import threading
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Self
+from typing import Any, Self, get_args
 
 from cachetools import LRUCache
 from fastmcp.tools.base import Tool, ToolResult
@@ -47,15 +47,14 @@ from .headers import with_headers
 from .memo import ToolMemo
 from .pins import pinned
 from .schema_refs import inline_refs
+from .settings import CacheSettings, ListingSettings
+from .settings import ListingLevel as ListingLevel
 
-ListingLevel = Literal["minimal", "skeleton"]
-LEVELS: tuple[ListingLevel, ...] = ("minimal", "skeleton")
+LEVELS: tuple[ListingLevel, ...] = get_args(ListingLevel)
 MINIMAL_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 """No ``additionalProperties``: JSON Schema's default already allows any argument, and the
 hosts measured to drop undeclared arguments drop them with ``true`` spelled out as well
 (they need ``skeleton``); the key costs 5 tokens a tool (590 on github-mcp-server)."""
-DEFAULT_LISTING_CACHE = 20_000
-"""Reduced tools (and files' listing lines) kept: a whole 10,000-tool gateway, twice over."""
 
 ONE_FILE_WAIT = 2.0
 """Seconds a listing waits for a file another thread is parsing before it reads it too."""
@@ -271,20 +270,15 @@ class Lister:
     def __init__(
         self,
         store: DescriptionStore,
+        settings: ListingSettings | None = None,
         *,
-        level: ListingLevel = "minimal",
-        summary_max_chars: int = 100,
-        strip_noise: bool = True,
-        cache_size: int = DEFAULT_LISTING_CACHE,
+        cache_size: int = CacheSettings.listing,
     ) -> None:
-        if level not in LEVELS:
-            raise ValueError(f"listing level must be one of {LEVELS}, not {level!r}")
-        if summary_max_chars < 16:
-            raise ValueError("summary_max_chars must be at least 16")
+        self.settings = settings = settings or ListingSettings()
         self.store = store
-        self.level = level
-        self.summary_max_chars = summary_max_chars
-        self.strip_noise = strip_noise
+        self.level = settings.level
+        self.summary_max_chars = settings.summary_max_chars
+        self.strip_noise = settings.strip_noise
         self.cache_size = cache_size
         self._memo = ToolMemo(cache_size, key=self._content)
         self._lines: LRUCache[str, tuple[Signature, FileFacts]] = LRUCache(cache_size)

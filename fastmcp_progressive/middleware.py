@@ -6,7 +6,7 @@
 - ``tools/call``: refused with ``TOOL_DESCRIPTION_REQUIRED`` until the tool is granted; the
   refusal carries the tool's definition and grants it, so the next call runs. Callers the
   server cannot follow (no identity, or a new session per call) have their arguments
-  checked against the full schema instead (``anonymous="validate"``).
+  checked against the full schema instead (``ClientSettings(anonymous="validate")``).
 
 Everything else (who the caller is, where grants live, how a listing is reduced, what a
 file says) lives in its own module; this class only wires those together.
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -38,30 +38,29 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool, ToolResult
 
 from . import payloads
-from .bridge import BRIDGE_TOOL_NAME, requested_names
+from .bridge import requested_names
 from .call_site import RequestSite, gateways_of
 from .caller import Caller, identify
 from .catalog import Catalog
-from .compat import ModePolicy, ModeResolver
+from .compat import ModePolicy
 from .components import DisclosureComponents, install
-from .definitions import DEFAULT_DEFINITION_CACHE, Definitions, compact_json
+from .definitions import Definitions, compact_json
 from .descriptions import DescriptionStore
 from .engagement import IGNORED_METHODS, Engagement
 from .fastmcp_internals import is_nested_tool_call, serving_tool_call
 from .gate import ANONYMOUS_POLICIES as ANONYMOUS_POLICIES
-from .gate import AnonymousPolicy as AnonymousPolicy
 from .gate import Gate, GateCall
-from .grants import GrantStore, KeyValue, StoreErrorPolicy
+from .grants import GrantStore
 from .guidance import guidance_prompt as guidance_prompt_for
-from .hosts import HOST_PROFILES, ClientLevel, HostProfile
+from .hosts import ClientLevel
 from .hot_reload import HotReload
-from .listing import DEFAULT_LISTING_CACHE, Lister, ListingLevel
+from .listing import Lister
 from .mounts import call_prefix, read_prefix, refusal_for_mount, unprefixed
-from .options import check_options
+from .options import fail, names
 from .ordering import MiddlewareOrderError, misordered
 from .passage import let_through, passed_outer_gate
 from .preload import Preload
-from .resolution import RESOLVE_METHOD, ResolverHook, ToolResolution
+from .resolution import RESOLVE_METHOD, ToolResolution
 from .selection import (
     MAX_QUERY_CHARS,
     Selection,
@@ -69,12 +68,22 @@ from .selection import (
     parse_selection,
     selection_from_names,
 )
+from .settings import (
+    CacheSettings,
+    ClientSettings,
+    GrantSettings,
+    ListingLevel,
+    ListingSettings,
+    ResolutionSettings,
+    SurfaceSettings,
+    given,
+    refuse_flat_keywords,
+)
 from .targets import hashed_target
 from .validation import ArgumentChecker
 
 logger = logging.getLogger("fastmcp_progressive")
 
-DEFAULT_MAX_TOOLS_PER_READ = 32
 _HANDSHAKE_METHODS = frozenset({"initialize", "server/discover", "notifications/initialized"})
 
 
@@ -84,124 +93,67 @@ class ProgressiveDisclosure(Middleware):
     Args:
         descriptions_dir: folder of ``<tool>.json`` / ``<tool>.md`` files; optional, a tool
             without a file is described by its registered definition.
-        listing: ``"minimal"`` (spec schema, default) or ``"skeleton"`` (names, types, required).
-        summary_max_chars: longest one-line description derived from a tool's own text.
-        strip_noise: drop a name-derived ``title`` and empty ``_meta.fastmcp.tags`` from the
-            listing.
-        anonymous: what callers the server cannot follow get (2026-07-28 HTTP without auth,
-            legacy ``stateless_http=True``, a session opened for one tool call):
-            ``"validate"`` (default: a call runs when its arguments fit the tool's full
-            input schema, else the teaching refusal), ``"full"`` (compatibility mode, no
-            gating) or ``"shared"`` (one grant set for all of them; NOT isolated, for
-            single-tenant deployments).
-        grant_ttl: seconds a grant lives without use (sessions slide; principals per grant).
-        max_sessions: most handshake-era sessions whose grants are kept in memory.
-        grant_store: key-value store (py-key-value ``AsyncKeyValue``, e.g. ``RedisStore``) for
-            principal grants; default: the server's ``session_state_store``.
-        shared_sessions: keep handshake-era session grants in that store too (replicas).
-        store_timeout: seconds a store operation may take before it counts as failed.
-        on_store_error: ``"open"`` (a failing store lets calls through, logged) or
-            ``"closed"`` (calls answer ``GRANT_STORE_UNAVAILABLE``).
-        max_tools_per_read: most tool names one read may select.
-        cache_size: parsed description files kept in the LRU.
-        listing_cache_size: reduced tools (and files' listing lines) kept; a listing of
-            more tools than this rebuilds the rest each time.
-        definition_cache_size: full definitions kept for reads.
-        preload: read the description files in a background thread from construction
-            on, so the first listing does not parse them (requests never wait for it).
-        full_clients / mode_header / mode_resolver: per-client level triggers
-            (see ``compat.py``).
-        host_profiles: known hosts and the level each gets (``hosts.HOST_PROFILES``);
-            extend it, replace it, or pass ``()`` to turn it off.
+        listing: what a progressive ``tools/list`` shows (``ListingSettings``: level,
+            summary length, noise stripping).
+        grants: how long grants live and where (``GrantSettings``: TTL, session bound,
+            key-value store, its timeout and failure policy).
+        clients: who is gated at what level (``ClientSettings``: the anonymous policy,
+            full clients, mode header, mode resolver, host profiles).
+        caches: memo sizes and the start-up preload (``CacheSettings``).
+        surface: what we add to the server (``SurfaceSettings``: bridge tool, guidance
+            prompt, instructions paragraph) and the most tools one read may select.
+        resolution: ``tools/resolve`` and its Python hooks (``ResolutionSettings``).
         exempt_tools: tools listed in full and never gated, on top of those FastMCP's
             search / ResourcesAsTools transforms generate (found automatically).
-        bridge_tool: name of the ``describe_tools`` bridge for hosts that cannot read
-            resources (``None``: no bridge).
-        guidance_prompt: serve the agent guidance as the prompt
-            ``progressive_disclosure_guide``.
-        instructions: append the workflow paragraph to the server instructions.
-        tool_resolution: serve ``tools/resolve`` (extension
-            ``io.modelcontextprotocol/tool-resolution``, see ``resolution.py``).
-        resolvers: per-tool Python hooks giving argument-dependent hints where a
-            description file's ``resolution`` rules cannot express them.
+
+    Every settings object checks its values when built; defaults live there
+    (``settings.py``). A flat keyword of earlier versions (``grant_ttl=60``) raises a
+    ``TypeError`` naming its new spelling.
     """
 
+    @refuse_flat_keywords
     def __init__(
         self,
         descriptions_dir: str | os.PathLike[str] | None = None,
         *,
-        listing: ListingLevel = "minimal",
-        summary_max_chars: int = 100,
-        strip_noise: bool = True,
-        anonymous: AnonymousPolicy = "validate",
-        grant_ttl: float = 3600.0,
-        max_sessions: int = 100_000,
-        grant_store: KeyValue | None = None,
-        shared_sessions: bool = False,
-        store_timeout: float = 2.0,
-        on_store_error: StoreErrorPolicy = "open",
-        max_tools_per_read: int = DEFAULT_MAX_TOOLS_PER_READ,
-        cache_size: int = 256,
-        listing_cache_size: int = DEFAULT_LISTING_CACHE,
-        definition_cache_size: int = DEFAULT_DEFINITION_CACHE,
-        preload: bool = True,
-        full_clients: Collection[str] = (),
-        mode_header: str | None = "x-progressive-disclosure",
-        mode_resolver: ModeResolver | None = None,
-        host_profiles: Sequence[HostProfile] | None = HOST_PROFILES,
+        listing: ListingSettings | None = None,
+        grants: GrantSettings | None = None,
+        clients: ClientSettings | None = None,
+        caches: CacheSettings | None = None,
+        surface: SurfaceSettings | None = None,
+        resolution: ResolutionSettings | None = None,
         exempt_tools: Collection[str] = (),
-        bridge_tool: str | None = BRIDGE_TOOL_NAME,
-        guidance_prompt: bool = True,
-        instructions: bool = True,
-        tool_resolution: bool = True,
-        resolvers: Mapping[str, ResolverHook] | None = None,
     ) -> None:
-        if str(anonymous) == "open":  # removed: say what replaces it
-            raise ValueError(
-                "anonymous='open' was removed: it left callers without an identity ungated. "
-                "Use anonymous='validate' (the default: their calls run when the arguments "
-                "fit the tool's schema), or 'full' for no gating and full listings."
-            )
-        if anonymous not in ANONYMOUS_POLICIES:
-            raise ValueError(f"anonymous must be one of {ANONYMOUS_POLICIES}, not {anonymous!r}")
-        check_options(
-            descriptions_dir=descriptions_dir, listing=listing,
-            summary_max_chars=summary_max_chars, strip_noise=strip_noise, grant_ttl=grant_ttl,
-            max_sessions=max_sessions, grant_store=grant_store, shared_sessions=shared_sessions,
-            store_timeout=store_timeout, on_store_error=on_store_error,
-            max_tools_per_read=max_tools_per_read, cache_size=cache_size,
-            listing_cache_size=listing_cache_size, definition_cache_size=definition_cache_size,
-            preload=preload, full_clients=full_clients, mode_header=mode_header,
-            mode_resolver=mode_resolver,
-            exempt_tools=exempt_tools, bridge_tool=bridge_tool,
-            guidance_prompt=guidance_prompt, instructions=instructions,
-        )
-        self.store = DescriptionStore(descriptions_dir, cache_size=cache_size)
-        self.definitions = Definitions(self.store, cache_size=definition_cache_size)
-        self.lister = Lister(self.store, level=listing, summary_max_chars=summary_max_chars,
-                             strip_noise=strip_noise, cache_size=listing_cache_size)
+        listing = given("listing", listing, ListingSettings)
+        grants = given("grants", grants, GrantSettings)
+        clients = given("clients", clients, ClientSettings)
+        caches = given("caches", caches, CacheSettings)
+        surface = given("surface", surface, SurfaceSettings)
+        resolution = given("resolution", resolution, ResolutionSettings)
+        if descriptions_dir is not None and not isinstance(descriptions_dir, (str, os.PathLike)):
+            fail("descriptions_dir", "a folder path or None", descriptions_dir)
+        self.store = DescriptionStore(descriptions_dir, cache_size=caches.files)
+        self.definitions = Definitions(self.store, cache_size=caches.definitions)
+        self.lister = Lister(self.store, listing, cache_size=caches.listing)
         self.preload = Preload(self.lister)
-        self.grants = GrantStore(ttl=grant_ttl, max_sessions=max_sessions,
-                                 shared_sessions=shared_sessions, store_timeout=store_timeout,
-                                 on_store_error=on_store_error, store=grant_store)
-        self.modes = ModePolicy(full_clients=full_clients, mode_header=mode_header,
-                                resolver=mode_resolver, host_profiles=host_profiles,
-                                default_level=listing)
-        self._listers: dict[ListingLevel, Lister] = {listing: self.lister}
+        self.grants = GrantStore(grants)
+        self.modes = ModePolicy(clients, default_level=listing.level)
+        self._listers: dict[ListingLevel, Lister] = {listing.level: self.lister}
         self.checker = ArgumentChecker()
         self.engagement = Engagement()
+        self.exempt_tools = frozenset(names("exempt_tools", exempt_tools))
         self.gate = Gate(grants=self.grants, modes=self.modes, definitions=self.definitions,
-                         anonymous=anonymous, exempt_tools=exempt_tools,
+                         anonymous=clients.anonymous, exempt_tools=self.exempt_tools,
                          engagement=self.engagement, checker=self.checker)
         self.catalog = Catalog(owner=self)
-        self.resolution = (ToolResolution(self.store, self.catalog, resolvers,
+        self.resolution = (ToolResolution(self.store, self.catalog, resolution.resolvers,
                                           definitions=self.definitions, checker=self.checker)
-                           if tool_resolution else None)
-        self.anonymous = anonymous
-        self.max_tools_per_read = max_tools_per_read
-        self.exempt_tools = frozenset(exempt_tools)
-        self.instructions = instructions
-        self.prompt = guidance_prompt_for(bridge_tool) if guidance_prompt else None
+                           if resolution.enabled else None)
+        self.anonymous = clients.anonymous
+        self.max_tools_per_read = surface.max_tools_per_read
+        self.instructions = surface.instructions
+        bridge_tool = surface.bridge_tool
+        self.prompt = guidance_prompt_for(bridge_tool) if surface.guidance_prompt else None
         self.components = DisclosureComponents(
             read=self._read_text, bridge=self._answer_bridge, bridge_name=bridge_tool,
             prompt=self.prompt, description=payloads.resource_description(bridge_tool),
@@ -209,7 +161,7 @@ class ProgressiveDisclosure(Middleware):
         self.bridge = self.components.bridge
         self.instructions_text = payloads.instructions(bridge_tool)
         self._reported_order = False
-        if preload:
+        if caches.preload:
             self.preload.start()  # last: a constructor that raised leaves no thread behind
 
     # -- tools/list ---------------------------------------------------------------------
@@ -480,9 +432,7 @@ class ProgressiveDisclosure(Middleware):
         """The lister (and its memo) for one progressive level, made on first use."""
         lister = self._listers.get(level)
         if lister is None:
-            lister = Lister(self.store, level=level,
-                            summary_max_chars=self.lister.summary_max_chars,
-                            strip_noise=self.lister.strip_noise,
+            lister = Lister(self.store, replace(self.lister.settings, level=level),
                             cache_size=self.lister.cache_size)
             lister.share_file_facts(self.lister)  # what the preload read serves every level
             self._listers[level] = lister

@@ -163,8 +163,9 @@ def progressive_proxy(
         startup_timeout: seconds the upstream may take to start and answer ``initialize``.
         request_timeout: seconds one upstream request may take (``None``: no limit).
         auth: the proxy's own auth (FastMCP ``AuthProvider``); over 2026-07-28 HTTP it is
-            what gives callers an identity to gate (see ``anonymous``).
-        **options: further ``ProgressiveDisclosure`` options (``listing``, ``anonymous``...).
+            what gives callers an identity to gate (see ``ClientSettings.anonymous``).
+        **options: further ``ProgressiveDisclosure`` settings (``listing=ListingSettings(...)``,
+            ``clients=ClientSettings(anonymous=...)``, ``exempt_tools``...).
 
     The proxy owns the upstream process: it starts with the first request (or
     ``await check_upstream(server)``) and stops with the server's lifespan.

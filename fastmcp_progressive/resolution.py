@@ -103,10 +103,7 @@ class ToolResolution:
         self.catalog = catalog
         self.definitions = definitions or Definitions(store)
         self.checker = checker or ArgumentChecker()
-        self.hooks = dict(hooks or {})
-        for name, hook in self.hooks.items():
-            if not callable(hook):
-                raise ValueError(f"resolvers[{name!r}] must be callable")
+        self.hooks = dict(hooks or {})  # checked by ResolutionSettings
         self._marked = IdentityMemo()
         self._logged: set[tuple[str, str, Any]] = set()
 

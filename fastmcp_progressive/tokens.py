@@ -45,8 +45,8 @@ from fastmcp.utilities.versions import dedupe_with_versions
 
 from . import payloads
 from .definitions import compact_json, full_definition
-from .listing import ListingLevel
 from .middleware import ProgressiveDisclosure
+from .settings import ListingLevel, ListingSettings
 
 ENCODING = "o200k_base"
 MODEL_FIELDS = ("name", "description", "inputSchema")
@@ -157,7 +157,7 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
         if directory is None and present is not None:
             directory = present.store.directory
         level = cast(ListingLevel, listing or "minimal")
-        ours = ProgressiveDisclosure(directory, listing=level)
+        ours = ProgressiveDisclosure(directory, listing=ListingSettings(level=level))
         chain = ([ours if m is present else m for m in server.middleware] if present
                  else [*others, ours])
     try:

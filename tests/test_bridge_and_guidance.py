@@ -10,7 +10,12 @@ import pytest
 from fastmcp import Client
 from mcp.client.extension import advertise
 
-from fastmcp_progressive import DESCRIPTIONS_URI, EXTENSION_ID, ProgressiveDisclosure
+from fastmcp_progressive import (
+    DESCRIPTIONS_URI,
+    EXTENSION_ID,
+    ProgressiveDisclosure,
+    SurfaceSettings,
+)
 from fastmcp_progressive.guidance import (
     PROMPT_NAME,
     SYSTEM_PROMPT,
@@ -55,7 +60,7 @@ async def test_bridge_bad_arguments_and_unknown_names() -> None:
 
 
 async def test_bridge_can_be_turned_off_and_yields_to_a_real_tool() -> None:
-    async with connect(build_server(bridge_tool=None), "modern") as c:
+    async with connect(build_server(surface=SurfaceSettings(bridge_tool=None)), "modern") as c:
         assert "describe_tools" not in [t.name for t in await c.list_tools()]
         refused = await c.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False)
         assert "tool_call" not in refused.structured_content["error"]  # type: ignore[index]
@@ -122,7 +127,7 @@ def test_exported_system_prompt_is_ready_to_use() -> None:
 
 
 def test_guidance_prompt_can_be_turned_off() -> None:
-    assert ProgressiveDisclosure(guidance_prompt=False).prompt is None
+    assert ProgressiveDisclosure(surface=SurfaceSettings(guidance_prompt=False)).prompt is None
 
 
 async def test_a_tool_named_error_is_described_not_mistaken_for_an_error_body() -> None:

@@ -14,7 +14,7 @@ from fastmcp.tools.base import ToolResult
 from fastmcp.utilities.versions import VersionSpec
 from key_value.aio.stores.memory import MemoryStore
 
-from fastmcp_progressive import ProgressiveDisclosure
+from fastmcp_progressive import GrantSettings, ProgressiveDisclosure
 from fastmcp_progressive.caller import Caller, identify
 from fastmcp_progressive.grants import GRANTS_COLLECTION
 from tests.conftest import TOKENS, build_server, clients, fetch, gated
@@ -86,7 +86,8 @@ async def test_principal_grants_live_in_the_servers_session_state_store() -> Non
 
 async def test_explicit_grant_store_is_used() -> None:
     store = MemoryStore()
-    server = build_server(auth=True, middleware=ProgressiveDisclosure(grant_store=store))
+    server = build_server(auth=True,
+                          middleware=ProgressiveDisclosure(grants=GrantSettings(store=store)))
     async with clients(server, "http", "modern", tokens=["bob-token"]) as (c,):
         await fetch(c, "echo")
     assert len(await store.keys(collection=GRANTS_COLLECTION)) == 1

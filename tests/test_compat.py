@@ -10,7 +10,7 @@ from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 from mcp.client.extension import advertise
 
-from fastmcp_progressive import EXTENSION_ID, ClientDescription
+from fastmcp_progressive import EXTENSION_ID, ClientDescription, ClientSettings
 from tests.conftest import ERAS, Era, build_server, connect, fetch, gated, serve_http
 
 FULL = advertise(EXTENSION_ID, {"mode": "full"})
@@ -28,7 +28,7 @@ async def _is_full(client: Client[Any]) -> bool:
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_client_extension_selects_mode(era: Era) -> None:
-    server = build_server(full_clients=["*"])  # server rule says full; the client overrides
+    server = build_server(clients=ClientSettings(full_clients=["*"]))  # the client overrides
     async with (
         connect(server, era, extensions=[FULL]) as full,
         connect(server, era, extensions=[PROGRESSIVE]) as progressive,
@@ -41,7 +41,7 @@ async def test_client_extension_selects_mode(era: Era) -> None:
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_client_name_glob_rule(era: Era) -> None:
-    server = build_server(full_clients=["old-host/1.*"])
+    server = build_server(clients=ClientSettings(full_clients=["old-host/1.*"]))
     old = mt.Implementation(name="old-host", version="1.4")
     new = mt.Implementation(name="old-host", version="2.0")
     async with (
@@ -77,7 +77,7 @@ async def test_resolver_sees_client_and_has_final_say(era: Era) -> None:
         seen.append(client)
         return "full" if client.name == "ops-console" else None
 
-    server = build_server(mode_resolver=resolver)
+    server = build_server(clients=ClientSettings(mode_resolver=resolver))
     ops = mt.Implementation(name="ops-console", version="3")
     async with connect(server, era, client_info=ops, extensions=[PROGRESSIVE]) as c:
         assert await _is_full(c)
@@ -89,5 +89,5 @@ async def test_failing_resolver_falls_back_without_breaking_requests() -> None:
     def broken(client: ClientDescription) -> str:
         raise RuntimeError("boom")
 
-    async with connect(build_server(mode_resolver=broken), "modern") as c:
+    async with connect(build_server(clients=ClientSettings(mode_resolver=broken)), "modern") as c:
         assert not await _is_full(c)

@@ -32,7 +32,13 @@ from mcp.client.extension import advertise
 from mcp.shared.exceptions import MCPError
 from pydantic import Field
 
-from fastmcp_progressive import DESCRIPTIONS_URI, EXTENSION_ID, ProgressiveDisclosure
+from fastmcp_progressive import (
+    DESCRIPTIONS_URI,
+    EXTENSION_ID,
+    ClientSettings,
+    ListingSettings,
+    ProgressiveDisclosure,
+)
 from fastmcp_progressive.backend_sessions import SessionBackends
 from fastmcp_progressive.fastmcp_internals import cached_methods, wire_params
 from fastmcp_progressive.listing import MINIMAL_SCHEMA as MINIMAL
@@ -205,7 +211,7 @@ def test_cached_methods_reads_response_cache_settings() -> None:
 
 # -- mounted servers -------------------------------------------------------------------------
 def _mounted() -> FastMCP:
-    child = build_server(anonymous="shared")  # 2026-07-28 HTTP without auth: one grant set
+    child = build_server(clients=ClientSettings(anonymous="shared"))  # no auth: one grant set
     parent = FastMCP("parent")
     parent.mount(child, namespace="kid")
     return parent
@@ -256,7 +262,7 @@ async def test_wire_params_reads_the_request_fastmcp_received() -> None:
 async def test_sse_connections_are_sessions_with_their_own_grants(auth: bool) -> None:
     """Each SSE connection is a handshake-era session: gated, with its own grants (also
     under anonymous="shared", which must never pool authenticated SSE clients)."""
-    server = build_server(auth=auth, anonymous="shared")
+    server = build_server(auth=auth, clients=ClientSettings(anonymous="shared"))
     tokens = ("alice-token", "bob-token") if auth else (None, None)
     async with run_server_async(server, transport="sse") as url:
         async with Client(SSETransport(url, auth=tokens[0]), mode="legacy") as a, Client(
@@ -325,7 +331,7 @@ def _header_server(**options: Any) -> FastMCP:
 async def test_reduced_listing_keeps_header_properties_with_their_types(
     era: Era, level: str
 ) -> None:
-    async with connect(_header_server(listing=level), era) as c:
+    async with connect(_header_server(listing=ListingSettings(level=level)), era) as c:
         schema = (await c.list_tools())[0].input_schema
         assert schema["properties"]["region"] == {"type": "string", "x-mcp-header": "Region"}
         assert ("city" in schema["properties"]) is (level == "skeleton")
@@ -335,7 +341,7 @@ async def test_full_and_progressive_clients_call_header_tools_over_http_in_any_o
     """FastMCP 4.2 checks Mcp-Param-* headers against the schemas it last listed, for
     every client: a full-mode listing and a reduced one must agree on header properties."""
     full = advertise(EXTENSION_ID, {"mode": "full"})
-    async with run_server_async(_header_server(anonymous="shared")) as url:
+    async with run_server_async(_header_server(clients=ClientSettings(anonymous="shared"))) as url:
         async with connect(url, "modern") as progressive, connect(
             url, "modern", extensions=[full]
         ) as plain:
@@ -389,7 +395,7 @@ async def test_fastmcp_run_url_bridges_http_to_stdio_and_the_read_works(era: Era
     """``fastmcp run http://.../mcp``: the usual stdio bridge to an HTTP server."""
     fastmcp_cli = Path(sys.executable).parent / "fastmcp"
     # 2026-07-28 HTTP without auth has no caller identity: "shared" keeps one grant set
-    async with run_server_async(build_server(anonymous="shared")) as url:
+    async with run_server_async(build_server(clients=ClientSettings(anonymous="shared"))) as url:
         bridge = StdioTransport(
             command=str(fastmcp_cli), args=["run", url, "--no-banner"],
             env={"FASTMCP_LOG_LEVEL": "WARNING"},

@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastmcp import FastMCP
 from fastmcp.server.transforms.search import RegexSearchTransform
 
+from fastmcp_progressive import ClientSettings
 from fastmcp_progressive.call_site import gateways_of
 from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.compat import MAX_CLIENTS_KEPT, ModePolicy
@@ -20,7 +21,7 @@ def test_gateway_tools_follow_the_servers_transforms() -> None:
 
 
 def test_mode_answers_per_client_are_exact_and_bounded() -> None:
-    policy = ModePolicy(full_clients=["legacy-*"], host_profiles=())
+    policy = ModePolicy(ClientSettings(full_clients=["legacy-*"], host_profiles=()))
     legacy = Caller(kind="stream", era="modern", key="a", client_name="legacy-host")
     other = Caller(kind="stream", era="modern", key="b", client_name="new-host")
     for _ in range(2):

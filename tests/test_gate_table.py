@@ -14,6 +14,7 @@ from typing import Any, Literal
 import pytest
 from fastmcp.tools.base import Tool
 
+from fastmcp_progressive import ClientSettings, GrantSettings
 from fastmcp_progressive.caller import Caller, CallerKind
 from fastmcp_progressive.compat import ModePolicy
 from fastmcp_progressive.definitions import Definitions
@@ -178,8 +179,8 @@ def _caller(row: Row, anchor: Anchor) -> Caller:
 def _gate(row: Row, kv: Any) -> Gate:
     on_error: Literal["open", "closed"] = "closed" if row.store == "down-closed" else "open"
     return Gate(
-        grants=GrantStore(store=kv, on_store_error=on_error, store_timeout=0.5),
-        modes=ModePolicy(full_clients=[FULL_HOST], host_profiles=()),
+        grants=GrantStore(GrantSettings(store=kv, on_store_error=on_error, store_timeout=0.5)),
+        modes=ModePolicy(ClientSettings(full_clients=[FULL_HOST], host_profiles=())),
         definitions=Definitions(DescriptionStore(None)),
         anonymous=row.policy,
         exempt_tools=[TOOL] if row.exempt == "configured" else [],

@@ -7,6 +7,7 @@ from typing import Any
 import anyio
 import pytest
 
+from fastmcp_progressive import GrantSettings
 from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.grants import GrantStore, GrantStoreUnavailable
 
@@ -32,7 +33,7 @@ class HangingStore:
 
 async def test_store_that_hangs_fails_open_then_is_left_alone_for_a_moment() -> None:
     store = HangingStore()
-    grants = GrantStore(store_timeout=0.05, on_store_error="open", store=store)
+    grants = GrantStore(GrantSettings(store_timeout=0.05, on_store_error="open", store=store))
     assert await grants.has(ALICE, "add")  # timed out: open policy lets it through
     assert await grants.has(ALICE, "add")  # cool-down: answered without asking
     await grants.add(ALICE, ["add"])  # logged, never raised
@@ -40,7 +41,9 @@ async def test_store_that_hangs_fails_open_then_is_left_alone_for_a_moment() -> 
 
 
 async def test_store_that_hangs_fails_closed_when_asked() -> None:
-    grants = GrantStore(store_timeout=0.05, on_store_error="closed", store=HangingStore())
+    grants = GrantStore(
+        GrantSettings(store_timeout=0.05, on_store_error="closed", store=HangingStore()),
+    )
     with pytest.raises(GrantStoreUnavailable):
         await grants.has(ALICE, "add")
 
@@ -65,6 +68,6 @@ async def test_sessions_and_streams_never_share_grants() -> None:
 
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValueError, match="ttl"):
-        GrantStore(ttl=0)
+        GrantStore(GrantSettings(ttl=0))
     with pytest.raises(ValueError, match="on_store_error"):
-        GrantStore(on_store_error="maybe")  # type: ignore[arg-type]
+        GrantStore(GrantSettings(on_store_error="maybe"))  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ import asyncio
 import logging
 import math
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -20,13 +21,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from key_value.aio.stores.memory import MemoryStore
 
-from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
+from fastmcp_progressive import (
+    DESCRIPTIONS_URI,
+    GrantSettings,
+    ProgressiveDisclosure,
+    SurfaceSettings,
+)
 from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.cli import main
 from fastmcp_progressive.descriptions import DescriptionStore
 from fastmcp_progressive.grants import _kv_key
 from fastmcp_progressive.listing import ELLIPSIS, cut_line, summarize
 from fastmcp_progressive.selection import parse_selection, selection_from_names
+from fastmcp_progressive.settings import GROUPS
 from tests.conftest import build_server, connect, fetch, gated, read_json, serve_http
 from tests.spies import batch_handled
 from tests.waiting import watcher_ready
@@ -127,7 +134,10 @@ LONG = "t" * 300
 
 @pytest.mark.parametrize("policy", ["open", "closed"])
 async def test_one_callers_bad_name_never_changes_anothers_answer(policy: str) -> None:
-    server = build_server(auth=True, grant_store=Memcachedish(), on_store_error=policy)
+    server = build_server(
+        auth=True,
+        grants=GrantSettings(store=Memcachedish(), on_store_error=policy),
+    )
     server.add_tool(Tool.from_function(lambda: "long", name=LONG, description="Long name."))
     async with (
         serve_http(server) as url,
@@ -217,29 +227,37 @@ def test_summary_of_a_300_kb_description_full_of_eg_is_quick() -> None:
 
 
 # -- options ------------------------------------------------------------------------------
+def _with(option: str, value: Any) -> ProgressiveDisclosure:
+    """The middleware with one setting, spelled ``<group>.<field>`` (or ``exempt_tools``)."""
+    if "." not in option:
+        return ProgressiveDisclosure(**{option: value})
+    group, name = option.split(".")
+    return ProgressiveDisclosure(**{group: GROUPS[group](**{name: value})})
+
+
 BAD_OPTIONS: list[tuple[str, Any]] = [
-    ("max_sessions", 0),
-    ("max_sessions", True),
-    ("grant_ttl", math.nan),
-    ("grant_ttl", math.inf),
-    ("grant_ttl", 1e12),
-    ("grant_ttl", 0),
-    ("store_timeout", math.nan),
-    ("store_timeout", -1.0),
+    ("grants.max_sessions", 0),
+    ("grants.max_sessions", True),
+    ("grants.ttl", math.nan),
+    ("grants.ttl", math.inf),
+    ("grants.ttl", 1e12),
+    ("grants.ttl", 0),
+    ("grants.store_timeout", math.nan),
+    ("grants.store_timeout", -1.0),
     ("exempt_tools", "add"),
-    ("full_clients", "old-host"),
-    ("instructions", "no"),
-    ("max_tools_per_read", 0),
-    ("max_tools_per_read", 10**9),
-    ("cache_size", 0),
-    ("summary_max_chars", 5),
-    ("listing", "full"),
-    ("on_store_error", "maybe"),
-    ("bridge_tool", ""),
-    ("mode_header", 7),
-    ("mode_resolver", "full"),
-    ("grant_store", object()),
-    ("strip_noise", None),
+    ("clients.full_clients", "old-host"),
+    ("surface.instructions", "no"),
+    ("surface.max_tools_per_read", 0),
+    ("surface.max_tools_per_read", 10**9),
+    ("caches.files", 0),
+    ("listing.summary_max_chars", 5),
+    ("listing.level", "full"),
+    ("grants.on_store_error", "maybe"),
+    ("surface.bridge_tool", ""),
+    ("clients.mode_header", 7),
+    ("clients.mode_resolver", "full"),
+    ("grants.store", object()),
+    ("listing.strip_noise", None),
 ]
 
 
@@ -247,8 +265,8 @@ BAD_OPTIONS: list[tuple[str, Any]] = [
 def test_bad_options_are_refused_at_construction_naming_the_option(
     option: str, value: Any
 ) -> None:
-    with pytest.raises(ValueError, match=f"^{option} must be"):
-        ProgressiveDisclosure(**{option: value})
+    with pytest.raises(ValueError, match=f"^{re.escape(option)} must be"):
+        _with(option, value)
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
@@ -257,7 +275,7 @@ async def test_instructions_false_still_advertises_the_extension(era: str) -> No
     from fastmcp_progressive.payloads import INSTRUCTIONS
 
     server = FastMCP("t", instructions="Own words.")
-    server.add_middleware(ProgressiveDisclosure(instructions=False))
+    server.add_middleware(ProgressiveDisclosure(surface=SurfaceSettings(instructions=False)))
     async with connect(server, era) as c:  # type: ignore[arg-type]
         capabilities = c.server_capabilities
         assert capabilities is not None
@@ -274,14 +292,15 @@ _ANY_VALUE = st.one_of(
 
 @settings(max_examples=300, deadline=None)
 @given(option=st.sampled_from([
-    "listing", "summary_max_chars", "strip_noise", "grant_ttl", "max_sessions",
-    "shared_sessions", "store_timeout", "on_store_error", "max_tools_per_read", "cache_size",
-    "full_clients", "mode_header", "exempt_tools", "bridge_tool", "guidance_prompt",
-    "instructions",
+    "listing.level", "listing.summary_max_chars", "listing.strip_noise", "grants.ttl",
+    "grants.max_sessions", "grants.shared_sessions", "grants.store_timeout",
+    "grants.on_store_error", "surface.max_tools_per_read", "caches.files",
+    "clients.full_clients", "clients.mode_header", "exempt_tools", "surface.bridge_tool",
+    "surface.guidance_prompt", "surface.instructions",
 ]), value=_ANY_VALUE)
 def test_any_option_value_is_accepted_sanely_or_refused_by_name(option: str, value: Any) -> None:
     try:
-        middleware = ProgressiveDisclosure(**{option: value})
+        middleware = _with(option, value)
     except ValueError as exc:
         assert str(exc).startswith(f"{option} must be"), exc
         return

@@ -17,7 +17,7 @@ import pytest
 from fastmcp import FastMCP
 from fastmcp.client.transports import StreamableHttpTransport
 
-from fastmcp_progressive import ProgressiveDisclosure
+from fastmcp_progressive import ClientSettings, ListingSettings, ProgressiveDisclosure
 from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.compat import ModePolicy
 from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile, profile_level
@@ -66,7 +66,7 @@ async def test_hosts_that_defer_tools_get_the_full_listing(
 @pytest.mark.parametrize("era", ERAS)
 async def test_profiles_extend_replace_and_turn_off(era: Era) -> None:
     acme = HostProfile("acme-*", "skeleton", version="1.*", host="Acme")
-    server = build_server(host_profiles=[acme, *HOST_PROFILES])
+    server = build_server(clients=ClientSettings(host_profiles=[acme, *HOST_PROFILES]))
     async with connect(server, era, client_info=_info("acme-agent", "1.4")) as c:
         schema = await _add_schema(c)
         assert schema == {
@@ -79,14 +79,16 @@ async def test_profiles_extend_replace_and_turn_off(era: Era) -> None:
         assert await _add_schema(c) == {"type": "object", "properties": {}}  # version glob
     async with connect(server, era, client_info=_info("claude-code")) as c:
         assert "required" in await _add_schema(c)  # the shipped rows still apply
-    off = build_server(host_profiles=())
+    off = build_server(clients=ClientSettings(host_profiles=()))
     async with connect(off, era, client_info=_info("claude-code")) as c:
         assert await _add_schema(c) == {"type": "object", "properties": {}}
 
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_operator_and_client_choices_beat_the_table(era: Era) -> None:
-    server = build_server(mode_resolver=lambda client: "skeleton" if client.name == "x" else None)
+    server = build_server(clients=ClientSettings(
+        mode_resolver=lambda client: "skeleton" if client.name == "x" else None
+    ))
     async with connect(server, era, client_info=_info("x")) as c:
         assert "required" in await _add_schema(c)
         assert "description" not in (await _add_schema(c))["properties"]["a"]
@@ -103,7 +105,7 @@ def test_profile_matching_by_era_and_transport() -> None:
     assert profile_level(rows, modern_http) == "skeleton"
     assert profile_level(rows, legacy) == "full"
     assert profile_level(rows, Caller(kind="session", era="legacy", key="s")) is None
-    policy = ModePolicy(host_profiles=rows, default_level="skeleton")
+    policy = ModePolicy(ClientSettings(host_profiles=rows), default_level="skeleton")
     assert policy.level(Caller(kind="session", era="legacy", key="s", client_name="z")) == (
         "skeleton"
     )
@@ -114,9 +116,9 @@ def test_bad_profiles_are_refused_at_construction() -> None:
     with pytest.raises(ValueError, match="level"):
         HostProfile("h", "everything")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="host_profiles"):
-        ProgressiveDisclosure(host_profiles=["claude-code"])  # type: ignore[list-item]
+        ClientSettings(host_profiles=["claude-code"])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="host_profiles"):
-        ProgressiveDisclosure(host_profiles="claude-code")  # type: ignore[arg-type]
+        ClientSettings(host_profiles="claude-code")  # type: ignore[arg-type]
 
 
 def test_every_shipped_profile_cites_its_evidence() -> None:
@@ -129,7 +131,7 @@ def test_every_shipped_profile_cites_its_evidence() -> None:
 # -- 4. schemas hosts accept -------------------------------------------------------------------
 @pytest.mark.parametrize("listing", ["minimal", "skeleton"])
 async def test_every_level_lists_properties_even_without_parameters(listing: str) -> None:
-    server = build_server(listing=listing)
+    server = build_server(listing=ListingSettings(level=listing))
 
     @server.tool
     def ping_me() -> str:

@@ -16,7 +16,7 @@ from fastmcp import Client, FastMCP
 from fastmcp.server.auth import AuthContext
 from fastmcp.tools.base import Tool
 
-from fastmcp_progressive import ProgressiveDisclosure
+from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings
 from fastmcp_progressive.client import is_resolvable, tool_resolution
 from fastmcp_progressive.descriptions import DescriptionStore
 from fastmcp_progressive.listing import MINIMAL_SCHEMA, ListedTool, Lister
@@ -95,7 +95,9 @@ async def test_a_resolution_mark_reaches_a_client_after_an_unmarked_listing(era:
     it: the second still sees the mark (a marked copy is serialized afresh)."""
     server = FastMCP("marks")
     add_basic_tools(server)
-    server.add_middleware(ProgressiveDisclosure(resolvers={"add": lambda arguments: None}))
+    server.add_middleware(ProgressiveDisclosure(
+        resolution=ResolutionSettings(resolvers={"add": lambda arguments: None}),
+    ))
     async with connect(server, era, extensions=[]) as plain:
         assert not any(is_resolvable(t) for t in await plain.list_tools())
     async with connect(server, era, extensions=[tool_resolution()]) as advertising:

@@ -14,7 +14,13 @@ from fastmcp import Client, FastMCP
 from fastmcp.server import create_proxy
 from key_value.aio.stores.memory import MemoryStore
 
-from fastmcp_progressive import ProgressiveDisclosure, definitions, descriptions
+from fastmcp_progressive import (
+    CacheSettings,
+    GrantSettings,
+    ProgressiveDisclosure,
+    definitions,
+    descriptions,
+)
 from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.grants import CONFIRMED_SECONDS, GrantStore
 from fastmcp_progressive.listing import Lister
@@ -141,7 +147,7 @@ def test_tool_memo_is_bounded() -> None:
 
 
 async def test_listing_and_definition_caches_are_bounded() -> None:
-    middleware = ProgressiveDisclosure(listing_cache_size=2, definition_cache_size=1)
+    middleware = ProgressiveDisclosure(caches=CacheSettings(listing=2, definitions=1))
     server = FastMCP("t")
     add_basic_tools(server)
     server.add_middleware(middleware)
@@ -267,7 +273,7 @@ def test_no_preload_without_a_folder_or_when_disabled(
     monkeypatch.setattr(Preload, "start", lambda self: started.append(self) or real(self))
     assert not ProgressiveDisclosure().preload.start()
     started.clear()
-    off = ProgressiveDisclosure(tmp_descriptions, preload=False)
+    off = ProgressiveDisclosure(tmp_descriptions, caches=CacheSettings(preload=False))
     assert not off.preload.done.is_set() and started == []
 
 
@@ -287,21 +293,21 @@ class CountingStore(MemoryStore):
 
 async def test_store_grants_are_confirmed_in_memory_without_a_lookup() -> None:
     kv = CountingStore()
-    grants = GrantStore(ttl=600, store=kv)
+    grants = GrantStore(GrantSettings(ttl=600, store=kv))
     await grants.add(PRINCIPAL, ["a"])
     assert await grants.has(PRINCIPAL, "a")
     assert kv.gets == 0  # written here: trusted at once
     assert not await grants.has(PRINCIPAL, "b")
     assert kv.gets == 1  # refusals always ask the store (another replica may grant)
 
-    other = GrantStore(ttl=600, store=kv)  # a replica that did not write the grant
+    other = GrantStore(GrantSettings(ttl=600, store=kv))  # a replica that did not write the grant
     assert await other.has(PRINCIPAL, "a") and await other.has(PRINCIPAL, "a")
     assert kv.gets == 2 and other.confirmed() == 1
 
 
 async def test_confirmation_never_outlives_the_grant() -> None:
     kv = CountingStore()
-    grants = GrantStore(ttl=5, store=kv)
+    grants = GrantStore(GrantSettings(ttl=5, store=kv))
     await grants.add(PRINCIPAL, ["a"])
     assert grants._confirmed["user:abc|a"] <= time.monotonic() + 5 < CONFIRMED_SECONDS + 1e9
     almost_gone = time.time() + 0.5  # a grant another replica wrote long ago
@@ -317,7 +323,7 @@ async def test_confirmation_never_outlives_the_grant() -> None:
 async def test_grant_without_a_known_expiry_is_not_trusted() -> None:
     kv = CountingStore()
     await kv.put("user:abc|a", {"granted": True}, collection="fastmcp_progressive_grants")
-    grants = GrantStore(ttl=600, store=kv)
+    grants = GrantStore(GrantSettings(ttl=600, store=kv))
     assert await grants.has(PRINCIPAL, "a") and await grants.has(PRINCIPAL, "a")
     assert kv.gets == 2 and grants.confirmed() == 0
 
@@ -334,7 +340,7 @@ async def test_watcher_baseline_reuses_the_preloaded_lines(
 ) -> None:
     for name in ("add", "echo", "shout"):
         _write(tmp_descriptions, name, f"{name} from file")
-    middleware = ProgressiveDisclosure(tmp_descriptions, cache_size=1)  # LRU keeps one
+    middleware = ProgressiveDisclosure(tmp_descriptions, caches=CacheSettings(files=1))  # LRU: 1
     assert middleware.preload.done.wait(10.0)
     reads = count_calls(monkeypatch, descriptions, "read_description")
     server = FastMCP("t")

@@ -29,7 +29,12 @@ from fastmcp.server import create_proxy
 from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from mcp import MCPError
 
-from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
+from fastmcp_progressive import (
+    DESCRIPTIONS_URI,
+    ClientSettings,
+    ListingSettings,
+    ProgressiveDisclosure,
+)
 from fastmcp_progressive.cli import main
 from fastmcp_progressive.fastmcp_internals import stdio_session_ended
 from fastmcp_progressive.proxy import (
@@ -168,7 +173,7 @@ def test_progressive_proxy_refuses_bad_targets_and_options() -> None:
     with pytest.raises(ValueError, match="startup_timeout"):
         progressive_proxy(["x"], startup_timeout=0)
     with pytest.raises(ValueError, match="listing"):
-        progressive_proxy(["x"], listing="tiny")
+        progressive_proxy(["x"], listing=ListingSettings(level="tiny"))
 
 
 def test_parse_listen() -> None:
@@ -361,15 +366,18 @@ def test_cli_proxy_passes_its_options_on(monkeypatch: pytest.MonkeyPatch) -> Non
     (command, settings), (url, defaults) = seen
     assert command == ["npx", "-y", "pkg", "--flag"]
     assert settings == {"http": ("0.0.0.0", 9000), "descriptions_dir": Path("docs"),
-                        "name": "front", "listing": "skeleton", "anonymous": "shared",
+                        "name": "front", "listing": ListingSettings(level="skeleton"),
+                        "clients": ClientSettings(anonymous="shared", host_profiles=()),
                         "exempt_tools": ["a", "b"], "startup_timeout": 5.0,
-                        "request_timeout": 7.0, "host_profiles": ()}
+                        "request_timeout": 7.0}
     assert url == "https://mcp.example.com/mcp"
-    assert defaults["http"] is None and defaults["listing"] == "minimal"
-    assert "anonymous" not in defaults and "host_profiles" not in defaults  # the middleware's
+    assert defaults["http"] is None and defaults["listing"] == ListingSettings(level="minimal")
+    assert defaults["clients"] == ClientSettings()  # the middleware's anonymous, host profiles
 
 
-@pytest.mark.parametrize(("options", "reduced"), [({}, False), ({"host_profiles": ()}, True)])
+@pytest.mark.parametrize(
+    ("options", "reduced"), [({}, False), ({"clients": ClientSettings(host_profiles=())}, True)]
+)
 async def test_claude_desktop_gets_progressive_listings_only_without_host_profiles(
     options: dict[str, Any], reduced: bool
 ) -> None:

@@ -25,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
 from pydantic import TypeAdapter
 
-from fastmcp_progressive import EXTENSION_ID, ProgressiveDisclosure
+from fastmcp_progressive import EXTENSION_ID, ResolutionSettings
 from fastmcp_progressive.client import (
     ResolveToolParams,
     ResolveToolRequest,
@@ -390,7 +390,7 @@ async def test_listing_marks_resolvable_tools_only_for_advertising_requests(
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_switched_off_means_method_not_found(folder: Path, era: Era) -> None:
-    server, _ = notes_server(folder, tool_resolution=False)
+    server, _ = notes_server(folder, resolution=ResolutionSettings(enabled=False))
     async with opened(server, era) as client:
         caps = client.session.server_capabilities
         assert caps is None or RESOLUTION_EXTENSION_ID not in (caps.extensions or {})
@@ -428,7 +428,7 @@ async def test_resolver_hooks(folder: Path, era: Era, caplog: pytest.LogCaptureF
         return {"destructiveHint": arguments["text"] == "rm"}
 
     hooks: dict[str, Callable[..., Any]] = {"notes": notes_hook, "echo": echo_hook}
-    server, ran = notes_server(folder, resolvers=hooks)
+    server, ran = notes_server(folder, resolution=ResolutionSettings(resolvers=hooks))
     async with opened(server, era) as client:
         assert {t.name for t in await client.list_tools() if is_resolvable(t)} == {
             "notes", "echo"}
@@ -448,7 +448,7 @@ async def test_resolver_hooks(folder: Path, era: Era, caplog: pytest.LogCaptureF
 
 def test_a_hook_must_be_callable() -> None:
     with pytest.raises(ValueError, match="resolvers"):
-        ProgressiveDisclosure(resolvers={"notes": "not a function"})  # type: ignore[dict-item]
+        ResolutionSettings(resolvers={"notes": "not a function"})  # type: ignore[dict-item]
 
 
 # -- raw 2026-07-28 HTTP ---------------------------------------------------------------------

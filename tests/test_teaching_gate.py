@@ -22,7 +22,12 @@ from fastmcp.client.transports import StreamableHttpTransport
 from fastmcp.server.context import Context
 from fastmcp.utilities.tests import temporary_settings
 
-from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
+from fastmcp_progressive import (
+    DESCRIPTIONS_URI,
+    ClientSettings,
+    ProgressiveDisclosure,
+    SurfaceSettings,
+)
 from fastmcp_progressive.caller import identify
 from fastmcp_progressive.fastmcp_internals import connection_state
 from fastmcp_progressive.guidance import PROMPT_NAME
@@ -79,7 +84,8 @@ async def test_refusal_names_the_bridge_first_and_copes_without_it(era: Era) -> 
             "message"
         ]
     assert message.index("describe_tools") < message.index("resource_uri")
-    async with clients(build_server(bridge_tool=None), "memory", era) as (c,):
+    no_bridge = build_server(surface=SurfaceSettings(bridge_tool=None))
+    async with clients(no_bridge, "memory", era) as (c,):
         error = _refusal(await c.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False))
     assert "tool_call" not in error and "describe_tools" not in error["message"]
     assert error["definition"]["name"] == "add"
@@ -155,17 +161,17 @@ async def test_a_session_that_engages_first_keeps_the_spec_gate(era: Era) -> Non
 
 
 async def test_per_call_sessions_follow_the_anonymous_policy() -> None:
-    full = build_server(anonymous="full")
+    full = build_server(clients=ClientSettings(anonymous="full"))
     result = await _one_call(full, "legacy", "add", {"x": 1})
     assert "TOOL_DESCRIPTION_REQUIRED" not in str(result.structured_content)  # not gated
-    shared = build_server(anonymous="shared")
+    shared = build_server(clients=ClientSettings(anonymous="shared"))
     assert _refusal(await _one_call(shared, "legacy", "add", {"a": 1, "b": 2}))
     assert (await _one_call(shared, "legacy", "add", {"a": 1, "b": 2})).data == 3  # shared set
 
 
 def test_open_policy_is_removed_with_a_pointer_to_its_replacement() -> None:
     with pytest.raises(ValueError, match="anonymous='validate'"):
-        ProgressiveDisclosure(anonymous="open")  # type: ignore[arg-type]
+        ProgressiveDisclosure(clients=ClientSettings(anonymous="open"))  # type: ignore[arg-type]
 
 
 async def test_first_request_mark_lives_on_the_connection() -> None:
@@ -226,7 +232,7 @@ async def test_texts_name_the_bridge_first(transport: Transport, era: Era) -> No
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_texts_without_the_bridge_name_only_the_resource(era: Era) -> None:
-    async with connect(build_server(bridge_tool=None), era) as c:
+    async with connect(build_server(surface=SurfaceSettings(bridge_tool=None)), era) as c:
         assert c.instructions is not None
         assert "describe_tools" not in c.instructions
         assert f"{DESCRIPTIONS_URI}?tools=" in c.instructions

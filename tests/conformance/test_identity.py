@@ -9,6 +9,7 @@ from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 from fastmcp.utilities.tests import temporary_settings
 
+from fastmcp_progressive import ClientSettings
 from tests.conftest import build_server, clients, connect, fetch, gated, serve_http
 
 
@@ -70,7 +71,7 @@ async def test_anonymous_modern_http_validated_by_default(
 
 
 async def test_anonymous_full_policy_gives_compatibility_listing() -> None:
-    server = build_server(anonymous="full")
+    server = build_server(clients=ClientSettings(anonymous="full"))
     async with serve_http(server) as url, connect(url, "modern") as c:
         add = next(t for t in await c.list_tools() if t.name == "add")
         assert add.input_schema["required"] == ["a", "b"]
@@ -78,7 +79,7 @@ async def test_anonymous_full_policy_gives_compatibility_listing() -> None:
 
 
 async def test_anonymous_shared_policy_gates_with_one_grant_set() -> None:
-    server = build_server(anonymous="shared")
+    server = build_server(clients=ClientSettings(anonymous="shared"))
     async with serve_http(server) as url:
         async with connect(url, "modern") as a, connect(url, "modern") as b:
             assert await gated(a)
@@ -92,7 +93,7 @@ async def test_legacy_stateless_http_is_anonymous() -> None:
         async with serve_http(server) as url:
             async with Client(StreamableHttpTransport(url), mode="legacy") as c:
                 assert not await gated(c)  # no session to keep a grant under: validated
-        async with serve_http(build_server(anonymous="shared")) as url:
+        async with serve_http(build_server(clients=ClientSettings(anonymous="shared"))) as url:
             async with Client(StreamableHttpTransport(url), mode="legacy") as c:
                 assert await gated(c)
                 await fetch(c, "add")

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from fastmcp import FastMCP  # noqa: E402
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext  # noqa: E402
 
-from fastmcp_progressive import ProgressiveDisclosure  # noqa: E402
+from fastmcp_progressive import ListingSettings, ProgressiveDisclosure  # noqa: E402
 from fastmcp_progressive.caller import identify  # noqa: E402
 
 LISTINGS = ("plain", "default", "minimal", "skeleton")
@@ -104,7 +104,9 @@ def relist(server: FastMCP, listing: str, descriptions: Path | None) -> None:
         server.middleware.remove(middleware)
     if listing == "plain":
         return
-    options: dict[str, Any] = {} if listing == "default" else {"listing": listing}
+    options: dict[str, Any] = (
+        {} if listing == "default" else {"listing": ListingSettings(level=listing)}
+    )
     server.middleware.insert(0, ProgressiveDisclosure(descriptions, **options))
 
 

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository r
 
 from key_value.aio.stores.redis import RedisStore
 
-from fastmcp_progressive import ProgressiveDisclosure
+from fastmcp_progressive import GrantSettings, ProgressiveDisclosure
 from tests.reliability.app import make_server
 
 
@@ -41,11 +41,13 @@ def main(argv: list[str] | None = None) -> None:
     store = RedisStore(url=args.redis_url) if args.redis_url != "-" else None
     middleware = ProgressiveDisclosure(
         descriptions_dir=args.descriptions,
-        grant_store=store,
-        shared_sessions=args.shared_sessions,
-        on_store_error=args.on_store_error,
-        store_timeout=args.store_timeout,
-        grant_ttl=args.grant_ttl,
+        grants=GrantSettings(
+            store=store,
+            shared_sessions=args.shared_sessions,
+            on_store_error=args.on_store_error,
+            store_timeout=args.store_timeout,
+            ttl=args.grant_ttl,
+        ),
     )
     if args.no_watch:
         middleware.close()

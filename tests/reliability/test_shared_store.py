@@ -21,6 +21,7 @@ from fastmcp import Client
 from key_value.aio.stores.redis import RedisStore
 from redis.asyncio import Redis
 
+from fastmcp_progressive import GrantSettings
 from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.grants import GRANTS_COLLECTION, GrantStore, GrantStoreUnavailable
 from tests.conftest import connect, fetch, serve_http
@@ -204,8 +205,8 @@ async def test_shared_session_grants_are_seen_by_another_store_on_the_same_redis
         RedisStore(url=redis_server.url) as kv_a,
         RedisStore(url=redis_server.url) as kv_b,
     ):
-        a = GrantStore(shared_sessions=True, ttl=60, store=kv_a)
-        b = GrantStore(shared_sessions=True, ttl=60, store=kv_b)
+        a = GrantStore(GrantSettings(shared_sessions=True, ttl=60, store=kv_a))
+        b = GrantStore(GrantSettings(shared_sessions=True, ttl=60, store=kv_b))
         s1 = Caller(kind="session", era="legacy", key="0123abcd")
         s2 = Caller(kind="session", era="legacy", key="4567ef01")
         await a.add(s1, ["add", "echo"])
@@ -228,7 +229,7 @@ async def test_shared_legacy_sessions_keep_grants_in_redis_not_in_memory(
     redis_server: RedisServer,
 ) -> None:
     async with RedisStore(url=redis_server.url) as kv:
-        server = make_server(grant_store=kv, shared_sessions=True)
+        server = make_server(grants=GrantSettings(store=kv, shared_sessions=True))
         middleware = server.middleware[-1]
         async with (
             serve_http(server) as url,
@@ -254,9 +255,12 @@ async def test_store_timeout_bounds_reads_of_many_tools_and_the_store_recovers(
     principal = Caller(kind="principal", era="modern", key="user:feed")
     names = [f"t{i:02d}" for i in range(32)]
     async with RedisStore(url=redis_server.url) as kv:
-        open_store = GrantStore(store_timeout=timeout, on_store_error="open", store=kv)
-        closed_store = GrantStore(store_timeout=timeout, on_store_error="closed",
-                                 store=kv)
+        open_store = GrantStore(
+            GrantSettings(store_timeout=timeout, on_store_error="open", store=kv),
+        )
+        closed_store = GrantStore(
+            GrantSettings(store_timeout=timeout, on_store_error="closed", store=kv),
+        )
         await open_store.add(principal, ["add"])  # connect while Redis answers
         redis_server.freeze()
         figures.add("faults injected: grant store down")

@@ -1,0 +1,318 @@
+"""``ProgressiveDisclosure``'s settings: six small objects, each default written once here.
+
+The middleware takes ``descriptions_dir``, ``exempt_tools`` and one object per concern,
+each fed whole to the part that uses it:
+
+- ``ListingSettings``: what a reduced ``tools/list`` shows (``listing.Lister``);
+- ``GrantSettings``: how long grants live and where (``grants.GrantStore``);
+- ``ClientSettings``: which clients are gated and at what level (``compat.ModePolicy``),
+  and what callers no grant can follow get (``anonymous``);
+- ``CacheSettings``: the bounded memos and the start-up preload;
+- ``SurfaceSettings``: what the middleware adds to the server (the bridge tool, the
+  guidance prompt, the instructions paragraph) and the size of one read;
+- ``ResolutionSettings``: ``tools/resolve`` and its Python hooks.
+
+Each object checks its values when built (``options.py`` holds the rules), so a bad value
+fails at construction naming the setting as ``<group>.<field>``; allowed values come from
+the ``Literal`` types below via ``typing.get_args``. The flat keywords of earlier versions
+raise a ``TypeError`` naming their new spelling (``MOVED``).
+
+Example:
+    ```python
+    ProgressiveDisclosure(
+        "tool_descriptions",
+        listing=ListingSettings(level="skeleton"),
+        grants=GrantSettings(ttl=600, store=RedisStore(url="redis://cache:6379")),
+        clients=ClientSettings(full_clients=["legacy-host*"]),
+    )
+    ```
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, get_args
+
+from .bridge import BRIDGE_TOOL_NAME
+from .hosts import HOST_PROFILES, HostProfile, check_profiles
+from .options import (
+    MAX_CACHE_SIZE,
+    MAX_GRANT_TTL,
+    MAX_SESSIONS,
+    MAX_STORE_TIMEOUT,
+    MAX_TOOLS_PER_READ,
+    SUMMARY_CHARS,
+    choice,
+    count,
+    fail,
+    flag,
+    names,
+    optional_name,
+    seconds,
+)
+
+if TYPE_CHECKING:
+    from .compat import ModeResolver
+    from .grants import KeyValue
+    from .resolution import ResolverHook
+
+ListingLevel = Literal["minimal", "skeleton"]
+"""How much of a tool a progressive listing shows (see ``listing.py``)."""
+AnonymousPolicy = Literal["validate", "full", "shared"]
+"""What callers no grant can follow get (see ``ClientSettings.anonymous``)."""
+StoreErrorPolicy = Literal["open", "closed"]
+"""What a call gets while the grant store fails (see ``GrantSettings.on_store_error``)."""
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class ListingSettings:
+    """What a progressive ``tools/list`` shows.
+
+    Attributes:
+        level: ``"minimal"`` (the spec's schema) or ``"skeleton"`` (names, types,
+            required), for clients no rule below gives another level.
+        summary_max_chars: longest one-line description derived from a tool's own text.
+        strip_noise: drop a name-derived ``title`` and empty ``_meta.fastmcp.tags``.
+    """
+
+    level: ListingLevel = "minimal"
+    summary_max_chars: int = 100
+    strip_noise: bool = True
+
+    def __post_init__(self) -> None:
+        choice("listing.level", self.level, get_args(ListingLevel))
+        count("listing.summary_max_chars", self.summary_max_chars, *SUMMARY_CHARS)
+        flag("listing.strip_noise", self.strip_noise)
+
+
+@dataclass(frozen=True)
+class GrantSettings:
+    """How long grants live and where (see ``grants.py`` for each kind of caller).
+
+    Attributes:
+        ttl: seconds a grant lives without use (sessions slide; principals per grant).
+        max_sessions: most handshake-era sessions whose grants are kept in memory.
+        store: key-value store (py-key-value ``AsyncKeyValue``, e.g. ``RedisStore``) for
+            principal grants; ``None``: the server's ``session_state_store``.
+        shared_sessions: keep handshake-era session grants in that store too (replicas).
+        store_timeout: seconds a store operation may take before it counts as failed.
+        on_store_error: ``"open"`` (a failing store lets calls through, logged) or
+            ``"closed"`` (calls answer ``GRANT_STORE_UNAVAILABLE``).
+    """
+
+    ttl: float = 3600.0
+    max_sessions: int = 100_000
+    store: KeyValue | None = None
+    shared_sessions: bool = False
+    store_timeout: float = 2.0
+    on_store_error: StoreErrorPolicy = "open"
+
+    def __post_init__(self) -> None:
+        seconds("grants.ttl", self.ttl, MAX_GRANT_TTL)
+        count("grants.max_sessions", self.max_sessions, 1, MAX_SESSIONS)
+        if self.store is not None and not (
+            callable(getattr(self.store, "get", None))
+            and callable(getattr(self.store, "put_many", None))
+        ):
+            fail("grants.store", "a py-key-value AsyncKeyValue store or None", self.store)
+        flag("grants.shared_sessions", self.shared_sessions)
+        seconds("grants.store_timeout", self.store_timeout, MAX_STORE_TIMEOUT)
+        choice("grants.on_store_error", self.on_store_error, get_args(StoreErrorPolicy))
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """Which clients are gated, at what level (rules in order: see ``compat.py``).
+
+    Attributes:
+        anonymous: what callers the server cannot follow get (2026-07-28 HTTP without
+            auth, legacy ``stateless_http=True``, a session opened for one tool call):
+            ``"validate"`` (a call runs when its arguments fit the tool's full input
+            schema, else the teaching refusal), ``"full"`` (compatibility mode, no gating)
+            or ``"shared"`` (one grant set for all of them; NOT isolated, for
+            single-tenant deployments).
+        full_clients: client name (or ``name/version``) globs served in full.
+        mode_header: HTTP header a gateway may set to choose the level (``None``: off).
+        mode_resolver: the operator's per-client decision (``compat.ModeResolver``).
+        host_profiles: known hosts and the level each gets (``hosts.HOST_PROFILES``);
+            extend it, replace it, or pass ``()`` to turn it off.
+    """
+
+    anonymous: AnonymousPolicy = "validate"
+    full_clients: Collection[str] = ()
+    mode_header: str | None = "x-progressive-disclosure"
+    mode_resolver: ModeResolver | None = None
+    host_profiles: Collection[HostProfile] | None = HOST_PROFILES
+
+    def __post_init__(self) -> None:
+        if str(self.anonymous) == "open":  # removed: say what replaces it
+            raise ValueError(
+                "anonymous='open' was removed: it left callers without an identity ungated. "
+                "Use anonymous='validate' (the default: their calls run when the arguments "
+                "fit the tool's schema), or 'full' for no gating and full listings."
+            )
+        choice("clients.anonymous", self.anonymous, get_args(AnonymousPolicy))
+        object.__setattr__(self, "full_clients", names("clients.full_clients", self.full_clients))
+        optional_name("clients.mode_header", self.mode_header)
+        if self.mode_resolver is not None and not callable(self.mode_resolver):
+            fail("clients.mode_resolver", "a callable or None", self.mode_resolver)
+        object.__setattr__(self, "host_profiles", check_profiles(self.host_profiles))
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    """The bounded memos (least recently used dropped first) and the start-up preload.
+
+    Attributes:
+        files: parsed description files kept.
+        listing: reduced tools (and files' listing lines) kept: a whole 10,000-tool
+            gateway, twice over; a listing of more tools than this rebuilds the rest.
+        definitions: full definitions kept for reads (about 5 KB each): reads name at
+            most 32 tools, so this is a working set of many reads, not the catalog.
+        preload: read the description files in a background thread from construction
+            on, so the first listing does not parse them (requests never wait for it).
+    """
+
+    files: int = 256
+    listing: int = 20_000
+    definitions: int = 2_048
+    preload: bool = True
+
+    def __post_init__(self) -> None:
+        count("caches.files", self.files, 1, MAX_CACHE_SIZE)
+        count("caches.listing", self.listing, 1, MAX_CACHE_SIZE)
+        count("caches.definitions", self.definitions, 1, MAX_CACHE_SIZE)
+        flag("caches.preload", self.preload)
+
+
+@dataclass(frozen=True)
+class SurfaceSettings:
+    """What the middleware adds to the server, and how much one read may ask for.
+
+    Attributes:
+        bridge_tool: name of the ``describe_tools`` bridge for hosts that cannot read
+            resources (``None``: no bridge).
+        guidance_prompt: serve the agent guidance as the prompt
+            ``progressive_disclosure_guide``.
+        instructions: append the workflow paragraph to the server instructions.
+        max_tools_per_read: most tool names one read (or bridge call) may select.
+    """
+
+    bridge_tool: str | None = BRIDGE_TOOL_NAME
+    guidance_prompt: bool = True
+    instructions: bool = True
+    max_tools_per_read: int = 32
+
+    def __post_init__(self) -> None:
+        optional_name("surface.bridge_tool", self.bridge_tool)
+        flag("surface.guidance_prompt", self.guidance_prompt)
+        flag("surface.instructions", self.instructions)
+        count("surface.max_tools_per_read", self.max_tools_per_read, 1, MAX_TOOLS_PER_READ)
+
+
+@dataclass(frozen=True)
+class ResolutionSettings:
+    """``tools/resolve`` (extension ``io.modelcontextprotocol/tool-resolution``).
+
+    Attributes:
+        enabled: serve it, mark resolvable tools and advertise the extension.
+        resolvers: per-tool Python hooks giving argument-dependent hints where a
+            description file's ``resolution`` rules cannot express them.
+    """
+
+    enabled: bool = True
+    resolvers: Mapping[str, ResolverHook] | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        flag("resolution.enabled", self.enabled)
+        if self.resolvers is not None and not isinstance(self.resolvers, Mapping):
+            fail("resolution.resolvers", "a mapping of tool name to hook, or None",
+                 self.resolvers)
+        for name, hook in (self.resolvers or {}).items():
+            if not callable(hook):
+                fail(f"resolution.resolvers[{name!r}]", "callable", hook)
+
+
+GROUPS: dict[str, type] = {
+    "listing": ListingSettings,
+    "grants": GrantSettings,
+    "clients": ClientSettings,
+    "caches": CacheSettings,
+    "surface": SurfaceSettings,
+    "resolution": ResolutionSettings,
+}
+"""Each settings parameter of ``ProgressiveDisclosure`` and the class it takes."""
+
+MOVED: dict[str, tuple[str, str]] = {
+    "summary_max_chars": ("listing", "summary_max_chars"),
+    "strip_noise": ("listing", "strip_noise"),
+    "grant_ttl": ("grants", "ttl"),
+    "max_sessions": ("grants", "max_sessions"),
+    "grant_store": ("grants", "store"),
+    "shared_sessions": ("grants", "shared_sessions"),
+    "store_timeout": ("grants", "store_timeout"),
+    "on_store_error": ("grants", "on_store_error"),
+    "anonymous": ("clients", "anonymous"),
+    "full_clients": ("clients", "full_clients"),
+    "mode_header": ("clients", "mode_header"),
+    "mode_resolver": ("clients", "mode_resolver"),
+    "host_profiles": ("clients", "host_profiles"),
+    "cache_size": ("caches", "files"),
+    "listing_cache_size": ("caches", "listing"),
+    "definition_cache_size": ("caches", "definitions"),
+    "preload": ("caches", "preload"),
+    "bridge_tool": ("surface", "bridge_tool"),
+    "guidance_prompt": ("surface", "guidance_prompt"),
+    "instructions": ("surface", "instructions"),
+    "max_tools_per_read": ("surface", "max_tools_per_read"),
+    "tool_resolution": ("resolution", "enabled"),
+    "resolvers": ("resolution", "resolvers"),
+}
+"""The flat keywords of earlier versions: old name -> (settings parameter, field)."""
+_MOVED_LISTING = ("listing", "level")  # ``listing="skeleton"``: same name, new type
+
+
+def migration(old: Mapping[str, Any]) -> str:
+    """How to spell ``old`` (flat keywords and their values) today, as one sentence."""
+    grouped: dict[str, list[str]] = {}
+    for keyword, value in old.items():
+        group, name = MOVED.get(keyword, _MOVED_LISTING)
+        shown = repr(value)
+        grouped.setdefault(group, []).append(f"{name}={shown if len(shown) <= 40 else '...'}")
+    spelled = ", ".join(
+        f"{group}={GROUPS[group].__name__}({', '.join(args)})" for group, args in grouped.items()
+    )
+    return f"{', '.join(old)} moved: {spelled}"
+
+
+def refuse_flat_keywords(init: Callable[P, R]) -> Callable[P, R]:
+    """Wrap a constructor so a flat keyword of earlier versions raises a ``TypeError``
+    naming its new spelling, not Python's bare "unexpected keyword argument"."""
+
+    @functools.wraps(init)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        old = {k: v for k, v in kwargs.items() if k in MOVED}
+        if old:
+            raise TypeError(migration(old))
+        return init(*args, **kwargs)
+
+    return checked
+
+
+S = TypeVar("S")
+
+
+def given(group: str, value: S | None, cls: type[S]) -> S:
+    """``value`` for the settings parameter ``group``, or its defaults when ``None``."""
+    if value is None:
+        return cls()
+    if not isinstance(value, cls):
+        if group == "listing" and isinstance(value, str):
+            raise TypeError(migration({"listing": value}))
+        raise TypeError(f"{group} takes a {cls.__name__}, not {type(value).__name__}")
+    return value

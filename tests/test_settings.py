@@ -1,0 +1,176 @@
+"""The grouped settings: defaults as before, bad values named, old keywords pointed onward."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import math
+import re
+from dataclasses import fields
+from pathlib import Path
+from typing import Any, get_args
+
+import pytest
+
+from fastmcp_progressive import (
+    HOST_PROFILES,
+    AnonymousPolicy,
+    CacheSettings,
+    ClientSettings,
+    GrantSettings,
+    ListingLevel,
+    ListingSettings,
+    ProgressiveDisclosure,
+    ResolutionSettings,
+    StoreErrorPolicy,
+    SurfaceSettings,
+)
+from fastmcp_progressive.cli import _parser
+from fastmcp_progressive.compat import CHOICES, MODES, Choice, Mode
+from fastmcp_progressive.hosts import CLIENT_LEVELS, ClientLevel
+from fastmcp_progressive.listing import LEVELS
+from fastmcp_progressive.proxy import progressive_proxy
+from fastmcp_progressive.settings import GROUPS, MOVED
+
+# What ProgressiveDisclosure used before the options were grouped (0.1.0's flat defaults).
+BEFORE: dict[type, dict[str, Any]] = {
+    ListingSettings: {"level": "minimal", "summary_max_chars": 100, "strip_noise": True},
+    GrantSettings: {"ttl": 3600.0, "max_sessions": 100_000, "store": None,
+                    "shared_sessions": False, "store_timeout": 2.0, "on_store_error": "open"},
+    ClientSettings: {"anonymous": "validate", "full_clients": (),
+                     "mode_header": "x-progressive-disclosure", "mode_resolver": None,
+                     "host_profiles": HOST_PROFILES},
+    CacheSettings: {"files": 256, "listing": 20_000, "definitions": 2_048, "preload": True},
+    SurfaceSettings: {"bridge_tool": "describe_tools", "guidance_prompt": True,
+                      "instructions": True, "max_tools_per_read": 32},
+    ResolutionSettings: {"enabled": True, "resolvers": None},
+}
+
+# One bad value per settings object, and the name its error must start with.
+BAD: list[tuple[type, str, Any]] = [
+    (ListingSettings, "summary_max_chars", 15),
+    (GrantSettings, "ttl", math.nan),
+    (ClientSettings, "mode_header", ""),
+    (CacheSettings, "definitions", 0),
+    (SurfaceSettings, "max_tools_per_read", 1025),
+    (ResolutionSettings, "enabled", "yes"),
+]
+
+
+@pytest.mark.parametrize("cls", list(BEFORE), ids=lambda c: c.__name__)
+def test_defaults_are_what_the_middleware_used_before(cls: type) -> None:
+    built = cls()
+    assert {f.name: getattr(built, f.name) for f in fields(cls)} == BEFORE[cls]
+
+
+def test_the_middleware_wires_each_default_where_it_is_used() -> None:
+    middleware = ProgressiveDisclosure(caches=CacheSettings(preload=False))
+    assert middleware.lister.level == "minimal" and middleware.lister.summary_max_chars == 100
+    assert middleware.lister.strip_noise is True and middleware.lister.cache_size == 20_000
+    assert middleware.grants.ttl == 3600.0 and middleware.grants.store_timeout == 2.0
+    assert middleware.grants.on_store_error == "open" and not middleware.grants.shared_sessions
+    assert middleware.modes.mode_header == "x-progressive-disclosure"
+    assert middleware.modes.host_profiles == HOST_PROFILES and middleware.anonymous == "validate"
+    assert middleware.max_tools_per_read == 32 and middleware.bridge is not None
+    assert middleware.bridge.name == "describe_tools" and middleware.prompt is not None
+    assert middleware.instructions is True and middleware.resolution is not None
+
+
+@pytest.mark.parametrize(("cls", "name", "value"), BAD, ids=lambda v: str(v))
+def test_a_bad_value_names_its_setting(cls: type, name: str, value: Any) -> None:
+    group = next(g for g, c in GROUPS.items() if c is cls)
+    with pytest.raises(ValueError, match=f"^{re.escape(group)}\\.{name} must be"):
+        cls(**{name: value})
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_an_old_flat_keyword_raises_a_type_error_naming_its_new_spelling(old: str) -> None:
+    group, field = MOVED[old]
+    spelled = f"{old} moved: {group}={GROUPS[group].__name__}({field}="
+    with pytest.raises(TypeError, match=re.escape(spelled)):
+        ProgressiveDisclosure(**{old: 60})
+    with pytest.raises(TypeError, match=re.escape(spelled)):  # the proxy passes them on
+        progressive_proxy(["unused"], **{old: 60})
+
+
+def test_the_migration_error_spells_the_whole_replacement() -> None:
+    with pytest.raises(TypeError) as raised:
+        ProgressiveDisclosure(grant_ttl=60)  # type: ignore[call-arg]
+    assert str(raised.value) == "grant_ttl moved: grants=GrantSettings(ttl=60)"
+    with pytest.raises(TypeError) as raised:
+        ProgressiveDisclosure(listing="skeleton")  # type: ignore[arg-type]
+    assert str(raised.value) == "listing moved: listing=ListingSettings(level='skeleton')"
+    with pytest.raises(TypeError, match="grants takes a GrantSettings, not dict"):
+        ProgressiveDisclosure(grants={"ttl": 60})  # type: ignore[arg-type]
+
+
+def test_anonymous_open_is_still_refused_with_its_replacement() -> None:
+    with pytest.raises(ValueError, match=r"anonymous='open' was removed.*anonymous='validate'"):
+        ClientSettings(anonymous="open")  # type: ignore[arg-type]
+
+
+def test_the_constructor_takes_at_most_eight_parameters_descriptions_dir_first() -> None:
+    parameters = list(inspect.signature(ProgressiveDisclosure).parameters.values())
+    assert len(parameters) <= 8
+    assert parameters[0].name == "descriptions_dir"
+    assert parameters[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert ProgressiveDisclosure(descriptions_dir="tool_descriptions").store.directory
+
+
+@pytest.mark.parametrize(
+    ("cls", "name", "literal"),
+    [
+        (ListingSettings, "level", ListingLevel),
+        (GrantSettings, "on_store_error", StoreErrorPolicy),
+        (ClientSettings, "anonymous", AnonymousPolicy),
+    ],
+)
+def test_allowed_values_are_the_literals_own(cls: type, name: str, literal: Any) -> None:
+    for value in get_args(literal):
+        assert getattr(cls(**{name: value}), name) == value
+    with pytest.raises(ValueError) as raised:
+        cls(**{name: "none-of-these"})
+    assert f"must be one of {get_args(literal)}" in str(raised.value)
+
+
+def test_derived_tuples_match_their_literals() -> None:
+    assert get_args(ListingLevel) == LEVELS
+    assert get_args(ClientLevel) == CLIENT_LEVELS
+    assert get_args(Mode) == MODES and get_args(Choice) == CHOICES
+
+
+
+@pytest.mark.parametrize(("flag", "literal"),
+                         [("--anonymous", AnonymousPolicy), ("--listing", ListingLevel)])
+def test_the_proxy_command_offers_the_literals_values(flag: str, literal: Any) -> None:
+    for value in get_args(literal):
+        args = _parser().parse_args(["proxy", flag, value, "http://127.0.0.1:1/mcp"])
+        assert getattr(args, flag[2:]) == value
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["proxy", flag, "none-of-these", "http://127.0.0.1:1/mcp"])
+
+
+def _readme_tables() -> dict[str, dict[str, str]]:
+    """The README's Options tables: ``<group>`` -> {field: default cell}."""
+    text = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Options\n", 1)[1].split("\n## ", 1)[0]
+    tables: dict[str, dict[str, str]] = {}
+    group = ""
+    for line in section.splitlines():
+        heading = re.match(r"`(\w+)=\w+Settings\(\.\.\.\)`", line)
+        if heading:
+            group = heading.group(1)
+        row = re.match(r"\| `(\w+)` \| ([^|]+) \|", line)
+        if row and group:
+            tables.setdefault(group, {})[row.group(1)] = row.group(2).strip()
+    return tables
+
+
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_the_readme_documents_every_field_with_its_default(group: str) -> None:
+    documented = _readme_tables()[group]
+    cls = GROUPS[group]
+    assert set(documented) == {f.name for f in fields(cls)}
+    for field in fields(cls):
+        if isinstance(field.default, (bool, int, float, str)):
+            assert ast.literal_eval(documented[field.name].strip("`")) == field.default
