@@ -26,6 +26,7 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from .description_file import DescriptionFile
 from .file_errors import DescriptionError, position
@@ -102,6 +103,35 @@ def read_folder(directory: Path) -> FolderScan:
         return scan_entries([entry.name for entry in entries])
 
 
+READ_ATTEMPTS = 3
+"""Reads of one file that changed while being read, before giving up until the next lookup."""
+
+
+class ChangedWhileRead(OSError):
+    """The file was rewritten in place while it was being read (an editor or a script not
+    writing atomically): what was read may mix two versions, so it is not used."""
+
+
+def _whole_read(handle: BinaryIO, max_bytes: int) -> bytes:
+    """The file's bytes as one version: a read during an in-place rewrite can return the
+    start of the old content and the end of the new (valid JSON saying neither), so the
+    read is kept only when the file's size and times did not move during it and the bytes
+    read are as many as it holds."""
+    fd = handle.fileno()
+    for _ in range(READ_ATTEMPTS):
+        before = os.fstat(fd)
+        if not stat.S_ISREG(before.st_mode):
+            raise DescriptionError("not a regular file")
+        handle.seek(0)
+        raw = handle.read(max_bytes + 1)
+        after = os.fstat(fd)
+        settled = (before.st_size, before.st_mtime_ns, before.st_ctime_ns) == (
+            after.st_size, after.st_mtime_ns, after.st_ctime_ns)
+        if settled and (len(raw) == after.st_size or len(raw) > max_bytes):
+            return raw
+    raise ChangedWhileRead(f"changed while being read, {READ_ATTEMPTS} times in a row")
+
+
 def read_description(
     directory: Path, name: str, suffix: str, *, max_bytes: int = MAX_FILE_BYTES
 ) -> DescriptionFile:
@@ -124,9 +154,7 @@ def read_description(
         )
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     with os.fdopen(os.open(real, flags), "rb") as handle:  # O_NONBLOCK: a FIFO never blocks
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise DescriptionError("not a regular file")
-        raw = handle.read(max_bytes + 1)
+        raw = _whole_read(handle, max_bytes)
     if len(raw) > max_bytes:
         raise DescriptionError(f"larger than {max_bytes} bytes")
     try:

@@ -217,7 +217,7 @@ class Gate:
         logger.info(
             "progressive disclosure: a caller the server cannot follow between calls "
             "(2026-07-28 HTTP without auth, stateless_http=True, or a new session per tool "
-            "call) called a tool; its calls are handled by ClientSettings(anonymous=%r). Add auth to gate "
-            "such clients per principal.",
+            "call) called a tool; its calls are handled by ClientSettings(anonymous=%r). Add "
+            "auth to gate such clients per principal.",
             self.anonymous,
         )

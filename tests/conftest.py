@@ -141,28 +141,12 @@ def write_description(tmp_descriptions: Path) -> Callable[..., Path]:
 
 # -- pytest-xdist: which files share a worker -------------------------------------------
 # The full run (``-n auto --dist loadgroup``) spreads tests over one worker per core. Files
-# that time real processes against deadlines run one after another on one worker, never
-# beside each other (the host matrix drives two frameworks at a time by itself); files whose
-# fixtures are module-wide (a smoke run, installed npm servers, fuzzing trees) stay whole.
-WORKER_GROUPS = {
-    "tests/hosts/test_matrix.py": "timed-processes",
-    "tests/reliability/test_load.py": "timed-processes",
-    "tests/reliability/test_shared_store.py": "timed-processes",
-    "tests/reliability/test_faults.py": "timed-processes",
-    "tests/reliability/test_bad_input.py": "bad-input",
-    "tests/test_proxy_npm.py": "npm-servers",
-    "tests/test_benchmarks_smoke.py": "benchmarks-smoke",
-}
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        group = WORKER_GROUPS.get(item.nodeid.split("::", 1)[0])
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+# that time real processes against deadlines carry ``xdist_group("timed-processes")`` and run
+# one after another on one worker, never beside each other (the host matrix drives two
+# frameworks at a time by itself, and its session-wide fixture then runs once); files whose
+# fixtures are module-wide (a smoke run, installed npm servers, fuzzing trees) carry a group
+# of their own so they stay whole. The marks sit in each file's ``pytestmark``: pytest-xdist
+# reads them at collection, before any hook here could add them.
 
 
 # -- the reliability suite's figures, printed once at the end (also under pytest-xdist, whose

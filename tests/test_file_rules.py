@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import stat
 from pathlib import Path
 
+import pytest
 from fastmcp import FastMCP
 
+from fastmcp_progressive import description_folder
 from fastmcp_progressive.checks import check
 from fastmcp_progressive.cli import render
 from fastmcp_progressive.description_folder import read_folder
@@ -79,3 +83,41 @@ def test_guidance_recognises_the_resource_by_every_address_a_read_accepts() -> N
         assert is_descriptions_uri(uri)
         assert agent_guidance([], [{"uri": uri}]) == system_prompt(None), uri
     assert agent_guidance([], [{"uri": "resource:///tool_descriptionsx"}]) is None
+
+
+def _fstat_moving(monkeypatch: pytest.MonkeyPatch, moves: int) -> list[int]:
+    """Make ``os.fstat`` in the reader report a size change across the first ``moves``
+    reads (as an in-place rewrite during the read would); returns the reads seen."""
+    real = description_folder.os.fstat
+    calls: list[int] = []
+
+    def fstat(fd: int) -> os.stat_result:
+        calls.append(fd)
+        st = real(fd)
+        if len(calls) <= 2 * moves and len(calls) % 2 == 0:  # the "after" stat of a read
+            fields = list(st)
+            fields[stat.ST_SIZE] += 1
+            return os.stat_result(fields)
+        return st
+
+    monkeypatch.setattr(description_folder.os, "fstat", fstat)
+    return calls
+
+
+def test_a_file_rewritten_during_the_read_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "add.json").write_text('{"description": "Add them."}', encoding="utf-8")
+    calls = _fstat_moving(monkeypatch, moves=1)
+    parsed = description_folder.read_description(tmp_path, "add", ".json")
+    assert parsed.description == "Add them."
+    assert len(calls) == 4  # the first read was thrown away, the second kept
+
+
+def test_a_file_that_never_settles_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "add.json").write_text('{"description": "Add them."}', encoding="utf-8")
+    _fstat_moving(monkeypatch, moves=description_folder.READ_ATTEMPTS)
+    with pytest.raises(description_folder.ChangedWhileRead, match="changed while being read"):
+        description_folder.read_description(tmp_path, "add", ".json")

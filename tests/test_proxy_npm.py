@@ -40,6 +40,7 @@ from tests.waiting import free_port, until
 
 DEADLINE = 30.0
 pytestmark = [
+    pytest.mark.xdist_group("npm-servers"),  # one worker (tests/conftest.py)
     pytest.mark.slow,  # node processes from npm, a proxy process per test
     pytest.mark.skipif(not Path("/proc").is_dir(),
                        reason="finds the upstream's process through /proc (Linux)"),

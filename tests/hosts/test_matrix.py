@@ -13,7 +13,10 @@ Run alone with ``pytest -m hosts``.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,13 +25,21 @@ from tests.hosts.harness import Cell, run_cells
 from tests.hosts.make_venvs import ensure
 from tests.hosts.model import ScriptedModel
 
-pytestmark = [pytest.mark.hosts, pytest.mark.slow]  # agent frameworks in their own processes
+# agent frameworks in their own processes
+# (the xdist group keeps the file on one worker: tests/conftest.py)
+pytestmark = [pytest.mark.hosts, pytest.mark.slow, pytest.mark.xdist_group("timed-processes")]
 
 FRAMEWORKS = ("openai-agents", "pydantic-ai", "langchain", "llama-index")
 TRANSPORTS = ("http", "stdio")
 CASES = [pytest.param((f, t), id=f"{f}-{t}") for f in FRAMEWORKS for t in TRANSPORTS]
 
 Results = dict[Cell, dict[str, Any]]
+
+
+def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder every pytest-xdist worker of this run shares (this run's own otherwise)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 def _cells(case: tuple[str, str]) -> tuple[Cell, Cell]:
@@ -38,14 +49,33 @@ def _cells(case: tuple[str, str]) -> tuple[Cell, Cell]:
 
 @pytest.fixture(scope="session")
 def matrix(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Results:
-    """Every cell the selected matrix tests need, run once."""
+    """Every cell the selected matrix tests need, run once (results as JSON gives them)."""
     cases = {item.callspec.params["case"] for item in request.session.items
              if item.get_closest_marker("hosts") and hasattr(item, "callspec")
              and "case" in item.callspec.params}
     ensure(sorted({framework for framework, _ in cases}))
     cells = [cell for case in sorted(cases) for cell in _cells(case)]
-    with ScriptedModel() as model:
-        return run_cells(model, cells, tmp_path_factory.mktemp("hosts"))
+    # Driving every framework takes ~90 s of both cores: run it once per test run. Under
+    # pytest-xdist a worker's session fixtures may be set up again (when its queue runs
+    # dry), and another worker may be handed some of these tests too, so the results are
+    # kept in a file the workers share, written under a lock.
+    shared = _shared_dir(tmp_path_factory)
+    with open(shared / "host-matrix.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        kept = shared / "host-matrix.json"
+        done = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else {}
+        missing = [cell for cell in cells if _key(cell) not in done]
+        if missing:
+            with ScriptedModel() as model:
+                ran = run_cells(model, missing, tmp_path_factory.mktemp("hosts"))
+            as_json = {_key(cell): json.dumps(result) for cell, result in ran.items()}
+            done.update({key: json.loads(text) for key, text in as_json.items()})
+            kept.write_text(json.dumps(done), encoding="utf-8")
+    return {cell: done[_key(cell)] for cell in cells}
+
+
+def _key(cell: Cell) -> str:
+    return f"{cell.framework}/{cell.transport}/{cell.listing}/{cell.server}"
 
 
 def _run(matrix: Results, cell: Cell) -> dict[str, Any]:

@@ -35,7 +35,9 @@ from tests.reliability import figures
 from tests.reliability.app import make_server
 from tests.reliability.live import Live, opened_files, outside
 
-pytestmark = pytest.mark.slow  # hundreds of fuzzed examples, over HTTP too
+# hundreds of fuzzed examples, over HTTP too
+# (the xdist group keeps the file on one worker: tests/conftest.py)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("bad-input")]
 
 REQUEST_SECONDS = 2.0  # per request; typical is a few milliseconds
 REQUEST_BODY_LIMIT = 4 * 1024 * 1024  # the MCP SDK's streamable-HTTP limit (answers 413)

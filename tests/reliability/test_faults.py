@@ -29,7 +29,9 @@ from tests.reliability.app import make_server
 from tests.reliability.procs import Replica, start_replicas, without_file_permission_override
 from tests.waiting import ListChangedRecorder, reached, until, watcher_ready
 
-pytestmark = pytest.mark.slow  # file churn for seconds, replica processes, watcher faults
+# file churn for seconds, replica processes, watcher faults
+# (the xdist group keeps the file on one worker: tests/conftest.py)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("timed-processes")]
 
 REGISTERED = "Add two integers. Returns their sum as an integer."
 READ_SECONDS = 2.0

@@ -34,7 +34,9 @@ from tests.reliability.app import make_server
 from tests.versions import SERVER_KEEPS_LISTED_TOOLS
 from tests.waiting import reached, until
 
-pytestmark = pytest.mark.slow  # seconds of load from 20 clients per era, memory traced
+# seconds of load from 20 clients per era, memory traced
+# (the xdist group keeps the file on one worker: tests/conftest.py)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("timed-processes")]
 
 CLIENTS = 20
 SECONDS = 3.0

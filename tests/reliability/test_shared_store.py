@@ -31,7 +31,9 @@ from tests.reliability.conftest import needs_redis
 from tests.reliability.procs import RedisServer, Replica, start_replicas
 from tests.waiting import until
 
-pytestmark = [needs_redis, pytest.mark.slow]  # redis-server and replica processes
+# redis-server and replica processes
+# (the xdist group keeps the file on one worker: tests/conftest.py)
+pytestmark = [needs_redis, pytest.mark.slow, pytest.mark.xdist_group("timed-processes")]
 
 STORE_TIMEOUT = 0.5
 MARGIN = 1.5  # scheduling slack on a loaded 2-core CI machine; a hang is tens of seconds
