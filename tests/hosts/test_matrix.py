@@ -64,18 +64,15 @@ def matrix(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         kept = shared / "host-matrix.json"
         done = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else {}
-        missing = [cell for cell in cells if _key(cell) not in done]
+        missing = [cell for cell in cells if cell.label not in done]
         if missing:
             with ScriptedModel() as model:
                 ran = run_cells(model, missing, tmp_path_factory.mktemp("hosts"))
-            as_json = {_key(cell): json.dumps(result) for cell, result in ran.items()}
+            as_json = {cell.label: json.dumps(result) for cell, result in ran.items()}
             done.update({key: json.loads(text) for key, text in as_json.items()})
             kept.write_text(json.dumps(done), encoding="utf-8")
-    return {cell: done[_key(cell)] for cell in cells}
+    return {cell: done[cell.label] for cell in cells}
 
-
-def _key(cell: Cell) -> str:
-    return f"{cell.framework}/{cell.transport}/{cell.listing}/{cell.server}"
 
 
 def _run(matrix: Results, cell: Cell) -> dict[str, Any]:
