@@ -102,15 +102,23 @@ def _us(stats: Stats | None) -> str:
     return f"{value / 1000:,.2f} ms" if value >= 1000 else f"{value:,.0f} µs"
 
 
+SHARED_LOAD = 1.5
+"""A load average at or above this means other jobs ran beside the benchmark (which keeps
+about one of the 2 cores busy by itself)."""
+
+
 def _load(results: Results) -> str:
     when = results.config.get("scaling_measured")
     measured = f" Measured {when}." if when else ""
     loads = [v for k, v in results.facts.items() if k.startswith("load_") and v == v]
     if not loads:
         return measured
-    return (f"{measured} The machine was shared with other jobs during this run "
-            f"(1-minute load average {min(loads):.1f} to {max(loads):.1f} on 2 cores), so "
-            f"absolute times are inflated and noisy; the ratios, measured interleaved, "
+    span = f"1-minute load average {min(loads):.1f} to {max(loads):.1f} on 2 cores"
+    if max(loads) < SHARED_LOAD:
+        return (f"{measured} The machine ran nothing else ({span}, the benchmark's own); "
+                f"the ratios, measured interleaved, are what count.")
+    return (f"{measured} The machine was shared with other jobs during this run ({span}), "
+            f"so absolute times are inflated and noisy; the ratios, measured interleaved, "
             f"are what count.")
 
 
