@@ -143,10 +143,12 @@ def write_description(tmp_descriptions: Path) -> Callable[..., Path]:
 # The full run (``-n auto --dist loadgroup``) spreads tests over one worker per core. Files
 # that time real processes against deadlines carry ``xdist_group("timed-processes")`` and run
 # one after another on one worker, never beside each other (the host matrix drives two
-# frameworks at a time by itself, and its session-wide fixture then runs once); files whose
-# fixtures are module-wide (a smoke run, installed npm servers, fuzzing trees) carry a group
-# of their own so they stay whole. The marks sit in each file's ``pytestmark``: pytest-xdist
-# reads them at collection, before any hook here could add them.
+# frameworks at a time by itself); files whose fixtures are module-wide (a smoke run,
+# installed npm servers, fuzzing trees) carry a group of their own so they stay whole.
+# pytest-xdist does not always keep a group on one worker, so the two minute-long fixtures
+# (host matrix, benchmark smoke run) also keep their result once per run (run_once.py).
+# The marks sit in each file's ``pytestmark``: pytest-xdist reads them at collection,
+# before any hook here could add them.
 
 
 # -- the reliability suite's figures, printed once at the end (also under pytest-xdist, whose

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.corpus import corpus_dir, smallest_catalog
+from tests.run_once import kept_result
 
 # runs `python -m benchmarks --smoke` in a process
 # (the xdist group keeps the file on one worker: tests/conftest.py)
@@ -27,25 +28,21 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("benchmarks-smoke")]
 REPO = Path(__file__).resolve().parent.parent
 
 
-_RUNS: list[tuple[Path, dict[str, Any]]] = []
-"""The smoke run of this process. pytest-xdist tears fixtures down whenever a worker's
-queue of tests runs dry, so ``smoke`` may be set up twice in one worker: the second time
-it reuses the first run's report instead of running the benchmarks again (~17 s)."""
-
-
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     if not list(corpus_dir().glob("*.tools.json")):
         pytest.skip(f"no tool catalogs in {corpus_dir()}")
-    if not _RUNS:
-        out = tmp_path_factory.mktemp("bench")
-        done = subprocess.run(
-            [sys.executable, "-m", "benchmarks", "--smoke", "--out", str(out)],
-            cwd=REPO, capture_output=True, text=True, timeout=180,
-        )
-        assert done.returncode == 0, done.stderr[-4000:]
-        _RUNS.append((out, json.loads((out / "results.json").read_text(encoding="utf-8"))))
-    return _RUNS[0]
+    with kept_result(tmp_path_factory, "benchmarks-smoke") as kept:  # once per test run
+        if not kept.exists():
+            out = tmp_path_factory.mktemp("bench")
+            done = subprocess.run(
+                [sys.executable, "-m", "benchmarks", "--smoke", "--out", str(out)],
+                cwd=REPO, capture_output=True, text=True, timeout=180,
+            )
+            assert done.returncode == 0, done.stderr[-4000:]
+            kept.write_text(str(out), encoding="utf-8")
+        out = Path(kept.read_text(encoding="utf-8"))
+    return out, json.loads((out / "results.json").read_text(encoding="utf-8"))
 
 
 def _token(data: dict[str, Any], mode: str) -> dict[str, Any]:

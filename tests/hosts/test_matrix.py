@@ -13,10 +13,7 @@ Run alone with ``pytest -m hosts``.
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +21,7 @@ import pytest
 from tests.hosts.harness import Cell, run_cells
 from tests.hosts.make_venvs import ensure
 from tests.hosts.model import ScriptedModel
+from tests.run_once import kept_result
 
 # agent frameworks in their own processes
 # (the xdist group keeps the file on one worker: tests/conftest.py)
@@ -34,12 +32,6 @@ TRANSPORTS = ("http", "stdio")
 CASES = [pytest.param((f, t), id=f"{f}-{t}") for f in FRAMEWORKS for t in TRANSPORTS]
 
 Results = dict[Cell, dict[str, Any]]
-
-
-def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder every pytest-xdist worker of this run shares (this run's own otherwise)."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 def _cells(case: tuple[str, str]) -> tuple[Cell, Cell]:
@@ -55,14 +47,8 @@ def matrix(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
              and "case" in item.callspec.params}
     ensure(sorted({framework for framework, _ in cases}))
     cells = [cell for case in sorted(cases) for cell in _cells(case)]
-    # Driving every framework takes ~90 s of both cores: run it once per test run. Under
-    # pytest-xdist a worker's session fixtures may be set up again (when its queue runs
-    # dry), and another worker may be handed some of these tests too, so the results are
-    # kept in a file the workers share, written under a lock.
-    shared = _shared_dir(tmp_path_factory)
-    with open(shared / "host-matrix.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        kept = shared / "host-matrix.json"
+    # Driving every framework takes ~90 s of both cores: once per test run (run_once.py).
+    with kept_result(tmp_path_factory, "host-matrix") as kept:
         done = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else {}
         missing = [cell for cell in cells if cell.label not in done]
         if missing:
@@ -72,7 +58,6 @@ def matrix(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             done.update({key: json.loads(text) for key, text in as_json.items()})
             kept.write_text(json.dumps(done), encoding="utf-8")
     return {cell: done[cell.label] for cell in cells}
-
 
 
 def _run(matrix: Results, cell: Cell) -> dict[str, Any]:
