@@ -6,10 +6,16 @@ backend lists (a fixed resource or a template), ``AuthMiddleware`` refuses a rea
 call it cannot look up, and a parent server that mounts ours routes ``kid_describe_tools``
 only to a tool the child really has. So the descriptions resource (fixed URI and the
 template ``resource:///tool_descriptions{?tools}``), the bridge tool and the guidance
-prompt are real components, served by one ``Provider`` that the middleware adds to the
-server on the first request it sees (``add_middleware`` has no hook of its own). A real
-tool or prompt of the same name registered by the user still wins: providers come after
-the server's own components.
+prompt are real components, added with ``mcp.add_resource``/``add_template``/``add_tool``/
+``add_prompt`` to the server the middleware belongs to, on the first request it sees
+(``add_middleware`` has no hook of its own). A component of the same name or URI the user
+registered first is kept and ours is not added.
+
+They go into the server's own ``LocalProvider`` rather than a provider of their own:
+FastMCP asks every provider, each in a task of its own, for the tool of every call and
+every name a read resolves, so a second provider cost each lookup about a third more.
+They stay registered until the middleware's ``close()``, which takes out the ones it
+added (removing the middleware from ``mcp.middleware`` alone leaves them in place).
 
 The middleware keeps answering these reads and calls itself, before any inner middleware
 (a response cache placed inside it would otherwise replay one caller's answer, and its
@@ -18,27 +24,28 @@ skip middleware (``mcp.call_tool(..., run_middleware=False)``).
 
 Example:
     ```python
-    components = DisclosureComponents(owner=middleware)
-    register(server, components)  # idempotent, once per server
+    components = DisclosureComponents(read=..., bridge=..., bridge_name="describe_tools",
+                                      prompt=None)
+    await install(middleware, server, components)  # idempotent, once per server
     ```
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from functools import partial
 from typing import Any
 
 from fastmcp import FastMCP
 from fastmcp.prompts.base import Prompt
-from fastmcp.resources.base import Resource
 from fastmcp.resources.function_resource import FunctionResource
 from fastmcp.resources.template import ResourceTemplate
 from fastmcp.server.context import Context
 from fastmcp.server.dependencies import get_context
-from fastmcp.server.providers.base import Provider
-from fastmcp.tools.base import Tool, ToolResult
-from fastmcp.utilities.versions import VersionSpec
+from fastmcp.tools.base import ToolResult
+from fastmcp.utilities.components import FastMCPComponent
 
 from . import payloads
 from .bridge import bridge_tool
@@ -50,7 +57,7 @@ ReadAnswer = Callable[[Context, str], Awaitable[str]]
 BridgeAnswer = Callable[[Context, dict[str, Any] | None], Awaitable[ToolResult]]
 
 
-class DisclosureComponents(Provider):
+class DisclosureComponents:
     """The descriptions resource and template, the bridge tool and the guidance prompt."""
 
     def __init__(
@@ -62,7 +69,6 @@ class DisclosureComponents(Provider):
         prompt: Prompt | None,
         description: str = payloads.RESOURCE_DESCRIPTION,
     ) -> None:
-        super().__init__()
         self._read = read
         self.resource = FunctionResource.from_function(
             self._read_bare,
@@ -82,15 +88,7 @@ class DisclosureComponents(Provider):
         )
         self.bridge = bridge_tool(bridge_name, bridge) if bridge_name else None
         self.prompt = prompt
-        self._homes: list[tuple[weakref.ref[FastMCP[Any]], Any]] = []
-
-    def _active(self) -> bool:
-        """Whether the middleware that added us is still on the server (it may be removed)."""
-        for home, owner in self._homes:
-            server = home()
-            if server is not None and any(m is owner for m in server.middleware):
-                return True
-        return False
+        self._added: list[tuple[weakref.ref[FastMCP[Any]], Callable[[], None]]] = []
 
     async def _read_bare(self) -> str:
         return await self._read(get_context(), payloads.DESCRIPTIONS_URI)
@@ -100,30 +98,49 @@ class DisclosureComponents(Provider):
         return await self._read(ctx, payloads.resource_uri_for(tools.split(",")) if tools
                                 else payloads.DESCRIPTIONS_URI)
 
-    async def _list_tools(self) -> Sequence[Tool]:
-        return [self.bridge] if self.bridge is not None and self._active() else []
+    def parts(self) -> list[FastMCPComponent]:
+        """Every component this package may add, the optional ones when configured."""
+        optional = [c for c in (self.bridge, self.prompt) if c is not None]
+        return [self.resource, self.template, *optional]
 
-    async def _get_tool(self, name: str, version: VersionSpec | None = None) -> Tool | None:
-        """FastMCP asks every provider for the tool of each call: only the bridge's name
-        needs looking at (the default lists our tools to answer)."""
-        if self.bridge is None or name != self.bridge.name:
-            return None
-        return await super()._get_tool(name, version)
+    async def add_to(self, server: FastMCP[Any]) -> None:
+        """Add each component to ``server`` unless the user registered one of that name."""
+        local = server.local_provider
+        if await local.get_resource(str(self.resource.uri)) is None:
+            server.add_resource(self.resource)
+            self._added.append((weakref.ref(server), partial(local.remove_resource,
+                                                             str(self.resource.uri))))
+        templates = await local.list_resource_templates()
+        if all(t.uri_template != self.template.uri_template for t in templates):
+            server.add_template(self.template)
+            self._added.append((weakref.ref(server), partial(local.remove_template,
+                                                             self.template.uri_template)))
+        if self.bridge is not None and await local.get_tool(self.bridge.name) is None:
+            server.add_tool(self.bridge)
+            self._added.append((weakref.ref(server), partial(local.remove_tool,
+                                                             self.bridge.name)))
+        if self.prompt is not None and await local.get_prompt(self.prompt.name) is None:
+            server.add_prompt(self.prompt)
+            self._added.append((weakref.ref(server), partial(local.remove_prompt,
+                                                             self.prompt.name)))
 
-    async def _list_resources(self) -> Sequence[Resource]:
-        return [self.resource] if self._active() else []
-
-    async def _list_resource_templates(self) -> Sequence[ResourceTemplate]:
-        return [self.template] if self._active() else []
-
-    async def _list_prompts(self) -> Sequence[Prompt]:
-        return [self.prompt] if self.prompt is not None and self._active() else []
+    def remove(self) -> None:
+        """Take every component this object added out of the servers it added them to."""
+        added, self._added = self._added, []
+        for server, remove in added:
+            if server() is None:
+                continue
+            with suppress(KeyError):  # the user removed it already
+                remove()
+        for servers in _registered.values():
+            servers.discard(id(self))
 
 
 _registered: weakref.WeakKeyDictionary[FastMCP[Any], set[int]] = weakref.WeakKeyDictionary()
 
 
-def install(middleware: Any, server: FastMCP[Any], components: DisclosureComponents) -> None:
+async def install(middleware: Any, server: FastMCP[Any], components: DisclosureComponents
+                  ) -> None:
     """Add ``components`` once to the server ``middleware`` belongs to.
 
     ``server`` is the one serving the request; a mounted child's middleware runs with the
@@ -136,9 +153,9 @@ def install(middleware: Any, server: FastMCP[Any], components: DisclosureCompone
         return
     done = _registered.setdefault(home, set())
     if id(components) not in done:
-        done.add(id(components))
-        components._homes.append((weakref.ref(home), middleware))
-        home.add_provider(components)
+        done.add(id(components))  # before awaiting: a concurrent first request adds nothing
+        await components.add_to(home)
+    _registered.setdefault(server, set()).add(id(components))  # a parent: no walk next time
 
 
 def owning_server(server: FastMCP[Any], middleware: Any) -> FastMCP[Any] | None:

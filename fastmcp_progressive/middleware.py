@@ -374,7 +374,7 @@ class ProgressiveDisclosure(Middleware):
     ) -> Any:
         ctx = context.fastmcp_context
         if ctx is not None:
-            install(self, ctx.fastmcp, self.components)
+            await install(self, ctx.fastmcp, self.components)
             if context.method not in _HANDSHAKE_METHODS:  # let the client connect and hear why
                 self._check_order(ctx.fastmcp.middleware)
         self.hot_reload.observe(ctx)
@@ -385,8 +385,10 @@ class ProgressiveDisclosure(Middleware):
         return await call_next(context)
 
     def close(self) -> None:
-        """Stop the watcher for good (it also stops by itself when the server stops)."""
+        """Stop the watcher for good (it also stops by itself when the server stops) and take
+        the resource, template, bridge and prompt this middleware added out of the server."""
         self.hot_reload.close()
+        self.components.remove()
 
     # -- helpers ------------------------------------------------------------------------
     def _announce(self, result: Any) -> Any:

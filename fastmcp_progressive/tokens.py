@@ -34,9 +34,10 @@ Example:
 from __future__ import annotations
 
 import json
-from functools import cache
+from collections.abc import Sequence
+from functools import cache, partial
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import mcp_types as mt
 from fastmcp import FastMCP
@@ -50,6 +51,7 @@ from .settings import ListingLevel, ListingSettings
 
 ENCODING = "o200k_base"
 MODEL_FIELDS = ("name", "description", "inputSchema")
+T = TypeVar("T")
 
 
 class TokensUnavailable(RuntimeError):
@@ -115,19 +117,22 @@ async def registered_tools(server: FastMCP[Any]) -> dict[str, Tool]:
     return {tool.name: tool for tool in tools}
 
 
-async def wire_results(server: FastMCP[Any], middleware: list[Any]) -> dict[str, str]:
+async def wire_results(server: FastMCP[Any], middleware: list[Any],
+                       hidden: Sequence[object] = ()) -> dict[str, str]:
     """``tools/list``, ``resources/list`` and ``prompts/list`` results as FastMCP sends them.
 
     Built the way FastMCP's own handlers build them (deduplicated versions, ``to_mcp_*``),
     through ``middleware`` as the chain, so the counts are of what a client receives.
+    The ``hidden`` components (ours, when measuring the server without us) are left out.
     """
     saved = server.middleware
     server.middleware = middleware
+    kept = partial(_without, {id(c) for c in hidden})
     try:
-        tools = dedupe_with_versions(list(await server.list_tools()), lambda t: t.name)
-        resources = dedupe_with_versions(list(await server.list_resources()),
+        tools = dedupe_with_versions(kept(await server.list_tools()), lambda t: t.name)
+        resources = dedupe_with_versions(kept(await server.list_resources()),
                                          lambda r: str(r.uri))
-        prompts = dedupe_with_versions(list(await server.list_prompts()), lambda p: p.name)
+        prompts = dedupe_with_versions(kept(await server.list_prompts()), lambda p: p.name)
     finally:
         server.middleware = saved
     results: dict[str, Any] = {
@@ -138,6 +143,10 @@ async def wire_results(server: FastMCP[Any], middleware: list[Any]) -> dict[str,
     }
     return {kind: compact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
             for kind, result in results.items()}
+
+
+def _without(hidden: set[int], components: Sequence[T]) -> list[T]:
+    return [c for c in components if id(c) not in hidden]
 
 
 async def token_report(server: FastMCP[Any], directory: Path | None,
@@ -161,8 +170,10 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
         chain = ([ours if m is present else m for m in server.middleware] if present
                  else [*others, ours])
     try:
-        without, with_ = await wire_results(server, others), await wire_results(server, chain)
-        tools = await registered_tools(server)
+        tools = {name: tool for name, tool in (await registered_tools(server)).items()
+                 if tool is not ours.components.bridge}
+        without = await wire_results(server, others, hidden=ours.components.parts())
+        with_ = await wire_results(server, chain)
         per_tool = {}
         for name, tool in tools.items():
             body = compact_json(full_definition(tool, ours.store.lookup(name)))

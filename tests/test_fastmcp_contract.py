@@ -502,7 +502,6 @@ OWN_PRIVATE = {
     ("listing.py", "other._lines_lock"),
     ("listing.py", "other._parsing"),
     ("listing.py", "copied._wire"),
-    ("components.py", "components._homes"),
 }
 """Private attributes of the package's own classes read outside ``self``: not FastMCP's."""
 

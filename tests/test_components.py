@@ -1,0 +1,82 @@
+"""Where the package's own components live: in the server's own ``LocalProvider``.
+
+FastMCP asks every provider, each in a task of its own, for the tool of every call and
+every name a read resolves; a provider of ours would cost each of those lookups. These
+tests pin that the resource, template, bridge and prompt are plain local components, that
+a component the user registered under the same name wins, and that ``close()`` takes ours
+out again.
+"""
+
+from __future__ import annotations
+
+import pytest
+from fastmcp import FastMCP
+
+from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
+from fastmcp_progressive.components import TEMPLATE_URI
+from tests.conftest import ERAS, Era, build_server, connect
+
+ERA = pytest.mark.parametrize("era", ERAS)
+GUIDE = "progressive_disclosure_guide"
+
+
+@ERA
+async def test_components_join_the_servers_own_provider_and_add_none(era: Era) -> None:
+    mcp = build_server()
+    before = list(mcp.providers)
+    async with connect(mcp, era) as client:
+        await client.list_tools()
+        names = {t.name for t in await client.list_tools()}
+        uris = {str(r.uri) for r in await client.list_resources()}
+        templates = {t.uri_template for t in await client.list_resource_templates()}
+        prompts = {p.name for p in await client.list_prompts()}
+    assert list(mcp.providers) == before
+    assert "describe_tools" in names and DESCRIPTIONS_URI in uris
+    assert TEMPLATE_URI in templates and GUIDE in prompts
+    local = mcp.local_provider
+    assert await local.get_tool("describe_tools") is not None
+    assert await local.get_resource(DESCRIPTIONS_URI) is not None
+    assert await local.get_prompt(GUIDE) is not None
+
+
+@ERA
+async def test_a_users_tool_of_the_bridges_name_is_kept(era: Era) -> None:
+    mcp = FastMCP("user-bridge")
+
+    @mcp.tool
+    def describe_tools(tools: list[str]) -> str:
+        """The user's own tool of that name (gated like any other of theirs)."""
+        return "the user's answer"
+
+    @mcp.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    mcp.add_middleware(ProgressiveDisclosure())
+    async with connect(mcp, era) as client:
+        await client.list_tools()
+        first = await client.call_tool_mcp("describe_tools", {"tools": ["add"]})
+        again = await client.call_tool_mcp("describe_tools", {"tools": ["add"]})
+    assert "TOOL_DESCRIPTION_REQUIRED" in first.content[0].text  # type: ignore[union-attr]
+    assert again.content[0].text == "the user's answer"  # type: ignore[union-attr]
+    tool = await mcp.local_provider.get_tool("describe_tools")
+    assert tool is not None and "user's own" in (tool.description or "")
+
+
+@ERA
+async def test_close_takes_out_what_the_middleware_added_and_only_that(era: Era) -> None:
+    middleware = ProgressiveDisclosure()
+    mcp = build_server(middleware=middleware)
+    async with connect(mcp, era) as client:
+        await client.list_tools()
+    middleware.close()
+    mcp.middleware.remove(middleware)
+    async with connect(mcp, era) as client:
+        names = {t.name for t in await client.list_tools()}
+        uris = {str(r.uri) for r in await client.list_resources()}
+        templates = {t.uri_template for t in await client.list_resource_templates()}
+        prompts = {p.name for p in await client.list_prompts()}
+    assert names == {"add", "echo", "shout"}
+    assert DESCRIPTIONS_URI not in uris and TEMPLATE_URI not in templates
+    assert GUIDE not in prompts
