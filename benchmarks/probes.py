@@ -21,13 +21,15 @@ from fastmcp import Client
 from .timing import Probe, ServerTimer
 
 
-def listing(client: Client[Any], timer: ServerTimer | None = None) -> Probe:
-    """``tools/list``, client cache bypassed; server time when ``timer`` observes listings."""
+def listing(client: Client[Any], timer: ServerTimer | None = None,
+            prepare: Callable[[], Any] | None = None) -> Probe:
+    """``tools/list`` (its first page), client cache bypassed; server time when ``timer``
+    observes listings; ``prepare`` run untimed before each."""
     async def run() -> Any:
         return await client.list_tools_mcp(cache_mode="bypass")
 
     server = (lambda: timer.take("tools/list")) if timer is not None else None
-    return Probe(run, server=server)
+    return Probe(run, prepare=prepare, server=server)
 
 
 def call(client: Client[Any], name: str, arguments: dict[str, Any],

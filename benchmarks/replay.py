@@ -84,6 +84,7 @@ def build_server(
     auth: AuthProvider | None = None,
     static_resources: dict[str, str] | None = None,
     options: dict[str, Any] | None = None,
+    list_page_size: int | None = None,
 ) -> ReplayServer:
     """A FastMCP server serving ``catalog`` as ``variant``.
 
@@ -91,9 +92,9 @@ def build_server(
     us (a timer there measures our work plus FastMCP's). ``static_resources`` maps URIs to
     JSON texts served as plain resources (the baseline for description reads).
     ``options`` are extra ``ProgressiveDisclosure`` settings (its ``listing`` takes the
-    variant's level).
+    variant's level). ``list_page_size`` is FastMCP's: listings come in pages of that many.
     """
-    mcp = FastMCP(f"replay-{catalog.name}", auth=auth)
+    mcp = FastMCP(f"replay-{catalog.name}", auth=auth, list_page_size=list_page_size)
     for spec in catalog.tools:
         mcp.add_tool(replay_tool(spec))
     for uri, text in (static_resources or {}).items():

@@ -138,12 +138,15 @@ def render_scaling(results: Results) -> list[str]:
            "gateway (fresh tool objects per request), ours on the gateway (up to 1,000 tools); "
            "`proxied`: behind `create_proxy` (100 tools); `http legacy` (handshake era), "
            "`http` (2026-07-28 anonymous: calls argument-checked) and `http+auth` (bearer "
-           "token, grants per principal): streamable HTTP on 127.0.0.1 up to 1,000 tools (a "
-           "10,000-tool listing exceeds the client's 1 MiB limit per server-sent event, plain "
-           "and ours alike). Fewer sizes where each request costs seconds at 10,000 tools. "
+           "token, grants per principal): streamable HTTP on 127.0.0.1, both servers listing "
+           "in pages of 1,000 tools (FastMCP's `list_page_size`: a 10,000-tool listing in one "
+           "answer exceeds the client's 1 MiB limit per server-sent event, plain and ours "
+           "alike). Fewer sizes where each request costs seconds at 10,000 tools. "
            "`tools/list` server times are FastMCP's `list_tools` with its middleware (ours "
            "included), seen by a listing hook placed outermost for that row; the wire form, "
-           "the SDK's serialization and the transport are only in the client-side time."
+           "the SDK's serialization and the transport are only in the client-side time. Each "
+           "listing sample starts from a collected heap (`gc.collect()`, untimed, before each "
+           "side's request), so neither side pays for the other's garbage."
            + _load(results), ""]
     cases = list(dict.fromkeys((r.case, r.op) for r in rows))
     body = [(case, op, *(_cell(_row(results, n, case, op)) for n in sizes))
