@@ -76,6 +76,8 @@ class DescriptionStore:
         if cache_size < 1:
             raise ValueError("cache_size must be at least 1")
         self.directory = Path(directory).absolute() if directory is not None else None
+        # one string prefix: a ``Path`` built per stat cost as much as the stat itself
+        self._prefix = os.path.join(self.directory, "") if self.directory is not None else ""
         self.max_file_bytes = max_file_bytes
         self._cache: LRUCache[str, _Entry] = LRUCache(maxsize=cache_size)
         self._lock = threading.Lock()
@@ -96,7 +98,7 @@ class DescriptionStore:
             return None
         for suffix in SUFFIXES:
             try:
-                st = os.stat(self.directory / f"{name}{suffix}")
+                st = os.stat(f"{self._prefix}{name}{suffix}")
             except (OSError, ValueError):
                 continue
             return (st.st_mtime_ns, st.st_size, st.st_ino, suffix, self._generation(name))

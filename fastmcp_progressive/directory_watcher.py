@@ -102,6 +102,9 @@ class DirectoryWatcher:
 
     def start(self) -> bool:
         """Start the thread unless one is running (or failed); True when this call did."""
+        thread = self._thread  # every request asks: answer "running" without the lock
+        if thread is not None and not self._exiting and thread.is_alive():
+            return False
         with self._lock:
             if self._broken:
                 return False

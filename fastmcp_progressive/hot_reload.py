@@ -65,6 +65,7 @@ class HotReload:
         self.enabled = store.directory is not None
         self.sessions = LegacySessions(max_sessions)
         self._servers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._last_server: Callable[[], Any] = lambda: None
         self._lines: dict[str, str | None] = {}
         self._lines_lock = threading.Lock()
         self.watcher: DirectoryWatcher | None = None
@@ -84,7 +85,10 @@ class HotReload:
         rc = getattr(ctx, "request_context", None)
         if rc is None:
             return  # no client request (mcp.list_tools() from code, the CLI): no watcher
-        self._servers.add(ctx.fastmcp)
+        server = ctx.fastmcp
+        if self._last_server() is not server:  # a WeakSet.add per request made a weakref
+            self._servers.add(server)
+            self._last_server = weakref.ref(server)
         self.watcher.start()
         caller = identify(ctx)
         if caller.kind == "session":

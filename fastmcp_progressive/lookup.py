@@ -9,6 +9,10 @@ versions of the name, the version filter, the highest one), so every FastMCP rul
 applies and only the scan is gone. The index is kept until the provider's components
 change (``fastmcp_internals.tool_components`` counts every write to them).
 
+Inside an exact batch (every provider answers from memory) FastMCP also asks its
+providers in turn rather than in a task each (``run_provider_lookups_in_line``): that task
+was half of what one lookup cost.
+
 The batch also records whether a lookup met a versioned tool. ``Catalog`` first asks
 FastMCP for a name across all versions, which skips ``get_tool``'s second pass over the
 whole catalog (the "highest version is disabled, try the next one" fallback); it repeats
@@ -40,6 +44,7 @@ from .fastmcp_internals import (
     kept_on,
     local_tool_providers,
     replace_tool_getter,
+    run_provider_lookups_in_line,
     tool_components,
 )
 
@@ -69,6 +74,15 @@ class Batch:
 
 
 _current: ContextVar[Batch | None] = ContextVar("fastmcp_progressive_lookups", default=None)
+
+
+def _in_exact_batch() -> bool:
+    current = _current.get()
+    return current is not None and current.exact
+
+
+# every provider of an exact batch answers from memory: no task per provider per lookup
+run_provider_lookups_in_line(_in_exact_batch)
 
 
 @contextmanager

@@ -40,7 +40,6 @@ from fastmcp_progressive.caller import is_modern
 from fastmcp_progressive.catalog import gateway_tools
 from fastmcp_progressive.listing import ListedTool
 from tests.conftest import Era, connect
-from tests.versions import FASTMCP_VERSION
 
 PACKAGE = Path(fastmcp_progressive.__file__).parent
 ADAPTER = "fastmcp_internals.py"
@@ -321,18 +320,24 @@ def test_local_tool_providers() -> None:
     child, parent = FastMCP("child"), FastMCP("parent")
     parent.mount(child)  # a namespaced mount wraps the child: left to FastMCP, not indexed
     providers, only_local = internals.local_tool_providers(parent)
-    if type(parent.local_provider) is not LocalProvider:
-        # FastMCP 4.2 serves its own tools from a LocalProvider subclass (its Mcp-Param
-        # schema cache): left to FastMCP's own lookups, as the README says
-        assert FASTMCP_VERSION >= (4, 2), moved("FastMCP.local_provider's class",
-                                                "local_tool_providers")
-        assert providers == [] and not only_local
-        return
+    # FastMCP 4.2 serves its own tools from a LocalProvider subclass (its Mcp-Param schema
+    # cache) that keeps LocalProvider's lookup: indexed like LocalProvider itself
+    assert type(parent.local_provider)._get_tool is LocalProvider._get_tool, moved(
+        "FastMCP.local_provider's name lookup (its class overrides _get_tool)",
+        "local_tool_providers")
     assert {id(p) for p in providers} == {id(parent.local_provider), id(child.local_provider)}, (
         moved("FastMCP.providers / FastMCPProvider.server", "local_tool_providers"))
     assert only_local
     parent.add_provider(Provider())
     assert not internals.local_tool_providers(parent)[1]
+
+    class OwnLookup(LocalProvider):
+        async def _get_tool(self, name: str, version: Any = None) -> Tool | None:
+            return None
+
+    other = FastMCP("other")
+    other.add_provider(OwnLookup())
+    assert not internals.local_tool_providers(other)[1]  # a lookup of its own: FastMCP's
 
 
 def test_tool_components() -> None:
@@ -379,6 +384,51 @@ async def test_replace_tool_getter() -> None:
     tool = await server.get_tool("noop")
     assert tool is not None and asked == ["noop"], moved(
         "Provider.get_tool (no longer calls self._get_tool)", "replace_tool_getter")
+
+
+async def test_run_provider_lookups_in_line() -> None:
+    """Inside an exact batch a provider lookup runs in the caller's own task (no anyio task
+    per provider); outside it, FastMCP's gather runs as before; exceptions keep their place."""
+    import asyncio
+
+    from fastmcp.server.providers import aggregate
+    from fastmcp.server.providers.aggregate import AggregateProvider
+
+    from fastmcp_progressive.lookup import batch
+
+    assert "gather" in AggregateProvider._get_tool.__code__.co_names, moved(
+        "AggregateProvider._get_tool (no longer asks providers through gather)",
+        "run_provider_lookups_in_line")
+    server = FastMCP("in-line")
+    server.tool(noop)
+    tasks: list[asyncio.Task[Any] | None] = []
+
+    def make(original: Any) -> Any:
+        async def get_tool(name: str, version: Any = None) -> Any:
+            tasks.append(asyncio.current_task())
+            return await original(name, version)
+        return get_tool
+
+    internals.replace_tool_getter(server.local_provider, make)
+    assert await server.get_tool("noop") is not None
+    assert tasks[-1] is not asyncio.current_task()  # FastMCP's own gather: a task
+    with batch(server) as lookups:
+        assert lookups.exact and await lookups.get(server, "noop") is not None
+    assert tasks[-1] is asyncio.current_task(), moved(
+        "fastmcp.server.providers.aggregate.gather", "run_provider_lookups_in_line")
+
+    async def fails() -> int:
+        raise RuntimeError("provider down")
+
+    async def answers() -> int:
+        return 1
+
+    with batch(server):  # generators, as FastMCP passes them: nothing left unawaited
+        results = await aggregate.gather((f() for f in (fails, answers)),
+                                         return_exceptions=True)
+        assert isinstance(results[0], RuntimeError) and results[1] == 1
+        with pytest.raises(RuntimeError):
+            await aggregate.gather(f() for f in (fails, answers))
 
 
 # -- tools -----------------------------------------------------------------------------------

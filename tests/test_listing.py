@@ -130,3 +130,51 @@ async def test_github_catalog_lists_under_3000_tokens_with_every_name() -> None:
     assert {t.name for t in reduced} == {t.name for t in registered} | {"describe_tools"}
     assert model_visible_tokens(reduced) <= 3000
     assert model_visible_tokens(registered) > 20_000
+
+
+# -- pagination (FastMCP's list_page_size) ----------------------------------------------------
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("transport", ["memory", "http"])
+async def test_a_paged_listing_is_reduced_on_every_page_and_gating_holds(
+    era: str, transport: str
+) -> None:
+    """FastMCP cuts pages after the middleware ran: every page carries reduced tools, the
+    pages together hold every name once, and a call is still gated until described (on
+    2026-07-28 HTTP without auth, where the server cannot follow a caller, it is checked
+    against the full schema instead)."""
+    from tests.conftest import connect, fetch, gated, serve_http
+    from tests.servers import add_basic_tools
+
+    mcp = FastMCP("paged", list_page_size=2)
+    add_basic_tools(mcp)
+    mcp.add_middleware(ProgressiveDisclosure())
+    pages: list[list[Any]] = []
+
+    async def walk(client: Client[Any]) -> None:
+        cursor: str | None = None
+        while True:
+            page = await client.list_tools_mcp(cursor=cursor)
+            pages.append(list(page.tools))
+            cursor = page.next_cursor
+            if cursor is None:
+                return
+
+    followed = not (transport == "http" and era == "modern")  # else argument-checked
+
+    async def check(client: Client[Any]) -> None:
+        await walk(client)
+        assert await gated(client, "add") is followed
+        await fetch(client, "add")
+        assert not await gated(client, "add")
+
+    if transport == "memory":
+        async with connect(mcp, era) as client:  # type: ignore[arg-type]
+            await check(client)
+    else:
+        async with serve_http(mcp) as url, connect(url, era) as client:  # type: ignore[arg-type]
+            await check(client)
+    assert len(pages) >= 2 and all(len(p) <= 2 for p in pages)
+    names = [t.name for page in pages for t in page]
+    assert sorted(names) == sorted({"add", "echo", "shout", "describe_tools"})
+    add = next(t for page in pages for t in page if t.name == "add")
+    assert add.input_schema == {"type": "object", "properties": {}}
