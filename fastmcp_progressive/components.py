@@ -49,6 +49,7 @@ from fastmcp.utilities.components import FastMCPComponent
 
 from . import payloads
 from .bridge import bridge_tool
+from .fastmcp_internals import local_component
 
 TEMPLATE_URI = payloads.DESCRIPTIONS_URI + "{?tools}"
 """The descriptions resource as an RFC 6570 template, so FastMCP and proxies match queries."""
@@ -88,7 +89,8 @@ class DisclosureComponents:
         )
         self.bridge = bridge_tool(bridge_name, bridge) if bridge_name else None
         self.prompt = prompt
-        self._added: list[tuple[weakref.ref[FastMCP[Any]], Callable[[], None]]] = []
+        self._added: list[tuple[weakref.ref[FastMCP[Any]], FastMCPComponent,
+                                Callable[[], None]]] = []
 
     async def _read_bare(self) -> str:
         return await self._read(get_context(), payloads.DESCRIPTIONS_URI)
@@ -108,27 +110,30 @@ class DisclosureComponents:
         local = server.local_provider
         if await local.get_resource(str(self.resource.uri)) is None:
             server.add_resource(self.resource)
-            self._added.append((weakref.ref(server), partial(local.remove_resource,
-                                                             str(self.resource.uri))))
+            self._added.append((weakref.ref(server), self.resource, partial(
+                local.remove_resource, str(self.resource.uri))))
         templates = await local.list_resource_templates()
         if all(t.uri_template != self.template.uri_template for t in templates):
             server.add_template(self.template)
-            self._added.append((weakref.ref(server), partial(local.remove_template,
-                                                             self.template.uri_template)))
+            self._added.append((weakref.ref(server), self.template, partial(
+                local.remove_template, self.template.uri_template)))
         if self.bridge is not None and await local.get_tool(self.bridge.name) is None:
             server.add_tool(self.bridge)
-            self._added.append((weakref.ref(server), partial(local.remove_tool,
-                                                             self.bridge.name)))
+            self._added.append((weakref.ref(server), self.bridge, partial(
+                local.remove_tool, self.bridge.name)))
         if self.prompt is not None and await local.get_prompt(self.prompt.name) is None:
             server.add_prompt(self.prompt)
-            self._added.append((weakref.ref(server), partial(local.remove_prompt,
-                                                             self.prompt.name)))
+            self._added.append((weakref.ref(server), self.prompt, partial(
+                local.remove_prompt, self.prompt.name)))
 
     def remove(self) -> None:
-        """Take every component this object added out of the servers it added them to."""
+        """Take every component this object added out of the servers it added them to; one
+        the user has since replaced under the same name stays."""
         added, self._added = self._added, []
-        for server, remove in added:
-            if server() is None:
+        for home, component, remove in added:
+            server = home()
+            if server is None or local_component(server.local_provider,
+                                                 component.key) is not component:
                 continue
             with suppress(KeyError):  # the user removed it already
                 remove()

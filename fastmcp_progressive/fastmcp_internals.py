@@ -360,6 +360,19 @@ def replace_tool_getter(provider: Any, make: Callable[[Any], Any]) -> None:
     keep_on(provider, _PATCHED_MARK, True)
 
 
+def local_component(provider: Any, key: str) -> Any | None:
+    """The component a ``LocalProvider`` holds under ``key`` (its private ``_components``
+    dict, the one ``tool_components`` reads), or None, also when a FastMCP release moves it
+    (the caller then leaves things as they are). ``components.py`` removes one of ours only
+    while it is still the one registered: a tool the user added later under the same name
+    is never taken out.
+    Stands in for: nothing public (the provider's lookups are async and apply transforms).
+    Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    components = getattr(provider, "_components", None)
+    return components.get(key) if isinstance(components, dict) else None
+
+
 _IN_LINE_MARK = "_fastmcp_progressive_in_line"
 
 

@@ -80,3 +80,23 @@ async def test_close_takes_out_what_the_middleware_added_and_only_that(era: Era)
     assert names == {"add", "echo", "shout"}
     assert DESCRIPTIONS_URI not in uris and TEMPLATE_URI not in templates
     assert GUIDE not in prompts
+
+
+@ERA
+async def test_close_leaves_a_tool_the_user_registered_later_under_the_bridges_name(
+    era: Era,
+) -> None:
+    middleware = ProgressiveDisclosure()
+    mcp = build_server(middleware=middleware)
+    async with connect(mcp, era) as client:
+        await client.list_tools()
+
+    def describe_tools(tools: list[str]) -> str:
+        """The user's replacement."""
+        return "theirs"
+
+    mcp.local_provider.remove_tool("describe_tools")
+    mcp.tool(describe_tools)
+    middleware.close()
+    tool = await mcp.local_provider.get_tool("describe_tools")
+    assert tool is not None and tool.description == "The user's replacement."

@@ -386,6 +386,14 @@ async def test_replace_tool_getter() -> None:
         "Provider.get_tool (no longer calls self._get_tool)", "replace_tool_getter")
 
 
+def test_local_component() -> None:
+    server = FastMCP("component")
+    tool = server.add_tool(noop)
+    assert internals.local_component(server.local_provider, tool.key) is tool, moved(
+        "LocalProvider._components", "local_component")
+    assert internals.local_component(server.local_provider, "tool:absent@") is None
+
+
 async def test_run_provider_lookups_in_line() -> None:
     """Inside an exact batch a provider lookup runs in the caller's own task (no anyio task
     per provider); outside it, FastMCP's gather runs as before; exceptions keep their place."""
