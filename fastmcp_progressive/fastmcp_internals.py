@@ -241,9 +241,9 @@ def keep_on(obj: Any, key: str, value: Any) -> None:
 
 
 # -- a LocalProvider's catalog (the name index in lookup.py) -------------------------------------
-def local_tool_providers(server: Any) -> tuple[list[Any], bool]:
-    """The ``LocalProvider`` objects behind ``server`` (mounted servers included), and
-    whether every tool provider in the tree is one of them or a mount of a server that is.
+def local_tool_providers(server: Any) -> tuple[list[Any], int]:
+    """The ``LocalProvider`` objects behind ``server`` (mounted servers included), and how
+    many tool providers in the tree are neither one of them nor a mount (0: "only local").
 
     A ``LocalProvider`` subclass counts when it keeps ``LocalProvider``'s own name lookup
     (``_get_tool`` not overridden): FastMCP 4.2 serves a server's own tools from one such
@@ -257,7 +257,7 @@ def local_tool_providers(server: Any) -> tuple[list[Any], bool]:
     from fastmcp.server.providers.local_provider import LocalProvider
 
     found: list[Any] = []
-    only_local = True
+    foreign = 0
     pending, seen = [server], set()
     while pending:
         current = pending.pop()
@@ -271,8 +271,8 @@ def local_tool_providers(server: Any) -> tuple[list[Any], bool]:
             elif isinstance(provider, FastMCPProvider):
                 pending.append(provider.server)
             else:
-                only_local = False
-    return found, only_local
+                foreign += 1
+    return found, foreign
 
 
 class _TrackedComponents(dict):  # type: ignore[type-arg]
@@ -383,9 +383,10 @@ def run_provider_lookups_in_line(active: Callable[[], bool]) -> None:
     ``AggregateProvider._get_tool`` (every ``FastMCP.get_tool``) asks its providers through
     ``fastmcp.utilities.async_utils.gather``: a task group and a task per provider, about
     80 µs of the 150 µs one name lookup costs, and a read of 20 descriptions makes 20
-    lookups (40 through a mount). For providers that answer from memory (``lookup.py`` says
-    when: only ``LocalProvider`` and mounted servers made of them) running them in turn
-    answers the same: the same awaitables in the same order, each exception returned in its
+    lookups (40 through a mount). Where at most one provider does not answer from memory
+    (``lookup.py`` says when: a proxy's, next to ``LocalProvider``s and mounts made of them)
+    nothing runs beside anything else that could overlap with it, so running them in turn
+    answers the same, as fast: the same awaitables in the same order, each exception returned in its
     place when ``return_exceptions`` is set (``_get_highest_version_result`` handles it as
     before); a cancellation propagates at once. Outside ``active()`` FastMCP's own
     ``gather`` runs, untouched. Installed once per process, idempotent.

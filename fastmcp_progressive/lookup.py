@@ -9,9 +9,10 @@ versions of the name, the version filter, the highest one), so every FastMCP rul
 applies and only the scan is gone. The index is kept until the provider's components
 change (``fastmcp_internals.tool_components`` counts every write to them).
 
-Inside an exact batch (every provider answers from memory) FastMCP also asks its
-providers in turn rather than in a task each (``run_provider_lookups_in_line``): that task
-was half of what one lookup cost.
+Inside a batch whose providers all answer from memory, but for at most one (a proxy's),
+FastMCP also asks its providers in turn rather than in a task each
+(``run_provider_lookups_in_line``): that task was half of what one lookup cost, and with a
+single provider that waits there is nothing to overlap it with.
 
 The batch also records whether a lookup met a versioned tool. ``Catalog`` first asks
 FastMCP for a name across all versions, which skips ``get_tool``'s second pass over the
@@ -59,6 +60,7 @@ class Batch:
     """One request's name indexes (per provider) and what its last lookup met."""
 
     exact: bool
+    in_line: bool = False
     indexes: dict[int, dict[str, list[Tool]]] = field(default_factory=dict)
     versioned: bool = False
 
@@ -76,22 +78,22 @@ class Batch:
 _current: ContextVar[Batch | None] = ContextVar("fastmcp_progressive_lookups", default=None)
 
 
-def _in_exact_batch() -> bool:
+def _in_line_batch() -> bool:
     current = _current.get()
-    return current is not None and current.exact
+    return current is not None and current.in_line
 
 
-# every provider of an exact batch answers from memory: no task per provider per lookup
-run_provider_lookups_in_line(_in_exact_batch)
+# at most one provider of the batch waits on anything: no task per provider per lookup
+run_provider_lookups_in_line(_in_line_batch)
 
 
 @contextmanager
 def batch(server: Any) -> Iterator[Batch]:
     """Share one name index per provider among the lookups made inside the block."""
-    providers, only_local = local_tool_providers(server)
+    providers, foreign = local_tool_providers(server)
     for provider in providers:
         replace_tool_getter(provider, partial(_indexed, provider))
-    current = Batch(exact=only_local)
+    current = Batch(exact=foreign == 0, in_line=foreign <= 1)
     token = _current.set(current)
     try:
         yield current

@@ -125,8 +125,8 @@ def test_fastmcp_internals_the_name_index_relies_on() -> None:
     provider = server.local_provider
     assert isinstance(provider._components, dict)
     assert callable(provider._get_tool)
-    providers, only_local = local_tool_providers(server)
-    assert providers == [provider] and only_local
+    providers, foreign = local_tool_providers(server)
+    assert providers == [provider] and foreign == 0
     transform = RegexSearchTransform(search_tool_name="find", call_tool_name="run")
     assert search_tool_names(transform) == ("find", "run")
 

@@ -319,7 +319,7 @@ def test_keep_on() -> None:
 def test_local_tool_providers() -> None:
     child, parent = FastMCP("child"), FastMCP("parent")
     parent.mount(child)  # a namespaced mount wraps the child: left to FastMCP, not indexed
-    providers, only_local = internals.local_tool_providers(parent)
+    providers, foreign = internals.local_tool_providers(parent)
     # FastMCP 4.2 serves its own tools from a LocalProvider subclass (its Mcp-Param schema
     # cache) that keeps LocalProvider's lookup: indexed like LocalProvider itself
     assert type(parent.local_provider)._get_tool is LocalProvider._get_tool, moved(
@@ -327,9 +327,9 @@ def test_local_tool_providers() -> None:
         "local_tool_providers")
     assert {id(p) for p in providers} == {id(parent.local_provider), id(child.local_provider)}, (
         moved("FastMCP.providers / FastMCPProvider.server", "local_tool_providers"))
-    assert only_local
+    assert foreign == 0
     parent.add_provider(Provider())
-    assert not internals.local_tool_providers(parent)[1]
+    assert internals.local_tool_providers(parent)[1] == 1
 
     class OwnLookup(LocalProvider):
         async def _get_tool(self, name: str, version: Any = None) -> Tool | None:
@@ -337,7 +337,7 @@ def test_local_tool_providers() -> None:
 
     other = FastMCP("other")
     other.add_provider(OwnLookup())
-    assert not internals.local_tool_providers(other)[1]  # a lookup of its own: FastMCP's
+    assert internals.local_tool_providers(other)[1] == 1  # a lookup of its own: FastMCP's
 
 
 def test_tool_components() -> None:
@@ -395,8 +395,9 @@ def test_local_component() -> None:
 
 
 async def test_run_provider_lookups_in_line() -> None:
-    """Inside an exact batch a provider lookup runs in the caller's own task (no anyio task
-    per provider); outside it, FastMCP's gather runs as before; exceptions keep their place."""
+    """Inside a batch with at most one provider that may wait, a provider lookup runs in the
+    caller's own task (no anyio task per provider); outside it, or with two providers that
+    may wait, FastMCP's gather runs as before; exceptions keep their place."""
     import asyncio
 
     from fastmcp.server.providers import aggregate
@@ -437,6 +438,14 @@ async def test_run_provider_lookups_in_line() -> None:
         assert isinstance(results[0], RuntimeError) and results[1] == 1
         with pytest.raises(RuntimeError):
             await aggregate.gather(f() for f in (fails, answers))
+    server.add_provider(Provider())  # one provider that may wait (a proxy's): still in turn
+    with batch(server) as lookups:
+        assert await lookups.get(server, "noop") is not None
+    assert tasks[-1] is asyncio.current_task()
+    server.add_provider(Provider())  # two that may wait: FastMCP overlaps them, untouched
+    with batch(server) as lookups:
+        assert await lookups.get(server, "noop") is not None
+    assert tasks[-1] is not asyncio.current_task()
 
 
 # -- tools -----------------------------------------------------------------------------------
