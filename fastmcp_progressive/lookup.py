@@ -59,10 +59,20 @@ GetTool = Callable[[str, VersionSpec | None], Awaitable[Tool | None]]
 class Batch:
     """One request's name indexes (per provider) and what its last lookup met."""
 
-    exact: bool
-    in_line: bool = False
+    foreign: int
+    """Tool providers in the server's tree that are neither ``LocalProvider``s nor mounts."""
     indexes: dict[int, dict[str, list[Tool]]] = field(default_factory=dict)
     versioned: bool = False
+
+    @property
+    def exact(self) -> bool:
+        """Every provider is indexed: lookups may ask across versions first."""
+        return self.foreign == 0
+
+    @property
+    def in_line(self) -> bool:
+        """At most one provider may wait (a proxy's): nothing for its task to overlap."""
+        return self.foreign <= 1
 
     async def get(self, server: Any, name: str) -> Tool | None:
         """``server.get_tool(name)``, answered from the indexes where they are exact."""
@@ -93,7 +103,7 @@ def batch(server: Any) -> Iterator[Batch]:
     providers, foreign = local_tool_providers(server)
     for provider in providers:
         replace_tool_getter(provider, partial(_indexed, provider))
-    current = Batch(exact=foreign == 0, in_line=foreign <= 1)
+    current = Batch(foreign)
     token = _current.set(current)
     try:
         yield current

@@ -49,8 +49,7 @@ class ToolMemo:
 
     def get(self, tool: Any) -> Any:
         """The result kept for ``tool`` (this object, or one with equal content), or None."""
-        entry = self._keys.get(id(tool))
-        key = entry[1] if entry is not None and entry[0]() is tool else self._remember(tool)
+        key = self._content_key(tool)
         values = self._values
         found = values.get(key)
         if found is not None:
@@ -59,17 +58,17 @@ class ToolMemo:
         return found
 
     def put(self, tool: Any, value: Any) -> None:
-        entry = self._keys.get(id(tool))
-        key = entry[1] if entry is not None and entry[0]() is tool else self._remember(tool)
+        key = self._content_key(tool)
         with self._lock:
-            values = self._values
-            values[key] = value
-            values.move_to_end(key)
-            while len(values) > self.maxsize:
-                values.popitem(last=False)
+            self._keep(self._values, key, value)
 
     def __len__(self) -> int:
         return len(self._values)
+
+    def _content_key(self, tool: Any) -> Hashable:
+        """The content key remembered for this very object, else computed and remembered."""
+        entry = self._keys.get(id(tool))
+        return entry[1] if entry is not None and entry[0]() is tool else self._remember(tool)
 
     def _remember(self, tool: Any) -> Hashable:
         key = self._key(tool)
@@ -82,11 +81,16 @@ class ToolMemo:
                 keys.pop(ident, None)
 
         with self._lock:
-            keys[ident] = (weakref.ref(tool, forget), key)
-            keys.move_to_end(ident)
-            while len(keys) > self.maxsize:
-                keys.popitem(last=False)
+            self._keep(keys, ident, (weakref.ref(tool, forget), key))
         return key
+
+    def _keep(self, lru: OrderedDict[Any, Any], key: Hashable, value: Any) -> None:
+        """Store ``value`` as the most recent entry of ``lru``, dropping the least recent
+        beyond ``maxsize`` (callers hold ``_lock``)."""
+        lru[key] = value
+        lru.move_to_end(key)
+        while len(lru) > self.maxsize:
+            lru.popitem(last=False)
 
 
 class IdentityMemo:
