@@ -3,7 +3,9 @@
 A tool needs no description file: its registered name, description, schemas and
 annotations already make a full definition. A file adds examples and guidance, or
 overrides any field (a file never has to copy a schema). Each definition carries a
-``digest`` of its canonical JSON so clients can cache it and notice when it changes.
+``digest``: the SHA-256 of its RFC 8785 (JCS) canonical JSON, the form tool-manifest
+proposals assume, so a client can cache it, notice when it changes, and recompute it with
+any JCS implementation.
 
 Example:
     ```python
@@ -16,9 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Hashable
 from typing import Any
 
+import rfc8785
 from fastmcp.tools.base import Tool
 
 from .description_file import DescriptionFile
@@ -62,10 +66,40 @@ def full_definition(tool: Tool, file: DescriptionFile | None) -> dict[str, Any]:
 
 
 def digest(definition: dict[str, Any]) -> str:
-    """A content hash of a definition's canonical JSON (sorted keys, compact separators)."""
+    """``sha256:`` and the hex SHA-256 of the definition (``digest`` itself left out) as
+    RFC 8785 canonical JSON (JCS: UTF-16 key order, ECMAScript number forms, UTF-8).
+
+    The canonical form comes from ``rfc8785`` (Trail of Bits), not from ``json.dumps``:
+    number formatting (``1e+21``, ``-0`` as ``0``) and key order by UTF-16 code units are
+    where a hand-written canonicaliser goes wrong. JCS knows only I-JSON values, so two a
+    Python schema may hold are mapped first, as any JSON parser would meet them: an integer
+    beyond 2**53 becomes the double it reads as, and a non-finite float (no JSON form at
+    all) becomes the string ``json.dumps`` would write (``"NaN"``, ``"Infinity"``).
+    """
     body = {k: v for k, v in definition.items() if k != "digest"}
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    try:
+        canonical = rfc8785.dumps(body)
+    except rfc8785.CanonicalizationError:
+        canonical = rfc8785.dumps(_i_json(body))
+    return "sha256:" + hashlib.sha256(canonical).hexdigest()
+
+
+_SAFE_INTEGER = 2**53 - 1
+
+
+def _i_json(value: Any) -> Any:
+    """``value`` with the numbers JCS refuses replaced as ``digest`` says."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return float(value) if abs(value) > _SAFE_INTEGER else value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else json.dumps(value)
+    if isinstance(value, dict):
+        return {k: _i_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_i_json(v) for v in value]
+    return value
 
 
 class Definitions:

@@ -14,7 +14,7 @@ Where a public API exists it is used instead, outside this module: the era of a 
 (``request_context.protocol_version`` against ``mcp_types.version``'s list, in
 ``caller.py``) and the server's transforms (``FastMCP.transforms``, in ``catalog.py``).
 
-Verified on fastmcp 4.1.2 (mcp 2.3.0) and fastmcp-slim 4.2.1 (``VERIFIED_ON``).
+Verified on fastmcp 4.1.2 (mcp 2.3.0) and fastmcp 4.2.3 (``VERIFIED_ON``).
 
 Example:
     ```python
@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-VERIFIED_ON = ("4.1.2", "4.2.1")
+VERIFIED_ON = ("4.1.2", "4.2.3")
 """The FastMCP releases every function here was checked against (contract tests)."""
 
 
@@ -40,7 +40,7 @@ def request_connection(session: Any) -> Any | None:
     Stands in for: nothing public. The SDK's ``Context.connection`` is not what FastMCP
     hands to middleware, and FastMCP exposes no connection. None when a release moves it
     (every caller then counts as one without a connection: anonymous, never widened).
-    Verified on FastMCP 4.1.2 and 4.2.1.
+    Verified on FastMCP 4.1.2 and 4.2.3.
     """
     return getattr(session, "_connection", None)
 
@@ -51,7 +51,7 @@ def stream_outbound(connection: Any) -> Any | None:
 
     Stands in for: nothing public. The attribute is public in the SDK, but that it is one
     object per client stream (and a process-wide singleton on HTTP, so never used there)
-    is undocumented. Verified on FastMCP 4.1.2 and 4.2.1.
+    is undocumented. Verified on FastMCP 4.1.2 and 4.2.3.
     """
     return getattr(connection, "outbound", None)
 
@@ -61,7 +61,7 @@ def is_nested_tool_call() -> bool:
 
     Stands in for: nothing public. Reads FastMCP's private context variable
     ``fastmcp.server.dependencies._client_tool_call`` and ``_is_client_tool_call()``.
-    Verified on FastMCP 4.1.2 and 4.2.1.
+    Verified on FastMCP 4.1.2 and 4.2.3.
     """
     from fastmcp.server.dependencies import _client_tool_call, _is_client_tool_call
 
@@ -74,7 +74,7 @@ def serving_tool_call() -> bool:
     A ``tools/list`` seen then comes from inside a tool (a search transform's catalog), not
     from the client; the hidden listing the SDK runs before a modern HTTP call is not inside.
     Stands in for: nothing public (private ``dependencies._client_tool_call``).
-    Verified on FastMCP 4.1.2 and 4.2.1.
+    Verified on FastMCP 4.1.2 and 4.2.3.
     """
     from fastmcp.server.dependencies import _client_tool_call
 
@@ -87,7 +87,7 @@ def wire_params(ctx: Any | None) -> Mapping[str, Any] | None:
 
     Under a mount FastMCP hands the child its own names; the wire still has the parent's.
     Stands in for: nothing public (``MiddlewareContext.message`` holds the child's names).
-    Verified on FastMCP 4.1.2 and 4.2.1.
+    Verified on FastMCP 4.1.2 and 4.2.3.
     """
     rc = ctx.request_context if ctx is not None else None
     params = getattr(getattr(rc, "_srctx", None), "params", None)
@@ -103,7 +103,7 @@ def every_hook() -> Iterator[None]:
     route to a component (a custom method answered in ``on_request``) runs only
     ``on_message``/``on_request``, so a typed ``on_list_tools`` filter would be skipped
     when a lookup asks the middleware. Stands in for: nothing public.
-    Verified on FastMCP 4.1.2 and 4.2.1.
+    Verified on FastMCP 4.1.2 and 4.2.3.
     """
     from fastmcp.server.middleware.middleware import _dispatch_phase
 
@@ -122,7 +122,7 @@ def on_connection_close(anchor: Any, callback: Callable[[], None], *, marker: st
     connection, and different markers do not shadow each other. False when ``anchor`` is
     not a connection with an exit stack (nothing will ever be called). Uses the SDK
     connection's ``exit_stack`` and ``state``, as FastMCP's own operations do.
-    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.1.
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.3.
     """
     stack = getattr(anchor, "exit_stack", None)
     state = getattr(anchor, "state", None)
@@ -138,7 +138,7 @@ def close_with_connection(anchor: Any, closer: Callable[[], Awaitable[Any]]) -> 
     """Await ``closer()`` when the legacy connection ``anchor`` closes (its async exit
     stack); False when ``anchor`` has none (nothing will ever be awaited).
 
-    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.1.
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.3.
     """
     stack = getattr(anchor, "exit_stack", None)
     push = getattr(stack, "push_async_callback", None)
@@ -154,7 +154,7 @@ def connection_state(anchor: Any) -> dict[str, Any] | None:
     It lives exactly as long as the connection, so what is kept there is released on
     close with nothing to clean up. None when ``anchor`` has no such dict.
     Stands in for: nothing public (``ctx.set_state`` is per request on 2026-07-28).
-    Verified on FastMCP 4.1.2 and 4.2.1.
+    Verified on FastMCP 4.1.2 and 4.2.3.
     """
     state = getattr(anchor, "state", None)
     return state if isinstance(state, dict) else None
@@ -167,7 +167,7 @@ def server_running(server: Any) -> bool:
     The lifespan is reference-counted over connections, so this turns False only when the
     last one (in-memory client, HTTP app) has left. If a FastMCP release drops the
     attribute the answer stays True: a watcher then runs until closed, never stops early.
-    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.1.
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.3.
     """
     return bool(getattr(server, "_lifespan_result_set", True))
 
@@ -179,7 +179,7 @@ def server_info_stamp(server: Any) -> dict[str, Any] | None:
     The SDK stamps it on results it serializes; a middleware that answers a method itself
     (``tools/resolve``) must add it. None when a FastMCP release moves it: the answer then
     goes out without the (display-only) stamp rather than failing.
-    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.1.
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.3.
     """
     stamp = getattr(getattr(server, "_mcp_server", None), "server_info_stamp", None)
     return stamp if isinstance(stamp, dict) else None
@@ -191,7 +191,7 @@ def state_storage(ctx: Any) -> Any:
     ``MemoryStore`` when none was given.
 
     Stands in for: nothing public (``ctx.get_state`` wraps values and scopes keys per
-    session). Verified on FastMCP 4.1.2 and 4.2.1.
+    session). Verified on FastMCP 4.1.2 and 4.2.3.
     """
     ctx.fastmcp._state_store  # noqa: B018  (creates the default MemoryStore on first use)
     return ctx.fastmcp._state_storage
@@ -203,7 +203,7 @@ def cached_methods(middleware: Any) -> frozenset[str]:
     caches (its private ``_<method>_settings``; all three when they cannot be read).
 
     Stands in for: nothing public (the settings are constructor arguments only).
-    Verified on FastMCP 4.1.2 and 4.2.1.
+    Verified on FastMCP 4.1.2 and 4.2.3.
     """
     methods = ("list_tools", "read_resource", "call_tool")
     return frozenset(
@@ -218,7 +218,7 @@ def search_tool_names(transform: Any) -> tuple[str, str]:
 
     Stands in for: the constructor arguments ``search_tool_name`` / ``call_tool_name``,
     which are not kept publicly; ``await transform.list_tools([])`` would answer too, but
-    builds two tools per request. Verified on FastMCP 4.1.2 and 4.2.1.
+    builds two tools per request. Verified on FastMCP 4.1.2 and 4.2.3.
     """
     return (transform._search_tool_name, transform._call_tool_name)
 
@@ -229,7 +229,7 @@ def kept_on(obj: Any, key: str) -> Any:
 
     Relies on FastMCP's ``Context`` and ``LocalProvider`` accepting attributes they do not
     declare (plain classes, no ``__slots__``). Stands in for: nothing public.
-    Verified on FastMCP 4.1.2 and 4.2.1.
+    Verified on FastMCP 4.1.2 and 4.2.3.
     """
     return getattr(obj, key, None)
 
@@ -251,7 +251,7 @@ def local_tool_providers(server: Any) -> tuple[list[Any], int]:
     public ``providers`` list and ``FastMCPProvider.server``; a provider of any other kind
     (proxy, OpenAPI, file system, a subclass with its own lookup) makes the answer "not
     only local", and its lookups are left entirely to FastMCP. Here because it picks the
-    providers ``replace_tool_getter`` may patch. Verified on FastMCP 4.1.2 and 4.2.1.
+    providers ``replace_tool_getter`` may patch. Verified on FastMCP 4.1.2 and 4.2.3.
     """
     from fastmcp.server.providers.fastmcp_provider import FastMCPProvider
     from fastmcp.server.providers.local_provider import LocalProvider
@@ -324,7 +324,7 @@ def tool_components(provider: Any) -> tuple[tuple[int, int], list[Any]]:
     FastMCP's own reads and writes go through unchanged), so an index built from it can be
     kept until the token moves: any add, replace or removal moves it, and so does a new
     dict assigned in its place. Stands in for: ``await provider.list_tools()``, which
-    copies every component and says nothing about change. Verified on FastMCP 4.1.2 and 4.2.1.
+    copies every component and says nothing about change. Verified on FastMCP 4.1.2 and 4.2.3.
     """
     components = provider._components
     if type(components) is not _TrackedComponents:
@@ -335,7 +335,7 @@ def tool_components(provider: Any) -> tuple[tuple[int, int], list[Any]]:
 
 def components_token(provider: Any) -> tuple[int, int] | None:
     """The token ``tool_components`` last handed out for ``provider``, if still current
-    (private ``_components``). Verified on FastMCP 4.1.2 and 4.2.1."""
+    (private ``_components``). Verified on FastMCP 4.1.2 and 4.2.3."""
     components = provider._components
     if type(components) is not _TrackedComponents:
         return None
@@ -352,7 +352,7 @@ def replace_tool_getter(provider: Any, make: Callable[[Any], Any]) -> None:
     answer exactly as the original (the public ``Provider.get_tool`` calls the private
     ``self._get_tool``, FastMCP's documented override point for providers).
     Stands in for: nothing public (a name lookup is a scan of every component).
-    Verified on FastMCP 4.1.2 and 4.2.1.
+    Verified on FastMCP 4.1.2 and 4.2.3.
     """
     if kept_on(provider, _PATCHED_MARK):
         return
@@ -367,7 +367,7 @@ def local_component(provider: Any, key: str) -> Any | None:
     while it is still the one registered: a tool the user added later under the same name
     is never taken out.
     Stands in for: nothing public (the provider's lookups are async and apply transforms).
-    Verified on FastMCP 4.1.2 and 4.2.1.
+    Verified on FastMCP 4.1.2 and 4.2.3.
     """
     components = getattr(provider, "_components", None)
     return components.get(key) if isinstance(components, dict) else None
@@ -392,7 +392,7 @@ def run_provider_lookups_in_line(active: Callable[[], bool]) -> None:
     ``gather`` runs, untouched. Installed once per process, idempotent.
     Stands in for: nothing public (FastMCP has no batch lookup). Replaces the module global
     ``gather`` that ``fastmcp.server.providers.aggregate`` imports.
-    Verified on FastMCP 4.1.2 and 4.2.1.
+    Verified on FastMCP 4.1.2 and 4.2.3.
     """
     from fastmcp.server.providers import aggregate
 
@@ -425,7 +425,7 @@ def default_title(name: str) -> str:
 
     Mirrors the private ``fastmcp.tools.base._default_title`` (not imported: a private
     function may go without notice; the contract test compares the two by behaviour).
-    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.1.
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.3.
     """
     return name.replace("_", " ").replace("-", " ").title()
 
@@ -437,7 +437,7 @@ def stdio_session_ended(transport: Any) -> bool:
     Reads ``_connect_task`` (the task owning the process) and ``_is_session_dead()``, what
     FastMCP itself checks before silently starting a new process; the proxy reports the
     death instead. False when the transport never started or was disconnected.
-    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.1.
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.3.
     """
     task = getattr(transport, "_connect_task", None)
     if task is None:
@@ -450,7 +450,7 @@ def send_stderr_to(transport: Any, writer: Any) -> None:
 
     ``log_file`` is a public constructor argument; that the transport reads the attribute
     again at each connect (so it can change between starts) is undocumented.
-    Verified on FastMCP 4.1.2 and 4.2.1.
+    Verified on FastMCP 4.1.2 and 4.2.3.
     """
     transport.log_file = writer
 
@@ -460,7 +460,7 @@ def connect_with_mode(client: Any, mode: str) -> None:
     version) when it connects.
 
     ``mode`` is a public constructor argument; that ``ProxyClient.new()`` copies carry it
-    as an attribute read at connect time is undocumented. Verified on FastMCP 4.1.2 and 4.2.1.
+    as an attribute read at connect time is undocumented. Verified on FastMCP 4.1.2 and 4.2.3.
     """
     client.mode = mode
 
@@ -473,7 +473,7 @@ reason. Stands in for: nothing public (the error is a plain ``RuntimeError``).""
 def connect_failure(error: BaseException) -> str | None:
     """Why FastMCP's client could not connect, when ``error`` is that failure.
 
-    Matches FastMCP's message text (``CONNECT_FAILED``). Verified on FastMCP 4.1.2 and 4.2.1.
+    Matches FastMCP's message text (``CONNECT_FAILED``). Verified on FastMCP 4.1.2 and 4.2.3.
     """
     text = str(error)
     return text.rsplit(CONNECT_FAILED, 1)[-1] if CONNECT_FAILED in text else None

@@ -492,7 +492,7 @@ LISTED_FIELDS = {
     "name", "version", "title", "description", "icons", "tags", "meta", "task_config",
     "return_type", "parameters", "output_schema", "annotations", "execution", "auth", "timeout",
 }
-"""The fields of FastMCP's ``Tool`` the listing memo knows (verified on 4.1.2 and 4.2.1)."""
+"""The fields of FastMCP's ``Tool`` the listing memo knows (verified on 4.1.2 and 4.2.3)."""
 
 
 def test_tool_fields_the_listing_copies() -> None:
