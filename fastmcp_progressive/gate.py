@@ -8,8 +8,8 @@ Every rule about who is gated lives here, in the order it is applied:
 4. a client at the ``full`` level (compatibility mode) runs;
 5. a caller the server cannot follow from one call to the next (no identity, or a session
    whose first real request is this call) is handled by the ``anonymous`` policy:
-   ``"full"`` runs it, ``"validate"`` runs it when its arguments fit the tool's full
-   input schema and otherwise answers the teaching refusal with the problem found,
+   ``"full"`` runs it, ``"validate"`` runs it when its arguments fit the tool (as FastMCP's
+   own validation judges them) and otherwise answers the teaching refusal with the problem found,
    ``"shared"`` gates it under one grant set common to all such callers;
 6. everyone else runs a tool they were granted; a tool not granted answers the teaching
    refusal (which grants it); an unknown tool is left to FastMCP's own answer, a pinned
@@ -51,9 +51,10 @@ logger = logging.getLogger("fastmcp_progressive")
 ANONYMOUS_POLICIES: tuple[AnonymousPolicy, ...] = get_args(AnonymousPolicy)
 
 Outcome = Literal["run", "run_checked", "refuse", "store_unavailable", "unknown"]
-"""``run``: the call goes on; ``run_checked``: it goes on because its arguments fit the full
-schema (an unfollowable caller); ``refuse``: the teaching refusal; ``store_unavailable``:
-the grant store failed and fails closed; ``unknown``: FastMCP answers the unknown tool."""
+"""``run``: the call goes on; ``run_checked``: it goes on because FastMCP's own validation
+accepts its arguments (an unfollowable caller); ``refuse``: the teaching refusal;
+``store_unavailable``: the grant store failed and fails closed; ``unknown``: FastMCP
+answers the unknown tool."""
 
 PROCEEDS: frozenset[Outcome] = frozenset({"run", "run_checked", "unknown"})
 """Outcomes after which the call is handed on to FastMCP."""
@@ -191,17 +192,18 @@ class Gate:
         return Verdict("refuse", definition=definition)
 
     async def _checked(self, call: GateCall, site: CallSite) -> Verdict:
-        """An unfollowable caller's call: it runs when its arguments fit the tool's full
-        input schema; otherwise the teaching refusal says what does not fit."""
+        """An unfollowable caller's call: it runs when FastMCP's own validation would accept
+        its arguments (``validation.py``); otherwise the teaching refusal says what does not
+        fit."""
         tool = call.hashed if call.hashed is not None else await site.tool(call.name)
         if tool is None:
             return UNKNOWN
-        definition, _ = self.definitions.for_tool(tool)
-        problem = self.checker.problem(definition, call.arguments)
+        problem = self.checker.problem(tool, call.arguments)
         if problem is None:
             return RUN_CHECKED  # pinned or not, it runs: the pin is asked only to refuse
         if site.pinned(tool):
             return RUN
+        definition, _ = self.definitions.for_tool(tool)
         return Verdict("refuse", definition=definition, problem=problem)
 
     # -- grants -----------------------------------------------------------------------

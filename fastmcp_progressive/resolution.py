@@ -20,9 +20,9 @@ The server's rules, in the order they are applied:
 2. ``name`` must name a tool this caller may see (``catalog.py``) that is resolvable (a
    ``resolution`` rule in its file, or a hook); unknown, hidden and unmarked tools all
    get the same ``-32602``, so an answer never reveals a tool the caller cannot see;
-3. ``arguments`` must validate against the tool's full input schema, the one a read of
-   its description serves (``-32602`` with the validation message, ``validation.py``);
-   nothing is defaulted or normalised;
+3. ``arguments`` must be accepted by the tool as FastMCP's own validation of a call
+   would accept them (``-32602`` with the validation message, ``validation.py``); rules
+   and hooks see the arguments as sent, nothing defaulted or normalised;
 4. a hook, else the first matching rule, else the static annotations give the hints; a
    result that breaks the bound (``rules.violations``) is refused with ``-32603`` and
    logged, never answered;
@@ -216,10 +216,9 @@ class ToolResolution:
         return file is not None and bool(file.resolution)
 
     def _validate(self, tool: Tool, arguments: dict[str, Any]) -> None:
-        """Arguments checked against the tool's full ``inputSchema``: the one a read of its
-        description serves, and the one calls of callers without grants are checked against."""
-        definition, _ = self.definitions.for_tool(tool)
-        problem = self.checker.problem(definition, arguments)
+        """Arguments checked as FastMCP's own validation of a call would check them, the
+        check calls of callers without grants get (``validation.py``)."""
+        problem = self.checker.problem(tool, arguments)
         if problem is not None:
             raise MCPError(code=INVALID_PARAMS,
                            message=f"Invalid arguments for tool {_echo(tool.name)}: {problem}")

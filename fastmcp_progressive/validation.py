@@ -1,107 +1,153 @@
-"""Checking a call's arguments against the tool's full input schema.
+"""Checking a call's arguments the way FastMCP itself will, before the call is let through.
 
 Some callers cannot be followed from one request to the next (2026-07-28 HTTP without
 auth, ``stateless_http=True``, hosts that open a new session per tool call), so no grant
-can be kept for them. What their call shows is all there is: arguments that satisfy the
-tool's full ``inputSchema`` (the one a read of the descriptions serves, ``$ref`` inlined)
-prove the model already knows how to call the tool, and the call runs; anything else
-gets the teaching refusal, which carries the definition and the first problem found.
+can be kept for them. What their call shows is all there is: arguments the tool accepts
+prove the model already knows how to call it, and the call runs; anything else gets the
+teaching refusal, which carries the definition and the first problems found.
 
-Compiled validators are kept per definition digest in a bounded LRU, so a schema is
-checked and compiled once per change, not once per call.
+"Accepts" means exactly what FastMCP's own validation of the call accepts, and costs what
+it costs. A local function tool is checked with the validator FastMCP builds for it
+(``fastmcp_internals.argument_validator``: pydantic-core, linear-time Rust regexes, the
+server's ``strict_input_validation``, the lax coercions it allows such as ``"5"`` for an
+``int``), so no argument and no schema an author writes can make the check slower than
+the call itself; a pure-Python JSON Schema validator on the event loop could (quadratic
+``uniqueItems``, backtracking ``pattern``: seconds of a stalled server per request).
+A tool FastMCP does not validate itself (proxied, mounted, transformed) is checked by
+argument names only: every ``required`` name sent, and no undeclared name where the
+schema says ``additionalProperties: false``; its server judges the values, as it would
+for any caller.
+
+Validators are built once per tool function and kept in a bounded LRU.
 
 Example:
     ```python
     checker = ArgumentChecker()
-    checker.problem(definition, {"a": 1})  # "'b' is a required property" (or None when valid)
+    checker.problem(tool, {"a": 1})  # "arguments: 'b' is a required property" (None: fits)
     ```
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from cachetools import LRUCache
-from jsonschema import exceptions as schema_errors
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
+from fastmcp.tools.base import Tool
+from pydantic import ValidationError
+
+from .fastmcp_internals import argument_validator
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_VALIDATORS = 1024
 MAX_PROBLEM_CHARS = 300
 MAX_PROBLEMS = 3
-MAX_ERRORS_SEEN = 50
-"""Errors looked at per call, so a huge wrong argument costs a bounded amount of work."""
-_UNUSABLE = object()
-"""Cached in place of a validator when a tool's schema cannot be compiled."""
+_MAX_NAME_CHARS = 64
+_UNUSABLE: Callable[[Any], None] = lambda arguments: None  # noqa: E731
+"""Kept in place of a validator FastMCP's own could not be mirrored for: names only."""
+
+Validate = Callable[[Any], None]
 
 
 class ArgumentChecker:
-    """Validates call arguments against full definitions; compiled validators in an LRU."""
+    """Checks call arguments as FastMCP will; validators kept per tool function in an LRU."""
 
     def __init__(self, max_validators: int = DEFAULT_VALIDATORS) -> None:
         if max_validators < 1:
             raise ValueError("max_validators must be at least 1")
-        self._validators: LRUCache[str, Any] = LRUCache(maxsize=max_validators)
+        self._validators: LRUCache[Any, Validate | None] = LRUCache(maxsize=max_validators)
 
-    def problem(self, definition: Mapping[str, Any], arguments: Any) -> str | None:
-        """Why ``arguments`` do not fit the definition's ``inputSchema`` (up to three
-        reasons, most relevant first, at most ``MAX_PROBLEM_CHARS`` characters).
+    def problem(self, tool: Tool, arguments: Any) -> str | None:
+        """Why ``tool`` would refuse ``arguments`` (up to three reasons, at most
+        ``MAX_PROBLEM_CHARS`` characters), or None when they fit.
 
-        None when they fit, and also when the schema itself is unusable (logged once per
-        definition): a broken schema must not lock every caller out of the tool.
+        A tool whose validator cannot be built or fails on its own (not on the arguments)
+        is checked by names only: a broken tool must not lock every caller out.
         """
-        validator = self._validator(definition)
-        if validator is None:
-            return None
-        arguments = arguments or {}
-        if validator.is_valid(arguments):
-            return None
-        found = list(itertools.islice(validator.iter_errors(arguments), MAX_ERRORS_SEEN))
-        best = schema_errors.best_match(found)
-        if best is None:
-            return None
-        errors = [best, *(error for error in found if error is not best)]
-        text = "; ".join(_describe(error) for error in errors[:MAX_PROBLEMS])
-        if len(text) > MAX_PROBLEM_CHARS:
-            text = text[: MAX_PROBLEM_CHARS - 3] + "..."
-        return text
+        arguments = {} if arguments is None else arguments
+        validate = self._validator(tool)
+        if validate is not None and validate is not _UNUSABLE:
+            try:
+                validate(arguments)
+                return None
+            except ValidationError as exc:
+                return _clip("; ".join(_describe(error) for error in
+                                       exc.errors(include_url=False, include_input=False,
+                                                  include_context=False)[:MAX_PROBLEMS]))
+            except Exception as exc:  # a validator that breaks: never a reason to refuse
+                logger.warning("the arguments of tool %r could not be checked (%s); checking "
+                               "argument names only", tool.name, type(exc).__name__)
+        return _names_problem(tool.parameters, arguments)
 
     def __len__(self) -> int:
         return len(self._validators)
 
-    def _validator(self, definition: Mapping[str, Any]) -> Validator | None:
-        key = str(definition.get("digest") or id(definition))
-        found = self._validators.get(key)
-        if found is None:
-            found = _compile(definition)
-            self._validators[key] = found
-        return None if found is _UNUSABLE else found
+    def _validator(self, tool: Tool) -> Validate | None:
+        fn = getattr(tool, "fn", None)
+        if fn is None:
+            return None  # not a function tool: FastMCP does not validate it here
+        try:
+            if fn in self._validators:
+                return self._validators[fn]
+        except TypeError:  # an unhashable callable: built each time, never kept
+            return _build(tool)
+        found = self._validators[fn] = _build(tool)
+        return found
 
 
-def _compile(definition: Mapping[str, Any]) -> Any:
-    schema = definition.get("inputSchema")
-    if not isinstance(schema, dict):
-        return _UNUSABLE
+def _build(tool: Tool) -> Validate | None:
     try:
-        cls = validator_for(schema)
-        cls.check_schema(schema)
-        return cls(schema)
-    except Exception as exc:  # a schema jsonschema cannot use: never a reason to refuse
-        logger.warning(
-            "the inputSchema of tool %r cannot be used to check arguments (%s); calls "
-            "from callers the server cannot follow pass unchecked",
-            definition.get("name"),
-            type(exc).__name__,
-        )
+        return argument_validator(tool)
+    except Exception as exc:  # FastMCP itself will say what is wrong with the tool
+        logger.warning("tool %r: FastMCP's argument validation could not be mirrored (%s); "
+                       "checking argument names only", tool.name, type(exc).__name__)
         return _UNUSABLE
 
 
-def _describe(error: schema_errors.ValidationError) -> str:
-    path = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    where = f"arguments{path}" if path else "arguments"
-    return f"{where}: {error.message}"
+def _names_problem(schema: Any, arguments: Any) -> str | None:
+    """The names-only check: O(number of arguments), whatever the schema."""
+    if not isinstance(arguments, Mapping):
+        return "arguments: must be an object"
+    if not isinstance(schema, Mapping):
+        return None
+    problems: list[str] = []
+    required = schema.get("required")
+    if isinstance(required, list):
+        problems += [f"arguments: {_name(n)} is a required property"
+                     for n in required if isinstance(n, str) and n not in arguments]
+    properties = schema.get("properties")
+    if schema.get("additionalProperties") is False and isinstance(properties, Mapping):
+        problems += [f"arguments: additional property {_name(n)} is not allowed"
+                     for n in arguments if n not in properties]
+    return _clip("; ".join(problems[:MAX_PROBLEMS])) if problems else None
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    loc = [part for part in error.get("loc", ()) if part != "__root__"]
+    kind = error.get("type")
+    if kind in ("missing_argument", "missing") and loc:
+        *parents, name = loc
+        return f"{_where(parents)}: {_name(name)} is a required property"
+    if kind == "unexpected_keyword_argument" and loc:
+        *parents, name = loc
+        return f"{_where(parents)}: additional property {_name(name)} is not allowed"
+    return f"{_where(loc)}: {error.get('msg', 'invalid')}"
+
+
+def _where(loc: list[Any]) -> str:
+    return "arguments" + "".join(
+        f"[{part}]" if isinstance(part, int) else f".{_cut(str(part))}" for part in loc)
+
+
+def _name(name: Any) -> str:
+    return repr(_cut(str(name)))
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _MAX_NAME_CHARS else text[:_MAX_NAME_CHARS] + "..."
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_PROBLEM_CHARS else text[: MAX_PROBLEM_CHARS - 3] + "..."

@@ -457,6 +457,47 @@ def test_default_title(name: str) -> None:
         "default_title")
 
 
+def _with_context(n: int, ctx: Context, flag: bool = False) -> int:
+    raise AssertionError("the body must never run")
+
+
+async def test_argument_validator() -> None:
+    """The mirror of ``FunctionTool.run``'s validation refuses what FastMCP refuses, accepts
+    what it accepts (context parameters left out), never runs the body, and yields to
+    ``strict_input_validation``."""
+    from pydantic import ValidationError
+
+    what = ("FunctionTool.run's argument validation (function_tool._wrap_body_errors, "
+            "_strict_input_validation, _validate_input, dependencies."
+            "without_injected_parameters)")
+    tool = FunctionTool.from_function(_with_context)
+    validate = internals.argument_validator(tool)
+    assert validate is not None, moved(what, "argument_validator")
+    validate({"n": "5"})  # lax, as FastMCP outside strict mode
+    validate({"n": 5, "flag": True})
+    for bad in ({}, {"n": "five"}, {"n": 1, "ctx": 1}):
+        with pytest.raises(ValidationError):
+            validate(bad)
+    with pytest.raises(Exception, match="valid integer"):  # FastMCP's own run refuses too
+        await tool.run({"n": "five"})
+    server = FastMCP("strict", strict_input_validation=True)
+    server.add_tool(tool)
+    refused: list[str] = []
+
+    @server.tool
+    def probe(ctx: Context) -> str:
+        try:
+            validate({"n": "5"})
+        except ValidationError:
+            refused.append("strict")
+        return "ok"
+
+    async with Client(server) as client:
+        await client.call_tool("probe", {})
+    assert refused == ["strict"], moved(what, "argument_validator")
+    assert internals.argument_validator(Tool(name="custom", parameters={})) is None
+
+
 async def test_listing_reuses_a_listed_tools_wire_form() -> None:
     """``ListedTool`` keeps its wire form for what FastMCP's listing passes to
     ``to_mcp_tool`` (4.1: the name; 4.2: the name and output schema); were FastMCP to pass

@@ -1,0 +1,105 @@
+"""What hostile input costs: the attacks of issue 21, plain FastMCP against ours.
+
+Each row is one attack, timed end to end by a real in-memory ``fastmcp.Client`` on the
+2026-07-28 protocol without auth (the caller the server cannot follow, whose arguments are
+checked), plain FastMCP and ours side by side, best of ``--repeat`` runs:
+
+- ``unique-items``: a ``set[str]`` tool called with 14,000 strings and one int;
+- ``backtracking-pattern``: a 27-character string against ``pattern`` ``^(\\w+\\s?)*$``;
+- each also through ``tools/resolve`` (ours only: plain FastMCP has no such method).
+
+The target: ours within a few milliseconds of plain FastMCP (the check is FastMCP's own
+validation). Before issue 21 these took 4.2 s and 6.7 s on the benchmark machine.
+
+    python -m benchmarks.hostile_bench            # prints JSON
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import time
+from typing import Annotated, Any
+
+from fastmcp import Client, FastMCP
+from pydantic import Field, TypeAdapter
+
+from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings
+from fastmcp_progressive.client import ResolveToolParams, ResolveToolRequest, tool_resolution
+
+from .quiet import quiet_logs
+
+RAW = TypeAdapter(dict[str, Any])
+ATTACKS: dict[str, tuple[str, dict[str, Any]]] = {
+    "unique-items": ("tags", {"labels": [f"s{i}" for i in range(14_000)] + [1]}),
+    "backtracking-pattern": ("words", {"text": "a" * 26 + "!"}),
+}
+
+
+def attacked(progressive: bool) -> FastMCP:
+    """The two tools the attacks aim at, plain or with ours (each resolvable by a hook)."""
+    mcp = FastMCP("attacked")
+
+    @mcp.tool
+    def tags(labels: set[str]) -> int:
+        """Count distinct labels."""
+        return len(labels)
+
+    @mcp.tool
+    def words(text: Annotated[str, Field(pattern=r"^(\w+\s?)*$")]) -> int:
+        """Count words."""
+        return len(text.split())
+
+    if progressive:
+        hooks = {name: (lambda args: None) for name in ("tags", "words")}
+        mcp.add_middleware(ProgressiveDisclosure(
+            resolution=ResolutionSettings(resolvers=hooks)))
+    return mcp
+
+
+async def _best(run: Any, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        await run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+async def _attack(name: str, arguments: dict[str, Any], repeat: int) -> dict[str, float]:
+    row: dict[str, float] = {}
+    for label, progressive in (("plain_call_s", False), ("ours_call_s", True)):
+        async with Client(attacked(progressive), extensions=[tool_resolution()]) as client:
+            async def call() -> None:
+                await client.call_tool_mcp(name, arguments)
+
+            async def resolve() -> None:
+                request = ResolveToolRequest(params=ResolveToolParams.model_construct(
+                    name=name, arguments=arguments))
+                with contextlib.suppress(Exception):  # the refusal is the expected answer
+                    await client.session.send_request(request, RAW)
+
+            row[label] = await _best(call, repeat)
+            if progressive:
+                row["ours_resolve_s"] = await _best(resolve, repeat)
+    return {k: round(v, 4) for k, v in row.items()}
+
+
+async def measure(repeat: int) -> dict[str, Any]:
+    """Seconds per attack: plain call, our call, our ``tools/resolve``."""
+    return {attack: await _attack(name, arguments, repeat)
+            for attack, (name, arguments) in ATTACKS.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    quiet_logs()
+    print(json.dumps({"attacks": asyncio.run(measure(args.repeat))}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,178 @@
+"""The argument-fit check costs what FastMCP's own validation costs, whatever the input (#21).
+
+A caller the server cannot follow (2026-07-28 HTTP without auth) is judged by its call's
+arguments alone. The check used to run pure-Python ``jsonschema`` on the event loop, so one
+unauthenticated call stalled every client for seconds: ``uniqueItems`` of a ``set[str]`` is
+quadratic there, a ``pattern`` like ``^(\\w+\\s?)*$`` backtracks exponentially. It now asks
+the validator FastMCP itself runs (pydantic-core: linear, Rust regexes), so the same call
+costs what plain FastMCP costs (``benchmarks/hostile_bench.py`` times it).
+
+Each attack below stalled the loop 4-11 s on the old code; the tests measure the loop's
+longest stall while the attack is served (a heartbeat task), against a generous bound.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+import anyio
+import pytest
+from fastmcp import FastMCP
+from fastmcp.server import create_proxy
+from fastmcp.tools.base import Tool
+from pydantic import Field
+
+from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings
+from fastmcp_progressive.validation import ArgumentChecker
+from tests.conftest import connect, serve_http
+from tests.test_resolution import opened, resolve_error
+
+STALL_BOUND = 1.0
+"""Seconds the loop may go without a heartbeat: generous (a fixed check stalls it for
+milliseconds; the old one for 4-11 s)."""
+
+WORDS_PATTERN = r"^(\w+\s?)*$"
+ATTACKS: dict[str, tuple[str, dict[str, Any]]] = {
+    "unique-items": ("tags", {"labels": [f"s{i}" for i in range(14_000)] + [1]}),
+    "backtracking-pattern": ("words", {"text": "a" * 26 + "!"}),
+}
+
+
+def attack_server(*, progressive: bool = True, **options: Any) -> FastMCP:
+    mcp = FastMCP("attacked")
+
+    @mcp.tool
+    def tags(labels: set[str]) -> int:
+        """Count distinct labels."""
+        return len(labels)
+
+    @mcp.tool
+    def words(text: Annotated[str, Field(pattern=WORDS_PATTERN)]) -> int:
+        """Count words."""
+        return len(text.split())
+
+    @mcp.tool
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    if progressive:
+        mcp.add_middleware(ProgressiveDisclosure(**options))
+    return mcp
+
+
+class Heartbeat:
+    """The event loop's longest stall while running: a task ticking every 5 ms."""
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Heartbeat]:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._beat)
+            try:
+                yield self
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def _beat(self) -> None:
+        last = time.monotonic()
+        while True:
+            await anyio.sleep(0.005)
+            now = time.monotonic()
+            self.longest = max(self.longest, now - last)
+            last = now
+
+
+@pytest.mark.parametrize("attack", list(ATTACKS))
+async def test_an_attack_call_never_stalls_the_server(attack: str) -> None:
+    name, arguments = ATTACKS[attack]
+    async with serve_http(attack_server()) as url, connect(url, "modern") as attacker, \
+            connect(url, "modern") as other:
+        assert (await other.call_tool("echo", {"text": "warm"})).data == "warm"
+        async with Heartbeat().running() as heart, anyio.create_task_group() as tg:
+            answers: list[Any] = []
+
+            async def other_calls() -> None:
+                answers.append((await other.call_tool("echo", {"text": "hi"})).data)
+
+            tg.start_soon(other_calls)
+            result = await attacker.call_tool(name, arguments, raise_on_error=False)
+        assert heart.longest < STALL_BOUND, f"the event loop stalled {heart.longest:.2f}s"
+        assert answers == ["hi"]
+    error = result.structured_content["error"]  # the teaching refusal, with the problem
+    assert error["code"] == "TOOL_DESCRIPTION_REQUIRED"
+    assert error["invalid_arguments"].startswith("arguments.")
+
+
+@pytest.mark.parametrize("attack", list(ATTACKS))
+async def test_an_attack_on_tools_resolve_never_stalls_the_server(attack: str) -> None:
+    name, arguments = ATTACKS[attack]
+    hooks = {name: lambda args: None}  # resolvable through a hook
+    server = attack_server(resolution=ResolutionSettings(resolvers=hooks))
+    async with opened(server, "modern") as client, Heartbeat().running() as heart:
+        error = await resolve_error(client, name, arguments)
+    assert heart.longest < STALL_BOUND, f"the event loop stalled {heart.longest:.2f}s"
+    assert error.error.code == -32602 and "arguments." in error.error.message
+
+
+async def test_the_check_accepts_what_fastmcp_accepts() -> None:
+    """Same semantics as FastMCP's validation: its lax coercions pass, a set's JSON list
+    passes, what FastMCP refuses is refused with the place named."""
+    checker = ArgumentChecker()
+    mcp = attack_server()
+    tags = await mcp.get_tool("tags")
+    words = await mcp.get_tool("words")
+    assert tags is not None and words is not None
+    assert checker.problem(tags, {"labels": ["a", "a", "b"]}) is None
+    assert checker.problem(words, {"text": "two words"}) is None
+    add = Tool.from_function(_add)
+    assert checker.problem(add, {"a": "5", "b": 2}) is None  # FastMCP's lax "5" -> 5
+    assert checker.problem(add, {"a": 1}) == "arguments: 'b' is a required property"
+    assert checker.problem(add, {"a": 1, "b": 2, "c": 3}) == (
+        "arguments: additional property 'c' is not allowed")
+    assert checker.problem(add, {"a": 1, "b": "two"}).startswith("arguments.b: Input should")
+    assert len(checker) == 3
+
+
+def _add(a: int, b: int) -> int:
+    return a + b
+
+
+async def test_a_tool_fastmcp_does_not_validate_is_checked_by_names_only() -> None:
+    """A proxied tool's values are its upstream's to judge: the check looks at names only,
+    in time linear in the arguments, whatever the upstream's schema says."""
+    upstream = attack_server(progressive=False)
+    proxy = create_proxy(upstream)
+    tool = await proxy.get_tool("words")
+    assert tool is not None and getattr(tool, "fn", None) is None
+    checker = ArgumentChecker()
+    assert checker.problem(tool, {"text": "a" * 10_000 + "!"}) is None  # upstream judges
+    assert checker.problem(tool, {}) == "arguments: 'text' is a required property"
+    assert checker.problem(tool, {"text": "x", "y": 1}) == (
+        "arguments: additional property 'y' is not allowed")
+    assert checker.problem(tool, ["x"]) == "arguments: must be an object"
+
+
+def test_problems_are_bounded_and_the_validators_kept_are_bounded() -> None:
+    checker = ArgumentChecker(max_validators=2)
+    tools = [Tool.from_function(f) for f in (_add, _many, _add2)]
+    for tool in tools:
+        assert checker.problem(tool, {}) is not None
+    assert len(checker) == 2
+    long = checker.problem(tools[1], {"items": [1, "x" * 1000] * 50})
+    assert long is not None and long.startswith("arguments.items[1]:") and len(long) <= 300
+    with pytest.raises(ValueError):
+        ArgumentChecker(max_validators=0)
+
+
+def _many(items: list[int]) -> int:
+    return len(items)
+
+
+def _add2(a: int, b: int) -> int:
+    return a + b
