@@ -16,7 +16,8 @@ Settings are grouped (``settings.py``), e.g.
 from .compat import ClientDescription, Mode, ModeResolver
 from .description_file import DescriptionFile, Example
 from .grants import KeyValue
-from .hosts import HOST_PROFILES, ClientLevel, HostProfile
+from .groups import GROUPING_EXTENSION_ID, GROUPS_META_KEY, Group
+from .hosts import HOST_PROFILES, HOST_TOOL_CAPS, ClientLevel, HostCap, HostProfile
 from .middleware import ProgressiveDisclosure
 from .payloads import (
     DESCRIPTIONS_URI,
@@ -44,7 +45,10 @@ __all__ = [
     "DESCRIPTIONS_URI",
     "EXTENSION_ID",
     "GRANT_STORE_UNAVAILABLE",
+    "GROUPING_EXTENSION_ID",
+    "GROUPS_META_KEY",
     "HOST_PROFILES",
+    "HOST_TOOL_CAPS",
     "MISSING_TOOL_SELECTION",
     "QUERY_TOO_LONG",
     "TOOL_DESCRIPTION_REQUIRED",
@@ -57,6 +61,8 @@ __all__ = [
     "DescriptionFile",
     "Example",
     "GrantSettings",
+    "Group",
+    "HostCap",
     "HostProfile",
     "KeyValue",
     "ListingLevel",

@@ -37,28 +37,79 @@ def bridge_tool(name: str, answer: Answer | None = None) -> Tool:
     before it reaches the tool, and the tool's own body answers the same way otherwise.
     """
 
-    async def describe_tools(tools: list[str]) -> ToolResult:
+    async def describe_tools(tools: list[str], groups: list[str] = []) -> ToolResult:  # noqa: B006
         if answer is None:
             return ToolResult(content=[])
-        return await answer(get_context(), {"tools": tools})
+        arguments: dict[str, Any] = {"tools": tools}
+        if groups:
+            arguments["groups"] = groups
+        return await answer(get_context(), arguments)
 
     return Tool.from_function(
         describe_tools,
         name=name,
+        description=BRIDGE_DESCRIPTION,
+        output_schema=None,
+    )
+
+
+BRIDGE_DESCRIPTION = (
+    "Get the full definitions (parameters, examples) of the tools you chose; "
+    f"call before a tool's first use. Same as reading {DESCRIPTIONS_URI}?tools=..."
+)
+
+
+def bridge_description_with_groups(lines: list[str], dispatch: str | None) -> str:
+    """The bridge's description in a capped listing: it names every group the caller may
+    see (``lines``: ``name: summary``), since most tools are not listed by name."""
+    call = (f", then call it by name, or through {dispatch}(name, arguments) when it "
+            "is not listed" if dispatch else ", then call it by name")
+    return (
+        "Only some tools are listed. More are in these groups: describe_tools(groups=[...]) "
+        "lists a group's tools, one line each; describe_tools(tools=[...]) gives a tool's "
+        f"full definition{call}.\nGroups:\n" + "\n".join(lines)
+    )
+
+
+DISPATCH_TOOL_NAME = "call_tool"
+
+
+DispatchAnswer = Callable[[Context, dict[str, Any] | None], Awaitable[ToolResult]]
+
+
+def dispatch_tool(name: str, answer: DispatchAnswer | None = None) -> Tool:
+    """The dispatch bridge of a capped listing: calls any tool the caller may see by name.
+
+    Listed only when a listing is capped (``ListingSettings(max_tools=...)``); the
+    middleware answers it by running the named tool through FastMCP's own ``call_tool``
+    (middleware, the gate, visibility, auth and logs see the real tool's name).
+    """
+
+    async def call_tool(name: str, arguments: dict[str, Any] = {}) -> ToolResult:  # noqa: B006
+        if answer is None:
+            return ToolResult(content=[])
+        return await answer(get_context(), {"name": name, "arguments": arguments})
+
+    return Tool.from_function(
+        call_tool,
+        name=name,
         description=(
-            "Get the full definitions (parameters, examples) of the tools you chose; "
-            f"call before a tool's first use. Same as reading {DESCRIPTIONS_URI}?tools=..."
+            "Call a tool of this server that is not listed, by its name, with the "
+            "arguments its definition (describe_tools) gives."
         ),
         output_schema=None,
     )
 
 
-def requested_names(arguments: dict[str, Any] | None) -> list[str] | None:
-    """The tool names a bridge call asks for; None when ``tools`` is not a list or a string.
+def requested_names(arguments: dict[str, Any] | None, key: str = "tools") -> list[str] | None:
+    """The tool (``key="groups"``: group) names a bridge call asks for; None when the value
+    is not a non-empty list or a string.
 
     A string is split on commas, so ``"a,b"`` works like ``["a", "b"]``.
     """
-    value = (arguments or {}).get("tools")
+    value = (arguments or {}).get(key)
+    if isinstance(value, list) and not value:
+        return None
     if isinstance(value, str):
         return value.split(",")
     if isinstance(value, list) and all(isinstance(v, str) for v in value):

@@ -209,9 +209,16 @@ class Catalog:
 
     async def names(self, ctx: Context) -> list[str]:
         """Names of every tool this caller's ``tools/list`` shows, in listing order."""
+        return list(dict.fromkeys(t.name for t in await self.listed_tools(ctx)))
+
+    async def listed_tools(self, ctx: Context) -> list[Tool]:
+        """Every tool this caller's ``tools/list`` shows, as registered, in listing order."""
         with self._passthrough():
             tools = await ctx.fastmcp.list_tools(run_middleware=True)
-        return list(dict.fromkeys(t.name for t in tools))
+        first: dict[str, Tool] = {}
+        for tool in tools:
+            first.setdefault(tool.name, tool)
+        return list(first.values())
 
     def filters(self, ctx: Context) -> list[Middleware]:
         """The other middleware, outermost first, that may filter this server's listing."""

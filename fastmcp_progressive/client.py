@@ -36,6 +36,7 @@ import mcp_types as mt
 from mcp.client.extension import ClientExtension, advertise
 from pydantic import BaseModel, ConfigDict, Field
 
+from .groups import GROUPING_EXTENSION_ID, GROUPS_LIST_METHOD, GROUPS_META_KEY
 from .resolution import RESOLUTION_EXTENSION_ID, RESOLVE_METHOD
 
 
@@ -105,3 +106,46 @@ async def resolve_tool(
     result = await session.send_request(request, ResolveToolResult,
                                         request_read_timeout_seconds=timeout)
     return result.annotations  # type: ignore[no-any-return]
+
+
+# -- groups (io.modelcontextprotocol/grouping) ----------------------------------------------------
+class ListGroupsRequest(mt.Request[mt.PaginatedRequestParams | None, Literal["groups/list"]]):
+    """``groups/list`` (paginated like the other lists)."""
+
+    method: Literal["groups/list"] = GROUPS_LIST_METHOD  # type: ignore[assignment]
+    params: mt.PaginatedRequestParams | None = None
+
+
+class ListGroupsResult(mt.Result):
+    """One page of groups: the draft's ``Group`` objects as plain dicts."""
+
+    groups: list[dict[str, Any]]
+    next_cursor: str | None = Field(default=None, alias="nextCursor")
+    result_type: str | None = Field(default=None, alias="resultType")
+
+
+def grouping() -> ClientExtension:
+    """The client capability that makes a server show groups (``_meta`` on listed tools)."""
+    return advertise(GROUPING_EXTENSION_ID, {})
+
+
+def tool_groups(tool: Any) -> list[str]:
+    """The groups a tool from ``list_tools()`` belongs to (``[]`` when none are shown)."""
+    meta = getattr(tool, "meta", None)
+    found = meta.get(GROUPS_META_KEY) if isinstance(meta, Mapping) else None
+    return [g for g in found if isinstance(g, str)] if isinstance(found, list) else []
+
+
+async def list_groups(client: Any, *, timeout: float | None = None) -> list[dict[str, Any]]:
+    """Every group the server shows this client, all pages."""
+    session = getattr(client, "session", client)
+    groups: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        params = mt.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        page = await session.send_request(ListGroupsRequest(params=params), ListGroupsResult,
+                                          request_read_timeout_seconds=timeout)
+        groups.extend(page.groups)
+        cursor = page.next_cursor
+        if not cursor:
+            return groups

@@ -48,7 +48,7 @@ from fastmcp.tools.base import ToolResult
 from fastmcp.utilities.components import FastMCPComponent
 
 from . import payloads
-from .bridge import bridge_tool
+from .bridge import bridge_tool, dispatch_tool
 from .fastmcp_internals import local_component
 
 TEMPLATE_URI = payloads.DESCRIPTIONS_URI + "{?tools}"
@@ -69,6 +69,8 @@ class DisclosureComponents:
         bridge_name: str | None,
         prompt: Prompt | None,
         description: str = payloads.RESOURCE_DESCRIPTION,
+        dispatch: BridgeAnswer | None = None,
+        dispatch_name: str | None = None,
     ) -> None:
         self._read = read
         self.resource = FunctionResource.from_function(
@@ -88,6 +90,8 @@ class DisclosureComponents:
             mime_type="application/json",
         )
         self.bridge = bridge_tool(bridge_name, bridge) if bridge_name else None
+        self.dispatch = (dispatch_tool(dispatch_name, dispatch)
+                         if dispatch_name and dispatch is not None else None)
         self.prompt = prompt
         self._added: list[tuple[weakref.ref[FastMCP[Any]], FastMCPComponent,
                                 Callable[[], None]]] = []
@@ -102,7 +106,7 @@ class DisclosureComponents:
 
     def parts(self) -> list[FastMCPComponent]:
         """Every component this package may add, the optional ones when configured."""
-        optional = [c for c in (self.bridge, self.prompt) if c is not None]
+        optional = [c for c in (self.bridge, self.dispatch, self.prompt) if c is not None]
         return [self.resource, self.template, *optional]
 
     async def add_to(self, server: FastMCP[Any]) -> None:
@@ -121,6 +125,10 @@ class DisclosureComponents:
             server.add_tool(self.bridge)
             self._added.append((weakref.ref(server), self.bridge, partial(
                 local.remove_tool, self.bridge.name)))
+        if self.dispatch is not None and await local.get_tool(self.dispatch.name) is None:
+            server.add_tool(self.dispatch)
+            self._added.append((weakref.ref(server), self.dispatch, partial(
+                local.remove_tool, self.dispatch.name)))
         if self.prompt is not None and await local.get_prompt(self.prompt.name) is None:
             server.add_prompt(self.prompt)
             self._added.append((weakref.ref(server), self.prompt, partial(

@@ -20,6 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .rules import Rule
 
 SUMMARY_MAX_CHARS = 200
+MAX_GROUPS = 32
+"""Most groups one file may put its tool (or group) in."""
+GROUP_NAME_CHARS = 128
 
 
 class Example(BaseModel):
@@ -48,11 +51,27 @@ class DescriptionFile(BaseModel):
     always_load: bool | None = None
     """True: list the tool in full and never gate it; False: never, whatever the tool says."""
     resolution: list[Rule] | None = None  # argument-dependent hints for tools/resolve (rules.py)
+    groups: list[str] | None = Field(default=None, max_length=MAX_GROUPS)
+    """The groups (``io.modelcontextprotocol/grouping``) the tool belongs to, on top of its
+    FastMCP tags and its mount namespace; in a group's own file, the groups it nests in."""
 
     @field_validator("summary")
     @classmethod
     def _one_line(cls, value: str | None) -> str | None:
         return " ".join(value.split()) if value is not None else None
+
+    @field_validator("groups")
+    @classmethod
+    def _group_names(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        for name in value:
+            if not name.strip() or len(name) > GROUP_NAME_CHARS or not name.isprintable():
+                raise ValueError(
+                    f"a group name is 1 to {GROUP_NAME_CHARS} printable characters, "
+                    f"not {name[:GROUP_NAME_CHARS]!r}"
+                )
+        return list(dict.fromkeys(value))
 
     def fields(self) -> dict[str, Any]:
         """The fields to merge over the registered definition, wire-named, unset ones left out."""
@@ -60,4 +79,5 @@ class DescriptionFile(BaseModel):
         data.pop("summary", None)
         data.pop("always_load", None)
         data.pop("resolution", None)  # answered by tools/resolve, not part of the definition
+        data.pop("groups", None)  # listed as _meta to clients that speak the grouping extension
         return data

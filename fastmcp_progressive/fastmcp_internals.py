@@ -518,3 +518,44 @@ def connect_failure(error: BaseException) -> str | None:
     """
     text = str(error)
     return text.rsplit(CONNECT_FAILED, 1)[-1] if CONNECT_FAILED in text else None
+
+
+# -- mount namespaces and list pages (groups.py) --------------------------------------------------
+def mounted_namespaces(server: Any) -> list[tuple[str, Any]]:
+    """``(namespace, mounted server or None)`` for each provider of ``server`` added with a
+    namespace (``mount(child, namespace="kid")``, ``add_provider(p, namespace=...)``).
+
+    Each such provider is one group (``groups.py``); the mounted server's instructions
+    describe it. Stands in for: nothing public. Reads the public ``providers`` and
+    ``Provider.transforms``, the private ``Namespace._prefix`` and the private
+    ``_WrappedProvider._inner`` (the wrapper ``add_provider`` puts around a namespaced
+    provider), down to a ``FastMCPProvider``'s public ``server``. Verified on FastMCP 4.2.3.
+    """
+    from fastmcp.server.providers.fastmcp_provider import FastMCPProvider
+    from fastmcp.server.transforms.namespace import Namespace
+
+    found: list[tuple[str, Any]] = []
+    for provider in getattr(server, "providers", ()):
+        prefix = None
+        for transform in getattr(provider, "transforms", ()):
+            if isinstance(transform, Namespace):
+                prefix = transform._prefix
+        if not isinstance(prefix, str) or not prefix:
+            continue
+        inner, depth = provider, 0
+        while not isinstance(inner, FastMCPProvider) and depth < 8:
+            inner, depth = getattr(inner, "_inner", None), depth + 1
+            if inner is None:
+                break
+        found.append((prefix, inner.server if isinstance(inner, FastMCPProvider) else None))
+    return found
+
+
+def list_page_size(server: Any) -> int | None:
+    """The page size ``FastMCP(list_page_size=...)`` set for list results (None: one page).
+
+    Stands in for: nothing public (private ``FastMCP._list_page_size``). Verified on
+    FastMCP 4.2.3.
+    """
+    size = getattr(server, "_list_page_size", None)
+    return size if isinstance(size, int) and size > 0 else None

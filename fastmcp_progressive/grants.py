@@ -62,6 +62,8 @@ from .settings import StoreErrorPolicy as StoreErrorPolicy
 logger = logging.getLogger(__name__)
 
 GRANTS_COLLECTION = "fastmcp_progressive_grants"
+LISTINGS_COLLECTION = "fastmcp_progressive_listings"
+"""Where a capped listing's per-caller entries live (``toolcap.py``), beside the grants."""
 _SHARED_ANONYMOUS_KEY = "anonymous"
 STORE_RETRY_SECONDS = 1.0
 CONFIRMED_SECONDS = 5.0
@@ -192,6 +194,61 @@ class GrantStore:
         if granted is not None:
             granted.update(names)
 
+    # -- a capped listing's entries, kept where the caller's grants are (toolcap.py) -----------
+    def keeps_listing(self, caller: Caller) -> bool:
+        """Whether ``caller`` has a listing of its own: a caller the server can follow
+        (a handshake-era session or an authenticated principal)."""
+        return caller.kind in ("session", "principal") and caller.key is not None
+
+    async def listing(
+        self, caller: Caller, *, server_store: ServerStore | None = None
+    ) -> list[str] | None:
+        """The tools ``caller``'s capped listing holds, most recently added first (None:
+        none kept yet, or a store that failed: the caller gets the server's default)."""
+        if not self.keeps_listing(caller):
+            return None
+        store = self.store_for(caller, server_store)
+        if store is None:
+            entry = self._memory_entry(caller, create=False)
+            return list(entry.listed) if entry is not None and entry.listed is not None else None
+        try:
+            found = await self._bounded(
+                lambda: store.get(_kv_key(caller, "listing"), collection=LISTINGS_COLLECTION)
+            )
+        except Exception as exc:
+            if not isinstance(exc, GrantStoreUnavailable):
+                _log_failure(exc, "listing lookup failed ({}); the default listing is shown")
+            return None
+        names = found.get("tools") if isinstance(found, Mapping) else None
+        return [n for n in names if isinstance(n, str)] if isinstance(names, list) else None
+
+    async def keep_listing(
+        self, caller: Caller, names: Sequence[str], *, server_store: ServerStore | None = None
+    ) -> None:
+        """Store ``caller``'s capped listing entries (most recently added first)."""
+        if not self.keeps_listing(caller):
+            return
+        store = self.store_for(caller, server_store)
+        if store is None:
+            entry = self._memory_entry(caller, create=True)
+            if entry is not None:
+                entry.listed = list(names)
+            return
+        try:
+            await self._bounded(
+                lambda: store.put_many([_kv_key(caller, "listing")], [{"tools": list(names)}],
+                                       collection=LISTINGS_COLLECTION, ttl=self.ttl)
+            )
+        except Exception as exc:
+            _log_failure(exc, "listing write failed ({}); the listing may not be kept")
+
+    def _memory_entry(self, caller: Caller, *, create: bool) -> _SessionGrants | None:
+        if caller.kind != "session" or caller.key is None:
+            return None
+        if create:
+            self._memory_set(caller, create=True)
+        return self._sessions.get(caller.key)
+
     def _confirms(self, store: KeyValue) -> bool:
         """Whether grants in ``store`` may be trusted in memory: only a store in this
         process (FastMCP's default ``MemoryStore``: no replica shares it, none can lose it
@@ -263,6 +320,7 @@ class GrantStore:
 @dataclass
 class _SessionGrants:
     names: set[str] = field(default_factory=set)
+    listed: list[str] | None = None
     refreshed: float = field(default_factory=time.monotonic)
 
 

@@ -125,3 +125,56 @@ def check_profiles(profiles: object) -> tuple[HostProfile, ...]:
                 f"clients.host_profiles holds {type(row).__name__}, expected HostProfile"
             )
     return rows
+
+
+# -- tool caps (toolcap.py) ----------------------------------------------------------------
+@dataclass(frozen=True)
+class HostCap:
+    """A host that takes at most ``max_tools`` tools, matched on its ``clientInfo.name``."""
+
+    name: str
+    """Glob on ``clientInfo.name`` (case-sensitive, as hosts send it)."""
+    max_tools: int
+    host: str = ""
+    evidence: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError("a host cap needs a non-empty client name pattern")
+        if not isinstance(self.max_tools, int) or isinstance(self.max_tools, bool) or not (
+            MIN_CAP <= self.max_tools <= MAX_CAP
+        ):
+            raise ValueError(f"host cap {self.name!r}: max_tools must be an integer from "
+                             f"{MIN_CAP} to {MAX_CAP}, not {self.max_tools!r}")
+
+    def matches(self, caller: Caller) -> bool:
+        return caller.client_name is not None and fnmatch.fnmatchcase(caller.client_name,
+                                                                      self.name)
+
+
+MIN_CAP = 3
+"""The smallest cap: the two bridges and one tool."""
+MAX_CAP = 100_000
+
+HOST_TOOL_CAPS: tuple[HostCap, ...] = (
+    HostCap("cursor-vscode", 40, host="Cursor",
+            evidence="reported tool cap about 40 (shared/notes/hosts.md)"),
+    HostCap("Visual Studio Code*", 128, host="VS Code",
+            evidence="hard cap of 128 tools per request (shared/notes/hosts.md)"),
+)
+"""Hosts with a known tool cap; ``ListingSettings(host_caps=...)`` extends or replaces it."""
+
+
+def check_caps(caps: object) -> tuple[HostCap, ...]:
+    """``caps`` as a tuple, or a ``ValueError`` naming what is wrong with it."""
+    if caps is None:
+        return ()
+    if isinstance(caps, (str, bytes, HostCap)) or not isinstance(caps, Iterable):
+        raise ValueError("listing.host_caps takes a sequence of HostCap (or () for none)")
+    rows = tuple(caps)
+    for row in rows:
+        if not isinstance(row, HostCap):
+            raise ValueError(f"listing.host_caps holds {type(row).__name__}, expected HostCap")
+    return rows
+
+

@@ -31,6 +31,7 @@ from functools import cached_property
 from typing import Any
 
 import mcp_types as mt
+from fastmcp.exceptions import FastMCPError
 from fastmcp.resources import ResourceResult
 from fastmcp.resources.base import ResourceContent
 from fastmcp.server.context import Context
@@ -38,7 +39,7 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool, ToolResult
 
 from . import payloads
-from .bridge import requested_names
+from .bridge import bridge_description_with_groups, requested_names
 from .call_site import RequestSite, gateways_of
 from .caller import Caller, identify
 from .catalog import Catalog
@@ -51,6 +52,7 @@ from .fastmcp_internals import is_nested_tool_call, serving_tool_call
 from .gate import ANONYMOUS_POLICIES as ANONYMOUS_POLICIES
 from .gate import Gate, GateCall
 from .grants import GrantStore
+from .groups import GROUPING_EXTENSION_ID, GROUPS_LIST_METHOD, Groups
 from .guidance import guidance_prompt as guidance_prompt_for
 from .hosts import ClientLevel
 from .hot_reload import HotReload
@@ -80,6 +82,7 @@ from .settings import (
     refuse_flat_keywords,
 )
 from .targets import hashed_target
+from .toolcap import ToolCap
 from .validation import ArgumentChecker
 
 logger = logging.getLogger("fastmcp_progressive")
@@ -146,6 +149,10 @@ class ProgressiveDisclosure(Middleware):
                          anonymous=clients.anonymous, exempt_tools=self.exempt_tools,
                          engagement=self.engagement, checker=self.checker)
         self.catalog = Catalog(owner=self)
+        self.groups = Groups(self.store, tags=listing.tag_groups)
+        self.cap = ToolCap(self.grants, listing.max_tools, listing.host_caps)
+        self._largest_listing = 0
+        self._bridge_copy: tuple[tuple[str, ...], Tool] | None = None
         self.resolution = (ToolResolution(self.store, self.catalog, resolution.resolvers,
                                           definitions=self.definitions, checker=self.checker)
                            if resolution.enabled else None)
@@ -157,8 +164,11 @@ class ProgressiveDisclosure(Middleware):
         self.components = DisclosureComponents(
             read=self._read_text, bridge=self._answer_bridge, bridge_name=bridge_tool,
             prompt=self.prompt, description=payloads.resource_description(bridge_tool),
+            dispatch=self._answer_dispatch,
+            dispatch_name=surface.dispatch_tool if self.cap.possible else None,
         )
         self.bridge = self.components.bridge
+        self.dispatch = self.components.dispatch
         self.instructions_text = payloads.instructions(bridge_tool)
         self._reported_order = False
         if caches.preload:
@@ -177,22 +187,143 @@ class ProgressiveDisclosure(Middleware):
         caller = identify(ctx)
         level = self._level(caller)
         if level == "full":
-            return self._mark_resolvable(ctx, [t for t in tools if not self._is_our_bridge(t)])
+            return self._mark(ctx, [t for t in tools if not self._is_ours(t)])
         exempt = self._exempt(ctx)
         if self.bridge is not None:
             exempt |= {self.bridge.name}
+        if self.dispatch is not None:
+            exempt |= {self.dispatch.name}
         with self.preload.serving():  # the files this listing needs: parsed here, once
             reduced = self._lister(level).reduce(tools, exempt)
         if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
             await self._remember_listing(ctx, caller, [t for t in tools if t.name not in exempt])
         if self.bridge is not None and all(t.name != self.bridge.name for t in tools):
             reduced.append(self.bridge)  # e.g. a search transform replaced the listing
-        return self._mark_resolvable(ctx, reduced)
+        limit = self.cap.limit(caller)
+        if self.dispatch is not None:
+            reduced = [t for t in reduced if not self._is_our_dispatch(t)]
+        self._largest_listing = max(self._largest_listing, len(reduced))
+        if limit is not None and ctx is not None and len(reduced) > limit:
+            reduced = await self._capped(ctx, caller, tools, reduced, limit)
+        elif self.bridge is not None:
+            plain = self._plain_bridge
+            reduced = [plain if self._is_our_bridge(t) else t for t in reduced]
+        return self._mark(ctx, reduced)
 
-    def _mark_resolvable(self, ctx: Context | None, tools: Sequence[Tool]) -> Sequence[Tool]:
-        if self.resolution is None or ctx is None:
+    @cached_property
+    def _plain_bridge(self) -> Tool:
+        """The bridge as an uncapped listing shows it: ``tools`` only (its ``groups``
+        argument is offered where most tools are not listed by name)."""
+        assert self.bridge is not None
+        schema = dict(self.bridge.parameters)
+        schema["properties"] = {k: v for k, v in schema.get("properties", {}).items()
+                                if k != "groups"}
+        return self.bridge.model_copy(update={"parameters": schema})
+
+    def _mark(self, ctx: Context | None, tools: Sequence[Tool]) -> Sequence[Tool]:
+        """The listing with the marks of the extensions this request's client speaks."""
+        if ctx is None:
             return tools
-        return self.resolution.mark(identify(ctx), tools)
+        caller = identify(ctx)
+        tools = self.groups.mark(caller, tools, ctx.fastmcp)
+        if self.resolution is None:
+            return tools
+        return self.resolution.mark(caller, tools)
+
+    # -- a listing within a tool cap (toolcap.py) ----------------------------------------
+    async def _capped(self, ctx: Context, caller: Caller, tools: Sequence[Tool],
+                      reduced: Sequence[Tool], limit: int) -> list[Tool]:
+        """At most ``limit`` entries: pinned and exempt tools, the bridges, then the tools
+        this caller keeps in its listing (or this server's most called), in listing order."""
+        ours = {n for n in (self._bridge_name, self._dispatch_name) if n}
+        registered = {t.name: t for t in tools}
+        fixed: set[str] = set()
+        candidates: list[str] = []
+        for shown in reduced:
+            if shown.name in ours:
+                continue
+            if registered.get(shown.name) is shown:
+                fixed.add(shown.name)  # pinned or exempt: listed as registered
+            else:
+                candidates.append(shown.name)
+        bridges: list[Tool] = []
+        if self.bridge is not None:
+            bridges.append(await self._bridge_naming_groups(ctx, tools))
+        if self.dispatch is not None:
+            bridges.append(self.dispatch)
+        slots = limit - len(fixed) - len(bridges)
+        chosen = set(await self.cap.choose(caller, candidates, slots,
+                                           self._site(ctx).state_store))
+        kept = [t for t in reduced
+                if t.name not in ours and (t.name in fixed or t.name in chosen)]
+        return [*kept, *bridges]
+
+    async def _bridge_naming_groups(self, ctx: Context, tools: Sequence[Tool]) -> Tool:
+        """The bridge as a capped listing shows it: its description names every group the
+        caller may see, one line each."""
+        assert self.bridge is not None
+        visible = await self._visible(ctx, [t for t in tools if not self._is_ours(t)])
+        members = self.groups.members(visible, ctx.fastmcp)
+        lines = tuple(
+            f"{g.name}: {g.line() or _example_members(g.name, members.get(g.name, []))}"
+            for g in self.groups.listed(visible, ctx.fastmcp))
+        known = self._bridge_copy
+        if known is not None and known[0] == lines:
+            return known[1]
+        description = bridge_description_with_groups(list(lines), self._dispatch_name)
+        schema = {k: v for k, v in self.bridge.parameters.items() if k != "required"}
+        copy = self.bridge.model_copy(update={"description": description, "parameters": schema})
+        self._bridge_copy = (lines, copy)
+        return copy
+
+    async def _visible(self, ctx: Context, tools: list[Tool]) -> list[Tool]:
+        """``tools`` minus those a listing filter outside this middleware hides."""
+        if not self.catalog.filters(ctx):
+            return tools
+        shown = await self.catalog.visible(ctx, tools)
+        return [t for t in tools if t.name in shown]
+
+    async def _visible_tools(self, ctx: Context) -> list[Tool]:
+        """Every tool this caller may see, as registered (our bridges left out)."""
+        return [t for t in await self.catalog.listed_tools(ctx) if not self._is_ours(t)]
+
+    async def _list_described(self, ctx: Context, caller: Caller, names: list[str]) -> None:
+        """Put tools just described in a followable caller's capped listing, and tell it."""
+        limit = self.cap.limit(caller)
+        if (limit is None or not names or self._level(caller) == "full"
+                or 0 < self._largest_listing <= limit):
+            return
+        if await self.cap.add(caller, names, limit, self._site(ctx).state_store):
+            try:
+                await ctx.send_notification(mt.ToolListChangedNotification())
+            except Exception as exc:  # a client gone mid-request: its listing is kept anyway
+                logger.debug("tools/list_changed after a describe failed: %s", exc)
+
+    # -- the dispatch bridge ----------------------------------------------------------------
+    async def _answer_dispatch(self, ctx: Context, arguments: dict[str, Any] | None
+                               ) -> ToolResult:
+        """Run the tool ``arguments["name"]`` names through FastMCP's own ``call_tool``:
+        the middleware chain (this gate included), component auth and logs see it under
+        its own name. A tool this caller may not see answers like an unknown one."""
+        arguments = arguments or {}
+        name, inner = arguments.get("name"), arguments.get("arguments", {})
+        if inner is None:
+            inner = {}
+        if not isinstance(name, str) or not name or not isinstance(inner, dict):
+            return _error_result(payloads.dispatch_usage(self._dispatch_name or "call_tool"))
+        if name == self._dispatch_name:
+            return _error_result(payloads.dispatch_usage(name))
+        if await self.catalog.tool(ctx, name) is None:
+            return _error_result(payloads.dispatch_unknown(name, self._bridge_name))
+        try:
+            return await ctx.fastmcp.call_tool(name, inner)
+        except FastMCPError as exc:
+            return _error_result(payloads.dispatch_failed(name, str(exc)))
+
+    async def _answer_groups_list(self, ctx: Context, params: Any) -> dict[str, Any]:
+        """``groups/list``: the groups of the tools this caller may see, one page."""
+        groups = self.groups.listed(await self._visible_tools(ctx), ctx.fastmcp)
+        return self.groups.page(groups, params, ctx.fastmcp, identify(ctx))
 
     # -- tools/resolve (tool resolution: resolution.py) ---------------------------------
     async def on_request(
@@ -201,6 +332,8 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[Any, Any],
     ) -> Any:
         ctx = context.fastmcp_context
+        if context.method == GROUPS_LIST_METHOD and ctx is not None:
+            return await self._answer_groups_list(ctx, context.message)
         if context.method != RESOLVE_METHOD or self.resolution is None or ctx is None:
             return await call_next(context)
         return await self.resolution.answer(ctx, context.message)
@@ -256,7 +389,9 @@ class ProgressiveDisclosure(Middleware):
             else:
                 described.body[name], described.texts[name] = self.definitions.for_tool(tool)
                 described.granted.append(name)
-        await self.gate.grant(identify(ctx), described.granted, self._site(ctx))
+        caller = identify(ctx)
+        await self.gate.grant(caller, described.granted, self._site(ctx))
+        await self._list_described(ctx, caller, described.granted)
         return described
 
     # -- tools/call ---------------------------------------------------------------------
@@ -273,6 +408,9 @@ class ProgressiveDisclosure(Middleware):
         if await self._is_bridge(ctx, name):
             self.engagement.note_bridge_call(identify(ctx))
             return await self._answer_bridge(ctx, context.message.arguments)
+        if await self._is_dispatch(ctx, name):
+            # not noted as engagement: a host with a session per call stays unfollowable
+            return await self._answer_dispatch(ctx, context.message.arguments)
         hashed = await hashed_target(ctx, name)  # <hash>_<tool>: gate the tool it runs
         call = GateCall(
             identify(ctx),
@@ -283,6 +421,8 @@ class ProgressiveDisclosure(Middleware):
         )
         verdict = await self.gate.decide(call, self._site(ctx))
         if verdict.proceeds:
+            if verdict.outcome != "unknown" and not call.nested and self.cap.possible:
+                self.cap.note_call(call.name)
             return await call_next(context)
         if verdict.outcome == "store_unavailable" or verdict.definition is None:
             return _error_result(payloads.store_unavailable())
@@ -309,8 +449,21 @@ class ProgressiveDisclosure(Middleware):
 
     async def _answer_bridge(self, ctx: Context, arguments: dict[str, Any] | None) -> ToolResult:
         names = requested_names(arguments)
-        if names is None:
+        group_names = requested_names(arguments, "groups")
+        if names is None and group_names is None:
             return _error_result(payloads.missing_selection(await self._available(ctx)))
+        groups: dict[str, Any] | None = None
+        if group_names is not None:
+            if len(group_names) > self.max_tools_per_read:
+                return _error_result(payloads.too_many_tools(len(group_names),
+                                                             self.max_tools_per_read))
+            groups = self.groups.answer_groups(group_names, await self._visible_tools(ctx),
+                                               ctx.fastmcp, self._line_of)
+            if names is None:
+                body = {"groups": groups}
+                return ToolResult(content=[mt.TextContent(type="text", text=compact_json(body))],
+                                  structured_content=body)
+        assert names is not None
         if self.bridge is not None:
             names = unprefixed(names, call_prefix(ctx, self.bridge.name))
         described = await self._describe(
@@ -318,15 +471,24 @@ class ProgressiveDisclosure(Middleware):
         )
         if described.refused:
             return _error_result(described.body)
+        if groups is not None:
+            both = {"tools": described.body, "groups": groups}
+            return ToolResult(content=[mt.TextContent(type="text", text=compact_json(both))],
+                              structured_content=both)
         return ToolResult(
             content=[mt.TextContent(type="text", text=described.text())],
             structured_content=described.body,
         )
 
+    def _line_of(self, tool: Tool) -> str:
+        """``tool``'s listing line (its file's, else its own first sentence)."""
+        return self.lister.summary(tool, self.store.signature(tool.name))
+
     async def _available(self, ctx: Context) -> list[str]:
-        """The tools worth describing to this caller: its listing minus the bridge."""
+        """The tools worth describing to this caller: its listing minus the bridges."""
         names = await self.catalog.names(ctx)
-        return [n for n in names if self.bridge is None or n != self.bridge.name]
+        ours = {self._bridge_name, self._dispatch_name}
+        return [n for n in names if n not in ours]
 
     async def _is_bridge(self, ctx: Context, name: str) -> bool:
         """Whether ``name`` resolves to our bridge (a user's tool of that name wins)."""
@@ -340,6 +502,23 @@ class ProgressiveDisclosure(Middleware):
             and self.bridge is not None
             and getattr(tool, "fn", None) is getattr(self.bridge, "fn", None)
         )
+
+    async def _is_dispatch(self, ctx: Context, name: str) -> bool:
+        """Whether ``name`` resolves to our dispatch bridge (a user's tool of that name wins)."""
+        if self.dispatch is None or name != self.dispatch.name:
+            return False
+        return self._is_our_dispatch(await ctx.fastmcp.get_tool(name))
+
+    def _is_our_dispatch(self, tool: Tool | None) -> bool:
+        return (
+            tool is not None
+            and self.dispatch is not None
+            and getattr(tool, "fn", None) is getattr(self.dispatch, "fn", None)
+        )
+
+    def _is_ours(self, tool: Tool | None) -> bool:
+        """Whether ``tool`` is one of our bridges (not one of the user's tools)."""
+        return self._is_our_bridge(tool) or self._is_our_dispatch(tool)
 
     # -- instructions -------------------------------------------------------------------
     async def on_initialize(
@@ -408,6 +587,7 @@ class ProgressiveDisclosure(Middleware):
             "listing": self.lister.level,
             "bridge_tool": self.bridge.name if self.bridge is not None else None,
         }
+        extensions[GROUPING_EXTENSION_ID] = {"listChanged": True}
         return result.model_copy(update={
             "instructions": joined or result.instructions,
             "capabilities": capabilities.model_copy(update={"extensions": extensions}),
@@ -444,6 +624,10 @@ class ProgressiveDisclosure(Middleware):
     def _bridge_name(self) -> str | None:
         return self.bridge.name if self.bridge is not None else None
 
+    @property
+    def _dispatch_name(self) -> str | None:
+        return self.dispatch.name if self.dispatch is not None else None
+
     def _check_order(self, chain: Sequence[Any]) -> None:
         """Refuse to serve while middleware in front of us would bypass the gate."""
         problem = misordered(chain, self)
@@ -475,6 +659,13 @@ class Described:
             for name, entry in self.body.items()
         )
         return "{" + ",".join(parts) + "}"
+
+
+def _example_members(group: str, tools: Sequence[Tool], count: int = 3) -> str:
+    """A group with no description in a line: how many tools it has and a few names."""
+    names = [t.name.removeprefix(f"{group}_") for t in tools[:count]]
+    more = ", ..." if len(tools) > count else ""
+    return f"{len(tools)} tools ({', '.join(names)}{more})" if tools else "nested groups"
 
 
 def _error_result(body: dict[str, Any]) -> ToolResult:

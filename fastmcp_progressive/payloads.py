@@ -188,3 +188,35 @@ def unknown_tool(name: str) -> dict[str, Any]:
     a few hundred bytes whether the server holds ten tools or ten thousand.
     """
     return {"error": f"Tool '{name}' not found", "message": UNKNOWN_TOOL_HINT}
+
+
+INVALID_DISPATCH = "INVALID_DISPATCH"
+UNKNOWN_TOOL = "UNKNOWN_TOOL"
+TOOL_FAILED = "TOOL_FAILED"
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= 128 else name[:128] + "..."
+
+
+def dispatch_usage(dispatch: str) -> dict[str, Any]:
+    """The body of a dispatch-bridge call without a tool name and an arguments object."""
+    return {"error": {
+        "code": INVALID_DISPATCH,
+        "message": f"Call {dispatch} with {{\"name\": \"<tool>\", \"arguments\": {{...}}}}: "
+                   "the name of another tool of this server and the arguments its "
+                   "definition asks for.",
+    }}
+
+
+def dispatch_unknown(name: str, bridge: str | None) -> dict[str, Any]:
+    """The body of a dispatch to a tool the caller cannot see (unknown, hidden, not allowed):
+    the same for each, so the answer reveals nothing."""
+    hint = (f" {bridge}(groups=[...]) lists the tools of each group." if bridge else "")
+    return {"error": {"code": UNKNOWN_TOOL,
+                      "message": f"Tool '{_short(name)}' not found.{hint}"}}
+
+
+def dispatch_failed(name: str, reason: str) -> dict[str, Any]:
+    """The body of a dispatched call FastMCP answered with an error of its own."""
+    return {"error": {"code": TOOL_FAILED, "tool": _short(name), "message": reason[:2000]}}

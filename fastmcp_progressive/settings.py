@@ -35,8 +35,17 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, get_args
 
-from .bridge import BRIDGE_TOOL_NAME
-from .hosts import HOST_PROFILES, HostProfile, check_profiles
+from .bridge import BRIDGE_TOOL_NAME, DISPATCH_TOOL_NAME
+from .hosts import (
+    HOST_PROFILES,
+    HOST_TOOL_CAPS,
+    MAX_CAP,
+    MIN_CAP,
+    HostCap,
+    HostProfile,
+    check_caps,
+    check_profiles,
+)
 from .options import (
     MAX_CACHE_SIZE,
     MAX_GRANT_TTL,
@@ -78,16 +87,30 @@ class ListingSettings:
             required), for clients no rule below gives another level.
         summary_max_chars: longest one-line description derived from a tool's own text.
         strip_noise: drop a name-derived ``title`` and empty ``_meta.fastmcp.tags``.
+        max_tools: the most tools a progressive listing holds (``None``: no cap); a
+            caller that would see more gets pinned tools, the two bridges and the tools
+            it uses most, and reaches the rest through the bridges (``toolcap.py``).
+        host_caps: hosts with a known tool cap, matched on their client name
+            (``hosts.HOST_TOOL_CAPS``: Cursor 40, VS Code 128); the lower of the two
+            caps applies. Pass ``()`` to turn host caps off.
+        tag_groups: a tool's FastMCP tags are groups (``groups.py``) too.
     """
 
     level: ListingLevel = "minimal"
     summary_max_chars: int = 100
     strip_noise: bool = True
+    max_tools: int | None = None
+    host_caps: Collection[HostCap] = HOST_TOOL_CAPS
+    tag_groups: bool = True
 
     def __post_init__(self) -> None:
         choice("listing.level", self.level, get_args(ListingLevel))
         count("listing.summary_max_chars", self.summary_max_chars, *SUMMARY_CHARS)
         flag("listing.strip_noise", self.strip_noise)
+        if self.max_tools is not None:
+            count("listing.max_tools", self.max_tools, MIN_CAP, MAX_CAP)
+        object.__setattr__(self, "host_caps", check_caps(self.host_caps))
+        flag("listing.tag_groups", self.tag_groups)
 
 
 @dataclass(frozen=True)
@@ -201,15 +224,19 @@ class SurfaceSettings:
             ``progressive_disclosure_guide``.
         instructions: append the workflow paragraph to the server instructions.
         max_tools_per_read: most tool names one read (or bridge call) may select.
+        dispatch_tool: name of the ``call_tool`` dispatch bridge a capped listing holds
+            (``None``: none; callers then reach unlisted tools only by their own names).
     """
 
     bridge_tool: str | None = BRIDGE_TOOL_NAME
     guidance_prompt: bool = True
     instructions: bool = True
     max_tools_per_read: int = 32
+    dispatch_tool: str | None = DISPATCH_TOOL_NAME
 
     def __post_init__(self) -> None:
         optional_name("surface.bridge_tool", self.bridge_tool)
+        optional_name("surface.dispatch_tool", self.dispatch_tool)
         flag("surface.guidance_prompt", self.guidance_prompt)
         flag("surface.instructions", self.instructions)
         count("surface.max_tools_per_read", self.max_tools_per_read, 1, MAX_TOOLS_PER_READ)

@@ -592,6 +592,21 @@ async def test_connect_failure() -> None:
 
 
 # -- the adapter's own rules -----------------------------------------------------------------
+def test_mounted_namespaces() -> None:
+    parent, child = FastMCP("parent"), FastMCP("kid", instructions="Kid things.")
+    parent.mount(child, namespace="kid")
+    parent.mount(FastMCP("flat"))  # no namespace: no group
+    found = internals.mounted_namespaces(parent)
+    assert found == [("kid", child)], (
+        "Namespace._prefix, _WrappedProvider._inner or FastMCPProvider.server moved")
+
+
+def test_list_page_size() -> None:
+    assert internals.list_page_size(FastMCP("paged", list_page_size=7)) == 7, (
+        "FastMCP._list_page_size moved")
+    assert internals.list_page_size(FastMCP("unpaged")) is None
+
+
 def test_every_touch_has_a_contract_test() -> None:
     functions = [name for name, value in vars(internals).items()
                  if inspect.isfunction(value) and not name.startswith("_")

@@ -27,14 +27,15 @@ from fastmcp_progressive import (
 )
 from fastmcp_progressive.cli import _parser
 from fastmcp_progressive.compat import CHOICES, MODES, Choice, Mode
-from fastmcp_progressive.hosts import CLIENT_LEVELS, ClientLevel
+from fastmcp_progressive.hosts import CLIENT_LEVELS, HOST_TOOL_CAPS, ClientLevel
 from fastmcp_progressive.listing import LEVELS
 from fastmcp_progressive.proxy import progressive_proxy
 from fastmcp_progressive.settings import GROUPS, MOVED
 
 # What ProgressiveDisclosure used before the options were grouped (0.1.0's flat defaults).
 BEFORE: dict[type, dict[str, Any]] = {
-    ListingSettings: {"level": "minimal", "summary_max_chars": 100, "strip_noise": True},
+    ListingSettings: {"level": "minimal", "summary_max_chars": 100, "strip_noise": True,
+                      "max_tools": None, "host_caps": HOST_TOOL_CAPS, "tag_groups": True},
     GrantSettings: {"ttl": 3600.0, "max_sessions": 100_000, "store": None,
                     "shared_sessions": False, "store_timeout": 2.0, "on_store_error": "open"},
     ClientSettings: {"anonymous": "validate", "full_clients": (),
@@ -42,7 +43,8 @@ BEFORE: dict[type, dict[str, Any]] = {
                      "host_profiles": HOST_PROFILES},
     CacheSettings: {"files": 256, "listing": 20_000, "definitions": 2_048, "preload": True},
     SurfaceSettings: {"bridge_tool": "describe_tools", "guidance_prompt": True,
-                      "instructions": True, "max_tools_per_read": 32},
+                      "instructions": True, "max_tools_per_read": 32,
+                      "dispatch_tool": "call_tool"},
     ResolutionSettings: {"enabled": True, "resolvers": None},
 }
 

@@ -1,0 +1,283 @@
+"""Groups (``io.modelcontextprotocol/grouping``) and a listing within a tool cap.
+
+Through real protocol paths: ``fastmcp.Client`` in memory and over streamable HTTP, both
+protocol eras. Groups come from description files, FastMCP tags and mount namespaces;
+clients that do not advertise the extension see nothing new; a group with no tool the
+caller may see is not listed to it. A capped listing holds at most N entries, its bridge
+names the groups, ``describe_tools(groups=...)`` answers each group's tools one line each,
+the dispatch bridge reaches every visible tool under its own name through the same gate,
+and a followable caller's listing lives where its grants live (two servers, one store).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import mcp_types as mt
+import pytest
+from fastmcp import Client, FastMCP
+from fastmcp.client.transports import StreamableHttpTransport
+from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from key_value.aio.stores.memory import MemoryStore
+from mcp.shared.exceptions import MCPError
+
+from fastmcp_progressive import (
+    GROUPING_EXTENSION_ID,
+    GROUPS_META_KEY,
+    GrantSettings,
+    HostCap,
+    ListingSettings,
+    ProgressiveDisclosure,
+)
+from fastmcp_progressive.client import grouping, list_groups, tool_groups
+from tests.conftest import ERAS, TOKENS, TRANSPORTS, Era, Transport, connect, serve_http
+
+pytestmark = pytest.mark.asyncio
+MATRIX = [(t, e) for t in TRANSPORTS for e in ERAS]
+
+
+def catalog(folder: Path | None, **options: Any) -> tuple[FastMCP, list[str]]:
+    """12 tools: ``billing`` (tags), ``notes`` (files), ``kid`` (a mount), one hidden
+    (``secret``, the only member of group ``vault``) and one pinned (``help``)."""
+    ran: list[str] = []
+    mcp = FastMCP("groups", auth=options.pop("auth", None))
+    kid = FastMCP("kid", instructions="Kid server: weather lookups and forecasts.")
+
+    def make(server: FastMCP, name: str, tags: set[str] | None = None) -> None:
+        def tool(text: str) -> str:
+            ran.append(name)
+            return f"{name}:{text}"
+
+        server.tool(tool, name=name, description=f"The {name} tool. More text here.",
+                    tags=tags or set())
+
+    for n in ("create_invoice", "refund_invoice", "list_invoices"):
+        make(mcp, n, {"billing"})
+    for n in ("read_note", "write_note", "tag_note"):
+        make(mcp, n)
+    make(mcp, "secret", {"vault"})
+    make(mcp, "help", {"always_load"})
+    for n in ("forecast", "current", "alerts"):
+        make(kid, n)
+    mcp.mount(kid, namespace="kid")
+    mcp.disable(names={"secret"})
+    if folder is not None:
+        for n in ("read_note", "write_note", "tag_note"):
+            (folder / f"{n}.json").write_text(json.dumps({"groups": ["notes"]}), "utf-8")
+        (folder / "groups").mkdir()
+        (folder / "groups" / "notes.json").write_text(json.dumps(
+            {"title": "Notes", "description": "Read and write notes. Tag them too."}), "utf-8")
+    mcp.add_middleware(ProgressiveDisclosure(folder, **options))
+    return mcp, ran
+
+
+@asynccontextmanager
+async def served(server: FastMCP, transport: Transport) -> AsyncIterator[FastMCP | str]:
+    if transport == "memory":
+        yield server
+        return
+    async with serve_http(server) as url:
+        yield url
+
+
+def _body(result: Any) -> Any:
+    return json.loads(result.content[0].text)
+
+
+# -- groups ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(("transport", "era"), MATRIX)
+async def test_groups_list_and_tool_meta(tmp_descriptions: Path, transport: Transport,
+                                         era: Era) -> None:
+    server, _ = catalog(tmp_descriptions)
+    async with served(server, transport) as target, connect(
+            target, era, extensions=[grouping()]) as client:
+        caps = client.session.server_capabilities
+        assert caps is not None and caps.extensions is not None
+        assert caps.extensions[GROUPING_EXTENSION_ID] == {"listChanged": True}
+        groups = {g["name"]: g for g in await list_groups(client)}
+        assert set(groups) == {"billing", "notes", "kid"}  # "vault": its one tool is hidden
+        assert groups["notes"]["title"] == "Notes"
+        assert groups["notes"]["description"].startswith("Read and write notes.")
+        assert groups["kid"]["description"] == "Kid server: weather lookups and forecasts."
+        tools = {t.name: t for t in await client.list_tools()}
+        assert tool_groups(tools["create_invoice"]) == ["billing"]
+        assert tool_groups(tools["read_note"]) == ["notes"]
+        assert tool_groups(tools["kid_forecast"]) == ["kid"]
+        assert tool_groups(tools["help"]) == []  # the pin tag is not a group
+        assert "secret" not in tools
+
+
+@pytest.mark.parametrize(("transport", "era"), MATRIX)
+async def test_clients_without_the_extension_see_nothing_new(
+        tmp_descriptions: Path, transport: Transport, era: Era) -> None:
+    server, _ = catalog(tmp_descriptions)
+    async with served(server, transport) as target, connect(target, era) as client:
+        for tool in await client.list_tools():
+            assert GROUPS_META_KEY not in (tool.meta or {}), tool.name
+            assert tool.name != "call_tool"  # uncapped: no dispatch bridge
+            if tool.name == "describe_tools":
+                assert set(tool.input_schema["properties"]) == {"tools"}
+
+
+async def test_groups_list_pages(tmp_descriptions: Path) -> None:
+    server, _ = catalog(tmp_descriptions)
+    server._list_page_size = 1  # what FastMCP(list_page_size=1) sets
+    async with Client(server, extensions=[grouping()]) as client:
+        names = [g["name"] for g in await list_groups(client)]
+        assert names == ["billing", "kid", "notes"]
+        with pytest.raises(MCPError, match="Invalid cursor"):
+            await client.session.send_request(
+                mt.ListToolsRequest.model_construct(
+                    method="groups/list", params=mt.PaginatedRequestParams(cursor="bogus")),
+                mt.Result)
+
+
+async def test_a_bad_groups_field_is_refused() -> None:
+    from fastmcp_progressive import DescriptionFile
+
+    with pytest.raises(ValueError, match="group name"):
+        DescriptionFile.model_validate({"name": "x", "groups": [""]})
+    assert "groups" not in DescriptionFile.model_validate(
+        {"name": "x", "groups": ["a", "a"]}).fields()
+
+
+# -- a listing within a tool cap --------------------------------------------------------------
+CAP = 6
+
+
+@pytest.mark.parametrize(("transport", "era"), MATRIX)
+async def test_capped_listing(tmp_descriptions: Path, transport: Transport, era: Era) -> None:
+    server, ran = catalog(tmp_descriptions, listing=ListingSettings(max_tools=CAP))
+    async with served(server, transport) as target, connect(target, era) as client:
+        tools = {t.name: t for t in await client.list_tools()}
+        assert len(tools) <= CAP
+        assert {"help", "describe_tools", "call_tool"} <= set(tools)
+        bridge = tools["describe_tools"].description or ""
+        for group in ("billing", "notes", "kid"):
+            assert f"\n{group}: " in bridge
+        assert "vault" not in bridge  # its only tool is hidden
+        assert "required" not in tools["describe_tools"].input_schema
+        answer = _body(await client.call_tool("describe_tools", {"groups": ["kid", "vault"]}))
+        assert answer["groups"]["kid"]["tools"] == {
+            "kid_forecast": "The forecast tool.", "kid_current": "The current tool.",
+            "kid_alerts": "The alerts tool."}
+        assert "error" in answer["groups"]["vault"]
+        unlisted = next(n for n in ("kid_alerts", "kid_current", "tag_note", "refund_invoice")
+                        if n not in tools)
+        local = unlisted.removeprefix("kid_")
+        result = await client.call_tool("call_tool", {"name": unlisted,
+                                                      "arguments": {"text": "hi"}},
+                                        raise_on_error=False)
+        if result.is_error:  # a followable caller: the teaching refusal, then it runs
+            assert "TOOL_DESCRIPTION_REQUIRED" in result.content[0].text
+            result = await client.call_tool("call_tool", {"name": unlisted,
+                                                          "arguments": {"text": "hi"}})
+        assert result.content[0].text == f"{local}:hi"
+        assert ran.count(local) == 1
+
+
+@pytest.mark.parametrize(("transport", "era"), MATRIX)
+async def test_hidden_tools_stay_hidden_through_the_bridges(
+        tmp_descriptions: Path, transport: Transport, era: Era) -> None:
+    server, ran = catalog(tmp_descriptions, listing=ListingSettings(max_tools=CAP))
+    async with served(server, transport) as target, connect(target, era) as client:
+        await client.list_tools()
+        hidden = await client.call_tool("call_tool", {"name": "secret",
+                                                      "arguments": {"text": "x"}},
+                                        raise_on_error=False)
+        unknown = await client.call_tool("call_tool", {"name": "no_such_tool",
+                                                       "arguments": {}},
+                                         raise_on_error=False)
+        assert hidden.is_error and unknown.is_error
+        assert _body(hidden)["error"]["code"] == "UNKNOWN_TOOL"
+        assert (_body(hidden)["error"]["message"].replace("secret", "X")
+                == _body(unknown)["error"]["message"].replace("no_such_tool", "X"))
+        answer = _body(await client.call_tool("describe_tools", {"groups": ["vault"]}))
+        assert "secret" not in json.dumps(answer["groups"]["vault"])
+        assert "secret" not in ran
+
+
+async def test_the_dispatched_tool_runs_under_its_own_name(tmp_descriptions: Path) -> None:
+    seen: list[str] = []
+
+    class Outer(Middleware):
+        async def on_call_tool(self, context: MiddlewareContext[Any],
+                               call_next: CallNext[Any, Any]) -> Any:
+            seen.append(context.message.name)
+            return await call_next(context)
+
+    server, ran = catalog(tmp_descriptions, listing=ListingSettings(max_tools=CAP))
+    server.add_middleware(Outer())  # inside ours
+    async with Client(server) as client:  # a 2026-07-28 stream: gated like a session
+        await client.list_tools()
+        refused = await client.call_tool("call_tool", {"name": "kid_alerts",
+                                                       "arguments": {"text": "a"}},
+                                         raise_on_error=False)
+        assert refused.is_error and "TOOL_DESCRIPTION_REQUIRED" in refused.content[0].text
+        assert ran == []  # the gate held for the inner call
+        await client.call_tool("call_tool", {"name": "kid_alerts",
+                                             "arguments": {"text": "a"}})
+        assert ran == ["alerts"]
+        assert seen == ["kid_alerts"]  # inner middleware saw the real name (not call_tool)
+
+
+async def test_describing_adds_to_a_sessions_listing_with_a_notification(
+        tmp_descriptions: Path) -> None:
+    server, _ = catalog(tmp_descriptions, listing=ListingSettings(max_tools=CAP))
+    notes: list[str] = []
+
+    async def handler(message: Any) -> None:
+        root = getattr(message, "root", message)
+        method = getattr(root, "method", None)
+        if isinstance(method, str):
+            notes.append(method)
+
+    async with Client(server, mode="legacy", message_handler=handler) as client:
+        first = {t.name for t in await client.list_tools()}
+        target = next(n for n in ("kid_alerts", "tag_note", "refund_invoice", "kid_current")
+                      if n not in first)
+        await client.call_tool("describe_tools", {"tools": [target]})
+        assert "notifications/tools/list_changed" in notes
+        second = {t.name for t in await client.list_tools()}
+        assert target in second and len(second) <= CAP
+        assert await client.call_tool(target, {"text": "t"})  # granted: runs by its name
+
+
+async def test_host_cap_by_client_name(tmp_descriptions: Path) -> None:
+    caps = [HostCap("tiny-host", 4)]
+    server, _ = catalog(tmp_descriptions, listing=ListingSettings(host_caps=caps))
+    async with Client(server, client_info=mt.Implementation(name="tiny-host", version="1")
+                      ) as tiny, Client(server) as other:
+        assert len(await tiny.list_tools()) == 4
+        assert len(await other.list_tools()) == 11  # uncapped: every visible tool + bridge
+
+
+async def test_replicas_sharing_a_store_show_a_caller_the_same_listing(
+        tmp_descriptions: Path) -> None:
+    store = MemoryStore()
+
+    def replica() -> FastMCP:
+        server, _ = catalog(None, auth=StaticTokenVerifier(tokens=TOKENS),
+                            listing=ListingSettings(max_tools=CAP),
+                            grants=GrantSettings(store=store))
+        return server
+
+    async with serve_http(replica()) as one, serve_http(replica()) as two:
+        async def listing(url: str, token: str) -> set[str]:
+            async with Client(StreamableHttpTransport(url, auth=token)) as client:
+                return {t.name for t in await client.list_tools()}
+
+        before = await listing(one, "alice-token")
+        target = next(n for n in ("kid_alerts", "tag_note", "refund_invoice", "kid_current")
+                      if n not in before)
+        async with Client(StreamableHttpTransport(one, auth="alice-token")) as alice:
+            await alice.call_tool("describe_tools", {"tools": [target]})
+        on_two = await listing(two, "alice-token")
+        assert target in on_two
+        assert on_two == await listing(one, "alice-token")
+        assert target not in await listing(two, "bob-token")  # bob's listing is his own
