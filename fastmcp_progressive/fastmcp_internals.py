@@ -529,7 +529,7 @@ def mounted_namespaces(server: Any) -> list[tuple[str, Any]]:
     describe it. Stands in for: nothing public. Reads the public ``providers`` and
     ``Provider.transforms``, the private ``Namespace._prefix`` and the private
     ``_WrappedProvider._inner`` (the wrapper ``add_provider`` puts around a namespaced
-    provider), down to a ``FastMCPProvider``'s public ``server``. Verified on FastMCP 4.2.3.
+    provider), down to a ``FastMCPProvider``'s public ``server``. Verified on FastMCP 4.1.2 and 4.2.3.
     """
     from fastmcp.server.providers.fastmcp_provider import FastMCPProvider
     from fastmcp.server.transforms.namespace import Namespace
@@ -555,7 +555,7 @@ def list_page_size(server: Any) -> int | None:
     """The page size ``FastMCP(list_page_size=...)`` set for list results (None: one page).
 
     Stands in for: nothing public (private ``FastMCP._list_page_size``). Verified on
-    FastMCP 4.2.3.
+    FastMCP 4.1.2 and 4.2.3.
     """
     size = getattr(server, "_list_page_size", None)
     return size if isinstance(size, int) and size > 0 else None
