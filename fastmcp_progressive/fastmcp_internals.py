@@ -529,7 +529,8 @@ def mounted_namespaces(server: Any) -> list[tuple[str, Any]]:
     describe it. Stands in for: nothing public. Reads the public ``providers`` and
     ``Provider.transforms``, the private ``Namespace._prefix`` and the private
     ``_WrappedProvider._inner`` (the wrapper ``add_provider`` puts around a namespaced
-    provider), down to a ``FastMCPProvider``'s public ``server``. Verified on FastMCP 4.1.2 and 4.2.3.
+    provider), down to a ``FastMCPProvider``'s public ``server``. Verified on FastMCP
+    4.1.2 and 4.2.3.
     """
     from fastmcp.server.providers.fastmcp_provider import FastMCPProvider
     from fastmcp.server.transforms.namespace import Namespace

@@ -200,14 +200,16 @@ class ProgressiveDisclosure(Middleware):
         if self.bridge is not None and all(t.name != self.bridge.name for t in tools):
             reduced.append(self.bridge)  # e.g. a search transform replaced the listing
         limit = self.cap.limit(caller)
-        if self.dispatch is not None:
-            reduced = [t for t in reduced if not self._is_our_dispatch(t)]
+        dispatch = self._dispatch_name
+        if dispatch is not None:
+            reduced = [t for t in reduced if t.name != dispatch or not self._is_our_dispatch(t)]
         self._largest_listing = max(self._largest_listing, len(reduced))
         if limit is not None and ctx is not None and len(reduced) > limit:
             reduced = await self._capped(ctx, caller, tools, reduced, limit)
         elif self.bridge is not None:
-            plain = self._plain_bridge
-            reduced = [plain if self._is_our_bridge(t) else t for t in reduced]
+            plain, bridge = self._plain_bridge, self.bridge.name
+            reduced = [plain if t.name == bridge and self._is_our_bridge(t) else t
+                       for t in reduced]
         return self._mark(ctx, reduced)
 
     @cached_property
