@@ -203,6 +203,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--descriptions", type=Path, metavar="DIR",
                    help="description files for the upstream's tools (hot reload)")
     p.add_argument("--listing", choices=LEVELS, default=ListingSettings.level)
+    p.add_argument("--max-tools", type=int, metavar="N",
+                   help="list at most N tools; the rest are reached through describe_tools "
+                        "(groups) and call_tool (default: no cap but the host caps)")
     p.add_argument("--anonymous", choices=get_args(AnonymousPolicy),
                    help="callers no grant can follow (default: the middleware's)")
     p.add_argument("--no-host-profiles", action="store_true",
@@ -228,7 +231,7 @@ async def _run_proxy(args: argparse.Namespace) -> int:
         if args.no_host_profiles:
             chosen["host_profiles"] = ()
         await serve(target, http=http, descriptions_dir=args.descriptions, name=args.name,
-                    listing=ListingSettings(level=args.listing),
+                    listing=ListingSettings(level=args.listing, max_tools=args.max_tools),
                     clients=ClientSettings(**chosen), exempt_tools=args.exempt,
                     startup_timeout=args.startup_timeout,
                     request_timeout=args.request_timeout)

@@ -343,6 +343,11 @@ def test_cli_proxy_rejects_a_bad_listen_address(capsys: pytest.CaptureFixture[st
     assert "--http takes [HOST:]PORT" in capsys.readouterr().err
 
 
+def test_cli_proxy_rejects_a_bad_tool_cap(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["proxy", "--max-tools", "2", "--", "x"]) == 2
+    assert "listing.max_tools must be a whole number from 3" in capsys.readouterr().err
+
+
 def test_cli_proxy_help_names_both_forms(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["proxy", "--help"])
@@ -360,13 +365,14 @@ def test_cli_proxy_passes_its_options_on(monkeypatch: pytest.MonkeyPatch) -> Non
     assert main(["proxy", "--http", "0.0.0.0:9000", "--descriptions", "docs", "--listing",
                  "skeleton", "--anonymous", "shared", "--exempt", "a", "--exempt", "b",
                  "--name", "front", "--startup-timeout", "5", "--request-timeout", "7",
-                 "--no-host-profiles",
+                 "--no-host-profiles", "--max-tools", "40",
                  "--", "npx", "-y", "pkg", "--flag"]) == 0
     assert main(["proxy", "https://mcp.example.com/mcp"]) == 0
     (command, settings), (url, defaults) = seen
     assert command == ["npx", "-y", "pkg", "--flag"]
     assert settings == {"http": ("0.0.0.0", 9000), "descriptions_dir": Path("docs"),
-                        "name": "front", "listing": ListingSettings(level="skeleton"),
+                        "name": "front",
+                        "listing": ListingSettings(level="skeleton", max_tools=40),
                         "clients": ClientSettings(anonymous="shared", host_profiles=()),
                         "exempt_tools": ["a", "b"], "startup_timeout": 5.0,
                         "request_timeout": 7.0}
