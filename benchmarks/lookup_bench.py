@@ -10,7 +10,10 @@ interleaved round by round, medians with the interquartile range):
   static resource of the same text, both on a plain server with that middleware;
 - the **size of the answer** to a read naming 32 unknown tools;
 - the cost of reading a name **hidden by component auth** against an **unknown** name
-  (``--not-found``): the two answers are the same bytes and should cost the same.
+  (``--not-found``): the two answers are the same bytes and should cost the same;
+- what an unknown name's ``available_tools`` costs (``--unknown``): a read of one unknown
+  name (the caller's listing, then the closest ten) against a read of one known name, and a
+  read of 32 unknown names, at ``--tools`` tools.
 
 Run: ``python -m benchmarks.lookup_bench [--tools 10000] [--rounds 30]``.
 """
@@ -158,14 +161,35 @@ async def not_found(tools: int, rounds: int) -> dict[str, Any]:
     return {"tools": tools, "hidden_vs_unknown": ratio(samples, "hidden", "unknown")}
 
 
+async def unknown_names(tools: int, rounds: int) -> dict[str, Any]:
+    """A read of one unknown name (a typo of a real one) and of 32, against a known name."""
+    server = build(tools, ours=True, listing_middleware=False)
+    async with Client(server) as client:
+        known, typo = query(["tool_00042"]), query(["tool_0o042"])
+        many = query([f"nope_{i}" for i in range(32)])
+        assert json.loads(await text_of(client, typo))["tool_0o042"]["available_tools"]
+        samples = await interleaved({
+            "unknown": lambda: client.read_resource(typo),
+            "unknown32": lambda: client.read_resource(many),
+            "known": lambda: client.read_resource(known),
+        }, rounds)
+    return {
+        "tools": tools,
+        "unknown_vs_known": ratio(samples, "unknown", "known"),
+        "unknown_32_vs_known": ratio(samples, "unknown32", "known"),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--tools", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--not-found", action="store_true",
                         help="only compare a hidden name with an unknown one")
+    parser.add_argument("--unknown", action="store_true",
+                        help="only time unknown names (their available_tools)")
     args = parser.parse_args()
-    scenario = not_found if args.not_found else run
+    scenario = not_found if args.not_found else unknown_names if args.unknown else run
     print(json.dumps(asyncio.run(scenario(args.tools, args.rounds)), indent=2))
 
 

@@ -68,6 +68,7 @@ from .selection import (
     Selection,
     is_descriptions_uri,
     parse_selection,
+    resolve_trimmed,
     selection_from_names,
 )
 from .settings import (
@@ -81,6 +82,7 @@ from .settings import (
     given,
     refuse_flat_keywords,
 )
+from .suggestions import Suggestions
 from .targets import hashed_target
 from .toolcap import ToolCap
 from .validation import ArgumentChecker
@@ -143,6 +145,7 @@ class ProgressiveDisclosure(Middleware):
         self.modes = ModePolicy(clients, default_level=listing.level)
         self._listers: dict[ListingLevel, Lister] = {listing.level: self.lister}
         self.checker = ArgumentChecker()
+        self.suggestions = Suggestions()
         self.engagement = Engagement()
         self.exempt_tools = frozenset(names("exempt_tools", exempt_tools))
         self.gate = Gate(grants=self.grants, modes=self.modes, definitions=self.definitions,
@@ -368,14 +371,14 @@ class ProgressiveDisclosure(Middleware):
         prefix = read_prefix(ctx, uri)  # read through a parent that mounted this server
         if prefix:
             selection = replace(selection, names=tuple(unprefixed(selection.names, prefix)))
-        return (await self._describe(ctx, selection)).text()
+        return (await self._describe(ctx, selection, prefix=prefix)).text()
 
     async def describe(self, ctx: Context, uri: str) -> dict[str, Any]:
         """The JSON body answering a read of ``uri``, granting what it describes."""
         selection = parse_selection(uri, limit=self.max_tools_per_read)
         return (await self._describe(ctx, selection)).body
 
-    async def _describe(self, ctx: Context, selection: Selection) -> Described:
+    async def _describe(self, ctx: Context, selection: Selection, *, prefix: str = "") -> Described:
         if selection.too_long:
             return Described(payloads.query_too_long(MAX_QUERY_CHARS), refused=True)
         if selection.count > self.max_tools_per_read:
@@ -385,9 +388,14 @@ class ProgressiveDisclosure(Middleware):
             body = payloads.missing_selection(await self._available(ctx))
             return Described(body, refused=True)
         described = Described({})
-        for name, tool in (await self.catalog.tools(ctx, selection.names)).items():
+        found = await resolve_trimmed(selection.names, lambda names: self.catalog.tools(ctx, names))
+        # the caller's own listing, asked once per read and only when a name is not in it:
+        # a hidden name and an unknown one are answered from it alike (suggestions.py)
+        visible = await self._available(ctx) if None in found.values() else []
+        for name, tool in found.items():
             if tool is None:
-                described.body[name] = payloads.unknown_tool(name)
+                closest = self.suggestions.closest(name, visible)
+                described.body[name] = payloads.unknown_tool(name, [prefix + n for n in closest])
             else:
                 described.body[name], described.texts[name] = self.definitions.for_tool(tool)
                 described.granted.append(name)
@@ -466,10 +474,10 @@ class ProgressiveDisclosure(Middleware):
                 return ToolResult(content=[mt.TextContent(type="text", text=compact_json(body))],
                                   structured_content=body)
         assert names is not None
-        if self.bridge is not None:
-            names = unprefixed(names, call_prefix(ctx, self.bridge.name))
+        prefix = call_prefix(ctx, self.bridge.name) if self.bridge is not None else ""
+        names = unprefixed(names, prefix)
         described = await self._describe(
-            ctx, selection_from_names(names, limit=self.max_tools_per_read)
+            ctx, selection_from_names(names, limit=self.max_tools_per_read), prefix=prefix
         )
         if described.refused:
             return _error_result(described.body)
@@ -487,8 +495,13 @@ class ProgressiveDisclosure(Middleware):
         return self.lister.summary(tool, self.store.signature(tool.name))
 
     async def _available(self, ctx: Context) -> list[str]:
-        """The tools worth describing to this caller: its listing minus the bridges."""
-        names = await self.catalog.names(ctx)
+        """The tools worth describing to this caller: its listing minus the bridges (none
+        when a listing filter fails: never wider than the caller's listing)."""
+        try:
+            names = await self.catalog.names(ctx)
+        except Exception:
+            logger.exception("listing this caller's tools failed; suggesting none")
+            return []
         ours = {self._bridge_name, self._dispatch_name}
         return [n for n in names if n not in ours]
 

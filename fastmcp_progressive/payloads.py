@@ -81,7 +81,9 @@ INSTRUCTIONS = instructions(DEFAULT_BRIDGE_TOOL)
 """The instructions paragraph with the bridge tool on (the default)."""
 
 
-UNKNOWN_TOOL_HINT = "Choose a name tools/list shows, then read it again."
+UNKNOWN_TOOL_HINT = (
+    "Choose a name tools/list shows (available_tools: the closest ones), then read it again."
+)
 
 
 def resource_uri_for(names: Sequence[str]) -> str:
@@ -181,13 +183,19 @@ def store_unavailable() -> dict[str, Any]:
     }
 
 
-def unknown_tool(name: str) -> dict[str, Any]:
+def unknown_tool(name: str, available: Sequence[str] = ()) -> dict[str, Any]:
     """The per-tool entry for a name the caller cannot see (unknown, hidden or not allowed).
 
-    Its size depends on the name alone, never on the catalog: 32 unknown names answer in
-    a few hundred bytes whether the server holds ten tools or ten thousand.
+    ``available_tools`` (spec v2.1 section 6.3) holds the visible names closest to ``name``
+    (``suggestions.py``): at most ten whatever the catalog, so 32 unknown names answer in a
+    few kilobytes whether the server holds ten tools or ten thousand, and the same for a
+    hidden name as for one that does not exist.
     """
-    return {"error": f"Tool '{name}' not found", "message": UNKNOWN_TOOL_HINT}
+    return {
+        "error": f"Tool '{name}' not found",
+        "message": UNKNOWN_TOOL_HINT,
+        "available_tools": list(available),
+    }
 
 
 INVALID_DISPATCH = "INVALID_DISPATCH"

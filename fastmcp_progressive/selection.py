@@ -19,7 +19,9 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 from urllib.parse import unquote
 
 from .payloads import DESCRIPTIONS_URI
@@ -72,7 +74,31 @@ def selection_from_names(raw: list[str], *, limit: int) -> Selection:
     """The same rules for names that arrive as a list (the bridge tool's arguments)."""
     if sum(len(item) for item in raw) > MAX_QUERY_CHARS:
         return Selection(names=(), count=len(raw), too_long=True)
-    names = dict.fromkeys(name for item in raw if (name := item.strip()))
+    names = dict.fromkeys(item for item in raw if item.strip())
     if len(names) > limit:
         return Selection(names=(), count=len(names))
     return Selection(names=tuple(names), count=len(names))
+
+
+T = TypeVar("T")
+
+
+async def resolve_trimmed(
+    names: Sequence[str], look_up: Callable[[Sequence[str]], Awaitable[dict[str, T | None]]]
+) -> dict[str, T | None]:
+    """``look_up(names)``, with each name that has surrounding whitespace and finds nothing
+    looked up again trimmed (answered under the trimmed name; duplicates folded).
+
+    The exact name always wins, so a tool named ``" a"`` and one named ``"a"`` are both
+    reachable; a name finding nothing either way is answered under its trimmed form.
+    """
+    found = await look_up(names)
+    retry = [name for name, value in found.items() if value is None and name != name.strip()]
+    again = await look_up([name.strip() for name in retry]) if retry else {}
+    resolved: dict[str, T | None] = {}
+    for name, value in found.items():
+        if value is None and name != name.strip():
+            name, value = name.strip(), again.get(name.strip())
+        if name not in resolved or resolved[name] is None:
+            resolved[name] = value
+    return resolved

@@ -69,7 +69,9 @@ async def test_bad_queries_over_low_level_session(era: Era) -> None:
                     assert body[name] == {
                         "error": f"Tool '{name}' not found",
                         "message": UNKNOWN_TOOL_HINT,
+                        "available_tools": body[name]["available_tools"],
                     }, label
+                    assert set(body[name]["available_tools"]) <= set(AVAILABLE), label
         # the server still serves normally afterwards, and nothing bad was granted
         refused = await session.call_tool("shout", {"text": "x"})
         assert refused.is_error

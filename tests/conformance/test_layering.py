@@ -54,7 +54,9 @@ async def test_component_auth_hides_tool_everywhere(era: str) -> None:
         assert body["wipe"] == {
             "error": "Tool 'wipe' not found",
             "message": UNKNOWN_TOOL_HINT,
+            "available_tools": body["wipe"]["available_tools"],
         }
+        assert sorted(body["wipe"]["available_tools"]) == ["add", "echo", "shout"]
         assert "wipe" not in (await read_json(c, DESCRIPTIONS_URI))["error"]["available_tools"]
         result = await c.call_tool("wipe", {"confirm": True}, raise_on_error=False)
         assert result.is_error
@@ -67,7 +69,9 @@ async def test_disabled_tool_is_not_found() -> None:
     async with connect(server, "modern") as c:
         assert "shout" not in [t.name for t in await c.list_tools()]
         body = await fetch(c, "shout")
-        assert body["shout"] == {"error": "Tool 'shout' not found", "message": UNKNOWN_TOOL_HINT}
+        assert body["shout"] == {"error": "Tool 'shout' not found", "message": UNKNOWN_TOOL_HINT,
+                                 "available_tools": body["shout"]["available_tools"]}
+        assert sorted(body["shout"]["available_tools"]) == ["add", "echo"]
 
 
 async def test_auth_middleware_filtering_is_respected_when_outside() -> None:
