@@ -12,6 +12,7 @@ to see it, so the test would notice if markers simply never got out.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -69,12 +70,30 @@ async def everything_a_caller_sees(c: Client[Any], names: list[str]) -> str:
     return "\n".join(seen)
 
 
+_SUGGESTED = re.compile(r'\\?"available_tools\\?":\s*\[([^\]]*)\]')
+
+
 def _swap(text: str, name: str) -> str:
+    """``text`` with ``name`` and every ``available_tools`` list replaced by placeholders:
+    the suggestions follow the asked name (closest first), never whether it is hidden."""
+    text = _SUGGESTED.sub('"available_tools": [SUGGESTED]', text)
     return text.replace(f"'{name}'", "'NAME'").replace(f'"{name}"', '"NAME"')
 
 
+def suggested_names(text: str) -> set[str]:
+    """Every name any ``available_tools`` list in ``text`` carries."""
+    return {
+        name
+        for listed in _SUGGESTED.findall(text)
+        for name in re.findall(r'\\?"((?:[^"\\]|\\[^"])*)\\?"', listed)
+    }
+
+
 def hidden_like_unknown(texts: dict[str, str]) -> None:
-    """The answers for each hidden name equal those for an unknown one, name swapped."""
+    """The answers for each hidden name equal those for an unknown one, name swapped (and
+    the suggested names, which follow the asked name, set aside: only visible ones)."""
+    for text in texts.values():
+        assert suggested_names(text) <= VISIBLE | {"describe_tools"}, suggested_names(text)
     unknown = _swap(texts.pop("no_such_tool"), "no_such_tool")
     for name, text in texts.items():
         assert _swap(text, name) == unknown, name
