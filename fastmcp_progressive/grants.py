@@ -17,8 +17,11 @@ Each kind of caller (see ``caller.py``) keeps its grants where its identity live
 A key-value store that fails or does not answer within ``store_timeout`` seconds never
 hangs a request: ``has`` answers per ``on_store_error`` (``"open"``: treat as granted,
 ``"closed"``: raise ``GrantStoreUnavailable``), ``add`` logs and carries on. After a failure
-the store is left alone for ``STORE_RETRY_SECONDS`` (answers per policy at once), so an
-outage costs one ``store_timeout`` wait per second, not one per request.
+the store is left alone *for that caller* for ``STORE_RETRY_SECONDS`` (its calls answer per
+policy at once), so an outage costs each caller one ``store_timeout`` wait per second, not
+one per request. The pause is per caller, never global: one caller's failures (a burst past
+Redis ``maxclients``, a write Redis refuses) decide only that caller's calls; every other
+caller's lookup still goes to the store and is answered by what the store says.
 
 Grants kept in the store are also confirmed in memory: a grant this process wrote or found
 is trusted for up to ``CONFIRMED_SECONDS`` without asking the store again (a store lookup
@@ -66,6 +69,9 @@ LISTINGS_COLLECTION = "fastmcp_progressive_listings"
 """Where a capped listing's per-caller entries live (``toolcap.py``), beside the grants."""
 _SHARED_ANONYMOUS_KEY = "anonymous"
 STORE_RETRY_SECONDS = 1.0
+MAX_RESTING_CALLERS = 10_000
+"""Callers whose store operations are paused after a failure, kept at once (LRU, ~150 B
+each): beyond it the oldest pause is forgotten, so that caller asks the store again."""
 CONFIRMED_SECONDS = 5.0
 DEFAULT_CONFIRMED_SIZE = 10_000
 T = TypeVar("T")
@@ -112,7 +118,8 @@ class GrantStore:
         self._sessions: TTLCache[str, _SessionGrants] = TTLCache(
             maxsize=settings.max_sessions, ttl=settings.ttl
         )
-        self._store_down_until = 0.0
+        # caller's store-key prefix -> time.monotonic() until which its operations rest
+        self._resting: LRUCache[str, float] = LRUCache(maxsize=MAX_RESTING_CALLERS)
         self._streams: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         # store key -> time.monotonic() until which the grant is trusted without a lookup
         self._confirmed: LRUCache[str, float] = LRUCache(maxsize=max(1, confirmed_size))
@@ -148,7 +155,7 @@ class GrantStore:
                     return True
             try:
                 found = await self._bounded(
-                    lambda: store.get(key, collection=GRANTS_COLLECTION)
+                    caller, lambda: store.get(key, collection=GRANTS_COLLECTION)
                 )
             except Exception as exc:
                 if not isinstance(exc, GrantStoreUnavailable):  # the rest after one is not news
@@ -176,6 +183,7 @@ class GrantStore:
             until = time.time() + self.ttl
             try:
                 await self._bounded(
+                    caller,
                     lambda: store.put_many(
                         keys,
                         [{"granted": True, "until": until}] * len(keys),
@@ -278,15 +286,25 @@ class GrantStore:
         self._sessions.expire()
         return len(self._sessions) + len(self._streams)
 
-    async def _bounded(self, operation: Callable[[], Awaitable[T]]) -> T:
-        """Run one store operation within ``store_timeout``; none while the store rests."""
-        if time.monotonic() < self._store_down_until:
-            raise GrantStoreUnavailable("the grant store failed moments ago")
+    def resting(self) -> int:
+        """How many callers' store operations are paused right now (tests, benchmarks)."""
+        now = time.monotonic()
+        return sum(1 for until in list(self._resting.values()) if until > now)
+
+    async def _bounded(self, caller: Caller, operation: Callable[[], Awaitable[T]]) -> T:
+        """Run one of ``caller``'s store operations within ``store_timeout``; none while
+        that caller rests after its own failure (other callers are never paused by it)."""
+        who = _caller_part(caller)
+        until = self._resting.get(who)
+        if until is not None:
+            if time.monotonic() < until:
+                raise GrantStoreUnavailable("the grant store failed moments ago")
+            self._resting.pop(who, None)
         try:
             with anyio.fail_after(self.store_timeout):
                 return await operation()
         except Exception:
-            self._store_down_until = time.monotonic() + STORE_RETRY_SECONDS
+            self._resting[who] = time.monotonic() + STORE_RETRY_SECONDS
             self._confirmed.clear()  # a store that failed may come back without its data
             raise
 
@@ -332,8 +350,13 @@ def _kv_key(caller: Caller, tool: str) -> str:
     can make the store fail, and with it every other caller's answer. Short, plain parts
     are kept readable; any other part is replaced by its SHA-256.
     """
+    return f"{_caller_part(caller)}|{_key_part(tool)}"
+
+
+def _caller_part(caller: Caller) -> str:
+    """The first part of ``caller``'s store keys (whose operations rest together)."""
     prefix = caller.key if caller.kind == "principal" else f"session:{caller.key}"
-    return f"{_key_part(prefix or '')}|{_key_part(tool)}"
+    return _key_part(prefix or "")
 
 
 _PLAIN_KEY_PART = re.compile(r"[A-Za-z0-9_.:-]{1,80}")

@@ -71,3 +71,78 @@ def test_bad_settings_are_refused() -> None:
         GrantStore(GrantSettings(ttl=0))
     with pytest.raises(ValueError, match="on_store_error"):
         GrantStore(GrantSettings(on_store_error="maybe"))  # type: ignore[arg-type]
+
+
+class FlakyStore:
+    """A working key-value store that fails on demand: the next ``fail_next`` operations
+    (a burst past Redis ``maxclients`` refuses whatever arrives), or every write (a Redis
+    that refuses writes, ``NOREPLICAS``/``READONLY``)."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, Any] = {}
+        self.fail_next = 0
+        self.refuse_writes = False
+        self.asked = 0
+
+    def _maybe_fail(self) -> None:
+        self.asked += 1
+        if self.fail_next:
+            self.fail_next -= 1
+            raise ConnectionError("max number of clients reached")
+
+    async def get(self, key: str, *, collection: str | None = None) -> Any:
+        self._maybe_fail()
+        return self.data.get(key)
+
+    async def put_many(self, keys: Any, values: Any, *, collection: Any = None,
+                       ttl: Any = None) -> None:
+        self._maybe_fail()
+        if self.refuse_writes:
+            raise ConnectionError("NOREPLICAS Not enough good replicas to write")
+        self.data.update(zip(keys, values, strict=True))
+
+
+def _principal(name: str) -> Caller:
+    return Caller(kind="principal", era="modern", key=f"user:{name}")
+
+
+async def test_one_callers_failing_writes_never_open_the_gate_for_others() -> None:
+    """Policy "open": a Redis refusing writes made the attacker's grant write fail, which
+    paused the store for everyone, so every never-granted principal ran the tool (32-38
+    of ~40 in the probe). Each caller's lookup now goes to the store."""
+    store = FlakyStore()
+    grants = GrantStore(GrantSettings(store=store, on_store_error="open"))
+    store.refuse_writes = True
+    await grants.add(_principal("mallory"), ["add"])  # refused: logged, not kept
+    ungated = [name for name in (f"p{i}" for i in range(40))
+               if await grants.has(_principal(name), "add")]
+    assert ungated == []
+    assert grants.resting() == 1  # only mallory's operations rest
+
+
+async def test_one_callers_burst_never_refuses_anothers_granted_call() -> None:
+    """Policy "closed": the attacker's burst made the store fail once, and for 1 s every
+    granted caller was refused GRANT_STORE_UNAVAILABLE. Now only the failed call is."""
+    store = FlakyStore()
+    grants = GrantStore(GrantSettings(store=store, on_store_error="closed"))
+    granted = [_principal(f"p{i}") for i in range(40)]
+    for caller in granted:
+        await grants.add(caller, ["add"])
+    store.fail_next = 1  # the burst: whatever arrives now fails
+    with pytest.raises(GrantStoreUnavailable):
+        await grants.has(_principal("mallory"), "add")
+    assert [await grants.has(caller, "add") for caller in granted] == [True] * 40
+    with pytest.raises(GrantStoreUnavailable):  # mallory's own calls rest a moment
+        await grants.has(_principal("mallory"), "add")
+
+
+async def test_resting_callers_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fastmcp_progressive import grants as module
+
+    monkeypatch.setattr(module, "MAX_RESTING_CALLERS", 3)
+    store = FlakyStore()
+    grants = GrantStore(GrantSettings(store=store, on_store_error="open"))
+    store.fail_next = 10
+    for i in range(10):
+        await grants.has(_principal(f"m{i}"), "add")
+    assert grants.resting() == 3

@@ -286,3 +286,31 @@ async def test_store_timeout_bounds_reads_of_many_tools_and_the_store_recovers(
         assert not await closed_store.has(principal, "shout")  # never granted
         # (a write that timed out while Redis was frozen may still land after the thaw:
         # it was already in the socket; the log's "the grant is not kept" overstates it)
+
+
+@pytest.mark.parametrize("policy", ["open", "closed"])
+async def test_a_redis_refusing_one_callers_write_decides_only_that_callers_calls(
+    redis_server: RedisServer, policy: str,
+) -> None:
+    """A Redis that refuses writes (``min-replicas-to-write`` with no replica: NOREPLICAS)
+    failed the attacker's grant write; that used to pause the store for every caller for
+    1 s, so never-granted principals ran tools ("open") or granted ones were refused
+    ("closed"). Each caller's lookup is now answered by Redis itself."""
+    principals = [Caller(kind="principal", era="modern", key=f"user:p{i}") for i in range(40)]
+    granted, never = principals[:20], principals[20:]
+    async with RedisStore(url=redis_server.url) as kv:
+        grants = GrantStore(GrantSettings(store=kv, on_store_error=policy,  # type: ignore[arg-type]
+                                          store_timeout=STORE_TIMEOUT))
+        for caller in granted:
+            await grants.add(caller, ["add"])
+        redis = Redis.from_url(redis_server.url)
+        try:
+            await redis.config_set("min-replicas-to-write", 1)
+            await grants.add(Caller(kind="principal", era="modern", key="user:mallory"),
+                             ["add"])  # refused by Redis: logged, not kept
+            assert [await grants.has(c, "add") for c in granted] == [True] * 20
+            assert [await grants.has(c, "add") for c in never] == [False] * 20
+            assert grants.resting() == 1
+        finally:
+            await redis.config_set("min-replicas-to-write", 0)
+            await redis.aclose()
