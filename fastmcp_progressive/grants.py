@@ -221,6 +221,7 @@ class GrantStore:
             return list(entry.listed) if entry is not None and entry.listed is not None else None
         try:
             found = await self._bounded(
+                caller,
                 lambda: store.get(_kv_key(caller, "listing"), collection=LISTINGS_COLLECTION)
             )
         except Exception as exc:
@@ -244,6 +245,7 @@ class GrantStore:
             return
         try:
             await self._bounded(
+                caller,
                 lambda: store.put_many([_kv_key(caller, "listing")], [{"tools": list(names)}],
                                        collection=LISTINGS_COLLECTION, ttl=self.ttl)
             )
