@@ -12,30 +12,29 @@ Example:
 from __future__ import annotations
 
 from .results import Results
-from .targets import HEADLINE_CATALOG, LISTING_BUDGET
+from .targets import HEADLINE_CATALOG
 
 
 def _listing_anatomy(results: Results) -> str | None:
     parts = next((a for a in results.anatomy
-                  if a.catalog == HEADLINE_CATALOG and a.mode == "minimal"), None)
+                  if a.catalog == HEADLINE_CATALOG and a.mode == "typed"), None)
     plain = results.token(HEADLINE_CATALOG, "plain")
-    ours = results.token(HEADLINE_CATALOG, "minimal")
+    ours = results.token(HEADLINE_CATALOG, "typed")
     if parts is None or plain is None or ours is None:
         return None
     return (
         f"{HEADLINE_CATALOG} at the default level lists {parts.listed} tools (bridge "
         f"included): names {parts.names:,}, one-line descriptions {parts.descriptions:,}, "
-        f"minimal schemas {parts.schemas:,} tokens = {ours.fields:,} per field. Counted as one "
-        f"JSON array the keys and punctuation add {ours.json - ours.fields:,} "
-        f"(~{(ours.json - ours.fields) / max(parts.listed, 1):.1f} per tool), so the "
-        f"{LISTING_BUDGET:,}-token budget holds per field but not as JSON "
-        f"({ours.json:,}); shorter summaries alone cannot close that gap "
-        f"(see the `summary_max_chars` table)."
+        f"typed schemas {parts.schemas:,} tokens = {ours.fields:,} per field "
+        f"(plain: {plain.fields:,}, -{1 - ours.fields / max(plain.fields, 1):.0%}). "
+        f"The schemas are most of it: every argument keeps its name and a plain type, "
+        f"which hosts that read the listing as the contract need; `minimal` drops them "
+        f"for clients known to pass undeclared arguments."
     )
 
 
 def _search(results: Results) -> str | None:
-    ours = results.token(HEADLINE_CATALOG, "minimal+2")
+    ours = results.token(HEADLINE_CATALOG, "typed+2")
     listing = results.token(HEADLINE_CATALOG, "bm25")
     bm25 = results.token(HEADLINE_CATALOG, "bm25+search")
     regex = results.token(HEADLINE_CATALOG, "regex+search")

@@ -21,7 +21,7 @@ from typing import Any
 
 from .results import Results
 
-TOKEN_MODES = ("plain", "skeleton", "minimal", "minimal+2", "minimal+5", "regex+search",
+TOKEN_MODES = ("plain", "skeleton", "typed", "minimal", "typed+2", "typed+5", "regex+search",
                "bm25+search")
 TRANSPORT_COLORS = {"memory": "#4c72b0", "http": "#55a868", "http legacy": "#c44e52",
                     "http+auth": "#8172b2"}
@@ -68,7 +68,7 @@ def _tokens(plt: Any, results: Results, folder: Path) -> Path | None:
                 xs.append(row.fields)
         ax.barh(ys, xs, height=height, label=mode, color=cmap(m))
     for c, catalog in enumerate(catalogs):
-        plain, ours = results.token(catalog, "plain"), results.token(catalog, "minimal")
+        plain, ours = results.token(catalog, "plain"), results.token(catalog, "typed")
         if plain and ours:
             ax.annotate(f"{plain.fields:,} → {ours.fields:,}", (plain.fields, c - 0.42),
                         xytext=(4, 0), textcoords="offset points", fontsize=7, ha="left",

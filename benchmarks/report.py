@@ -16,23 +16,24 @@ from pathlib import Path
 
 from . import host_report
 from .markdown import MISSING, duration, figure, number, saved, table
+from .replay import DEFAULT
 from .results import LatencyRow, Results
 from .scaling_report import render_scaling
 from .targets import HEADLINE_CATALOG, judge
 
-LISTING_MODES = ("plain", "minimal", "skeleton", "regex", "bm25")
-SESSION_MODES = ("minimal+2", "minimal+5", "minimal+5 largest", "skeleton+2", "skeleton+5",
-                 "regex+search", "bm25+search", "extras")
-JSON_MODES = ("plain", "minimal", "skeleton", "minimal+2", "minimal+5")
-WIRE_MODES = ("plain", "minimal", "skeleton", "regex", "bm25", "minimal+2", "minimal+5",
+LISTING_MODES = ("plain", "typed", "minimal", "skeleton", "regex", "bm25")
+SESSION_MODES = ("typed+2", "typed+5", "typed+5 largest", "minimal+2", "minimal+5",
+                 "skeleton+2", "skeleton+5", "regex+search", "bm25+search", "extras")
+JSON_MODES = ("plain", "typed", "minimal", "skeleton", "typed+2", "typed+5")
+WIRE_MODES = ("plain", "typed", "minimal", "skeleton", "regex", "bm25", "typed+2", "typed+5",
               "regex+search", "bm25+search")
 
 
 def _headline(results: Results) -> list[str]:
     lines: list[str] = []
     plain = results.token(HEADLINE_CATALOG, "plain")
-    ours = results.token(HEADLINE_CATALOG, "minimal")
-    session = results.token(HEADLINE_CATALOG, "minimal+2")
+    ours = results.token(HEADLINE_CATALOG, DEFAULT)
+    session = results.token(HEADLINE_CATALOG, f"{DEFAULT}+2")
     if plain and ours and session:
         lines.append(
             f"- **{HEADLINE_CATALOG}** ({plain.tools} tools), default level: the listing the "
@@ -94,13 +95,14 @@ def _tokens(results: Results, figures: dict[str, Path], report: Path) -> list[st
     for c in catalogs:
         cells: list[object] = [c, _tool_count(results, c)]
         cells += [number(getattr(results.token(c, mode), "fields", None)) for mode in LISTING_MODES]
-        plain, ours = results.token(c, "plain"), results.token(c, "minimal")
+        plain, ours = results.token(c, "plain"), results.token(c, DEFAULT)
         cells.append(saved(ours.fields, plain.fields) if plain and ours else MISSING)
         regex = results.token(c, "regex")
         cells.append(f"{number(ours.names_visible if ours else None)} / "
                      f"{number(regex.names_visible if regex else None)}")
         rows.append(cells)
-    out += [table(("catalog", "tools", *LISTING_MODES, "minimal saves", "names: ours / search"),
+    out += [table(("catalog", "tools", *LISTING_MODES, f"{DEFAULT} saves",
+                   "names: ours / search"),
                    rows), ""]
     out += ["### Sessions, model-visible (per field)", "",
             "Listing plus one read of the full definitions of the session's first 2 or 5 "

@@ -5,8 +5,9 @@ it includes whatever FastMCP adds on the way (titles, ``_meta``, dereferenced ``
 and, for ours, the ``describe_tools`` bridge tool it lists by default. Modes per catalog:
 
 - ``plain``: FastMCP as is; a session costs just its listing (everything is in it);
-- ``minimal`` / ``skeleton``: our listing levels; ``+2`` / ``+5``: plus one read of the
-  full definitions of the session's 2 or 5 tools; ``minimal+5 largest``: the 5 biggest;
+- ``typed`` (the default) / ``minimal`` / ``skeleton``: our listing levels; ``+2`` / ``+5``:
+  plus one read of the full definitions of the session's 2 or 5 tools; ``typed+5 largest``:
+  the 5 biggest;
 - ``extras``: what ours adds outside the listing, once per session if the host shows it
   to the model: the instructions paragraph, the descriptions resource entry in
   ``resources/list`` and the guidance prompt entry in ``prompts/list``;
@@ -39,7 +40,7 @@ from fastmcp_progressive.tokens import (
 )
 
 from .corpus import Catalog
-from .replay import PROGRESSIVE, SEARCH, Variant, build_server
+from .replay import DEFAULT, PROGRESSIVE, SEARCH, Variant, build_server
 from .results import AnatomyRow, SweepRow, TokenRow
 from .scenarios import SESSION_SIZES, scenario_for
 
@@ -99,12 +100,12 @@ async def _progressive_rows(
         listing, tools = await _listing(client, catalog)
         rows = [listing.row(catalog, variant)]
         sessions = [(f"{variant}+{n}", scenario_for(catalog).tools(n)) for n in SESSION_SIZES]
-        if variant == "minimal":
+        if variant == DEFAULT:
             sessions.append((f"{variant}+5 largest", _largest(catalog, 5)))
         for mode, names in sessions:
             read = await client.read_resource_mcp(resource_uri_for(names))
             rows.append(listing.plus_text(_texts(read.contents), _dump(read)).row(catalog, mode))
-        if variant == "minimal":
+        if variant == DEFAULT:
             rows.append(await _extras(client, catalog))
     return rows, _anatomy(catalog, variant, tools)
 
@@ -169,7 +170,7 @@ async def sweep_summary_chars(
     rows: list[SweepRow] = []
     for limit in chars:
         narrow = ListingSettings(summary_max_chars=limit)
-        server = build_server(catalog, "minimal", options={"listing": narrow})
+        server = build_server(catalog, DEFAULT, options={"listing": narrow})
         async with Client(server.mcp) as client:
             listing, _ = await _listing(client, catalog)
         rows.append(SweepRow(catalog.name, limit, listing.fields, listing.json))

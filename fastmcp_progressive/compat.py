@@ -1,13 +1,14 @@
 """Deciding, per client, its listing level: ``full`` (compatibility mode) or a progressive one.
 
 A client at ``"full"`` gets the listing exactly as registered and is never gated; the
-descriptions resource still answers it. A progressive client gets ``"minimal"`` or
-``"skeleton"`` schemas and the gate. The decision is made per request from that request's
-own client, so one client's level never leaks to another. In order:
+descriptions resource still answers it. A progressive client gets ``"typed"``,
+``"skeleton"`` or ``"minimal"`` schemas (``listed_schema.py``) and the gate. The decision
+is made per request from that request's own client, so one client's level never leaks to
+another. In order:
 
 1. ``resolver``: a callable the server passes; it sees a ``ClientDescription`` and returns
-   ``"full"``, ``"progressive"`` (the server's level), ``"minimal"``, ``"skeleton"`` or
-   ``None`` (no opinion). The operator's final say.
+   ``"full"``, ``"progressive"`` (the server's level), ``"typed"``, ``"minimal"``,
+   ``"skeleton"`` or ``None`` (no opinion). The operator's final say.
 2. The client extension ``EXTENSION_ID`` with settings ``{"mode": ...}`` taking the same
    values (both protocol eras).
 3. An HTTP header (``X-Progressive-Disclosure: full`` by default), for gateways.
@@ -40,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 Mode = Literal["progressive", "full"]
 MODES: tuple[Mode, ...] = get_args(Mode)
-Choice = Literal["progressive", "full", "minimal", "skeleton"]
+Choice = Literal["progressive", "full", "typed", "minimal", "skeleton"]
 CHOICES: tuple[Choice, ...] = get_args(Choice)
 """What a resolver, the client extension or the header may ask for."""
 MAX_CLIENTS_KEPT = 1024

@@ -7,9 +7,9 @@ section for the evidence behind every row):
   GitHub Copilot CLI) search and load tools on their own; a reduced listing would be
   deferred twice (their search sees one line, and the schema they load is the stripped
   one), so they get the ``full`` listing;
-- hosts that build a validation model from the listed schema and drop every argument it
-  does not declare need ``skeleton``;
-- every other host gets the server's progressive level (``minimal`` by default).
+- every other host gets the server's progressive level (``typed`` by default: every
+  argument declared with a plain type, which hosts that build a validation model from the
+  listed schema need).
 
 A profile matches on the ``clientInfo`` name (a glob, case-sensitive as hosts send it),
 optionally its version (a glob), and the caller's protocol era and transport where that
@@ -34,7 +34,7 @@ from typing import Literal, get_args
 
 from .caller import Caller
 
-ClientLevel = Literal["full", "minimal", "skeleton"]
+ClientLevel = Literal["full", "typed", "minimal", "skeleton"]
 """What one client's ``tools/list`` shows: as registered, or reduced at a listing level."""
 CLIENT_LEVELS: tuple[ClientLevel, ...] = get_args(ClientLevel)
 

@@ -1,17 +1,13 @@
 """Reducing tools for ``tools/list``: a one-line description and a stripped input schema.
 
-Levels (``ProgressiveDisclosure(listing=ListingSettings(level=...))``):
-
-- ``"minimal"`` (default): ``{"type": "object", "properties": {}}``, an object schema that
-  accepts any argument (the extension spec's suggestion, with the ``properties`` that
-  function-calling APIs require and without the ``additionalProperties: true`` that JSON
-  Schema implies anyway);
-- ``"skeleton"``: property names with their types, and ``required``: for clients that send
-  ``{}`` or drop arguments when a listed schema has no properties.
+Levels (``ProgressiveDisclosure(listing=ListingSettings(level=...))``, the schemas in
+``listed_schema.py``): ``"typed"`` (default: every argument with a plain JSON type, and
+``required``), ``"skeleton"`` (also enums and nested objects) and ``"minimal"`` (no
+properties: only for clients known to pass undeclared arguments).
 
 A tool pinned "always load" (``pins.py``) is listed as registered at every level.
 
-Both drop ``outputSchema`` and, with ``strip_noise``, a ``title`` that only re-cases the
+Every level drops ``outputSchema`` and, with ``strip_noise``, a ``title`` that only re-cases the
 name and an empty ``_meta.fastmcp.tags``. A reduced tool is memoized per tool (by object,
 else by content, so a mounted or proxied server's fresh objects hit too) and
 description-file signature, and keeps its wire form once built, so a repeated listing
@@ -44,18 +40,15 @@ from .description_file import DescriptionFile
 from .descriptions import DescriptionStore, Signature
 from .fastmcp_internals import default_title
 from .headers import with_headers
+from .listed_schema import MINIMAL_SCHEMA as MINIMAL_SCHEMA
+from .listed_schema import skeleton as skeleton
+from .listed_schema import typed
 from .memo import ToolMemo
 from .pins import pinned
-from .schema_refs import inline_refs
 from .settings import CacheSettings, ListingSettings
 from .settings import ListingLevel as ListingLevel
 
 LEVELS: tuple[ListingLevel, ...] = get_args(ListingLevel)
-MINIMAL_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
-"""No ``additionalProperties``: JSON Schema's default already allows any argument, and the
-hosts measured to drop undeclared arguments drop them with ``true`` spelled out as well
-(they need ``skeleton``); the key costs 5 tokens a tool (590 on github-mcp-server)."""
-
 ONE_FILE_WAIT = 2.0
 """Seconds a listing waits for a file another thread is parsing before it reads it too."""
 
@@ -120,37 +113,6 @@ def file_line(file: DescriptionFile, max_chars: int) -> str | None:
 
 FileFacts = tuple[str | None, bool | None]
 """What a listing takes from a description file: its listing line and its ``always_load``."""
-
-
-def skeleton(schema: dict[str, Any]) -> dict[str, Any]:
-    """Property names and their JSON types, plus ``required``: nothing else."""
-    schema = inline_refs(schema, defs_only=True)  # once per fresh tool: no full scan
-    properties = schema.get("properties")
-    out: dict[str, Any] = {"type": "object", "properties": {}}
-    if isinstance(properties, dict):
-        out["properties"] = {
-            name: _type_only(spec) for name, spec in properties.items() if isinstance(name, str)
-        }
-    required = schema.get("required")
-    if isinstance(required, list) and required:
-        out["required"] = list(required)
-    return out
-
-
-def _type_only(spec: Any) -> dict[str, Any]:
-    if not isinstance(spec, dict):
-        return {}
-    if "type" in spec:
-        return {"type": spec["type"]}
-    types: list[Any] = []
-    for key in ("anyOf", "oneOf"):
-        for option in spec.get(key) or []:
-            kind = option.get("type") if isinstance(option, dict) else None
-            if isinstance(kind, str) and kind not in types:
-                types.append(kind)
-    if types:
-        return {"type": types[0] if len(types) == 1 else types}
-    return {}
 
 
 def _kept_fields(tool: Tool) -> Hashable:
@@ -370,7 +332,10 @@ class Lister:
         )
 
     def _schema(self, tool: Tool) -> dict[str, Any]:
-        schema = MINIMAL_SCHEMA if self.level == "minimal" else skeleton(tool.parameters)
+        if self.level == "minimal":
+            schema = MINIMAL_SCHEMA
+        else:
+            schema = (typed if self.level == "typed" else skeleton)(tool.parameters)
         return with_headers(schema, tool.parameters)  # Mcp-Param-* headers need them
 
     def _reduced(self, tool: Tool, sig: Signature | None) -> Tool:

@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from .grants import KeyValue
     from .resolution import ResolverHook
 
-ListingLevel = Literal["minimal", "skeleton"]
+ListingLevel = Literal["typed", "minimal", "skeleton"]
 """How much of a tool a progressive listing shows (see ``listing.py``)."""
 AnonymousPolicy = Literal["validate", "full", "shared"]
 """What callers no grant can follow get (see ``ClientSettings.anonymous``)."""
@@ -83,8 +83,10 @@ class ListingSettings:
     """What a progressive ``tools/list`` shows.
 
     Attributes:
-        level: ``"minimal"`` (the spec's schema) or ``"skeleton"`` (names, types,
-            required), for clients no rule below gives another level.
+        level: ``"typed"`` (every argument with a plain JSON type, and ``required``),
+            ``"skeleton"`` (also enums and nested objects) or ``"minimal"`` (no
+            properties: only for clients known to pass undeclared arguments), for
+            clients no rule below gives another level (``listed_schema.py``).
         summary_max_chars: longest one-line description derived from a tool's own text.
         strip_noise: drop a name-derived ``title`` and empty ``_meta.fastmcp.tags``.
         max_tools: the most tools a progressive listing holds (``None``: no cap); a
@@ -96,7 +98,7 @@ class ListingSettings:
         tag_groups: a tool's FastMCP tags are groups (``groups.py``) too.
     """
 
-    level: ListingLevel = "minimal"
+    level: ListingLevel = "typed"
     summary_max_chars: int = 100
     strip_noise: bool = True
     max_tools: int | None = None

@@ -155,7 +155,7 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
 
     A server that already has the middleware is measured as configured, unless
     ``directory`` or ``listing`` asks for another one; otherwise the middleware is added
-    (``listing``, default ``minimal``) for the count and removed again.
+    (``listing``, default ``ListingSettings``' level) for the count and removed again.
     """
     encoder()  # fail before any work when the tokenizer is missing
     others = [m for m in server.middleware if not isinstance(m, ProgressiveDisclosure)]
@@ -165,7 +165,7 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
     else:
         if directory is None and present is not None:
             directory = present.store.directory
-        level = cast(ListingLevel, listing or "minimal")
+        level = cast(ListingLevel, listing or ListingSettings.level)
         ours = ProgressiveDisclosure(directory, listing=ListingSettings(level=level))
         chain = ([ours if m is present else m for m in server.middleware] if present
                  else [*others, ours])

@@ -22,3 +22,15 @@ def add_basic_tools(mcp: FastMCP) -> None:
     def shout(text: str) -> str:
         """Upper-case a text."""
         return text.upper()
+
+
+ADD_TYPED = {
+    "type": "object",
+    "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+    "required": ["a", "b"],
+}
+"""``add`` at the default (``typed``) listing level: its arguments, no constraints."""
+ADD_FULL_TEXT = "Add two integers. Returns their sum as an integer."
+"""``add``'s registered description: what a full listing shows (a reduced one cuts it)."""
+Q_TYPED = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+"""A ``(q: str)`` tool at the default listing level."""

@@ -65,8 +65,9 @@ def test_progressive_listing_is_smaller_and_keeps_every_name(
     smoke: tuple[Path, dict[str, Any]],
 ) -> None:
     _, data = smoke
-    plain, ours, skeleton = (_token(data, m) for m in ("plain", "minimal", "skeleton"))
-    assert ours["fields"] < skeleton["fields"] < plain["fields"]
+    plain, ours, skeleton = (_token(data, m) for m in ("plain", "typed", "skeleton"))
+    assert _token(data, "minimal")["fields"] < ours["fields"] <= skeleton["fields"]
+    assert skeleton["fields"] < plain["fields"]
     assert ours["json"] < plain["json"] and ours["wire"] < plain["wire"]
     assert ours["names_visible"] == plain["names_visible"] == plain["tools"]
     assert _token(data, "regex")["names_visible"] == 0  # a search lists no catalog tool
@@ -74,8 +75,8 @@ def test_progressive_listing_is_smaller_and_keeps_every_name(
 
 def test_sessions_add_the_descriptions_they_fetch(smoke: tuple[Path, dict[str, Any]]) -> None:
     _, data = smoke
-    listing = _token(data, "minimal")["fields"]
-    two, five = _token(data, "minimal+2")["fields"], _token(data, "minimal+5")["fields"]
+    listing = _token(data, "typed")["fields"]
+    two, five = _token(data, "typed+2")["fields"], _token(data, "typed+5")["fields"]
     assert listing < two < five
     assert _token(data, "bm25+search")["fields"] > _token(data, "bm25")["fields"]
 

@@ -85,7 +85,7 @@ async def test_server_advertises_the_extension(era: Era) -> None:
         capabilities = c.server_capabilities
         assert capabilities is not None
         settings = (capabilities.extensions or {})[EXTENSION_ID]
-    assert settings == {"resource": DESCRIPTIONS_URI, "listing": "minimal",
+    assert settings == {"resource": DESCRIPTIONS_URI, "listing": "typed",
                         "bridge_tool": "describe_tools"}
 
 

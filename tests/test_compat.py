@@ -12,6 +12,7 @@ from mcp.client.extension import advertise
 
 from fastmcp_progressive import EXTENSION_ID, ClientDescription, ClientSettings
 from tests.conftest import ERAS, Era, build_server, connect, fetch, gated, serve_http
+from tests.servers import ADD_FULL_TEXT, ADD_TYPED
 
 FULL = advertise(EXTENSION_ID, {"mode": "full"})
 PROGRESSIVE = advertise(EXTENSION_ID, {"mode": "progressive"})
@@ -19,8 +20,8 @@ PROGRESSIVE = advertise(EXTENSION_ID, {"mode": "progressive"})
 
 async def _is_full(client: Client[Any]) -> bool:
     add = next(t for t in await client.list_tools() if t.name == "add")
-    full = add.input_schema.get("required") == ["a", "b"]
-    assert full == (add.description == "Add two integers. Returns their sum as an integer.")
+    full = add.description == ADD_FULL_TEXT
+    assert full == (add.input_schema != ADD_TYPED)
     if full:
         assert not await gated(client)
     return full

@@ -41,7 +41,6 @@ from fastmcp_progressive import (
 )
 from fastmcp_progressive.backend_sessions import SessionBackends
 from fastmcp_progressive.fastmcp_internals import cached_methods, wire_params
-from fastmcp_progressive.listing import MINIMAL_SCHEMA as MINIMAL
 from tests.conftest import (
     ERAS,
     TOKENS,
@@ -53,7 +52,7 @@ from tests.conftest import (
     fetch,
     gated,
 )
-from tests.servers import add_basic_tools
+from tests.servers import ADD_TYPED, add_basic_tools
 
 ERA = pytest.mark.parametrize("era", ERAS)
 
@@ -84,7 +83,7 @@ async def test_read_through_a_proxy_works_and_the_listing_shrinks(
     backend = build_server()
     async with reach(create_proxy(backend), transport, era) as c:
         listed = {t.name: t for t in await c.list_tools()}
-        assert listed["add"].input_schema == MINIMAL
+        assert listed["add"].input_schema == ADD_TYPED
         templates = [t.uri_template for t in await c.list_resource_templates()]
         assert f"{DESCRIPTIONS_URI}{{?tools}}" in templates
         described = await fetch(c, "add", "echo")
@@ -191,7 +190,7 @@ async def test_response_cache_behind_never_replays_a_read_or_a_call(
 
 
 async def _no_replay(a: Client[Any], b: Client[Any], era: Era) -> None:
-    assert (await a.list_tools())[0].input_schema == MINIMAL  # cached, yet reduced
+    assert (await a.list_tools())[0].input_schema == ADD_TYPED  # cached, yet reduced
     await fetch(a, "add")
     assert (await a.call_tool("add", {"a": 1, "b": 2})).data == 3
     if era == "legacy" or not b.transport.__class__.__name__.startswith("StreamableHttp"):
@@ -402,7 +401,7 @@ async def test_fastmcp_run_url_bridges_http_to_stdio_and_the_read_works(era: Era
         )
         async with connect(bridge, era) as c:  # type: ignore[arg-type]
             listed = {t.name: t for t in await c.list_tools()}
-            assert listed["add"].input_schema == MINIMAL
+            assert listed["add"].input_schema == ADD_TYPED
             assert (await fetch(c, "add"))["add"]["inputSchema"]["required"] == ["a", "b"]
             assert await gated(c, "echo", {"text": 5})  # never run ungated
             if era == "modern":  # the grant is the anonymous callers' shared one

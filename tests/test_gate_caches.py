@@ -26,7 +26,7 @@ def test_mode_answers_per_client_are_exact_and_bounded() -> None:
     other = Caller(kind="stream", era="modern", key="b", client_name="new-host")
     for _ in range(2):
         assert policy.level(legacy) == "full"
-        assert policy.level(other) == "minimal"
+        assert policy.level(other) == "typed"
     asked = Caller(kind="stream", era="modern", key="c", client_name="legacy-host",
                    headers={"x-progressive-disclosure": "skeleton"})
     assert policy.level(asked) == "skeleton"  # per request: the header still wins

@@ -32,12 +32,19 @@ from tests.conftest import (
     gated,
     serve_http,
 )
+from tests.servers import ADD_FULL_TEXT, ADD_TYPED, Q_TYPED
 
 ALL = [(t, e) for t in TRANSPORTS for e in ERAS]
 
 
 def _info(name: str, version: str = "1.0.0") -> mt.Implementation:
     return mt.Implementation(name=name, version=version)
+
+
+async def _add_description(client: Any) -> str | None:
+    tools = {t.name: t for t in await client.list_tools()}
+    description: str | None = tools["add"].description
+    return description
 
 
 async def _add_schema(client: Any) -> dict[str, Any]:
@@ -57,10 +64,11 @@ async def test_hosts_that_defer_tools_get_the_full_listing(
         if url is not None:
             target = url
         async with connect(target, era, client_info=_info(host, "2.0.42")) as c:
-            assert (await _add_schema(c))["required"] == ["a", "b"]
+            assert await _add_description(c) == ADD_FULL_TEXT
             assert not await gated(c)  # full level: never gated
         async with connect(target, era, client_info=_info("some-other-host")) as c:
-            assert await _add_schema(c) == {"type": "object", "properties": {}}
+            assert await _add_schema(c) == ADD_TYPED
+            assert await _add_description(c) != ADD_FULL_TEXT
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -76,12 +84,13 @@ async def test_profiles_extend_replace_and_turn_off(era: Era) -> None:
         }
         assert await gated(c)  # skeleton is progressive: still gated
     async with connect(server, era, client_info=_info("acme-agent", "2.0")) as c:
-        assert await _add_schema(c) == {"type": "object", "properties": {}}  # version glob
+        assert await _add_description(c) != ADD_FULL_TEXT  # version glob: the default
     async with connect(server, era, client_info=_info("claude-code")) as c:
-        assert "required" in await _add_schema(c)  # the shipped rows still apply
+        assert await _add_description(c) == ADD_FULL_TEXT  # the shipped rows still apply
     off = build_server(clients=ClientSettings(host_profiles=()))
     async with connect(off, era, client_info=_info("claude-code")) as c:
-        assert await _add_schema(c) == {"type": "object", "properties": {}}
+        assert await _add_schema(c) == ADD_TYPED
+        assert await _add_description(c) != ADD_FULL_TEXT
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -190,12 +199,12 @@ async def test_meta_survives_and_pins_list_in_full_and_never_gate(
 async def _check_pins(server: FastMCP, c: Any) -> None:
     tools = {t.name: t for t in await c.list_tools()}
     assert tools["plain"].meta == {"vendor/x": 2}  # reduced, _meta kept
-    assert tools["plain"].input_schema == {"type": "object", "properties": {}}
+    assert tools["plain"].input_schema == Q_TYPED
     assert await gated(c, "plain", {})
     for name in ("loaded", "tagged", "flagged", "filed"):
-        assert tools[name].input_schema["required"] == ["q"], name
         registered = await server.get_tool(name)
         assert registered is not None
+        assert tools[name].input_schema == registered.parameters, name
         assert tools[name].description == registered.description  # not summarized
         assert not await gated(c, name, {"q": "x"}), name
     assert tools["loaded"].meta is not None
@@ -211,7 +220,7 @@ async def test_description_file_can_unpin(
     server = _pinned_server(tmp_descriptions)
     async with connect(server, era) as c:
         tools = {t.name: t for t in await c.list_tools()}
-        assert tools["loaded"].input_schema == {"type": "object", "properties": {}}
+        assert tools["loaded"].input_schema == Q_TYPED
         assert tools["loaded"].meta == {"anthropic/alwaysLoad": True, "vendor/x": 1}
         assert await gated(c, "loaded", {"q": "x"})
 

@@ -19,9 +19,9 @@ from fastmcp.tools.base import Tool
 from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings
 from fastmcp_progressive.client import is_resolvable, tool_resolution
 from fastmcp_progressive.descriptions import DescriptionStore
-from fastmcp_progressive.listing import MINIMAL_SCHEMA, ListedTool, Lister
+from fastmcp_progressive.listing import ListedTool, Lister
 from tests.conftest import ERAS, Era, connect
-from tests.servers import add_basic_tools
+from tests.servers import ADD_TYPED, add_basic_tools
 
 LONG = "Add two integers and return their sum. Overflow is not a concern in Python at all."
 
@@ -53,7 +53,7 @@ def test_a_listed_tool_keeps_every_field_but_description_and_schemas() -> None:
     (listed,) = Lister(DescriptionStore(None)).reduce([tool])
     assert isinstance(listed, ListedTool)
     assert listed.description == "Add two integers and return their sum."
-    assert listed.parameters == MINIMAL_SCHEMA and listed.output_schema is None
+    assert listed.parameters == ADD_TYPED and listed.output_schema is None
     assert listed.timeout == 7.5
     assert listed.auth is tool.auth and listed.auth is not None
     assert listed.return_type is tool.return_type and listed.return_type is not None
@@ -139,8 +139,8 @@ async def test_a_parents_listing_for_itself_leaves_the_childs_middleware_reducin
     with parent_middleware.catalog._passthrough():
         tools = {t.name: t for t in await parent.list_tools()}
     assert tools["ping"].description is not None and "nothing else" in tools["ping"].description
-    assert tools["kid_add"].parameters == MINIMAL_SCHEMA  # reduced by the child's middleware
+    assert tools["kid_add"].parameters == ADD_TYPED  # reduced by the child's middleware
     async with Client(parent) as client:  # and a client's own listing is reduced by both
         listed = {t.name: t for t in await client.list_tools()}
     assert listed["ping"].description == "Answer with the message."
-    assert listed["kid_add"].inputSchema == MINIMAL_SCHEMA
+    assert listed["kid_add"].inputSchema == ADD_TYPED

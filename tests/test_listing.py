@@ -14,6 +14,7 @@ from fastmcp_progressive import EXTENSION_ID, ClientSettings, ListingSettings, P
 from fastmcp_progressive.listing import skeleton, summarize
 from tests.corpus import corpus_dir
 from tests.replay import replay_tool
+from tests.servers import ADD_TYPED
 
 CORPUS = corpus_dir()
 
@@ -35,7 +36,7 @@ def test_summarize(text: str | None, limit: int, expected: str) -> None:
     assert len(summarize(text, limit)) <= limit
 
 
-def test_skeleton_keeps_names_types_required_only() -> None:
+def test_skeleton_keeps_names_plain_types_enums_required_only() -> None:
     schema = {
         "type": "object",
         "properties": {
@@ -51,8 +52,8 @@ def test_skeleton_keeps_names_types_required_only() -> None:
         "type": "object",
         "properties": {
             "q": {"type": "string"},
-            "n": {"type": ["integer", "null"]},
-            "ref": {"type": "string"},
+            "n": {"type": "integer"},  # one type, never ["integer", "null"]
+            "ref": {"type": "string", "enum": ["a", "b"]},
         },
         "required": ["q"],
     }
@@ -119,17 +120,29 @@ def model_visible_tokens(tools: list[Any]) -> int:
 @pytest.mark.skipif(
     not (CORPUS / "github-mcp-server.tools.json").exists(), reason="shared corpus not present"
 )
-async def test_github_catalog_lists_under_3000_tokens_with_every_name() -> None:
+@pytest.mark.parametrize("level", [None, "minimal"])
+async def test_github_catalog_listing_cut_with_every_name(level: str | None) -> None:
+    """The default (``typed``) declares every argument and still cuts 60% of the tokens;
+    ``minimal`` keeps the github catalog under 3,000."""
     server = replay(CORPUS / "github-mcp-server.tools.json")
-    server.add_middleware(ProgressiveDisclosure())
+    listing = ListingSettings() if level is None else ListingSettings(level="minimal")
+    server.add_middleware(ProgressiveDisclosure(listing=listing))
     full = advertise(EXTENSION_ID, {"mode": "full"})
     async with Client(server) as progressive, Client(server, extensions=[full]) as plain:
         reduced = await progressive.list_tools()
         registered = await plain.list_tools()
     assert len(registered) == 117
     assert {t.name for t in reduced} == {t.name for t in registered} | {"describe_tools"}
-    assert model_visible_tokens(reduced) <= 3000
     assert model_visible_tokens(registered) > 20_000
+    if level == "minimal":
+        assert model_visible_tokens(reduced) <= 3000
+        return
+    assert model_visible_tokens(reduced) <= 0.4 * model_visible_tokens(registered)
+    by_name = {t.name: t for t in registered}
+    for tool in reduced:
+        if tool.name != "describe_tools":
+            assert set(tool.input_schema["properties"]) == set(
+                by_name[tool.name].input_schema.get("properties", {})), tool.name
 
 
 # -- pagination (FastMCP's list_page_size) ----------------------------------------------------
@@ -177,4 +190,4 @@ async def test_a_paged_listing_is_reduced_on_every_page_and_gating_holds(
     names = [t.name for page in pages for t in page]
     assert sorted(names) == sorted({"add", "echo", "shout", "describe_tools"})
     add = next(t for page in pages for t in page if t.name == "add")
-    assert add.input_schema == {"type": "object", "properties": {}}
+    assert add.input_schema == ADD_TYPED

@@ -45,7 +45,7 @@ from fastmcp_progressive.proxy import (
     upstream_of,
 )
 from tests.conftest import ERAS, TOKENS, TRANSPORTS, Era, Transport, connect, fetch, serve_http
-from tests.servers import add_basic_tools
+from tests.servers import ADD_FULL_TEXT, ADD_TYPED, add_basic_tools
 from tests.waiting import free_port
 
 BOUND = 20.0  # no failure below may take longer than this to be reported
@@ -117,7 +117,7 @@ async def test_middleware_on_a_proxy_gates_the_plain_server_behind_it(
         listed = {t.name: t for t in await client.list_tools()}
         assert {"add", "echo", "shout", "describe_tools"} <= set(listed)
         assert listed["add"].description == "Add two integers."
-        assert "required" not in listed["add"].inputSchema  # reduced: no argument rules
+        assert listed["add"].inputSchema == ADD_TYPED  # reduced: the arguments, typed
 
         refused = await client.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False)
         assert refused.is_error and refusal_code(refused) == "TOOL_DESCRIPTION_REQUIRED"
@@ -377,7 +377,7 @@ def test_cli_proxy_passes_its_options_on(monkeypatch: pytest.MonkeyPatch) -> Non
                         "exempt_tools": ["a", "b"], "startup_timeout": 5.0,
                         "request_timeout": 7.0}
     assert url == "https://mcp.example.com/mcp"
-    assert defaults["http"] is None and defaults["listing"] == ListingSettings(level="minimal")
+    assert defaults["http"] is None and defaults["listing"] == ListingSettings(level="typed")
     assert defaults["clients"] == ClientSettings()  # the middleware's anonymous, host profiles
 
 
@@ -393,4 +393,4 @@ async def test_claude_desktop_gets_progressive_listings_only_without_host_profil
     desktop = mt.Implementation(name="claude-ai", version="0.1.0")
     async with Client(proxy, mode="legacy", client_info=desktop) as client:
         add = next(t for t in await client.list_tools() if t.name == "add")
-    assert ("required" not in add.inputSchema) is reduced
+    assert (add.description != ADD_FULL_TEXT) is reduced

@@ -34,7 +34,7 @@ from fastmcp_progressive.settings import GROUPS, MOVED
 
 # What ProgressiveDisclosure used before the options were grouped (0.1.0's flat defaults).
 BEFORE: dict[type, dict[str, Any]] = {
-    ListingSettings: {"level": "minimal", "summary_max_chars": 100, "strip_noise": True,
+    ListingSettings: {"level": "typed", "summary_max_chars": 100, "strip_noise": True,
                       "max_tools": None, "host_caps": HOST_TOOL_CAPS, "tag_groups": True},
     GrantSettings: {"ttl": 3600.0, "max_sessions": 100_000, "store": None,
                     "shared_sessions": False, "store_timeout": 2.0, "on_store_error": "open"},
@@ -67,7 +67,7 @@ def test_defaults_are_what_the_middleware_used_before(cls: type) -> None:
 
 def test_the_middleware_wires_each_default_where_it_is_used() -> None:
     middleware = ProgressiveDisclosure(caches=CacheSettings(preload=False))
-    assert middleware.lister.level == "minimal" and middleware.lister.summary_max_chars == 100
+    assert middleware.lister.level == "typed" and middleware.lister.summary_max_chars == 100
     assert middleware.lister.strip_noise is True and middleware.lister.cache_size == 20_000
     assert middleware.grants.ttl == 3600.0 and middleware.grants.store_timeout == 2.0
     assert middleware.grants.on_store_error == "open" and not middleware.grants.shared_sessions

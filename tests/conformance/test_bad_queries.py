@@ -15,6 +15,7 @@ from mcp.client.session import ClientSession
 from fastmcp_progressive import DESCRIPTIONS_URI, SurfaceSettings
 from fastmcp_progressive.payloads import UNKNOWN_TOOL_HINT
 from tests.conftest import ERAS, Era, build_server, connect, serve_http
+from tests.servers import ADD_TYPED
 
 AVAILABLE = ["add", "echo", "shout"]
 
@@ -88,7 +89,7 @@ async def test_low_level_session_sees_spec_wire_shapes(era: Era) -> None:
         assert wire[0] == {
             "name": "add",
             "description": "Add two integers.",
-            "inputSchema": {"type": "object", "properties": {}},
+            "inputSchema": ADD_TYPED,
         }
         refused = await session.call_tool("add", {"a": 1, "b": 2})
         dumped = refused.model_dump(by_alias=True, exclude_none=True, mode="json")

@@ -11,6 +11,7 @@ from fastmcp.utilities.tests import temporary_settings
 
 from fastmcp_progressive import ClientSettings
 from tests.conftest import build_server, clients, connect, fetch, gated, serve_http
+from tests.servers import ADD_TYPED
 
 
 async def test_modern_same_principal_shares_grants_across_connections() -> None:
@@ -62,7 +63,7 @@ async def test_anonymous_modern_http_validated_by_default(
         with caplog.at_level(logging.INFO, logger="fastmcp_progressive"):
             async with connect(url, "modern") as c:
                 tools = await c.list_tools()
-                assert tools[0].input_schema == {"type": "object", "properties": {}}
+                assert tools[0].input_schema == ADD_TYPED
                 assert not await gated(c)  # arguments that fit the schema run
                 assert not await gated(c, "echo", {"text": "x"})
                 assert await gated(c, "echo", {"words": "x"})  # ones that do not are taught

@@ -23,6 +23,7 @@ from tests.conftest import (
     gated,
     read_json,
 )
+from tests.servers import ADD_TYPED
 
 pytestmark = pytest.mark.parametrize(
     ("transport", "era"), [(t, e) for t in TRANSPORTS for e in ERAS]
@@ -49,7 +50,7 @@ async def test_1_minimal_descriptions_in_tools_list(transport: Transport, era: E
     assert bridge.input_schema["required"] == ["tools"]
     add = tools["add"]
     assert add.description == "Add two integers."
-    assert add.input_schema == {"type": "object", "properties": {}}
+    assert add.input_schema == ADD_TYPED  # every argument, typed; nothing else
     assert add.output_schema is None
     assert add.title is None  # "Add" is only the name re-cased
     assert add.meta is None  # empty fastmcp tags dropped
