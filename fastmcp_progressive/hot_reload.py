@@ -6,9 +6,12 @@ edit is served by the next read even with no watcher. The watcher adds two thing
 - eager invalidation, which also catches an edit that keeps a file's size, inode and
   (coarse) mtime, and re-parses the file off the request path;
 - ``notifications/tools/list_changed`` to each connected handshake-era (legacy) session
-  whose own listing changed: a summary, or a description a summary derives from, of a
+  whose own listing changed: anything a file puts in ``tools/list`` (``listed_facts``: the
+  line, from a summary or the description a summary derives from; ``always_load``; whether
+  ``resolution`` rules make the tool resolvable, the listing's mark; its ``groups``) of a
   tool that session's last progressive ``tools/list`` showed. An edit to the file of a
-  tool a session cannot see, or of no tool at all, tells that session nothing.
+  tool a session cannot see, or of no tool at all, or to what only a read serves
+  (examples, guidance, the rules' content), tells that session nothing.
   2026-07-28 clients have no background channel in FastMCP 4, so they get nothing and
   see the change on their next ``tools/list``.
 
@@ -30,10 +33,11 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 from .caller import Caller, identify
+from .description_file import DescriptionFile
 from .descriptions import DescriptionStore, Signature
 from .directory_watcher import DirectoryWatcher
 from .fastmcp_internals import server_running
@@ -44,10 +48,10 @@ from .listing import file_line
 class HotReload:
     """Watcher plus session registry for one ``ProgressiveDisclosure``.
 
-    Remembers, per description file, the line it contributes to ``tools/list`` (its
-    ``summary``, else the first sentence of its ``description``); a change batch that
-    alters one of those lines notifies legacy sessions, while a file that breaks (its
-    last good version keeps being served) or an edit to examples notifies no one.
+    Remembers, per description file, what it contributes to ``tools/list``
+    (``listed_facts``); a change batch that alters one of those notifies legacy sessions,
+    while a file that breaks (its last good version keeps being served) or an edit to
+    examples notifies no one.
     """
 
     def __init__(
@@ -66,7 +70,7 @@ class HotReload:
         self.sessions = LegacySessions(max_sessions)
         self._servers: weakref.WeakSet[Any] = weakref.WeakSet()
         self._last_server: Callable[[], Any] = lambda: None
-        self._lines: dict[str, str | None] = {}
+        self._lines: dict[str, Hashable] = {}
         self._lines_lock = threading.Lock()
         self.watcher: DirectoryWatcher | None = None
         if store.directory is not None:
@@ -109,12 +113,17 @@ class HotReload:
     def _alive(self) -> bool:
         return any(server_running(server) for server in list(self._servers))
 
-    def _line(self, name: str) -> str | None:
-        if self._line_at is not None:
-            sig = self.store.signature(name)
-            return self._line_at(name, sig) if sig is not None else None
-        file = self.store.lookup(name)
-        return file_line(file, self.summary_max_chars) if file is not None else None
+    def _line(self, name: str) -> Hashable | None:
+        """What ``name``'s file puts in ``tools/list`` now (None: no usable file)."""
+        sig = self.store.signature(name)
+        if sig is None:
+            return None
+        file = self.store.lookup_at(name, sig)  # parsed once: the listing's read hits it
+        if file is None:
+            return None
+        line = (self._line_at(name, sig) if self._line_at is not None
+                else file_line(file, self.summary_max_chars))
+        return listed_facts(file, line)
 
     def _scan(self) -> set[str]:
         return set(self.store.signatures())
@@ -140,3 +149,10 @@ class HotReload:
                     self._lines[name] = line
         if changed:
             self.sessions.broadcast(frozenset(changed))
+
+
+def listed_facts(file: DescriptionFile, line: str | None) -> Hashable:
+    """Everything a description file changes in ``tools/list``: the tool's line, its
+    ``always_load`` pin, whether ``resolution`` rules mark it resolvable, and its groups.
+    Two versions of a file with equal facts list the same (no ``list_changed``)."""
+    return (line, file.always_load, bool(file.resolution), tuple(file.groups or ()))
