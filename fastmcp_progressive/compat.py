@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -46,6 +47,10 @@ CHOICES: tuple[Choice, ...] = get_args(Choice)
 """What a resolver, the client extension or the header may ask for."""
 MAX_CLIENTS_KEPT = 1024
 """Client name/version/era/transport combinations whose name-rule answer is kept."""
+MAX_KEPT_CHARS = 128
+"""Longest client name or version kept as sent in that memo; a longer one is kept as its
+SHA-256 (64 characters), so the memo holds at most about 400 KB whatever clients send
+(clientInfo is the client's to choose, unauthenticated, and outlives its session here)."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +122,8 @@ class ModePolicy:
         the same for every request of that client, so kept (bounded) by those fields."""
         if caller.client_name is None:
             return None
-        key = (caller.client_name, caller.client_version, caller.era, caller.transport)
+        key = (_kept(caller.client_name), _kept(caller.client_version), caller.era,
+               caller.transport)
         if key in self._by_client:
             return self._by_client[key]
         chosen: Choice | None = None
@@ -157,3 +163,10 @@ class ModePolicy:
             return chosen
         logger.warning("mode resolver returned %r; expected one of %s or None", chosen, CHOICES)
         return None
+
+
+def _kept(text: str | None) -> str | None:
+    """``text`` as the client memo keeps it: as sent when short, else its SHA-256."""
+    if text is None or len(text) <= MAX_KEPT_CHARS:
+        return text
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

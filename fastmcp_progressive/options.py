@@ -78,6 +78,27 @@ def optional_name(name: str, value: Any) -> None:
         raise ValueError(f"{name} must be a non-empty string or None, not {value!r}")
 
 
+class SettingTypeError(TypeError, ValueError):
+    """A setting given an object of the wrong kind (a class for an instance, an object
+    missing the methods needed): a ``TypeError``, and a ``ValueError`` like every other
+    bad setting, so ``except ValueError`` around construction still catches it."""
+
+
+def instance_with(name: str, value: Any, methods: tuple[str, ...], accepted: str) -> None:
+    """An instance (not a class) whose ``methods`` are all coroutine functions."""
+    import inspect
+
+    if isinstance(value, type):
+        raise SettingTypeError(
+            f"{name} must be {accepted}, not the class {value.__name__} itself: pass an "
+            f"instance, e.g. {value.__name__}(...)")
+    missing = [m for m in methods if not inspect.iscoroutinefunction(getattr(value, m, None))]
+    if missing:
+        raise SettingTypeError(
+            f"{name} must be {accepted}, not {type(value).__name__} (it has no async "
+            f"{', '.join(missing)})")
+
+
 def fail(name: str, accepted: str, value: Any) -> NoReturn:
     """Refuse ``value`` for ``name``, saying what is ``accepted``."""
     raise ValueError(f"{name} must be {accepted}, not {value!r}")

@@ -57,6 +57,7 @@ from .options import (
     count,
     fail,
     flag,
+    instance_with,
     names,
     optional_name,
     seconds,
@@ -140,11 +141,9 @@ class GrantSettings:
     def __post_init__(self) -> None:
         seconds("grants.ttl", self.ttl, MAX_GRANT_TTL)
         count("grants.max_sessions", self.max_sessions, 1, MAX_SESSIONS)
-        if self.store is not None and not (
-            callable(getattr(self.store, "get", None))
-            and callable(getattr(self.store, "put_many", None))
-        ):
-            fail("grants.store", "a py-key-value AsyncKeyValue store or None", self.store)
+        if self.store is not None:  # a class, or no async get/put_many: the gate would be off
+            instance_with("grants.store", self.store, ("get", "put_many"),
+                          "a py-key-value AsyncKeyValue store instance or None")
         flag("grants.shared_sessions", self.shared_sessions)
         seconds("grants.store_timeout", self.store_timeout, MAX_STORE_TIMEOUT)
         choice("grants.on_store_error", self.on_store_error, get_args(StoreErrorPolicy))
