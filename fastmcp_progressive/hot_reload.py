@@ -6,7 +6,7 @@ edit is served by the next read even with no watcher. The watcher adds two thing
 - eager invalidation, which also catches an edit that keeps a file's size, inode and
   (coarse) mtime, and re-parses the file off the request path;
 - ``notifications/tools/list_changed`` to each connected handshake-era (legacy) session
-  whose own listing changed: anything a file puts in ``tools/list`` (``listed_facts``: the
+  whose own listing changed: anything a file puts in ``tools/list`` (``listing.FileFacts``: the
   line, from a summary or the description a summary derives from; ``always_load``; whether
   ``resolution`` rules make the tool resolvable, the listing's mark; its ``groups``) of a
   tool that session's last progressive ``tools/list`` showed. An edit to the file of a
@@ -33,23 +33,22 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .caller import Caller, identify
-from .description_file import DescriptionFile
 from .descriptions import DescriptionStore, Signature
 from .directory_watcher import DirectoryWatcher
 from .fastmcp_internals import server_running
 from .legacy_sessions import LegacySessions
-from .listing import file_line
+from .listing import NO_FILE_FACTS, FileFacts, listed_facts
 
 
 class HotReload:
     """Watcher plus session registry for one ``ProgressiveDisclosure``.
 
     Remembers, per description file, what it contributes to ``tools/list``
-    (``listed_facts``); a change batch that alters one of those notifies legacy sessions,
+    (``listing.FileFacts``); a change batch that alters one of those notifies legacy sessions,
     while a file that breaks (its last good version keeps being served) or an edit to
     examples notifies no one.
     """
@@ -61,16 +60,16 @@ class HotReload:
         summary_max_chars: int = 100,
         max_sessions: int = 100_000,
         wakeup: float = 0.25,
-        line_at: Callable[[str, Signature], str | None] | None = None,
+        facts_at: Callable[[str, Signature], FileFacts] | None = None,
     ) -> None:
         self.store = store
         self.summary_max_chars = summary_max_chars
-        self._line_at = line_at  # the listing's own per-signature lines: no second parse
+        self._facts_at = facts_at  # the listing's own per-signature facts: no second parse
         self.enabled = store.directory is not None
         self.sessions = LegacySessions(max_sessions)
         self._servers: weakref.WeakSet[Any] = weakref.WeakSet()
         self._last_server: Callable[[], Any] = lambda: None
-        self._lines: dict[str, Hashable] = {}
+        self._lines: dict[str, FileFacts | None] = {}
         self._lines_lock = threading.Lock()
         self.watcher: DirectoryWatcher | None = None
         if store.directory is not None:
@@ -113,17 +112,16 @@ class HotReload:
     def _alive(self) -> bool:
         return any(server_running(server) for server in list(self._servers))
 
-    def _line(self, name: str) -> Hashable | None:
+    def _line(self, name: str) -> FileFacts | None:
         """What ``name``'s file puts in ``tools/list`` now (None: no usable file)."""
         sig = self.store.signature(name)
         if sig is None:
             return None
-        file = self.store.lookup_at(name, sig)  # parsed once: the listing's read hits it
-        if file is None:
-            return None
-        line = (self._line_at(name, sig) if self._line_at is not None
-                else file_line(file, self.summary_max_chars))
-        return listed_facts(file, line)
+        if self._facts_at is not None:
+            facts = self._facts_at(name, sig)
+        else:
+            facts = listed_facts(self.store.lookup_at(name, sig), self.summary_max_chars)
+        return None if facts == NO_FILE_FACTS else facts
 
     def _scan(self) -> set[str]:
         return set(self.store.signatures())
@@ -150,9 +148,3 @@ class HotReload:
         if changed:
             self.sessions.broadcast(frozenset(changed))
 
-
-def listed_facts(file: DescriptionFile, line: str | None) -> Hashable:
-    """Everything a description file changes in ``tools/list``: the tool's line, its
-    ``always_load`` pin, whether ``resolution`` rules mark it resolvable, and its groups.
-    Two versions of a file with equal facts list the same (no ``list_changed``)."""
-    return (line, file.always_load, bool(file.resolution), tuple(file.groups or ()))

@@ -111,8 +111,20 @@ def file_line(file: DescriptionFile, max_chars: int) -> str | None:
     return summarize(file.description, max_chars) if file.description else None
 
 
-FileFacts = tuple[str | None, bool | None]
-"""What a listing takes from a description file: its listing line and its ``always_load``."""
+FileFacts = tuple[str | None, bool | None, bool, tuple[str, ...]]
+"""What a listing takes from a description file: its listing line, its ``always_load``,
+whether ``resolution`` rules mark the tool resolvable, and its ``groups``. Two versions of
+a file with equal facts list the same (the watcher sends no ``list_changed``)."""
+
+NO_FILE_FACTS: FileFacts = (None, None, False, ())
+
+
+def listed_facts(file: DescriptionFile | None, max_chars: int) -> FileFacts:
+    """Everything ``file`` changes in ``tools/list`` (``NO_FILE_FACTS`` for no file)."""
+    if file is None:
+        return NO_FILE_FACTS
+    return (file_line(file, max_chars), file.always_load, bool(file.resolution),
+            tuple(file.groups or ()))
 
 
 def _kept_fields(tool: Tool) -> Hashable:
@@ -298,10 +310,7 @@ class Lister:
                 break  # the other thread is stuck: read it here rather than hang
         try:
             file = self.store.lookup_at(name, sig)
-            facts: FileFacts = (
-                (file_line(file, self.summary_max_chars), file.always_load)
-                if file is not None else (None, None)
-            )
+            facts = listed_facts(file, self.summary_max_chars)
             with self._lines_lock:
                 self._lines[name] = (sig, facts)
         finally:

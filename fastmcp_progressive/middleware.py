@@ -559,7 +559,7 @@ class ProgressiveDisclosure(Middleware):
     def hot_reload(self) -> HotReload:
         """The description-file watcher and the legacy sessions it notifies."""
         return HotReload(self.store, summary_max_chars=self.lister.summary_max_chars,
-                         line_at=self.lister.file_line)
+                         facts_at=self.lister.file_facts)
 
     async def on_message(
         self,
