@@ -14,6 +14,10 @@ caller that would see more than N tools gets at most N entries:
    streams on 2026-07-28, whose listing must not vary per connection): the tools callers
    on this server called most, the same for all of them.
 
+"Called most" is a snapshot of this process's call counts, taken at most once an hour
+(``POPULAR_REFRESH``), so no listing changes as a side effect of a connection's own calls
+(2026-07-28), and two listings minutes apart agree (deterministic order, cache-friendly).
+
 Describing a tool (bridge or resource) adds it to a followable caller's listing, in front;
 the least recently added unpinned entries leave, and the caller gets
 ``notifications/tools/list_changed`` so a host that re-lists calls it by its own name.
@@ -34,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from collections.abc import Collection, Sequence
 
@@ -41,6 +46,8 @@ from .caller import Caller
 from .grants import GrantStore, ServerStore
 from .hosts import HOST_TOOL_CAPS, HostCap
 
+POPULAR_REFRESH = 3600.0
+"""Seconds between snapshots of the call counts a new caller's listing starts from."""
 MAX_COUNTED = 100_000
 """Most distinct tool names whose calls are counted (then the counts start over)."""
 
@@ -54,6 +61,8 @@ class ToolCap:
         self.max_tools = max_tools
         self.host_caps = tuple(host_caps)
         self._calls: Counter[str] = Counter()
+        self._snapshot: dict[str, int] = {}
+        self._snapshot_at = -POPULAR_REFRESH
         self._lock = threading.Lock()
 
     @property
@@ -76,11 +85,16 @@ class ToolCap:
 
     def popular(self, candidates: Sequence[str], count: int,
                 skip: Collection[str] = ()) -> list[str]:
-        """The ``count`` most called of ``candidates`` (ties: listing order)."""
+        """The ``count`` most called of ``candidates`` (ties: listing order), by the call
+        counts as of the last snapshot: taken at most every ``POPULAR_REFRESH`` seconds, so
+        a listing never changes as a side effect of one connection's own calls."""
         if count <= 0:
             return []
+        now = time.monotonic()
         with self._lock:
-            calls = dict(self._calls)
+            if now - self._snapshot_at >= POPULAR_REFRESH:
+                self._snapshot, self._snapshot_at = dict(self._calls), now
+            calls = self._snapshot
         order = {name: i for i, name in enumerate(candidates)}
         ranked = sorted((n for n in candidates if n not in skip),
                         key=lambda n: (-calls.get(n, 0), order[n]))

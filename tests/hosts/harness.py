@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.corpus import corpus_dir
 from tests.hosts.frameworks import BY_NAME, HERE
 from tests.hosts.model import Script, ScriptedModel
 from tests.hosts.serve import REPLY
@@ -49,7 +50,14 @@ SCENARIOS: dict[str, tuple[str, Script]] = {
                           Script("issue_read", {"method": "get", "owner": "octo-org",
                                                 "repo": "hello-world", "issue_number": 42},
                                  success=REPLY)),
+    # 527 tools capped at 40: whois_whois_domain is not listed; the model reads the
+    # groups in describe_tools' description, lists "whois", describes, calls via call_tool.
+    "livemcptool": ("Who registered example.com? Look the domain up with whois.",
+                    Script("whois_whois_domain", {"domain": "example.com"}, success=REPLY,
+                           group="whois")),
 }
+CAPS: dict[str, int] = {"livemcptool": 40}
+"""Servers run with a tool cap (``serve.py --max-tools``)."""
 
 
 @dataclass(frozen=True)
@@ -68,11 +76,16 @@ class Cell:
 
 def _server_command(cell: Cell, log: Path) -> list[str]:
     command = [sys.executable, str(SERVE), "--log", str(log), "--listing", cell.listing]
-    return command + ([] if cell.server == "demo" else ["--catalog", cell.server])
+    if cell.server in CAPS and cell.listing != "plain":
+        command += ["--max-tools", str(CAPS[cell.server])]
+    if cell.server == "demo":
+        return command
+    return [*command, "--catalog", cell.server, "--corpus", str(corpus_dir())]
 
 
 def _driver_env(base_url: str) -> dict[str, str]:
-    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SSL_CERT_FILE")
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SSL_CERT_FILE",
+            "FASTMCP_PROGRESSIVE_CORPUS")
     env = {key: os.environ[key] for key in keep if key in os.environ}
     return env | {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "scripted-model-no-key",
                   "OPENAI_AGENTS_DISABLE_TRACING": "1", "PYTHONUNBUFFERED": "1",

@@ -58,6 +58,10 @@ class Script:
     arguments: dict[str, Any]
     success: str
     answer: str = "Done."
+    group: str | None = None
+    """The group holding ``target`` when the listing is capped and may not show it: the
+    model finds it in the bridge's group lines, lists the group, describes the tool and
+    calls it through the dispatch bridge (``describe_tools`` / ``call_tool``)."""
 
 
 @dataclass
@@ -158,6 +162,16 @@ def responses_exchanges(items: Any) -> list[Exchange]:
     return order
 
 
+def tool_descriptions(tools: Any) -> dict[str, str]:
+    """Each offered tool's description, in either API's tool format."""
+    found: dict[str, str] = {}
+    for tool in tools or []:
+        function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        if isinstance(function.get("name"), str):
+            found[function["name"]] = str(function.get("description") or "")
+    return found
+
+
 def tool_names(tools: Any) -> list[str]:
     """Names of the tools offered, in either API's tool format."""
     names = []
@@ -217,9 +231,20 @@ def carried_definition(error: dict[str, Any], target: str) -> dict[str, Any] | N
 # -- deciding -------------------------------------------------------------------------------
 
 
-def decide(script: Script, history: list[Exchange], offered: list[str]) -> Move:
+BRIDGE = "describe_tools"
+DISPATCH = "call_tool"
+
+
+def decide(script: Script, history: list[Exchange], offered: list[str],
+           descriptions: dict[str, str] | None = None) -> Move:
     """The model's next move given the tool calls so far (a pure function)."""
     target = resolve(script.target, offered)
+    if script.group is not None and any(
+            _reaches(e, target, script) and script.success in (e.output or "")
+            and REFUSAL_CODE not in (e.output or "") for e in history):
+        return Move("answer", text=script.answer, why="success")  # a host that re-listed
+    if target is None and script.group is not None:
+        return _through_groups(script, history, offered, descriptions or {})
     if target is None:
         return Move("answer", text=f"I have no tool named {script.target}.", why="no-target")
     if not history:
@@ -253,6 +278,41 @@ def decide(script: Script, history: list[Exchange], offered: list[str]) -> Move:
     return Move("answer", text=f"{script.target} keeps failing.", why="gave-up")
 
 
+def _through_groups(script: Script, history: list[Exchange], offered: list[str],
+                    descriptions: dict[str, str]) -> Move:
+    """A capped listing without the target: read the groups in the bridge's description,
+    list the target's group, describe the target, call it through the dispatch bridge."""
+    bridge, dispatch = resolve(BRIDGE, offered), resolve(DISPATCH, offered)
+    group = script.group or ""
+    if bridge is None or dispatch is None or f"\n{group}: " not in descriptions.get(bridge, ""):
+        return Move("answer", text=f"I cannot find {script.target}.", why="no-group")
+    call = {"name": script.target, "arguments": dict(script.arguments)}
+    if not history:
+        return Move("call", bridge, {"groups": [group]}, why="read-group")
+    last = history[-1]
+    output = last.output or ""
+    if last.name == bridge and script.target not in output:
+        return Move("answer", text=f"{group} has no {script.target}.", why="not-in-group")
+    if last.name == bridge and '"groups"' in last.arguments:
+        return Move("call", bridge, {"tools": [script.target]}, why="describe-target")
+    if last.name == bridge:
+        return Move("call", dispatch, call, why="dispatch-target")
+    if last.name == dispatch and script.success in output and REFUSAL_CODE not in output:
+        return Move("answer", text=script.answer, why="success")
+    attempts = sum(1 for e in history if e.name == dispatch)
+    if last.name == dispatch and attempts < MAX_TARGET_ATTEMPTS:
+        return Move("call", dispatch, call, why="retry-dispatch")
+    return Move("answer", text=f"{script.target} keeps failing.", why="gave-up")
+
+
+def _reaches(exchange: Exchange, target: str | None, script: Script) -> bool:
+    """Whether ``exchange`` called the target: by its name, or through the dispatch bridge."""
+    if exchange.name == target:
+        return True
+    return (script.group is not None and exchange.name.endswith(DISPATCH)
+            and f'"{script.target}"' in exchange.arguments)
+
+
 def observe(run: Run, history: list[Exchange], target: str | None) -> None:
     """Update a run's counters from the outputs the host has now sent back."""
     refusals = 0
@@ -262,7 +322,7 @@ def observe(run: Run, history: list[Exchange], target: str | None) -> None:
             continue
         if REFUSAL_CODE in output:
             refusals += 1
-        elif (exchange.name == target and run.script.success in output
+        elif (_reaches(exchange, target, run.script) and run.script.success in output
               and run.first_success_step is None):
             run.first_success_step = run.emitted.get(exchange.call_id)
     run.refusals = max(run.refusals, refusals)
@@ -363,7 +423,7 @@ class ScriptedModel:
                 history = responses_exchanges(body.get("input"))
             offered = tool_names(body.get("tools"))
             observe(run, history, resolve(run.script.target, offered))
-            move = decide(run.script, history, offered)
+            move = decide(run.script, history, offered, tool_descriptions(body.get("tools")))
             if step >= MAX_STEPS and move.kind == "call":
                 move = Move("answer", text="Out of steps.", why="step-cap")
             call_id = f"call_{step}"

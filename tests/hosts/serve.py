@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import sys
 import threading
 from pathlib import Path
@@ -84,28 +85,35 @@ def demo_server() -> FastMCP:
 
 
 def catalog_server(name: str) -> FastMCP:
-    """A replay of corpus catalog ``name``, plain (ours is added by ``relist``)."""
+    """A replay of corpus catalog ``name``, plain (ours is added by ``relist``);
+    ``livemcptool``: the 70-server gateway, each server mounted under its name."""
     from tests import replay
     from tests.corpus import catalog_path, catalog_tools
 
     replay.REPLY = REPLY
+    if name == "livemcptool":
+        from benchmarks.gateway import gateway
+
+        return gateway()
     server = FastMCP(f"replay-{name}")
     for spec in catalog_tools(catalog_path(name)):
         server.add_tool(replay.replay_tool(spec))
     return server
 
 
-def relist(server: FastMCP, listing: str, descriptions: Path | None) -> None:
+def relist(server: FastMCP, listing: str, descriptions: Path | None,
+           max_tools: int | None = None) -> None:
     """Put our middleware on ``server`` as ``listing`` asks (first in the chain)."""
     ours = [m for m in server.middleware if isinstance(m, ProgressiveDisclosure)]
-    if listing == "default" and ours:
+    if listing == "default" and ours and max_tools is None:
         return
     for middleware in ours:
         server.middleware.remove(middleware)
     if listing == "plain":
         return
     options: dict[str, Any] = (
-        {} if listing == "default" else {"listing": ListingSettings(level=listing)}
+        {} if listing == "default" and max_tools is None else {"listing": ListingSettings(
+            **({} if listing == "default" else {"level": listing}), max_tools=max_tools)}
     )
     server.middleware.insert(0, ProgressiveDisclosure(descriptions, **options))
 
@@ -116,12 +124,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--listing", choices=LISTINGS, default="default")
     parser.add_argument("--catalog", help="a corpus catalog instead of the demo server")
     parser.add_argument("--port", type=int, help="serve streamable HTTP here (else stdio)")
+    parser.add_argument("--max-tools", type=int, help="ListingSettings(max_tools=...)")
+    parser.add_argument("--corpus", help="the corpus folder (stdio hosts pass no environment)")
     args = parser.parse_args(argv)
+    if args.corpus:
+        from tests.corpus import CORPUS_ENV
+
+        os.environ[CORPUS_ENV] = args.corpus
     if args.catalog:
         server, descriptions = catalog_server(args.catalog), None
     else:
         server, descriptions = demo_server(), ROOT / "examples" / "tool_descriptions"
-    relist(server, args.listing, descriptions)
+    relist(server, args.listing, descriptions, args.max_tools)
     server.add_middleware(Recorder(args.log))
     if args.port:
         server.run(transport="http", host="127.0.0.1", port=args.port, show_banner=False,

@@ -92,3 +92,24 @@ def test_endpoint_records_requests_and_the_step_of_first_success() -> None:
         recording = model.recording("r")
     assert recording["steps"] == 2 and recording["first_success_step"] == 1
     assert recording["requests"][0]["tools"] == tools
+
+
+def test_a_capped_listing_is_crossed_through_the_groups() -> None:
+    """The target is not listed: read the group lines, list the group, describe, dispatch."""
+    script = Script("whois_domain", {"domain": "x.org"}, success="ok", group="whois")
+    offered = ["describe_tools", "call_tool", "other"]
+    described = {"describe_tools": "Only some tools are listed.\nGroups:\nwhois: Domain lookups."}
+    first = decide(script, [], offered, described)
+    assert (first.name, first.arguments) == ("describe_tools", {"groups": ["whois"]})
+    history = [Exchange("c1", "describe_tools", json.dumps(first.arguments),
+                        '{"groups":{"whois":{"tools":{"whois_domain":"Look a domain up."}}}}')]
+    second = decide(script, history, offered, described)
+    assert (second.name, second.arguments) == ("describe_tools", {"tools": ["whois_domain"]})
+    history.append(Exchange("c2", "describe_tools", json.dumps(second.arguments),
+                            '{"whois_domain":{"name":"whois_domain"}}'))
+    third = decide(script, history, offered, described)
+    assert (third.name, third.arguments) == ("call_tool", {"name": "whois_domain",
+                                                           "arguments": {"domain": "x.org"}})
+    history.append(Exchange("c3", "call_tool", json.dumps(third.arguments), "ok"))
+    assert decide(script, history, [*offered, "whois_domain"], described).why == "success"
+    assert decide(script, [], offered, {"describe_tools": "no groups"}).why == "no-group"
