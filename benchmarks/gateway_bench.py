@@ -58,7 +58,7 @@ async def _listed(server: FastMCP, **client: Any) -> list[Any]:
         return list(await c.list_tools())
 
 
-def _ours(level: str = "minimal", max_tools: int | None = None) -> ProgressiveDisclosure:
+def _ours(level: str = "typed", max_tools: int | None = None) -> ProgressiveDisclosure:
     return ProgressiveDisclosure(listing=ListingSettings(level=level,  # type: ignore[arg-type]
                                                          max_tools=max_tools))
 
@@ -77,7 +77,7 @@ async def token_rows() -> list[dict[str, Any]]:
          MCPPROXY["45 tools (playwright-mcp here)"]),
     ):
         plain = listing_tokens(await _listed(build(None)))
-        for level in ("minimal", "skeleton"):
+        for level in ("typed", "minimal", "skeleton"):
             ours = listing_tokens(await _listed(build(_ours(level))))
             rows.append({"catalog": label, "level": level, "plain": plain, "ours": ours,
                          "cut": round(1 - ours / plain, 3), "mcpproxy_go_cut": published})

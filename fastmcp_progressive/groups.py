@@ -43,6 +43,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import re
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -70,7 +71,7 @@ GROUPS_LIST_METHOD = "groups/list"
 GROUPS_CHANGED_METHOD = "notifications/groups/list_changed"
 GROUPS_FOLDER = "groups"
 """Group description files live in this subfolder of the descriptions folder."""
-GROUP_LINE_CHARS = 90
+GROUP_LINE_CHARS = 70
 """Longest one-line group summary (the bridge's description and group answers)."""
 NOT_GROUPS = frozenset({ALWAYS_LOAD_TAG})
 """FastMCP tags that are flags of this package, not groups."""
@@ -104,10 +105,31 @@ class Group:
         return out
 
     def line(self, max_chars: int = GROUP_LINE_CHARS) -> str:
-        """The group in one line: its file's summary, else its description's first sentence."""
+        """The group in one line: its file's summary, else its description's first sentence
+        without the words every MCP server's description opens with."""
         if self.summary:
             return cut_line(self.summary, max_chars)
-        return summarize(self.description or self.title or "", max_chars)
+        return summarize(plain_description(self.description or self.title or ""), max_chars)
+
+
+_PROTOCOL_ASIDE = re.compile(r"\s*\((?:MCP|Model Context Protocol)\)", re.IGNORECASE)
+_PROTOCOL_NAME = re.compile(r"\bModel Context Protocol\b", re.IGNORECASE)
+_OPENING = re.compile(
+    r"^(?:This is |It is )?(?:an? |the )?(?:(?:simple|basic|powerful|unofficial|lightweight|"
+    r"[\w.-]+-based)\s+)?MCP (?:server|service)s?(?: implementation)?(?: that| which)?"
+    r"(?: provides?| enables?| offers?| allows?| lets? you| for| to)?\s+",
+    re.IGNORECASE,
+)
+
+
+def plain_description(text: str) -> str:
+    """``text`` without "A Model Context Protocol (MCP) server that provides" and the like:
+    a group's line should say what it does (70 servers share those words)."""
+    shorter = _PROTOCOL_NAME.sub("MCP", _PROTOCOL_ASIDE.sub("", text.strip()))
+    rest = _OPENING.sub("", shorter, count=1)
+    if len(rest) < 10:
+        return shorter
+    return rest[:1].upper() + rest[1:]
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ from .groups import GROUPING_EXTENSION_ID, GROUPS_LIST_METHOD, Groups
 from .guidance import guidance_prompt as guidance_prompt_for
 from .hosts import ClientLevel
 from .hot_reload import HotReload
-from .listing import Lister
+from .listing import ListedTool, Lister
 from .mounts import call_prefix, read_prefix, refusal_for_mount, unprefixed
 from .options import fail, names
 from .ordering import MiddlewareOrderError, misordered
@@ -216,6 +216,12 @@ class ProgressiveDisclosure(Middleware):
         return self._mark(ctx, reduced)
 
     @cached_property
+    def _listed_dispatch(self) -> Tool:
+        """The dispatch bridge as a capped listing shows it (no name-derived title)."""
+        assert self.dispatch is not None
+        return ListedTool.of(self.dispatch, {"strip_noise": True})
+
+    @cached_property
     def _plain_bridge(self) -> Tool:
         """The bridge as an uncapped listing shows it: ``tools`` only (its ``groups``
         argument is offered where most tools are not listed by name)."""
@@ -255,7 +261,7 @@ class ProgressiveDisclosure(Middleware):
         if self.bridge is not None:
             bridges.append(await self._bridge_naming_groups(ctx, tools))
         if self.dispatch is not None:
-            bridges.append(self.dispatch)
+            bridges.append(self._listed_dispatch)
         slots = limit - len(fixed) - len(bridges)
         chosen = set(await self.cap.choose(caller, candidates, slots,
                                            self._site(ctx).state_store))
@@ -277,7 +283,8 @@ class ProgressiveDisclosure(Middleware):
             return known[1]
         description = bridge_description_with_groups(list(lines), self._dispatch_name)
         schema = {k: v for k, v in self.bridge.parameters.items() if k != "required"}
-        copy = self.bridge.model_copy(update={"description": description, "parameters": schema})
+        copy = ListedTool.of(self.bridge, {"description": description, "parameters": schema,
+                                           "strip_noise": True})
         self._bridge_copy = (lines, copy)
         return copy
 
