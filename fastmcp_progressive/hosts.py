@@ -4,9 +4,12 @@ Hosts differ in what a progressive listing does to them (see the README's "Hosts
 section for the evidence behind every row):
 
 - hosts that already defer tools themselves (Claude Code, claude.ai / Claude Desktop,
-  GitHub Copilot CLI) search and load tools on their own; a reduced listing would be
-  deferred twice (their search sees one line, and the schema they load is the stripped
-  one), so they get the ``full`` listing;
+  GitHub Copilot CLI, Codex, Cursor, VS Code) search and load tools on their own; a
+  reduced listing would be deferred twice (their search sees one line, and the schema
+  they load is the stripped one), so they get the ``full`` listing, never gated. Where
+  such a host also has a tool cap (``HOST_TOOL_CAPS``: Cursor, VS Code) and the server
+  lists more tools than it takes, the full listing would lose tools silently: that
+  client gets the server's progressive level within the cap instead (``toolcap.py``);
 - every other host gets the server's progressive level (``typed`` by default: every
   argument declared with a plain type, which hosts that build a validation model from the
   listed schema need).
@@ -95,6 +98,40 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
         "full",
         host="GitHub Copilot CLI",
         evidence="https://github.com/github/copilot-cli/issues/1268",
+    ),
+    HostProfile(
+        "codex-mcp-client",
+        "full",
+        host="Codex (CLI and IDE extension)",
+        evidence="https://github.com/openai/codex codex-rs: the constant "
+                 "CODEX_MCP_CLIENT_NAME (also its User-Agent codex-mcp-client/<version>); "
+                 "defers MCP tools at >= 100 tools or >= 2,000 schema tokens "
+                 "(codex-rs/core/src/mcp_tool_exposure.rs)",
+    ),
+    HostProfile(
+        "cursor-vscode",
+        "full",
+        host="Cursor (IDE)",
+        evidence="shared/notes/hosts.md: Cursor's initialize clientInfo name; it sends "
+                 "tool names only and looks details up on demand (no public source link "
+                 "recorded yet)",
+    ),
+    HostProfile(
+        "Visual Studio Code*",
+        "full",
+        host="VS Code (stable, Insiders)",
+        evidence="https://github.com/microsoft/vscode/blob/main/src/vs/workbench/contrib/"
+                 "mcp/common/mcpServerRequestHandler.ts: clientInfo.name = "
+                 "productService.nameLong "
+                 "(\"Visual Studio Code\", \"Visual Studio Code - Insiders\"); about 30 "
+                 "core tools, the rest defer_loading",
+    ),
+    HostProfile(
+        "Code - OSS",
+        "full",
+        host="VS Code OSS builds",
+        evidence="https://github.com/microsoft/vscode/blob/main/product.json: nameLong "
+                 "of OSS builds",
     ),
 )
 """The shipped table; first match wins. See the README's "Hosts" section."""

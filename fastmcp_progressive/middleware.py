@@ -190,7 +190,13 @@ class ProgressiveDisclosure(Middleware):
         caller = identify(ctx)
         level = self._level(caller)
         if level == "full":
-            return self._mark(ctx, [t for t in tools if not self._is_ours(t)])
+            own = [t for t in tools if not self._is_ours(t)]
+            limit = self.cap.limit(caller)
+            if limit is None or len(own) <= limit:
+                return self._mark(ctx, own)
+            # a host that defers tools itself but takes fewer than this server lists: in
+            # full it would drop tools unseen, so it gets the capped progressive listing
+            level = self.lister.level
         exempt = self._exempt(ctx)
         if self.bridge is not None:
             exempt |= {self.bridge.name}
@@ -214,6 +220,30 @@ class ProgressiveDisclosure(Middleware):
             reduced = [plain if t.name == bridge and self._is_our_bridge(t) else t
                        for t in reduced]
         return self._mark(ctx, reduced)
+
+    # -- what a client served in full is shown of ours ------------------------------------
+    async def on_list_prompts(self, context: MiddlewareContext[Any],
+                              call_next: CallNext[Any, Any]) -> Any:
+        return self._for_level(context, await call_next(context))
+
+    async def on_list_resources(self, context: MiddlewareContext[Any],
+                                call_next: CallNext[Any, Any]) -> Any:
+        return self._for_level(context, await call_next(context))
+
+    async def on_list_resource_templates(self, context: MiddlewareContext[Any],
+                                         call_next: CallNext[Any, Any]) -> Any:
+        return self._for_level(context, await call_next(context))
+
+    def _for_level(self, context: MiddlewareContext[Any], listed: Any) -> Any:
+        """``listed`` without our guidance prompt and descriptions resource for a client
+        served in full: their texts teach the progressive workflow (``describe_tools``, the
+        refusal), which such a client's listing and calls never show. Reads still answer."""
+        if (self.catalog.passthrough() or not isinstance(listed, Sequence)
+                or self._level(identify(context.fastmcp_context)) != "full"):
+            return listed
+        ours = [part for part in self.components.parts() if part is not self.bridge
+                and part is not self.dispatch]
+        return [item for item in listed if not any(_same(item, part) for part in ours)]
 
     @cached_property
     def _listed_dispatch(self) -> Tool:
@@ -549,7 +579,9 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[mt.InitializeRequest, mt.InitializeResult | None],
     ) -> mt.InitializeResult | None:
         result = await call_next(context)
-        return self._advertise_resolution(self._announce(result))  # type: ignore[no-any-return]
+        caller = _announcing_to(context)
+        return self._advertise_resolution(  # type: ignore[no-any-return]
+            self._announce(result, self._level(caller)))
 
     async def on_discover(
         self,
@@ -557,7 +589,8 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[Any, Any],
     ) -> Any:
         result = await call_next(context)
-        return self._advertise_resolution(self._announce(result))
+        return self._advertise_resolution(
+            self._announce(result, self._level(_announcing_to(context))))
 
     # -- hot reload -----------------------------------------------------------------------
     # A watcher thread started by the first request invalidates edited description files
@@ -592,22 +625,29 @@ class ProgressiveDisclosure(Middleware):
         self.components.remove()
 
     # -- helpers ------------------------------------------------------------------------
-    def _announce(self, result: Any) -> Any:
+    def _announce(self, result: Any, level: ClientLevel) -> Any:
         """Advertise the extension in the capabilities and (``instructions``) append the
         workflow paragraph; the advertisement is how clients find the extension, so it
-        stays when the paragraph is turned off."""
+        stays when the paragraph is turned off.
+
+        Both say what this client's own listing holds: a client served in ``full`` (a host
+        that defers tools itself) lists no bridge and is never gated, so it is told
+        neither to call ``describe_tools`` nor to expect a refusal, and its advertisement
+        names its level and no bridge.
+        """
         if not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):
             return result
+        full = level == "full"
         base = result.instructions or ""
         joined = base
-        if self.instructions and self.instructions_text not in base:
+        if self.instructions and not full and self.instructions_text not in base:
             joined = f"{base}\n\n{self.instructions_text}" if base else self.instructions_text
         capabilities = result.capabilities
         extensions = dict(capabilities.extensions or {})
         extensions[payloads.EXTENSION_ID] = {
             "resource": payloads.DESCRIPTIONS_URI,
-            "listing": self.lister.level,
-            "bridge_tool": self.bridge.name if self.bridge is not None else None,
+            "listing": level,
+            "bridge_tool": self.bridge.name if self.bridge is not None and not full else None,
         }
         extensions[GROUPING_EXTENSION_ID] = {"listChanged": True}
         return result.model_copy(update={
@@ -659,6 +699,35 @@ class ProgressiveDisclosure(Middleware):
             self._reported_order = True
             logger.error("%s", problem)
         raise MiddlewareOrderError(problem)
+
+
+def _same(listed: Any, ours: Any) -> bool:
+    """Whether a listed component is ``ours`` (itself, or a copy FastMCP made of it)."""
+    if listed is ours:
+        return True
+    fn = getattr(ours, "fn", None)
+    return fn is not None and getattr(listed, "fn", None) is fn
+
+
+def _announcing_to(context: MiddlewareContext[Any]) -> Caller:
+    """The client an ``initialize`` / ``server/discover`` answer goes to.
+
+    On ``initialize`` the session has not stored the client's ``clientInfo`` and
+    capabilities yet, so they are taken from the request itself (the level decision needs
+    the name for the host table and the extension settings for a requested mode).
+    """
+    caller = identify(context.fastmcp_context)
+    params = getattr(context.message, "params", None)
+    info = getattr(params, "client_info", None)
+    if info is None or caller.client_name is not None:
+        return caller
+    extensions = getattr(getattr(params, "capabilities", None), "extensions", None)
+    return replace(
+        caller,
+        client_name=getattr(info, "name", None),
+        client_version=getattr(info, "version", None),
+        extensions=dict(extensions) if isinstance(extensions, dict) else caller.extensions,
+    )
 
 
 @dataclass

@@ -16,11 +16,20 @@ import mcp_types as mt
 import pytest
 from fastmcp import FastMCP
 from fastmcp.client.transports import StreamableHttpTransport
+from fastmcp.tools.base import Tool
 
-from fastmcp_progressive import ClientSettings, ListingSettings, ProgressiveDisclosure
+from fastmcp_progressive import (
+    DESCRIPTIONS_URI,
+    EXTENSION_ID,
+    ClientSettings,
+    ListingSettings,
+    ProgressiveDisclosure,
+)
 from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.compat import ModePolicy
+from fastmcp_progressive.guidance import PROMPT_NAME
 from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile, profile_level
+from fastmcp_progressive.payloads import INSTRUCTIONS
 from tests.conftest import (
     ERAS,
     TRANSPORTS,
@@ -54,7 +63,9 @@ async def _add_schema(client: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("transport", "era"), ALL)
-@pytest.mark.parametrize("host", ["claude-code", "claude-ai", "github-copilot-developer"])
+@pytest.mark.parametrize("host", [
+    "claude-code", "claude-ai", "github-copilot-developer", "codex-mcp-client",
+    "cursor-vscode", "Visual Studio Code", "Visual Studio Code - Insiders", "Code - OSS"])
 async def test_hosts_that_defer_tools_get_the_full_listing(
     transport: Transport, era: Era, host: str
 ) -> None:
@@ -132,8 +143,8 @@ def test_bad_profiles_are_refused_at_construction() -> None:
 
 def test_every_shipped_profile_cites_its_evidence() -> None:
     assert HOST_PROFILES
-    for profile in HOST_PROFILES:
-        assert profile.evidence.startswith("https://github.com/"), profile
+    for profile in HOST_PROFILES:  # a public source, or the notes that record one
+        assert profile.evidence.startswith(("https://github.com/", "shared/notes/")), profile
         assert profile.host
 
 
@@ -230,3 +241,59 @@ async def test_pinned_tools_pass_for_callers_checked_by_arguments() -> None:
         result = await c.call_tool("tagged", {}, raise_on_error=False)
         assert result.is_error  # FastMCP's own validation answers, not our refusal
         assert "TOOL_DESCRIPTION_REQUIRED" not in str(result.structured_content)
+
+
+# -- what each client is told matches what its listing holds ----------------------------------
+@pytest.mark.parametrize(("transport", "era"), [("memory", "legacy"), ("http", "legacy")])
+@pytest.mark.parametrize("host", ["claude-code", "claude-ai", "codex-mcp-client",
+                                  "cursor-vscode", "Visual Studio Code"])
+async def test_clients_served_in_full_are_not_taught_the_progressive_workflow(
+    transport: Transport, era: Era, host: str
+) -> None:
+    """A full listing has no ``describe_tools`` and nothing is refused: such a client is not
+    told to call it, is not offered the guidance prompt or the workflow resource entry, and
+    its advertisement says ``full``; a progressive client on the same server is told all."""
+    server = build_server()
+    async with serve_http(server) if transport == "http" else nullcontext(server) as target:
+        async with connect(target, era, client_info=_info(host)) as full, connect(
+                target, era, client_info=_info("some-agent")) as progressive:
+            for client, is_full in ((full, True), (progressive, False)):
+                result = client.initialize_result
+                assert result is not None
+                text = result.instructions or ""
+                assert text.startswith("Server instructions.")  # the server's own words stay
+                assert ("describe_tools" in text) is not is_full
+                assert (INSTRUCTIONS in text) is not is_full
+                names = {t.name for t in await client.list_tools()}
+                assert ("describe_tools" in names) is not is_full
+                settings = (result.capabilities.extensions or {})[EXTENSION_ID]
+                assert settings["listing"] == ("full" if is_full else "typed")
+                assert settings["bridge_tool"] == (None if is_full else "describe_tools")
+                prompts = {p.name for p in await client.list_prompts()}
+                assert (PROMPT_NAME in prompts) is not is_full
+                uris = {str(r.uri) for r in await client.list_resources()}
+                assert (DESCRIPTIONS_URI in uris) is not is_full
+                templates = await client.list_resource_templates()
+                assert any("tool_descriptions" in t.uri_template
+                           for t in templates) is not is_full
+            assert "add" in await fetch(full, "add")  # a read still answers it
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_host_that_defers_gets_the_capped_listing_when_the_server_exceeds_its_cap(
+    era: Era,
+) -> None:
+    """Cursor takes about 40 tools: in full, a 45-tool server would lose tools unseen, so
+    Cursor gets the server's level within its cap; VS Code (128) still gets all 45 in full."""
+    server = build_server()
+    for n in range(42):
+        server.add_tool(Tool.from_function(lambda q: q, name=f"extra_{n}",
+                                           description=f"Extra tool {n}. More text."))
+    async with connect(server, era, client_info=_info("cursor-vscode")) as cursor:
+        listed = await cursor.list_tools()
+        assert len(listed) <= 40
+        assert {"describe_tools", "call_tool"} <= {t.name for t in listed}
+    async with connect(server, era, client_info=_info("Visual Studio Code")) as vscode:
+        listed = await vscode.list_tools()
+        assert len(listed) == 45 and "describe_tools" not in {t.name for t in listed}
+        assert not await gated(vscode)
