@@ -6,7 +6,12 @@ checked), plain FastMCP and ours side by side, best of ``--repeat`` runs:
 
 - ``unique-items``: a ``set[str]`` tool called with 14,000 strings and one int;
 - ``backtracking-pattern``: a 27-character string against ``pattern`` ``^(\\w+\\s?)*$``;
-- each also through ``tools/resolve`` (ours only: plain FastMCP has no such method).
+- each also through ``tools/resolve`` (ours only: plain FastMCP has no such method);
+- ``changing-descriptions``: memory our memos keep after 200 listings (and reads of every
+  definition) of a proxied upstream whose 20 tool descriptions (5 KB) change on every
+  listing (tracemalloc; before issue 21: one memo entry per tool per listing);
+- ``long-client-names``: memory the client-level memo keeps after 40 clients with 2 MB
+  names (before: 78 MiB).
 
 The target: ours within a few milliseconds of plain FastMCP (the check is FastMCP's own
 validation). Before issue 21 these took 4.2 s and 6.7 s on the benchmark machine.
@@ -19,8 +24,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import time
+import tracemalloc
 from typing import Annotated, Any
 
 from fastmcp import Client, FastMCP
@@ -93,12 +100,60 @@ async def measure(repeat: int) -> dict[str, Any]:
             for attack, (name, arguments) in ATTACKS.items()}
 
 
+async def changing_descriptions(listings: int = 200, tools: int = 20) -> dict[str, Any]:
+    """MiB kept by our memos after ``listings`` listings of an ever-changing upstream."""
+    from fastmcp.server import create_proxy
+
+    from tests.test_bounded_memory import changing_upstream
+
+    proxy = create_proxy(changing_upstream(tools))
+    middleware = ProgressiveDisclosure()
+    proxy.add_middleware(middleware)
+    names = [f"tool_{i}" for i in range(tools)]
+    async with Client(proxy) as client:
+        await client.list_tools()
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(listings):
+            await client.list_tools()
+            await client.call_tool("describe_tools", {"tools": names})
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+    return {"listings": listings, "tools": tools, "kept_mib": round(kept / 2**20, 2),
+            "listing_memo_entries": len(middleware.lister._memo),
+            "definition_memo_entries": len(middleware.definitions._memo)}
+
+
+def long_client_names(clients: int = 40) -> dict[str, Any]:
+    """MiB the client-level memo keeps after ``clients`` 2 MB client names."""
+    from fastmcp_progressive.caller import Caller
+    from fastmcp_progressive.compat import ModePolicy
+
+    policy = ModePolicy()
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for i in range(clients):
+        policy.level(Caller(kind="anonymous", era="modern",
+                            client_name=f"{i}" + "n" * 2 * 2**20))
+    gc.collect()
+    kept = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    return {"clients": clients, "kept_mib": round(kept / 2**20, 3)}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     quiet_logs()
-    print(json.dumps({"attacks": asyncio.run(measure(args.repeat))}, indent=2))
+    print(json.dumps({
+        "attacks": asyncio.run(measure(args.repeat)),
+        "changing-descriptions": asyncio.run(changing_descriptions()),
+        "long-client-names": long_client_names(),
+    }, indent=2))
 
 
 if __name__ == "__main__":

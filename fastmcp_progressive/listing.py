@@ -254,7 +254,8 @@ class Lister:
         self.summary_max_chars = settings.summary_max_chars
         self.strip_noise = settings.strip_noise
         self.cache_size = cache_size
-        self._memo = ToolMemo(cache_size, key=self._content)
+        self._memo = ToolMemo(cache_size, key=self._content,
+                              slot=operator.itemgetter(0, 1))  # (name, version)
         self._lines: LRUCache[str, tuple[Signature, FileFacts]] = LRUCache(cache_size)
         self._lines_lock = threading.Lock()  # the start-up preload fills it from a thread
         self._parsing: dict[str, threading.Event] = {}  # files being parsed, by name

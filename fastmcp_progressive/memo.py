@@ -8,6 +8,12 @@ content key costs a few ``repr`` calls, so a second map remembers the key per to
 (guarded by a weak reference, dropped when the object dies) and a local tool pays one
 dictionary probe. Both maps are LRUs of ``maxsize`` entries.
 
+One entry per tool: a result kept for new content of a tool (its ``slot``, by default the
+name, the first item of the content key) replaces the one kept for its old content. An
+upstream whose descriptions change on every listing therefore keeps one entry per tool,
+not one per listing (it kept 327 MiB before), so a memo holds at most the current catalog's
+worth of results, whatever changes.
+
 Only results derived from the tool itself are kept here: which tools a caller may see is
 decided on every request elsewhere, so a content hit can never widen visibility.
 
@@ -20,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import operator
 import threading
 import weakref
 from collections import OrderedDict
@@ -38,13 +45,16 @@ class ToolMemo:
     Python LRU cost three times as much per hit.
     """
 
-    def __init__(self, maxsize: int, key: Callable[[Any], Hashable]) -> None:
+    def __init__(self, maxsize: int, key: Callable[[Any], Hashable],
+                 slot: Callable[[Any], Hashable] = operator.itemgetter(0)) -> None:
         if maxsize < 1:
             raise ValueError("a memo needs room for at least one entry")
         self.maxsize = maxsize
         self._key = key
+        self._slot = slot
         self._keys: OrderedDict[int, tuple[weakref.ref[Any], Hashable]] = OrderedDict()
         self._values: OrderedDict[Hashable, Any] = OrderedDict()
+        self._current: dict[Hashable, Hashable] = {}  # slot -> the content key kept for it
         self._lock = threading.Lock()  # the start-up preload runs in a thread
 
     def get(self, tool: Any) -> Any:
@@ -58,8 +68,14 @@ class ToolMemo:
         return found
 
     def put(self, tool: Any, value: Any) -> None:
+        """Keep ``value`` for ``tool``'s content, replacing what its slot held before."""
         key = self._content_key(tool)
+        slot = self._slot(key)
         with self._lock:
+            stale = self._current.get(slot)
+            if stale is not None and stale != key:
+                self._values.pop(stale, None)
+            self._current[slot] = key
             self._keep(self._values, key, value)
 
     def __len__(self) -> int:
@@ -90,7 +106,11 @@ class ToolMemo:
         lru[key] = value
         lru.move_to_end(key)
         while len(lru) > self.maxsize:
-            lru.popitem(last=False)
+            dropped, _ = lru.popitem(last=False)
+            if lru is self._values:
+                slot = self._slot(dropped)
+                if self._current.get(slot) == dropped:
+                    del self._current[slot]
 
 
 class IdentityMemo:
