@@ -26,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import operator
 import threading
 import weakref
 from collections import OrderedDict
@@ -46,12 +45,12 @@ class ToolMemo:
     """
 
     def __init__(self, maxsize: int, key: Callable[[Any], Hashable],
-                 slot: Callable[[Any], Hashable] = operator.itemgetter(0)) -> None:
+                 slot: Callable[[Any], Hashable] | None = None) -> None:
         if maxsize < 1:
             raise ValueError("a memo needs room for at least one entry")
         self.maxsize = maxsize
         self._key = key
-        self._slot = slot
+        self._slot = slot or _first
         self._keys: OrderedDict[int, tuple[weakref.ref[Any], Hashable]] = OrderedDict()
         self._values: OrderedDict[Hashable, Any] = OrderedDict()
         self._current: dict[Hashable, Hashable] = {}  # slot -> the content key kept for it
@@ -111,6 +110,11 @@ class ToolMemo:
                 slot = self._slot(dropped)
                 if self._current.get(slot) == dropped:
                     del self._current[slot]
+
+
+def _first(key: Hashable) -> Hashable:
+    """The default slot: a tuple key's first item (the tool's name), else the key itself."""
+    return key[0] if isinstance(key, tuple) and key else key
 
 
 class IdentityMemo:
