@@ -8,7 +8,13 @@ another. In order:
 
 1. ``resolver``: a callable the server passes; it sees a ``ClientDescription`` and returns
    ``"full"``, ``"progressive"`` (the server's level), ``"typed"``, ``"minimal"``,
-   ``"skeleton"`` or ``None`` (no opinion). The operator's final say.
+   ``"skeleton"`` or ``None`` (no opinion). The operator's final say. It runs once per
+   request, before the request is served (``prepare``), in a worker thread (an ``async
+   def`` one on the loop) within ``ClientSettings.mode_resolver_timeout``: a blocking
+   resolver never blocks other clients. One that fails (raises anything, ``SystemExit``
+   included; times out; answers something else) gets the server's progressive level for
+   that request: never ``full`` on a failure, whatever the client asks for (fail closed),
+   and logged.
 2. The client extension ``EXTENSION_ID`` with settings ``{"mode": ...}`` taking the same
    values (both protocol eras).
 3. An HTTP header (``X-Progressive-Disclosure: full`` by default), for gateways.
@@ -28,13 +34,16 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import inspect
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from .caller import Caller
+from .hooks import HookFailed, call_hook, hook_limiter
 from .hosts import ClientLevel, profile_level
+from .memo import IdentityMemo
 from .payloads import EXTENSION_ID
 from .settings import ClientSettings, ListingLevel, ListingSettings
 
@@ -81,6 +90,9 @@ class ModePolicy:
         self.full_clients = tuple(settings.full_clients)
         self.mode_header = settings.mode_header.lower() if settings.mode_header else None
         self.resolver = settings.mode_resolver
+        self.resolver_timeout = settings.mode_resolver_timeout
+        self._resolver_threads = hook_limiter()
+        self._prepared = IdentityMemo()  # caller object -> (what the resolver said,)
         self.host_profiles = tuple(settings.host_profiles or ())
         self.default_level: ListingLevel = default_level
         # (name, version, era, transport) -> what the name rules and host table say; a
@@ -105,7 +117,8 @@ class ModePolicy:
         settings = caller.extensions.get(EXTENSION_ID)
         settings = settings if isinstance(settings, Mapping) else None
         if self.resolver is not None:
-            chosen = self._resolve(caller, settings)
+            prepared: tuple[Choice | None] | None = self._prepared.get(caller)
+            chosen = prepared[0] if prepared is not None else self._resolve_inline(caller)
             if chosen is not None:
                 return chosen
         requested = settings.get("mode") if settings is not None else None
@@ -144,26 +157,56 @@ class ModePolicy:
             fnmatch.fnmatchcase(label, pattern) for pattern in self.full_clients for label in labels
         )
 
-    def _resolve(self, caller: Caller, settings: Mapping[str, Any] | None) -> Choice | None:
+    async def prepare(self, caller: Caller) -> None:
+        """Ask the resolver about ``caller`` once, bounded and off the event loop, before
+        its request is served (``level`` then reads the answer)."""
+        if self.resolver is None or self._prepared.get(caller) is not None:
+            return
+        try:
+            out = await call_hook(self.resolver, self._description(caller),
+                                  timeout=self.resolver_timeout,
+                                  limiter=self._resolver_threads)
+        except HookFailed as failed:
+            self._prepared.put(caller, (self._failed(failed.reason, failed.__cause__),))
+            return
+        self._prepared.put(caller, (self._checked(out),))
+
+    def _resolve_inline(self, caller: Caller) -> Choice | None:
+        """A caller never prepared (no request of its own went through the middleware):
+        the resolver runs here, failing closed as in ``prepare``."""
         assert self.resolver is not None
-        description = ClientDescription(
+        try:
+            out = self.resolver(self._description(caller))
+        except Exception as exc:
+            return self._failed(f"raised {type(exc).__name__}", exc)
+        if inspect.isawaitable(out):
+            close = getattr(out, "close", None)
+            if close is not None:
+                close()  # an async resolver needs ``prepare``; never left unawaited
+            return self._failed("is async but was called outside a request", None)
+        return self._checked(out)
+
+    def _description(self, caller: Caller) -> ClientDescription:
+        settings = caller.extensions.get(EXTENSION_ID)
+        return ClientDescription(
             name=caller.client_name,
             version=caller.client_version,
             era=caller.era,
             principal=caller.principal,
             headers=caller.headers,
-            extension_settings=settings,
+            extension_settings=settings if isinstance(settings, Mapping) else None,
         )
-        try:
-            chosen = self.resolver(description)
-        except Exception:
-            logger.exception("mode resolver failed; falling back to the other rules")
-            return None
-        if chosen is None or chosen in CHOICES:
-            return chosen
-        logger.warning("mode resolver returned %r; expected one of %s or None", chosen, CHOICES)
-        return None
 
+    def _checked(self, chosen: Any) -> Choice | None:
+        if chosen is None or chosen in CHOICES:
+            return chosen  # type: ignore[no-any-return]
+        return self._failed(f"returned {chosen!r:.80}; expected one of {CHOICES} or None", None)
+
+    @staticmethod
+    def _failed(reason: str, cause: BaseException | None) -> Choice:
+        logger.error("mode resolver %s; this request gets the server's progressive level",
+                     reason, exc_info=cause)
+        return "progressive"
 
 def _kept(text: str | None) -> str | None:
     """``text`` as the client memo keeps it: as sent when short, else its SHA-256."""

@@ -157,7 +157,8 @@ class ProgressiveDisclosure(Middleware):
         self._largest_listing = 0
         self._bridge_copy: tuple[tuple[str, ...], Tool] | None = None
         self.resolution = (ToolResolution(self.store, self.catalog, resolution.resolvers,
-                                          definitions=self.definitions, checker=self.checker)
+                                          definitions=self.definitions, checker=self.checker,
+                                          hook_timeout=resolution.hook_timeout)
                            if resolution.enabled else None)
         self.anonymous = clients.anonymous
         self.max_tools_per_read = surface.max_tools_per_read
@@ -612,6 +613,8 @@ class ProgressiveDisclosure(Middleware):
             if context.method not in _HANDSHAKE_METHODS:  # let the client connect and hear why
                 self._check_order(ctx.fastmcp.middleware)
         self.hot_reload.observe(ctx)
+        if ctx is not None and context.type == "request":
+            await self.modes.prepare(identify(ctx))  # the operator's resolver, off the loop
         method = context.method or ""
         if context.type == "request" and method not in IGNORED_METHODS and method != "tools/call":
             # the first request of a session tells a kept session from a one-call one

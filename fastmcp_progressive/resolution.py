@@ -39,7 +39,6 @@ Example:
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
@@ -56,8 +55,10 @@ from .catalog import Catalog
 from .definitions import Definitions
 from .descriptions import DescriptionStore, Signature
 from .fastmcp_internals import server_info_stamp
+from .hooks import HookFailed, call_hook, hook_limiter
 from .memo import IdentityMemo
 from .rules import Hints, Rule, ToolHints, first_match, violations
+from .settings import ResolutionSettings
 from .validation import ArgumentChecker
 
 logger = logging.getLogger("fastmcp_progressive")
@@ -72,7 +73,8 @@ HookResult = Hints | Mapping[str, bool] | None
 ResolverHook = Callable[[dict[str, Any]], HookResult | Awaitable[HookResult]]
 """A per-tool Python resolver: gets the arguments as sent, returns some of the four hints
 (wire-named dict or ``Hints``), or None to defer to the file's rules and static hints.
-It may read what it needs to classify (sync or async) but must not change anything."""
+It may read what it needs to classify (sync or async) but must not change anything. A
+synchronous hook runs in a worker thread; each gets ``ResolutionSettings.hook_timeout``."""
 
 _MAX_NAME_ECHO = 128
 _MAX_LOGGED = 10_000
@@ -98,8 +100,11 @@ class ToolResolution:
         *,
         definitions: Definitions | None = None,
         checker: ArgumentChecker | None = None,
+        hook_timeout: float = ResolutionSettings.hook_timeout,
     ) -> None:
         self.store = store
+        self.hook_timeout = hook_timeout
+        self._hook_threads = hook_limiter()
         self.catalog = catalog
         self.definitions = definitions or Definitions(store)
         self.checker = checker or ArgumentChecker()
@@ -192,17 +197,20 @@ class ToolResolution:
 
     async def _run_hook(self, name: str, hook: ResolverHook,
                         arguments: dict[str, Any]) -> dict[str, bool] | None:
+        """The hook's hints, run bounded (``hooks.call_hook``: a synchronous hook in a
+        worker thread, ``hook_timeout`` seconds); any failure answers ``-32603``."""
         try:
-            out = hook(dict(arguments))
-            if inspect.isawaitable(out):
-                out = await out
+            out = await call_hook(hook, dict(arguments), timeout=self.hook_timeout,
+                                  limiter=self._hook_threads)
             if out is None:
                 return None
             return (out if isinstance(out, Hints) else Hints.model_validate(out)).given()
         except ValidationError as exc:
             self._log_once(name, "resolver hook", f"returned something that is not hints: {exc}")
-        except Exception:
-            logger.exception("tool resolution: the resolver hook of %r raised", name)
+        except HookFailed as failed:
+            logger.error("tool resolution of %r refused: its resolver hook %s (answered "
+                         "-32603)", name, failed.reason,
+                         exc_info=failed.__cause__ if failed.__cause__ else None)
         raise _untrustworthy(name)
 
     def _rules(self, name: str) -> list[Rule] | None:

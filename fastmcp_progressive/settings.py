@@ -49,6 +49,7 @@ from .hosts import (
 from .options import (
     MAX_CACHE_SIZE,
     MAX_GRANT_TTL,
+    MAX_HOOK_TIMEOUT,
     MAX_SESSIONS,
     MAX_STORE_TIMEOUT,
     MAX_TOOLS_PER_READ,
@@ -162,7 +163,12 @@ class ClientSettings:
             single-tenant deployments).
         full_clients: client name (or ``name/version``) globs served in full.
         mode_header: HTTP header a gateway may set to choose the level (``None``: off).
-        mode_resolver: the operator's per-client decision (``compat.ModeResolver``).
+        mode_resolver: the operator's per-client decision (``compat.ModeResolver``). Run
+            in a worker thread (an ``async def`` one on the loop) within
+            ``mode_resolver_timeout``; one that raises (anything, ``SystemExit`` included),
+            times out or answers something else gets the server's progressive level for
+            that request, never ``full`` (fail closed), and is logged.
+        mode_resolver_timeout: seconds ``mode_resolver`` may take per request.
         host_profiles: known hosts and the level each gets (``hosts.HOST_PROFILES``);
             extend it, replace it, or pass ``()`` to turn it off.
     """
@@ -171,6 +177,7 @@ class ClientSettings:
     full_clients: Collection[str] = ()
     mode_header: str | None = "x-progressive-disclosure"
     mode_resolver: ModeResolver | None = None
+    mode_resolver_timeout: float = 1.0
     host_profiles: Collection[HostProfile] | None = HOST_PROFILES
 
     def __post_init__(self) -> None:
@@ -185,6 +192,7 @@ class ClientSettings:
         optional_name("clients.mode_header", self.mode_header)
         if self.mode_resolver is not None and not callable(self.mode_resolver):
             fail("clients.mode_resolver", "a callable or None", self.mode_resolver)
+        seconds("clients.mode_resolver_timeout", self.mode_resolver_timeout, MAX_HOOK_TIMEOUT)
         object.__setattr__(self, "host_profiles", check_profiles(self.host_profiles))
 
 
@@ -250,14 +258,20 @@ class ResolutionSettings:
     Attributes:
         enabled: serve it, mark resolvable tools and advertise the extension.
         resolvers: per-tool Python hooks giving argument-dependent hints where a
-            description file's ``resolution`` rules cannot express them.
+            description file's ``resolution`` rules cannot express them. A synchronous
+            hook runs in a worker thread, an ``async def`` one on the loop, each within
+            ``hook_timeout``; one that raises (anything, ``SystemExit`` included) or
+            times out is logged and answered ``-32603`` (no hints: fail closed).
+        hook_timeout: seconds one resolver hook may take.
     """
 
     enabled: bool = True
     resolvers: Mapping[str, ResolverHook] | None = field(default=None)
+    hook_timeout: float = 1.0
 
     def __post_init__(self) -> None:
         flag("resolution.enabled", self.enabled)
+        seconds("resolution.hook_timeout", self.hook_timeout, MAX_HOOK_TIMEOUT)
         if self.resolvers is not None and not isinstance(self.resolvers, Mapping):
             fail("resolution.resolvers", "a mapping of tool name to hook, or None",
                  self.resolvers)

@@ -40,12 +40,13 @@ BEFORE: dict[type, dict[str, Any]] = {
                     "shared_sessions": False, "store_timeout": 2.0, "on_store_error": "open"},
     ClientSettings: {"anonymous": "validate", "full_clients": (),
                      "mode_header": "x-progressive-disclosure", "mode_resolver": None,
+                     "mode_resolver_timeout": 1.0,
                      "host_profiles": HOST_PROFILES},
     CacheSettings: {"files": 256, "listing": 20_000, "definitions": 2_048, "preload": True},
     SurfaceSettings: {"bridge_tool": "describe_tools", "guidance_prompt": True,
                       "instructions": True, "max_tools_per_read": 32,
                       "dispatch_tool": "call_tool"},
-    ResolutionSettings: {"enabled": True, "resolvers": None},
+    ResolutionSettings: {"enabled": True, "resolvers": None, "hook_timeout": 1.0},
 }
 
 # One bad value per settings object, and the name its error must start with.
