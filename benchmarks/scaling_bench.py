@@ -49,17 +49,25 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import mcp_types as mt
 from fastmcp import Client, FastMCP
 from fastmcp.resources.types import TextResource
 from fastmcp.server import create_proxy
 from fastmcp.server.auth import AuthProvider
+from fastmcp.tools.base import Tool, ToolResult
 from key_value.aio.stores.memory import MemoryStore
 from pydantic import AnyUrl
 
-from fastmcp_progressive import CacheSettings, GrantSettings, ProgressiveDisclosure
+from fastmcp_progressive import (
+    CacheSettings,
+    GrantSettings,
+    ListingSettings,
+    ProgressiveDisclosure,
+)
 from fastmcp_progressive.caller import Caller
 from fastmcp_progressive.grants import GrantStore
 from fastmcp_progressive.payloads import resource_uri_for
+from tests.replay import replay_tool
 
 from . import probes
 from .corpus import Catalog
@@ -472,5 +480,93 @@ async def measure(budget: ScalingBudget, first_catalog: Catalog | None = None
     facts.update(await unknown_names(budget.sizes))
     memory = await cache_memory(budget.memory_tools)
     facts.update(await grant_lookups())
+    largest = max(budget.sizes)
+    rows += await grouped_rows(largest, max(1, min(GROUPED_GROUPS, largest // 100)),
+                               iterations=max(3, budget.reads // 3))
     facts["load_end"] = load_average()
     return rows, memory, facts
+
+
+# -- groups and a tool cap at 10,000 tools in 100 groups (issue 20) ---------------------------
+GROUPED_TOOLS = 10_000
+GROUPED_GROUPS = 100
+GROUPED_CAP = 40
+
+
+GROUPED_CASE = "groups, capped"
+"""The ``case`` of ``grouped_rows`` (rendered in a section of its own)."""
+
+
+def _grouped_server(catalog: Catalog, groups: int, *, ours: bool,
+                    bodies: dict[str, str]) -> FastMCP:
+    """The catalog on one server, tool ``i`` tagged ``g<i % groups>`` (its group); ours
+    capped at ``GROUPED_CAP``. Plain also gets ``describe_tools``, a tool answering the
+    bytes ours answers for the same call, so both sides time a tool call of equal output."""
+    server = FastMCP("grouped")
+    for i, spec in enumerate(catalog.tools):
+        tool = replay_tool(dict(spec))
+        server.add_tool(tool.model_copy(update={"tags": {f"g{i % groups:02d}"}}))
+    if ours:
+        server.add_middleware(ProgressiveDisclosure(
+            listing=ListingSettings(max_tools=GROUPED_CAP),
+            caches=CacheSettings(preload=False)))
+        return server
+
+    async def describe_tools(tools: list[str] | None = None,
+                             groups: list[str] | None = None) -> ToolResult:
+        key = "groups" if groups else "tools"
+        return ToolResult(content=[mt.TextContent(type="text", text=bodies[key])])
+
+    server.add_tool(Tool.from_function(describe_tools, name="describe_tools"))
+    return server
+
+
+async def grouped_rows(tools: int = GROUPED_TOOLS, groups: int = GROUPED_GROUPS,
+                       iterations: int = 20) -> list[ScalingRow]:
+    """Capped listing, ``groups/list``, a group read and a describe of 5 at 10,000 tools in
+    100 groups (the full run), each against plain FastMCP in the same run (interleaved): the capped
+    listing and ``groups/list`` against plain's (whole) ``tools/list``, the group read and
+    the describe against a plain tool call answering the same bytes."""
+    from fastmcp_progressive.client import grouping, list_groups
+
+    catalog = synthetic_catalog(tools)
+    names = [t["name"] for t in catalog.tools]
+    five = {"tools": names[7:12]}
+    group = {"groups": [f"g{7 % groups:02d}"]}
+    ours_server = _grouped_server(catalog, groups, ours=True, bodies={})
+    rows: list[ScalingRow] = []
+    async with Client(ours_server, extensions=[grouping()]) as o:
+        await o.list_tools()
+        bodies = {
+            "tools": (await o.call_tool("describe_tools", five)).content[0].text,  # type: ignore[union-attr]
+            "groups": (await o.call_tool("describe_tools", group)).content[0].text,  # type: ignore[union-attr]
+        }
+        plain_server = _grouped_server(catalog, groups, ours=False, bodies=bodies)
+        async with Client(plain_server) as p:
+            await p.list_tools()
+
+            async def row(op: str, plain: Probe, ours: Probe, n: int) -> None:
+                ps, os_ = await alternate(plain, ours, iterations=n, warmup=1)
+                rows.append(ScalingRow(GROUPED_CASE, op, ps.stats(), os_.stats(), tools=tools))
+
+            def listing(client: Client[Any]) -> Probe:
+                return Probe(lambda: client.list_tools_mcp(cache_mode="bypass"),
+                             prepare=gc.collect)
+
+            await row(f"tools/list (capped at {GROUPED_CAP} vs all)", listing(p), listing(o),
+                      max(3, iterations // 4))
+            await row("groups/list (vs plain tools/list)", listing(p),
+                      Probe(lambda: list_groups(o), prepare=gc.collect), max(3, iterations // 4))
+            await row(f"describe_tools(groups=[1 of {groups}])",
+                      Probe(lambda: p.call_tool("describe_tools", group)),
+                      Probe(lambda: o.call_tool("describe_tools", group)), iterations)
+            await row("describe_tools(tools=[5])",
+                      Probe(lambda: p.call_tool("describe_tools", five)),
+                      Probe(lambda: o.call_tool("describe_tools", five)), iterations)
+    return rows
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--grouped"]:
+    for r in asyncio.run(grouped_rows()):
+        print(f"{r.op}: plain {r.plain.median_us / 1e3:.2f} ms, ours {r.ours.median_us / 1e3:.2f}"
+              f" ms, ratio {r.ratio_median:.2f}x (p95 {r.ratio_p95:.2f}x)")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from .results import Results, ScalingRow, Stats
+from .scaling_bench import GROUPED_CAP, GROUPED_CASE
 from .targets import CALL_RATIO, Target
 
 READ_20_RATIO = 1.5
@@ -124,7 +125,7 @@ def _load(results: Results) -> str:
 
 def render_scaling(results: Results) -> list[str]:
     """The ``## 4. Scaling`` section, or nothing when the run did not measure it."""
-    rows = [r for r in results.scaling if r.case != "first listing"]
+    rows = [r for r in results.scaling if r.case not in ("first listing", GROUPED_CASE)]
     if not rows:
         return []
     sizes = sorted({r.tools for r in rows})
@@ -159,10 +160,27 @@ def render_scaling(results: Results) -> list[str]:
                    [(f"{r.tools:,}", r.case, r.op, r.ours.n, _us(r.plain), _us(r.ours),
                      _us(r.plain_server), _us(r.ours_server)) for r in rows],
                    "rllrrrrr"), "", "</details>", ""]
+    out += _grouped(results)
     out += _first_listing(results)
     out += _unknown(results)
     out += _memory(results)
     return out
+
+
+def _grouped(results: Results) -> list[str]:
+    rows = [r for r in results.scaling if r.case == GROUPED_CASE]
+    if not rows:
+        return []
+    tools = rows[0].tools
+    return [f"### Groups and a tool cap ({tools:,} tools, tagged into groups)", "",
+            f"One server, tool *i* tagged `g<i mod groups>`; ours capped at {GROUPED_CAP} "
+            "tools. The capped listing and `groups/list` are set against plain's whole "
+            "`tools/list` (what a plain client reads to learn what exists); the group read and "
+            "the describe against a plain tool call answering the very same bytes. Both need "
+            "the caller's visible tools: a group read costs about one server-side listing.", "",
+            _table(("operation", "n", "plain", "ours", "ratio", "p95 ratio"),
+                   [(r.op, r.ours.n, _us(r.plain), _us(r.ours), f"{r.ratio_median:.2f}x",
+                     f"{r.ratio_p95:.2f}x") for r in rows], "lrrrrr"), ""]
 
 
 def _first_listing(results: Results) -> list[str]:
