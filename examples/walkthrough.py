@@ -48,7 +48,10 @@ def transport() -> PythonStdioTransport:
 async def main() -> None:
     figures = await demo_token_figures()
     listing = figures["listing"]
-    async with Client(transport(), extensions=[tool_resolution()]) as client:
+    # A handshake-era session: the spec's gate keys grants to it. On 2026-07-28 a caller
+    # without auth presents no identity, so each call is judged by itself instead (its
+    # arguments against the full schema; see the README's "Who the caller is").
+    async with Client(transport(), mode="legacy", extensions=[tool_resolution()]) as client:
         tools = await client.list_tools()
         show(
             "tools/list",

@@ -5,9 +5,9 @@ backend session for every request it forwards. Behind it, a server with
 ``ProgressiveDisclosure`` sees every request as a new caller: the grant a read makes is
 gone by the next call. ``SessionBackends`` is a client factory for ``FastMCPProxy`` that
 keeps one connected backend client per front caller instead: per handshake-era session
-(closed when that session closes), per 2026-07-28 stream (stdio, in memory) and per
-authenticated principal. Callers with no identity (2026-07-28 HTTP without auth) still get
-a fresh backend session per request. The backend speaks the front's protocol era.
+(closed when that session closes) and per authenticated principal. Callers with no identity
+(2026-07-28 without auth, on any transport: that protocol keys nothing to a connection)
+still get a fresh backend session per request. The backend speaks the front's protocol era.
 
 Example:
     ```python
@@ -29,7 +29,7 @@ from fastmcp.server.providers.proxy import FastMCPProxy, ProxyClient
 from .caller import identify
 from .fastmcp_internals import close_with_connection, connect_with_mode
 
-_KEPT_KINDS = frozenset({"session", "stream", "principal"})
+_KEPT_KINDS = frozenset({"session", "principal"})
 
 
 class SessionBackends:

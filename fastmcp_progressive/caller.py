@@ -2,11 +2,15 @@
 
 Grants must follow "the caller", and what a caller is depends on the protocol era:
 a handshake-era (legacy) connection has a real MCP session; a 2026-07-28 (modern)
-request has no session, so the caller is the authenticated principal, or on stdio and
-in-memory transports the client's stream; modern HTTP without auth (and legacy HTTP with
-``stateless_http=True``) has no identity at all. The era comes from FastMCP's public
-request context; the few private facts this needs (the connection behind a session, the
-stream's outbound object) are read in ``fastmcp_internals.py``, like every other one.
+request has no session, and the protocol forbids relying on earlier requests over the same
+connection (its tool list "MUST NOT vary per-connection or as a side effect of other
+requests on the connection"; it MAY vary by the authorization presented). So a modern
+caller is what the request itself presents: its authenticated principal, or nobody
+(``anonymous``: its calls are judged by themselves, ``ClientSettings.anonymous``), on
+every transport, stdio and in-memory included. Legacy HTTP with ``stateless_http=True``
+has no identity either. The era comes from FastMCP's public request context; the one
+private fact this needs (the connection behind a session) is read in
+``fastmcp_internals.py``, like every other one.
 
 Example:
     ```python
@@ -26,9 +30,9 @@ from typing import Any, Literal
 from fastmcp.server.context import Context
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .fastmcp_internals import keep_on, kept_on, request_connection, stream_outbound
+from .fastmcp_internals import keep_on, kept_on, request_connection
 
-CallerKind = Literal["session", "principal", "stream", "anonymous", "internal"]
+CallerKind = Literal["session", "principal", "anonymous", "internal"]
 Era = Literal["legacy", "modern"]
 
 
@@ -38,7 +42,7 @@ class Caller:
 
     ``kind`` says how the identity was found; ``key`` is unique within the kind (None for
     ``anonymous`` and ``internal``); ``anchor`` is the live object whose lifetime bounds
-    the identity (the legacy connection or the modern stream), when there is one.
+    the identity (the legacy connection), when there is one.
     """
 
     kind: CallerKind
@@ -107,11 +111,9 @@ def _identify(ctx: Context) -> Caller:
     if principal is not None:
         digest = hashlib.sha256(principal.encode("utf-8", "surrogatepass")).hexdigest()
         return Caller(kind="principal", key=f"user:{digest}", **base)
-    # stdio / in-memory: one outbound object per client stream, alive as long as it is
-    outbound = None if http or connection is None else stream_outbound(connection)
-    if outbound is None:
-        return Caller(kind="anonymous", **base)
-    return Caller(kind="stream", key=f"stream:{id(outbound):x}", anchor=outbound, **base)
+    # no authorization presented: nothing of the connection (its stream, its earlier
+    # requests) may stand in for one on 2026-07-28, on stdio and in memory as on HTTP
+    return Caller(kind="anonymous", **base)
 
 
 _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})

@@ -7,9 +7,11 @@ refuse that model forever. What gives them away is the order of requests: their 
 first real request is the ``tools/call`` itself, while a host that keeps its session lists
 tools, reads a description or calls the bridge before (or instead of) calling a tool.
 
-So each session (handshake era) or stream (2026-07-28 stdio / in-memory) remembers which
-came first. The mark lives on the connection's own scratch state, or weakly on the stream,
-so it is released when the connection or stream ends, with no table to bound or sweep.
+So each session (handshake era) remembers which came first. The mark lives on the
+connection's own scratch state, so it is released when the connection ends, with no table
+to bound or sweep. 2026-07-28 callers are never judged this way: that protocol forbids
+relying on earlier requests over the same connection, so a caller there is its principal
+or nobody (``caller.py``).
 
 Example:
     ```python
@@ -21,8 +23,7 @@ Example:
 
 from __future__ import annotations
 
-import weakref
-from typing import Any, Literal
+from typing import Literal
 
 from .caller import Caller
 from .fastmcp_internals import connection_state
@@ -36,10 +37,7 @@ or (``tools/resolve``) right before the call they advise, in the call's own sess
 
 
 class Engagement:
-    """Per session or stream: was its first real request a ``tools/call``?"""
-
-    def __init__(self) -> None:
-        self._streams: weakref.WeakKeyDictionary[Any, First] = weakref.WeakKeyDictionary()
+    """Per handshake-era session: was its first real request a ``tools/call``?"""
 
     def note_request(self, caller: Caller, method: str) -> None:
         """Record a request other than a tool call (no-op once the first one is known)."""
@@ -54,7 +52,7 @@ class Engagement:
     def opened_with_call(self, caller: Caller) -> bool:
         """Whether ``caller``'s first real request was a tool call (this one, if none yet).
 
-        Only sessions and streams are judged; other callers answer False.
+        Only handshake-era sessions are judged; other callers answer False.
         """
         return self._settle(caller, "call") == "call"
 
@@ -65,9 +63,4 @@ class Engagement:
             if state is None:
                 return None
             return state.setdefault(_STATE_KEY, first)  # type: ignore[no-any-return]
-        if caller.kind == "stream" and caller.anchor is not None:
-            try:
-                return self._streams.setdefault(caller.anchor, first)
-            except TypeError:  # an anchor that cannot be weakly referenced
-                return None
         return None

@@ -45,17 +45,6 @@ def request_connection(session: Any) -> Any | None:
     return getattr(session, "_connection", None)
 
 
-def stream_outbound(connection: Any) -> Any | None:
-    """The object that carries one 2026-07-28 stdio / in-memory client stream
-    (``Connection.outbound``).
-
-    Stands in for: nothing public. The attribute is public in the SDK, but that it is one
-    object per client stream (and a process-wide singleton on HTTP, so never used there)
-    is undocumented. Verified on FastMCP 4.1.2 and 4.2.3.
-    """
-    return getattr(connection, "outbound", None)
-
-
 def is_nested_tool_call() -> bool:
     """True while a tool body (a search proxy, CodeMode) calls another tool of the server.
 

@@ -6,8 +6,6 @@ Each kind of caller (see ``caller.py``) keeps its grants where its identity live
   connection closes and bounded by a sliding TTL and a maximum number of sessions for
   connections that never say goodbye; or, with ``shared_sessions=True``, in the key-value
   store like principals (for replicas that share sticky-less session ids);
-- ``stream`` (2026-07-28 stdio / in-memory): in memory, attached weakly to the client's
-  stream object, so they vanish with the stream;
 - ``principal`` (2026-07-28 with auth): in a key-value store (``store=``, by default the
   serving FastMCP server's own session-state store, handed over lazily as
   ``server_store``), one key per (principal, tool) with a TTL, so a shared backend
@@ -48,7 +46,6 @@ import hashlib
 import logging
 import re
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -120,7 +117,6 @@ class GrantStore:
         )
         # caller's store-key prefix -> time.monotonic() until which its operations rest
         self._resting: LRUCache[str, float] = LRUCache(maxsize=MAX_RESTING_CALLERS)
-        self._streams: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         # store key -> time.monotonic() until which the grant is trusted without a lookup
         self._confirmed: LRUCache[str, float] = LRUCache(maxsize=max(1, confirmed_size))
 
@@ -286,7 +282,7 @@ class GrantStore:
     def held_in_memory(self) -> int:
         """How many callers hold grants in this process (for tests and benchmarks)."""
         self._sessions.expire()
-        return len(self._sessions) + len(self._streams)
+        return len(self._sessions)
 
     def resting(self) -> int:
         """How many callers' store operations are paused right now (tests, benchmarks)."""
@@ -311,12 +307,6 @@ class GrantStore:
             raise
 
     def _memory_set(self, caller: Caller, *, create: bool) -> set[str] | None:
-        if caller.kind == "stream":
-            if caller.anchor is None:
-                return None
-            if create:
-                return self._streams.setdefault(caller.anchor, set())
-            return self._streams.get(caller.anchor)
         key = caller.key if caller.kind == "session" else _SHARED_ANONYMOUS_KEY
         if caller.kind not in ("session", "anonymous") or key is None:
             return None

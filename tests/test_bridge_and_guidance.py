@@ -22,9 +22,10 @@ from fastmcp_progressive.guidance import (
     agent_guidance,
     system_prompt,
 )
-from tests.conftest import ERAS, Era, build_server, clients, connect, gated
+from tests.conftest import ERAS, FOLLOWED_IN_MEMORY, Era, build_server, clients, connect, gated
 
-TRANSPORT_ERA = [(t, e) for t in ("memory", "http") for e in ERAS]
+TRANSPORT_ERA = [(t, e) for t in ("memory", "http") for e in ERAS
+                 if t == "http" or e in FOLLOWED_IN_MEMORY]
 
 
 @pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
@@ -60,7 +61,8 @@ async def test_bridge_bad_arguments_and_unknown_names() -> None:
 
 
 async def test_bridge_can_be_turned_off_and_yields_to_a_real_tool() -> None:
-    async with connect(build_server(surface=SurfaceSettings(bridge_tool=None)), "modern") as c:
+    async with connect(build_server(surface=SurfaceSettings(bridge_tool=None)), "legacy") as c:
+        await c.list_tools()
         assert "describe_tools" not in [t.name for t in await c.list_tools()]
         refused = await c.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False)
         assert "tool_call" not in refused.structured_content["error"]  # type: ignore[index]

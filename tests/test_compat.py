@@ -11,7 +11,16 @@ from fastmcp.client.transports import StreamableHttpTransport
 from mcp.client.extension import advertise
 
 from fastmcp_progressive import EXTENSION_ID, ClientDescription, ClientSettings
-from tests.conftest import ERAS, Era, build_server, connect, fetch, gated, serve_http
+from tests.conftest import (
+    ERAS,
+    FOLLOWED_IN_MEMORY,
+    Era,
+    build_server,
+    connect,
+    fetch,
+    gated,
+    serve_http,
+)
 from tests.servers import ADD_FULL_TEXT, ADD_TYPED
 
 FULL = advertise(EXTENSION_ID, {"mode": "full"})
@@ -27,7 +36,7 @@ async def _is_full(client: Client[Any]) -> bool:
     return full
 
 
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("era", FOLLOWED_IN_MEMORY)
 async def test_client_extension_selects_mode(era: Era) -> None:
     server = build_server(clients=ClientSettings(full_clients=["*"]))  # the client overrides
     async with (

@@ -14,7 +14,7 @@ from fastmcp import FastMCP
 
 from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
 from fastmcp_progressive.components import TEMPLATE_URI
-from tests.conftest import ERAS, Era, build_server, connect
+from tests.conftest import ERAS, FOLLOWED_IN_MEMORY, Era, build_server, connect
 
 ERA = pytest.mark.parametrize("era", ERAS)
 GUIDE = "progressive_disclosure_guide"
@@ -39,7 +39,7 @@ async def test_components_join_the_servers_own_provider_and_add_none(era: Era) -
     assert await local.get_prompt(GUIDE) is not None
 
 
-@ERA
+@pytest.mark.parametrize("era", FOLLOWED_IN_MEMORY)  # a followable caller
 async def test_a_users_tool_of_the_bridges_name_is_kept(era: Era) -> None:
     mcp = FastMCP("user-bridge")
 

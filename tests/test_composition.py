@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 async def test_resources_as_tools_reaches_descriptions_and_grants() -> None:
     server = build_server()
     server.add_transform(ResourcesAsTools(server))
-    async with connect(server, "modern") as c:
+    async with connect(server, "legacy") as c:
         listed = {t.name: t for t in await c.list_tools()}
         assert listed["read_resource"].input_schema.get("properties")  # gateway: listed in full
         assert await gated(c)

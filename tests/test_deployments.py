@@ -43,6 +43,7 @@ from fastmcp_progressive.backend_sessions import SessionBackends
 from fastmcp_progressive.fastmcp_internals import cached_methods, wire_params
 from tests.conftest import (
     ERAS,
+    FOLLOWED_IN_MEMORY,
     TOKENS,
     TRANSPORTS,
     Era,
@@ -51,10 +52,12 @@ from tests.conftest import (
     connect,
     fetch,
     gated,
+    needs_a_followed_caller,
 )
 from tests.servers import ADD_TYPED, add_basic_tools
 
 ERA = pytest.mark.parametrize("era", ERAS)
+FOLLOWED_ERA = pytest.mark.parametrize("era", FOLLOWED_IN_MEMORY)  # 2026-07-28 in memory: anonymous
 
 
 @asynccontextmanager
@@ -147,6 +150,7 @@ def _authed_server(auth_first: bool) -> FastMCP:
 async def test_auth_middleware_in_either_order_reads_bridge_and_gate_work(
     era: Era, transport: Transport, auth_first: bool
 ) -> None:
+    needs_a_followed_caller(transport, era, "alice-token")
     async with reach(_authed_server(auth_first), transport, era, token="alice-token") as c:
         await c.list_tools()  # sessions that list first are followed by grants
         assert await gated(c)
@@ -176,6 +180,7 @@ async def test_response_cache_in_front_refuses_with_the_fix(era: Era, transport:
 async def test_response_cache_behind_never_replays_a_read_or_a_call(
     era: Era, transport: Transport
 ) -> None:
+    needs_a_followed_caller(transport, era)
     mcp = FastMCP("cached")
     add_basic_tools(mcp)
     mcp.add_middleware(ProgressiveDisclosure())
@@ -290,7 +295,7 @@ def _app_server() -> FastMCP:
     return mcp
 
 
-@ERA
+@FOLLOWED_ERA
 async def test_hashed_backend_name_is_gated_like_the_tool_it_runs(era: Era) -> None:
     hashed = hashed_backend_name("shop", "refund")  # "<hash>_refund" (4.2: "__<hash>_refund")
     plain = _app_server()
@@ -359,6 +364,7 @@ async def test_session_proxy_keeps_one_backend_session_per_client(
     era: Era, transport: Transport
 ) -> None:
     """Grants survive the proxy, and two clients of one proxy never share them."""
+    needs_a_followed_caller(transport, era)
     backend = build_server()
     backends = SessionBackends(backend)
     proxy = FastMCPProxy(client_factory=backends)
@@ -408,7 +414,7 @@ async def test_fastmcp_run_url_bridges_http_to_stdio_and_the_read_works(era: Era
                 assert (await c.call_tool("add", {"a": 1, "b": 2})).data == 3
 
 
-@ERA
+@FOLLOWED_ERA
 async def test_middleware_on_parent_and_child_gates_once(era: Era) -> None:
     child = build_server()
     parent = FastMCP("parent")

@@ -92,17 +92,6 @@ async def test_request_connection() -> None:
     assert hasattr(found[0], "session_id"), moved("Connection.session_id", "request_connection")
 
 
-async def test_stream_outbound() -> None:
-    def outbound(ctx: Context) -> Any:
-        connection = internals.request_connection(ctx.request_context.session)  # type: ignore[union-attr]
-        return internals.stream_outbound(connection)
-
-    first, again, other, other_again = await during_call("modern", outbound, clients=2, calls=2)
-    message = moved("Connection.outbound (one object per 2026-07-28 stream)", "stream_outbound")
-    assert first is not None, message
-    assert first is again and other is other_again and first is not other, message
-
-
 async def test_is_nested_tool_call() -> None:
     server = FastMCP("nested")
     seen: dict[str, tuple[bool, bool]] = {}

@@ -1,6 +1,6 @@
 """The gate as one table: who the caller is and what the server knows -> what happens.
 
-Each row starts from a plain case (a stream caller at the ``minimal`` level calling a known,
+Each row starts from a plain case (a session caller at the ``minimal`` level calling a known,
 ungranted, unpinned, non-exempt tool with arguments that fit, the default ``validate``
 policy, a working store) and names only what differs. The gate runs without a server: the
 server's answers come from ``FakeSite``, the grants from a real ``GrantStore``.
@@ -95,7 +95,7 @@ class FakeSite:
 
 @dataclass(frozen=True)
 class Row:
-    kind: CallerKind = "stream"
+    kind: CallerKind = "session"
     policy: AnonymousPolicy = "validate"
     level: Literal["full", "minimal"] = "minimal"
     granted: bool = False
@@ -111,29 +111,29 @@ class Row:
 
 ROWS = [
     # followable callers: the spec's gate
-    Row("stream", expect="refuse"),
-    Row("stream", granted=True),
+    Row("session", expect="refuse"),
+    Row("session", granted=True),
     Row("session", expect="refuse"),
     Row("session", granted=True),
     Row("principal", expect="refuse"),
     Row("principal", granted=True),
-    Row("stream", fits=False, expect="refuse"),
-    Row("stream", granted=True, fits=False),  # a granted call's arguments are FastMCP's
+    Row("session", fits=False, expect="refuse"),
+    Row("session", granted=True, fits=False),  # a granted call's arguments are FastMCP's
     # what is never gated
-    Row("stream", level="full"),
+    Row("session", level="full"),
     Row("principal", level="full"),
     Row("session", level="full", per_call=True),
-    Row("stream", exempt="configured"),
+    Row("session", exempt="configured"),
     Row("principal", exempt="gateway"),
     Row("session", exempt="gateway", per_call=True),
-    Row("stream", pinned=True),
+    Row("session", pinned=True),
     Row("principal", pinned=True),
-    Row("stream", nested=True),
+    Row("session", nested=True),
     Row("principal", nested=True, store="down-closed"),
     Row("internal"),
     Row("internal", policy="shared"),
     # unknown tools: FastMCP answers, and no store key is made for them
-    Row("stream", known=False, expect="unknown"),
+    Row("session", known=False, expect="unknown"),
     Row("principal", known=False, expect="unknown"),
     Row("principal", known=False, store="down-closed", expect="unknown"),
     Row("anonymous", known=False, expect="unknown"),
@@ -141,7 +141,8 @@ ROWS = [
     Row("principal", store="down-open"),
     Row("principal", store="down-closed", expect="store_unavailable"),
     Row("principal", granted=True, store="down-closed", expect="store_unavailable"),
-    Row("stream", store="down-closed", expect="refuse"),  # memory grants: no store asked
+    Row("session", store="down-closed", expect="refuse"),  # memory grants: no store asked
+    # 2026-07-28 without auth is anonymous on every transport (caller.py): no "stream" kind
     # callers the server cannot follow: the anonymous policy decides
     Row("anonymous", expect="run_checked"),
     Row("anonymous", fits=False, expect="refuse"),
@@ -159,10 +160,7 @@ ROWS = [
     Row("session", per_call=True, policy="full", fits=False),
     Row("session", per_call=True, policy="shared", expect="refuse"),
     Row("session", per_call=True, policy="shared", granted=True, expect="refuse"),  # not shared
-    Row("stream", per_call=True, expect="run_checked"),
-    Row("stream", per_call=True, fits=False, expect="refuse"),
-    Row("stream", per_call=True, granted=True, fits=False, expect="refuse"),
-    Row("session", per_call=True, granted=True, fits=False, expect="refuse"),
+        Row("session", per_call=True, granted=True, fits=False, expect="refuse"),
     Row("principal", per_call=True, expect="refuse"),  # a principal is always followable
     Row("anonymous", store="down-closed", expect="run_checked"),
 ]
@@ -170,10 +168,10 @@ ROWS = [
 
 def _caller(row: Row, anchor: Anchor) -> Caller:
     name = FULL_HOST if row.level == "full" else "some-host"
-    keys = {"session": "s1", "principal": "user:alice", "stream": "stream:1"}
+    keys = {"session": "s1", "principal": "user:alice"}
     return Caller(kind=row.kind, era="legacy" if row.kind == "session" else "modern",
                   key=keys.get(row.kind), client_name=name,
-                  anchor=anchor if row.kind in ("session", "stream") else None)
+                  anchor=anchor if row.kind == "session" else None)
 
 
 def _gate(row: Row, kv: Any) -> Gate:

@@ -50,14 +50,10 @@ async def test_store_that_hangs_fails_closed_when_asked() -> None:
         await grants.has(ALICE, "add")
 
 
-async def test_sessions_and_streams_never_share_grants() -> None:
+async def test_sessions_never_share_grants() -> None:
     grants = GrantStore()
-    anchor_a, anchor_b = (
-        object.__new__(type("Stream", (), {})),
-        object.__new__(type("Stream", (), {})),
-    )
-    a = Caller(kind="stream", era="modern", key="a", anchor=anchor_a)
-    b = Caller(kind="stream", era="modern", key="b", anchor=anchor_b)
+    a = Caller(kind="session", era="legacy", key="a")
+    b = Caller(kind="session", era="legacy", key="b")
     s = Caller(kind="session", era="legacy", key="s1")
     await grants.add(a, ["add"])
     assert await grants.has(a, "add")

@@ -213,7 +213,7 @@ async def test_the_dispatched_tool_runs_under_its_own_name(tmp_descriptions: Pat
 
     server, ran = catalog(tmp_descriptions, listing=ListingSettings(max_tools=CAP))
     server.add_middleware(Outer())  # inside ours
-    async with Client(server) as client:  # a 2026-07-28 stream: gated like a session
+    async with Client(server, mode="legacy") as client:  # a session: followed, gated
         await client.list_tools()
         refused = await client.call_tool("call_tool", {"name": "kid_alerts",
                                                        "arguments": {"text": "a"}},

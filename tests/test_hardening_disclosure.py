@@ -226,7 +226,7 @@ async def test_only_fastmcp_gateway_transforms_are_exempt() -> None:
     from fastmcp_progressive.catalog import gateway_tools
 
     assert gateway_tools(server) == {"find_tools", "call_tool"}
-    async with connect(server, "modern") as c:
+    async with connect(server, "legacy") as c:  # a followed caller: gated
         await c.list_tools()  # a stream that calls first is checked by its arguments instead
         assert await gated(c, "add")
 

@@ -32,6 +32,7 @@ from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile, profile_level
 from fastmcp_progressive.payloads import INSTRUCTIONS
 from tests.conftest import (
     ERAS,
+    FOLLOWED_IN_MEMORY,
     TRANSPORTS,
     Era,
     Transport,
@@ -82,7 +83,7 @@ async def test_hosts_that_defer_tools_get_the_full_listing(
             assert await _add_description(c) != ADD_FULL_TEXT
 
 
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("era", FOLLOWED_IN_MEMORY)
 async def test_profiles_extend_replace_and_turn_off(era: Era) -> None:
     acme = HostProfile("acme-*", "skeleton", version="1.*", host="Acme")
     server = build_server(clients=ClientSettings(host_profiles=[acme, *HOST_PROFILES]))
@@ -223,7 +224,7 @@ async def _check_pins(server: FastMCP, c: Any) -> None:
     assert "always_load" not in (await fetch(c, "filed"))["filed"]  # not served
 
 
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("era", FOLLOWED_IN_MEMORY)
 async def test_description_file_can_unpin(
     era: Era, tmp_descriptions: Path, write_description: Any
 ) -> None:

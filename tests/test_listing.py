@@ -153,8 +153,8 @@ async def test_a_paged_listing_is_reduced_on_every_page_and_gating_holds(
 ) -> None:
     """FastMCP cuts pages after the middleware ran: every page carries reduced tools, the
     pages together hold every name once, and a call is still gated until described (on
-    2026-07-28 HTTP without auth, where the server cannot follow a caller, it is checked
-    against the full schema instead)."""
+    2026-07-28 without auth, where the server follows no caller, it is checked against the
+    full schema instead)."""
     from tests.conftest import connect, fetch, gated, serve_http
     from tests.servers import add_basic_tools
 
@@ -172,7 +172,7 @@ async def test_a_paged_listing_is_reduced_on_every_page_and_gating_holds(
             if cursor is None:
                 return
 
-    followed = not (transport == "http" and era == "modern")  # else argument-checked
+    followed = era == "legacy"  # 2026-07-28 without auth: argument-checked, not followed
 
     async def check(client: Client[Any]) -> None:
         await walk(client)

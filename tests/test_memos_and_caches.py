@@ -88,7 +88,7 @@ async def test_memos_hit_for_fresh_tool_objects(
     assert reduced == []  # every fresh object found its reduced tool by content
 
     add = _name(kind, "add")
-    async with connect(server, "modern") as client:
+    async with connect(server, "legacy") as client:  # a followed caller: gated
         await client.list_tools()  # a session that lists first is followed (and gated)
         assert await gated(client, add)  # refused, with the definition: built once here
         body = await fetch(client, add)

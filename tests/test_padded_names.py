@@ -12,7 +12,7 @@ from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.payloads import resource_uri_for
 from fastmcp_progressive.selection import parse_selection
-from tests.conftest import ERAS, Era, build_server, connect, read_json
+from tests.conftest import ERAS, FOLLOWED_IN_MEMORY, Era, build_server, connect, read_json
 
 PADDED = (" padded", "padded ", " both ends ")
 
@@ -30,7 +30,7 @@ def test_resource_uri_round_trips_every_name() -> None:
         assert selection.names == ((name,) if name.strip() else ())
 
 
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("era", FOLLOWED_IN_MEMORY)
 @pytest.mark.parametrize("via", ["resource_uri", "tool_call"])
 async def test_padded_tool_unlocks_through_its_refusal(era: Era, via: str) -> None:
     server = _server()

@@ -44,7 +44,17 @@ from fastmcp_progressive.proxy import (
     progressive_proxy,
     upstream_of,
 )
-from tests.conftest import ERAS, TOKENS, TRANSPORTS, Era, Transport, connect, fetch, serve_http
+from tests.conftest import (
+    ERAS,
+    TOKENS,
+    TRANSPORTS,
+    Era,
+    Transport,
+    connect,
+    fetch,
+    needs_a_followed_caller,
+    serve_http,
+)
 from tests.servers import ADD_FULL_TEXT, ADD_TYPED, add_basic_tools
 from tests.waiting import free_port
 
@@ -111,6 +121,7 @@ def refusal_code(result: Any) -> str | None:
 async def test_middleware_on_a_proxy_gates_the_plain_server_behind_it(
     builder: str, transport: Transport, era: Era
 ) -> None:
+    needs_a_followed_caller(transport, era, "token" if transport == "http" else None)
     auth = StaticTokenVerifier(tokens=TOKENS) if transport == "http" else None
     proxy = BUILDERS[builder](plain_server(), auth=auth)
     async with front(proxy, transport, era) as client:

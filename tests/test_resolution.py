@@ -36,6 +36,7 @@ from fastmcp_progressive.client import (
 from fastmcp_progressive.resolution import RESOLUTION_EXTENSION_ID
 from tests.conftest import (
     ERAS,
+    FOLLOWED_IN_MEMORY,
     TRANSPORTS,
     Era,
     Transport,
@@ -57,6 +58,7 @@ RULES = [
     {"when": {"action": "delete", "force": {"present": False}}, "idempotentHint": True},
 ]
 MATRIX = [(t, e) for t in TRANSPORTS for e in ERAS]
+FOLLOWED = [(t, e) for t, e in MATRIX if t == "http" or e in FOLLOWED_IN_MEMORY]
 RAW = TypeAdapter(dict[str, Any])
 
 
@@ -311,7 +313,7 @@ async def test_a_rule_breaking_the_bound_answers_32603_and_logs(
 
 
 # -- what a resolution does not do ---------------------------------------------------------
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), FOLLOWED)
 async def test_resolve_then_call_same_arguments_and_no_grant(folder: Path,
                                                              transport: Transport,
                                                              era: Era) -> None:

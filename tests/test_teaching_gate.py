@@ -33,6 +33,7 @@ from fastmcp_progressive.guidance import PROMPT_NAME
 from fastmcp_progressive.payloads import instructions, resource_description
 from tests.conftest import (
     ERAS,
+    FOLLOWED_IN_MEMORY,
     TRANSPORTS,
     Era,
     Transport,
@@ -44,7 +45,7 @@ from tests.conftest import (
     serve_http,
 )
 
-ALL = [(t, e) for t in TRANSPORTS for e in ERAS]
+ALL = [(t, e) for t in TRANSPORTS for e in ERAS if t == "http" or e in FOLLOWED_IN_MEMORY]
 
 
 def _refusal(result: Any) -> dict[str, Any]:
@@ -75,7 +76,7 @@ async def test_refusal_carries_the_definition_and_the_next_call_runs(
         assert await gated(c, "echo", {"text": "x"})  # only the refused tool, nothing more
 
 
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("era", FOLLOWED_IN_MEMORY)
 async def test_refusal_names_the_bridge_first_and_copes_without_it(era: Era) -> None:
     async with clients(build_server(), "memory", era) as (c,):
         message = _refusal(await c.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False))[
@@ -145,7 +146,7 @@ async def test_a_new_session_per_call_is_never_locked_out(transport: Transport, 
         assert _refusal(await _one_call(target, era, "echo", {}))["invalid_arguments"]
 
 
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("era", FOLLOWED_IN_MEMORY)
 async def test_a_session_that_engages_first_keeps_the_spec_gate(era: Era) -> None:
     server = build_server()
     async with connect(server, era) as c:

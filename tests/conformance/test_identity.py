@@ -10,7 +10,16 @@ from fastmcp.client.transports import StreamableHttpTransport
 from fastmcp.utilities.tests import temporary_settings
 
 from fastmcp_progressive import ClientSettings
-from tests.conftest import build_server, clients, connect, fetch, gated, serve_http
+from tests.conftest import (
+    TRANSPORTS,
+    Transport,
+    build_server,
+    clients,
+    connect,
+    fetch,
+    gated,
+    serve_http,
+)
 from tests.servers import ADD_TYPED
 
 
@@ -45,14 +54,35 @@ async def test_legacy_session_grants_released_on_close() -> None:
     assert middleware.grants.held_in_memory() == 0  # type: ignore[attr-defined]
 
 
-async def test_modern_stream_grants_do_not_outlive_the_stream() -> None:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_modern_callers_without_auth_are_judged_by_each_request(
+    transport: Transport,
+) -> None:
+    """2026-07-28: "MUST NOT rely on prior requests over the same connection", and the tool
+    list "MUST NOT vary per-connection or as a side effect of other requests". Without auth
+    nothing of the connection (in memory as on HTTP) keys a grant: a read grants nothing, a
+    call is judged by its own arguments, and the listing is the same before and after, on
+    this connection and on another."""
     server = build_server()
-    async with connect(server, "modern") as c:
+    async with clients(server, transport, "modern", count=2) as (c, other):
+        before = [t.model_dump() for t in await c.list_tools()]
+        assert await gated(c, "echo", {"words": "x"})  # taught, never granted
+        await fetch(c, "echo", "add")
+        assert await gated(c, "echo", {"words": "x"})  # the read earlier changes nothing
+        assert not await gated(c, "echo", {"text": "x"})  # fits: runs, no read needed
+        assert not await gated(other, "add")
+        assert [t.model_dump() for t in await c.list_tools()] == before
+        assert [t.model_dump() for t in await other.list_tools()] == before
+
+
+async def test_handshake_sessions_keep_connection_grants() -> None:
+    """The handshake era has sessions: a read grants that session, and only it."""
+    server = build_server()
+    async with connect(server, "legacy") as c, connect(server, "legacy") as other:
+        await other.list_tools()
         await fetch(c, "add")
-        assert not await gated(c)
-    async with connect(server, "modern") as again:
-        await again.list_tools()  # a host that keeps its stream: the spec's gate applies
-        assert await gated(again)
+        assert not await gated(c)  # granted (ungranted, this followable session is refused)
+        assert await gated(other)
 
 
 async def test_anonymous_modern_http_validated_by_default(

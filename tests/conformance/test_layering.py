@@ -66,7 +66,7 @@ async def test_component_auth_hides_tool_everywhere(era: str) -> None:
 async def test_disabled_tool_is_not_found() -> None:
     server = build_server()
     server.disable(names={"shout"})
-    async with connect(server, "modern") as c:
+    async with connect(server, "legacy") as c:  # a followable caller (2026-07-28: principal)
         assert "shout" not in [t.name for t in await c.list_tools()]
         body = await fetch(c, "shout")
         assert body["shout"] == {"error": "Tool 'shout' not found", "message": UNKNOWN_TOOL_HINT,
@@ -135,7 +135,7 @@ async def test_search_transform_catalog_is_full_and_proxied_calls_not_gated_twic
 ) -> None:
     server = build_server()  # the transform's gateway tools are exempted automatically
     server.add_transform(transform())
-    async with connect(server, "modern") as c:
+    async with connect(server, "legacy") as c:  # followable (2026-07-28: a principal)
         names = [t.name for t in await c.list_tools()]
         assert names == ["search_tools", "call_tool", "describe_tools"]
         query = (

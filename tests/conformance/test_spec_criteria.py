@@ -1,8 +1,9 @@
 """The extension spec's eight conformance criteria (section 9), across transports and eras.
 
 Every test runs four times: {in-memory, streamable HTTP on 127.0.0.1} x {handshake era,
-2026-07-28}. On HTTP the server has auth (two principals), because a 2026-07-28 HTTP
-request without auth carries no identity to keep grants under (see test_anonymous.py).
+2026-07-28}. On HTTP the server has auth (two principals), because a 2026-07-28 request
+without auth carries no identity to keep grants under (see test_identity.py); the gating
+criteria skip 2026-07-28 in memory for that reason.
 """
 
 from __future__ import annotations
@@ -94,7 +95,14 @@ async def test_5_missing_tool_selection(transport: Transport, era: Era) -> None:
     assert all(example.startswith(f"{DESCRIPTIONS_URI}?tools=") for example in error["examples"])
 
 
+def _skip_without_identity(transport: Transport, era: Era) -> None:
+    if transport == "memory" and era == "modern":
+        pytest.skip("2026-07-28 in memory presents no identity: each call is judged by "
+                    "itself (test_identity.py), no grant to gate on")
+
+
 async def test_6_and_7_gate_until_described(transport: Transport, era: Era) -> None:
+    _skip_without_identity(transport, era)
     async with clients(_server(transport), transport, era, tokens=_tokens(transport, ALICE)) as (
         c,
     ):
@@ -112,6 +120,7 @@ async def test_6_and_7_gate_until_described(transport: Transport, era: Era) -> N
 
 
 async def test_8_grants_isolated_between_callers(transport: Transport, era: Era) -> None:
+    _skip_without_identity(transport, era)
     tokens = _tokens(transport, ALICE, BOB)
     async with clients(_server(transport), transport, era, 2, tokens=tokens) as (a, b):
         await fetch(a, "add")
