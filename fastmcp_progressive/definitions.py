@@ -74,7 +74,8 @@ def digest(definition: dict[str, Any]) -> str:
     where a hand-written canonicaliser goes wrong. JCS knows only I-JSON values, so two a
     Python schema may hold are mapped first, as any JSON parser would meet them: an integer
     beyond 2**53 becomes the double it reads as, and a non-finite float (no JSON form at
-    all) becomes the string ``json.dumps`` would write (``"NaN"``, ``"Infinity"``).
+    all) becomes the string ``json.dumps`` would write (``"NaN"``, ``"Infinity"``), as
+    does an integer too large for any double.
     """
     body = {k: v for k, v in definition.items() if k != "digest"}
     try:
@@ -92,7 +93,12 @@ def _i_json(value: Any) -> Any:
     if isinstance(value, bool):
         return value
     if isinstance(value, int):
-        return float(value) if abs(value) > _SAFE_INTEGER else value
+        if abs(value) <= _SAFE_INTEGER:
+            return value
+        try:
+            return _i_json(float(value))  # the double a JSON parser reads it as
+        except OverflowError:  # past every double: a parser reads an infinity
+            return "-Infinity" if value < 0 else "Infinity"
     if isinstance(value, float):
         return value if math.isfinite(value) else json.dumps(value)
     if isinstance(value, dict):

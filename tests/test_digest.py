@@ -97,6 +97,7 @@ def test_values_outside_i_json_still_have_a_digest() -> None:
     assert digest(big) == _sha('{"maximum":9223372036854776000}')
     assert digest({"maximum": float("inf")}) == _sha('{"maximum":"Infinity"}')
     assert digest({"x": [float("nan")]}) == _sha('{"x":["NaN"]}')
+    assert digest({"huge": -(10**400)}) == _sha('{"huge":"-Infinity"}')
 
 
 @pytest.mark.parametrize("era", ERAS)

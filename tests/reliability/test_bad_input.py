@@ -128,7 +128,9 @@ def check_read(text: str, tree: Path) -> set[str]:
         assert isinstance(entry, dict), body
         if "error" in entry:
             assert entry["error"] == f"Tool '{key}' not found"
-            assert set(entry) == {"error", "message"}  # bounded: no catalog in it
+            assert set(entry) == {"error", "message", "available_tools"}
+            suggested = entry["available_tools"]  # bounded: at most ten visible names
+            assert len(suggested) <= 10 and set(suggested) <= set(VISIBLE), suggested
         else:
             assert key in VISIBLE and entry["name"] == key, key
             served.add(key)
