@@ -46,6 +46,7 @@ from .checks import check
 from .description_folder import SUFFIXES, safe_file_name
 from .file_format import with_front_matter
 from .listing import LEVELS, summarize
+from .options import MAX_UPSTREAM_TIMEOUT, SUMMARY_CHARS, count, seconds
 from .proxy import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_STARTUP_TIMEOUT,
@@ -179,12 +180,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, type=Path, help="directory to write into")
     p.add_argument("--format", choices=("json", "md"), default="json")
     p.add_argument("--force", action="store_true", help="overwrite existing files")
-    p.add_argument("--summary-max-chars", type=int, default=DEFAULT_SUMMARY_CHARS)
+    p.add_argument("--summary-max-chars", type=_summary_chars, default=DEFAULT_SUMMARY_CHARS)
 
     p = sub.add_parser("check", help="report problems in a descriptions directory")
     p.add_argument("server", help=spec_help)
     p.add_argument("directory", type=Path)
-    p.add_argument("--summary-max-chars", type=int, default=DEFAULT_SUMMARY_CHARS,
+    p.add_argument("--summary-max-chars", type=_summary_chars, default=DEFAULT_SUMMARY_CHARS,
                    help="longest summary the listing should show (the middleware's setting)")
     p.add_argument("--strict", action="store_true", help="warnings also fail")
 
@@ -213,9 +214,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--exempt", action="append", default=[], metavar="TOOL",
                    help="a tool listed in full and never gated (repeatable)")
     p.add_argument("--name", help="the proxy's server name")
-    p.add_argument("--startup-timeout", type=float, default=DEFAULT_STARTUP_TIMEOUT,
+    p.add_argument("--startup-timeout", type=_seconds, default=DEFAULT_STARTUP_TIMEOUT,
                    metavar="SECONDS", help="time the upstream may take to start")
-    p.add_argument("--request-timeout", type=float, default=DEFAULT_REQUEST_TIMEOUT,
+    p.add_argument("--request-timeout", type=_seconds, default=DEFAULT_REQUEST_TIMEOUT,
                    metavar="SECONDS", help="time one upstream request may take")
     return parser
 
@@ -268,6 +269,31 @@ async def _run(args: argparse.Namespace) -> int:
     else:
         _print_tokens(report)
     return OK
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0 (argparse names the option)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    try:
+        seconds("it", value, MAX_UPSTREAM_TIMEOUT)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("it ")) from None
+    return value
+
+
+def _summary_chars(text: str) -> int:
+    """An argparse type: a summary length ``ListingSettings`` accepts."""
+    try:
+        value = int(text)
+        count("it", value, *SUMMARY_CHARS)
+    except ValueError:
+        low, high = SUMMARY_CHARS
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from {low} to {high}, not {text!r}") from None
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -58,7 +58,7 @@ from .hosts import ClientLevel
 from .hot_reload import HotReload
 from .listing import ListedTool, Lister
 from .mounts import call_prefix, read_prefix, refusal_for_mount, unprefixed
-from .options import fail, names
+from .options import folder, names
 from .ordering import MiddlewareOrderError, misordered
 from .passage import let_through, passed_outer_gate
 from .preload import Preload
@@ -135,8 +135,7 @@ class ProgressiveDisclosure(Middleware):
         caches = given("caches", caches, CacheSettings)
         surface = given("surface", surface, SurfaceSettings)
         resolution = given("resolution", resolution, ResolutionSettings)
-        if descriptions_dir is not None and not isinstance(descriptions_dir, (str, os.PathLike)):
-            fail("descriptions_dir", "a folder path or None", descriptions_dir)
+        folder("descriptions_dir", descriptions_dir)
         self.store = DescriptionStore(descriptions_dir, cache_size=caches.files)
         self.definitions = Definitions(self.store, cache_size=caches.definitions)
         self.lister = Lister(self.store, listing, cache_size=caches.listing)

@@ -17,7 +17,9 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+import os
+import re
+from collections.abc import Collection, Mapping
 from typing import Any, NoReturn
 
 MAX_GRANT_TTL = 365 * 24 * 3600.0
@@ -27,6 +29,9 @@ MAX_SESSIONS = 10_000_000
 MAX_TOOLS_PER_READ = 1024
 MAX_CACHE_SIZE = 1_000_000
 SUMMARY_CHARS = (16, 1000)
+MAX_UPSTREAM_TIMEOUT = 7 * 24 * 3600.0
+MAX_TOOL_NAME = 128
+_HEADER_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 field name
 
 
 def seconds(name: str, value: Any, maximum: float) -> None:
@@ -98,6 +103,52 @@ def instance_with(name: str, value: Any, methods: tuple[str, ...], accepted: str
         raise SettingTypeError(
             f"{name} must be {accepted}, not {type(value).__name__} (it has no async "
             f"{', '.join(missing)})")
+
+
+def folder(name: str, value: Any) -> None:
+    """A folder path (str or ``os.PathLike``) or None: not empty (``Path("")`` is the working
+    directory), no NUL, and not an existing file (a folder may appear later)."""
+    if value is None:
+        return
+    if not isinstance(value, (str, os.PathLike)):
+        fail(name, "a folder path or None", value)
+    text = os.fspath(value)
+    if not isinstance(text, str):
+        fail(name, "a folder path as text (str or os.PathLike[str]) or None", value)
+    if not text.strip():
+        fail(name, "a folder path or None (an empty path would mean the working directory)",
+             value)
+    if "\0" in text:
+        fail(name, "a folder path without NUL characters", value)
+    if os.path.exists(text) and not os.path.isdir(text):
+        fail(name, "a folder, not a file", value)
+
+
+def header_name(name: str, value: Any) -> None:
+    """An HTTP field name (RFC 9110 token: letters, digits, ``!#$%&'*+-.^_`|~``) or None."""
+    if value is not None and (not isinstance(value, str) or not _HEADER_TOKEN.fullmatch(value)):
+        fail(name, "an HTTP header name (letters, digits and !#$%&'*+-.^_`|~) or None", value)
+
+
+def tool_name(name: str, value: Any) -> None:
+    """A tool name we register (or None): 1 to 128 printable characters, no surrounding
+    whitespace (a client would have to send the spaces to reach it)."""
+    if value is None:
+        return
+    if (not isinstance(value, str) or not value or value != value.strip()
+            or len(value) > MAX_TOOL_NAME or not value.isprintable()):
+        fail(name, f"a tool name (1 to {MAX_TOOL_NAME} printable characters, no surrounding "
+                   "spaces) or None", value)
+
+
+def text_mapping(name: str, value: Any) -> None:
+    """A mapping of strings to strings, or None (an environment)."""
+    if value is None:
+        return
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        fail(name, "a mapping of str to str or None", value)
 
 
 def fail(name: str, accepted: str, value: Any) -> NoReturn:

@@ -47,6 +47,7 @@ from fastmcp.server.providers.proxy import ProxyMetadataMiddleware
 from mcp import MCPError
 
 from .middleware import ProgressiveDisclosure
+from .options import fail
 from .upstream import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_STARTUP_TIMEOUT,
@@ -170,6 +171,8 @@ def progressive_proxy(
     The proxy owns the upstream process: it starts with the first request (or
     ``await check_upstream(server)``) and stops with the server's lifespan.
     """
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        fail("name", "a non-empty server name or None (the default name)", name)
     disclosure = ProgressiveDisclosure(descriptions_dir, **options)
     upstream = Upstream(target, env=env, cwd=cwd, startup_timeout=startup_timeout,
                         request_timeout=request_timeout)

@@ -58,10 +58,11 @@ from .options import (
     count,
     fail,
     flag,
+    header_name,
     instance_with,
     names,
-    optional_name,
     seconds,
+    tool_name,
 )
 
 if TYPE_CHECKING:
@@ -189,7 +190,7 @@ class ClientSettings:
             )
         choice("clients.anonymous", self.anonymous, get_args(AnonymousPolicy))
         object.__setattr__(self, "full_clients", names("clients.full_clients", self.full_clients))
-        optional_name("clients.mode_header", self.mode_header)
+        header_name("clients.mode_header", self.mode_header)
         if self.mode_resolver is not None and not callable(self.mode_resolver):
             fail("clients.mode_resolver", "a callable or None", self.mode_resolver)
         seconds("clients.mode_resolver_timeout", self.mode_resolver_timeout, MAX_HOOK_TIMEOUT)
@@ -244,8 +245,11 @@ class SurfaceSettings:
     dispatch_tool: str | None = DISPATCH_TOOL_NAME
 
     def __post_init__(self) -> None:
-        optional_name("surface.bridge_tool", self.bridge_tool)
-        optional_name("surface.dispatch_tool", self.dispatch_tool)
+        tool_name("surface.bridge_tool", self.bridge_tool)
+        tool_name("surface.dispatch_tool", self.dispatch_tool)
+        if self.bridge_tool is not None and self.bridge_tool == self.dispatch_tool:
+            fail("surface.dispatch_tool", "a name other than surface.bridge_tool's (or None)",
+                 self.dispatch_tool)
         flag("surface.guidance_prompt", self.guidance_prompt)
         flag("surface.instructions", self.instructions)
         count("surface.max_tools_per_read", self.max_tools_per_read, 1, MAX_TOOLS_PER_READ)
@@ -276,8 +280,13 @@ class ResolutionSettings:
             fail("resolution.resolvers", "a mapping of tool name to hook, or None",
                  self.resolvers)
         for name, hook in (self.resolvers or {}).items():
+            if not isinstance(name, str) or not name:
+                fail("resolution.resolvers", "keyed by tool names (non-empty strings)", name)
             if not callable(hook):
                 fail(f"resolution.resolvers[{name!r}]", "callable", hook)
+        if self.resolvers and not self.enabled:
+            fail("resolution.resolvers", "None while resolution.enabled is False (the hooks "
+                 "would never run)", dict(self.resolvers))
 
 
 GROUPS: dict[str, type] = {

@@ -37,6 +37,7 @@ from mcp import MCPError
 from mcp.client.session import ClientSession
 
 from .fastmcp_internals import connect_failure, send_stderr_to, stdio_session_ended
+from .options import MAX_UPSTREAM_TIMEOUT, fail, seconds, text_mapping
 
 logger = logging.getLogger("fastmcp_progressive")
 
@@ -197,10 +198,12 @@ class Upstream:
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
     ) -> None:
-        if startup_timeout <= 0:
-            raise ValueError("startup_timeout must be positive")
-        if request_timeout is not None and request_timeout <= 0:
-            raise ValueError("request_timeout must be positive (or None)")
+        seconds("startup_timeout", startup_timeout, MAX_UPSTREAM_TIMEOUT)
+        if request_timeout is not None:  # None: no limit; NaN or inf never mean that
+            seconds("request_timeout", request_timeout, MAX_UPSTREAM_TIMEOUT)
+        text_mapping("env", env)
+        if cwd is not None and not os.path.isdir(cwd):
+            fail("cwd", "an existing folder or None", cwd)
         self.startup_timeout = startup_timeout
         self.request_timeout = request_timeout
         self.command: UpstreamCommand | None = None
