@@ -6,9 +6,11 @@ A host re-wraps every tool before the model sees it (``{"type": "function", ...}
 drives the host matrix's real frameworks (``tests/hosts/``: each in its own virtualenv,
 against a scripted OpenAI-compatible endpoint that records every request) over streamable
 HTTP and counts the ``tools`` array of the host's first model request: o200k_base over
-compact JSON, exactly as sent. Per host, per catalog (the demo server and a replayed
-github-mcp-server), per listing (``plain`` = no middleware, ``default`` = as shipped,
-``minimal``, ``skeleton``), with the model steps to the first successful call.
+compact JSON, exactly as sent; and the whole session: every request body of the run
+(system prompt, messages, tool results, the ``tools`` array each time), summed. Per host,
+per catalog (the demo server and a replayed github-mcp-server), per listing (``plain`` = no
+middleware, ``default`` = as shipped, ``minimal``, ``skeleton``), with the model steps to the
+first successful call.
 
 Needs the framework virtualenvs (``python tests/hosts/make_venvs.py``; made on first use).
 """
@@ -55,6 +57,8 @@ def row(host: str, catalog: str, listing: str, summary: dict[str, Any]) -> HostR
         floor_tokens=count(without_descriptions(sent)) if arrays else -1,
         arguments_declared=str(summary.get("arguments_declared") or ""),
         error=(summary.get("error") or "")[:300],
+        session_tokens=int(summary.get("session_tokens", -1)),
+        requests=int(summary.get("requests") or 0),
     )
 
 

@@ -6,7 +6,10 @@ report is written with its tables and says the figures were skipped.
 - ``tokens_by_mode.png``: model-visible tokens per catalog for each mode (log scale);
 - ``latency_ratios.png``: median (bar) and p95 (dot) time ratio ours / plain per operation
   and transport, with the 1.05x and 1.10x targets;
-- ``scale_listing.png``: listing time and retained memory against catalog size.
+- ``scale_listing.png``: listing time and retained memory against catalog size;
+- ``hosts_cuts.png``: per agent framework, how far below plain (github-mcp-server, default
+  level) the ``tools`` array it sends and the whole session of a first use are, with the
+  60% / 70% (median) / 50% targets.
 
 Example:
     ```python
@@ -45,7 +48,7 @@ def write_figures(results: Results, folder: Path) -> list[Path]:
         return []
     folder.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
-    for draw in (_tokens, _latency, _scale):
+    for draw in (_tokens, _latency, _scale, _hosts):
         path = draw(plt, results, folder)
         if path is not None:
             paths.append(path)
@@ -142,6 +145,40 @@ def _scale(plt: Any, results: Results, folder: Path) -> Path | None:
         ax.legend(fontsize=8)
     fig.tight_layout()
     path = folder / "scale_listing.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _hosts(plt: Any, results: Results, folder: Path) -> Path | None:
+    from .host_report import MEDIAN_TOOLS_CUT, SESSION_CUT, TARGET_CATALOG, TOOLS_CUT, cuts
+
+    rows = [(host, tools, session) for host, tools, session in cuts(results)
+            if tools is not None]
+    if not rows:
+        return None
+    fig, ax = plt.subplots(figsize=(11, 1.2 + 0.42 * len(rows)))
+    ys = list(range(len(rows)))
+    height = 0.38
+    ax.barh([y - height / 2 for y in ys], [100 * (t or 0) for _, t, _ in rows], height,
+            color="#4c72b0", label="tools array sent")
+    ax.barh([y + height / 2 for y in ys], [100 * (s or 0) for _, _, s in rows], height,
+            color="#55a868", label="whole session of a first use")
+    ax.axvline(100 * TOOLS_CUT, color="#4c72b0", linestyle="--", linewidth=0.8,
+               label=f"{TOOLS_CUT:.0%} (tools array, every framework)")
+    ax.axvline(100 * MEDIAN_TOOLS_CUT, color="#4c72b0", linestyle=":", linewidth=0.8,
+               label=f"{MEDIAN_TOOLS_CUT:.0%} (tools array, median)")
+    ax.axvline(100 * SESSION_CUT, color="#55a868", linestyle="--", linewidth=0.8,
+               label=f"{SESSION_CUT:.0%} (session, every framework)")
+    ax.set_yticks(ys)
+    ax.set_yticklabels([host for host, _, _ in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(min(0, *(100 * (s or 0) for _, _, s in rows)), 100)
+    ax.set_xlabel("% fewer o200k tokens than the same framework against the plain server")
+    ax.set_title(f"What agent frameworks send the model: {TARGET_CATALOG}, default level")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    path = folder / "hosts_cuts.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

@@ -272,7 +272,7 @@ def render(results: Results, figures: dict[str, Path], report: Path, command: st
         "",
     ]
     out += _tokens(results, figures, report)
-    out += host_report.section(results)
+    out += host_report.section(results, figures, report)
     out += _latency(results, figures, report)
     out += _scale(results, figures, report)
     out += render_scaling(results)

@@ -179,7 +179,8 @@ class HostRow:
     same array with every tool's description removed (what the host's wrapping, the names
     and the schemas cost on their own); ``arguments_declared``: whether the schema sent for
     the scenario's tool lets a model send its arguments (``declared``, ``open``,
-    ``forbidden``: ``additionalProperties: false`` without them).
+    ``forbidden``: ``additionalProperties: false`` without them); ``session_tokens``: o200k
+    of every request body the host sent the model in the run, summed (``requests`` of them).
     """
 
     host: str
@@ -195,6 +196,8 @@ class HostRow:
     floor_tokens: int = -1
     arguments_declared: str = ""
     error: str = ""
+    session_tokens: int = -1
+    requests: int = 0
 
 
 @dataclass

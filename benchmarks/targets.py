@@ -121,6 +121,6 @@ def judge(results: Results) -> list[Target]:
     """Every target of the issue with this run's measurement."""
     from .scaling_report import scaling_targets  # it builds on this module's Target
 
-    hosts = [Target(f"{host}: {HEADLINE_CATALOG} tools array sent, default level", goal,
-                    measured, met) for host, goal, measured, met in target_rows(results)]
+    hosts = [Target(name, goal, measured, met) for name, goal, measured, met
+             in target_rows(results)]
     return _tokens(results) + _latency(results) + hosts + scaling_targets(results)

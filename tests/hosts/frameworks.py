@@ -25,10 +25,12 @@ class Framework:
     name: str
     requirements: tuple[str, ...]
     driver: str
+    environment: str = ""
+    """The virtualenv's name when two MCP paths of one framework share it (else ``name``)."""
 
     @property
     def venv(self) -> Path:
-        return VENVS / self.name
+        return VENVS / (self.environment or self.name)
 
     @property
     def python(self) -> Path:
@@ -38,6 +40,11 @@ class Framework:
     def script(self) -> Path:
         return DRIVERS / self.driver
 
+
+AUTOGEN = ("autogen-agentchat==0.7.5", "autogen-ext[mcp,openai]==0.7.5", "mcp==1.30.0",
+           "openai==3.57.0")
+CREWAI = ("crewai==1.15.30", "crewai-tools[mcp]==1.15.30", "mcpadapt==0.1.19", "mcp==1.30.0",
+          "openai==2.54.0")
 
 FRAMEWORKS: tuple[Framework, ...] = (
     Framework("openai-agents", ("openai-agents==0.24.0", "mcp==2.3.0", "openai==3.54.0"),
@@ -50,5 +57,16 @@ FRAMEWORKS: tuple[Framework, ...] = (
     Framework("llama-index", ("llama-index-tools-mcp==0.6.0", "llama-index-llms-openai==0.8.3",
                               "llama-index-core==0.14.25", "mcp==2.3.0"),
               "drive_llama_index.py"),
+    # mcpadapt (smolagents' and CrewAI's MCP adapter) and autogen-ext import only with mcp<2
+    Framework("smolagents", ("smolagents[mcp,openai]==1.26.0", "mcpadapt==0.1.19",
+                             "mcp==1.30.0", "openai==3.57.0"), "drive_smolagents.py"),
+    Framework("semantic-kernel", ("semantic-kernel[mcp]==1.45.0", "mcp==1.30.0",
+                                  "openai==3.57.0"), "drive_semantic_kernel.py"),
+    Framework("autogen-workbench", AUTOGEN, "drive_autogen.py", "autogen"),
+    Framework("autogen-tools", AUTOGEN, "drive_autogen.py", "autogen"),
+    Framework("crewai-adapter", CREWAI, "drive_crewai.py", "crewai"),
+    Framework("crewai-mcps", CREWAI, "drive_crewai.py", "crewai"),
+    Framework("mcp-use", ("mcp-use==1.7.1", "langchain-openai==1.7.4", "langchain-core==1.8.3",
+                          "mcp==1.30.0", "openai==3.57.0"), "drive_mcp_use.py"),
 )
 BY_NAME = {framework.name: framework for framework in FRAMEWORKS}

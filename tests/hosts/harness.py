@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fastmcp_progressive.tokens import count
 from tests.corpus import corpus_dir
 from tests.hosts.frameworks import BY_NAME, HERE
 from tests.hosts.model import Script, ScriptedModel
@@ -101,7 +102,8 @@ def run_cell(model: ScriptedModel, cell: Cell, workdir: Path) -> dict[str, Any]:
     log = workdir / f"{run_id}.jsonl"
     serve = _server_command(cell, log)
     driver = [str(framework.python), str(framework.script), "--model-url", base_url,
-              "--transport", cell.transport, "--log", str(log), "--task", task]
+              "--framework", cell.framework, "--transport", cell.transport, "--log", str(log),
+              "--task", task]
     server: subprocess.Popen[bytes] | None = None
     try:
         if cell.transport == "http":
@@ -130,10 +132,19 @@ def run_cell(model: ScriptedModel, cell: Cell, workdir: Path) -> dict[str, Any]:
     except (IndexError, ValueError):
         summary = {"error": f"driver printed no summary (exit {done.returncode})"}
     summary["cell"] = cell.label
+    summary |= session_cost(model.bodies(run_id))
     summary["seconds"] = round(time.monotonic() - began, 1)
     if summary.get("error") or done.returncode:
         summary["stderr"] = done.stderr[-4000:]
     return summary
+
+
+def session_cost(bodies: list[Any]) -> dict[str, Any]:
+    """What the run cost in model input: o200k tokens (compact JSON, as ``tokens.py``
+    counts) of the first request's ``tools`` array and of every request body, summed."""
+    tools = (bodies[0].get("tools") or []) if bodies else []
+    return {"tools_tokens": count(tools) if bodies else -1,
+            "session_tokens": sum(count(body) for body in bodies), "requests": len(bodies)}
 
 
 def run_cells(model: ScriptedModel, cells: Iterable[Cell], workdir: Path,

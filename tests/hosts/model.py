@@ -15,7 +15,8 @@ The script plays a cooperative model that has already picked its tool:
    (the bridge, ``describe_tools``) that the host offers, make it, then call the tool again;
    a refusal that only points at a resource leaves the model stuck (no host tried lets a
    model read a resource with a query);
-3. once a call of the target succeeds, answer with text.
+3. once a call of the target succeeds, answer with text (or, when the host offers a
+   ``final_answer`` tool, as smolagents' agents do and require, by calling it with the text).
 
 Every decision is a pure function of the conversation the host sends back, so a run is
 deterministic. Each run has its own path prefix (``/run/<id>/v1``), so runs in parallel do
@@ -33,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import ast
 import json
 import threading
 from collections.abc import Iterator
@@ -44,6 +46,8 @@ REFUSAL_CODE = "TOOL_DESCRIPTION_REQUIRED"
 MAX_STEPS = 6
 """A run stops answering with tool calls after this many model requests (a stuck host)."""
 MAX_TARGET_ATTEMPTS = 3
+FINAL_ANSWER = "final_answer"
+"""The tool through which smolagents' agents take the model's answer (text alone fails)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,8 @@ class Run:
     requests: list[dict[str, Any]] = field(default_factory=list)
     moves: list[dict[str, Any]] = field(default_factory=list)
     emitted: dict[str, int] = field(default_factory=dict)
+    bodies: list[str] = field(default_factory=list)
+    """Every request body as received (the session's cost; not part of ``snapshot``)."""
     refusals: int = 0
     first_success_step: int | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -129,20 +135,50 @@ def _text(content: Any) -> str:
 
 
 def chat_exchanges(messages: list[dict[str, Any]]) -> list[Exchange]:
-    """Tool calls and their outputs from a Chat Completions ``messages`` list."""
+    """Tool calls and their outputs from a Chat Completions ``messages`` list.
+
+    Besides the standard form (``tool_calls`` on an assistant message, a ``tool`` message per
+    output) it reads smolagents' replay of its memory: the calls as assistant text
+    ``Calling tools:\n[...]`` (a Python repr), their outcome as the next user message.
+    """
     calls: dict[str, Exchange] = {}
     order: list[Exchange] = []
+    pending: list[Exchange] = []
     for message in messages:
-        if message.get("role") == "assistant":
-            for call in message.get("tool_calls") or []:
+        role = message.get("role")
+        if role == "assistant":
+            listed = message.get("tool_calls") or _text_calls(_text(message.get("content")))
+            pending = []
+            for call in listed:
                 function = call.get("function", {})
+                arguments = function.get("arguments", "")
                 exchange = Exchange(call["id"], function.get("name", ""),
-                                    function.get("arguments", ""))
+                                    arguments if isinstance(arguments, str)
+                                    else json.dumps(arguments))
                 calls[exchange.call_id] = exchange
                 order.append(exchange)
-        elif message.get("role") == "tool" and message.get("tool_call_id") in calls:
+                if not message.get("tool_calls"):
+                    pending.append(exchange)
+        elif role == "tool" and message.get("tool_call_id") in calls:
             calls[message["tool_call_id"]].output = _text(message.get("content"))
+        elif role == "user" and pending:
+            for exchange in pending:
+                exchange.output = _text(message.get("content"))
+            pending = []
     return order
+
+
+def _text_calls(text: str) -> list[dict[str, Any]]:
+    """The calls in smolagents' ``Calling tools:\n[...]`` assistant text (else none)."""
+    head, _, listed = text.partition("\n")
+    if head.strip() != "Calling tools:":
+        return []
+    try:
+        value = ast.literal_eval(listed.strip())
+    except (ValueError, SyntaxError):
+        return []
+    return [call for call in value if isinstance(call, dict) and "id" in call] \
+        if isinstance(value, list) else []
 
 
 def responses_exchanges(items: Any) -> list[Exchange]:
@@ -410,10 +446,16 @@ class ScriptedModel:
     def recording(self, run_id: str) -> dict[str, Any]:
         return self.runs[run_id].snapshot()
 
+    def bodies(self, run_id: str) -> list[Any]:
+        """Every request body of the run, parsed, in order (what the host sent the model)."""
+        with self.runs[run_id].lock:
+            return [json.loads(body) for body in self.runs[run_id].bodies]
+
     def answer(self, run_id: str, api: str, body: dict[str, Any]) -> dict[str, Any]:
         """Record one request and return the reply body (non-streamed form)."""
         run = self.runs[run_id]
         with run.lock:
+            run.bodies.append(json.dumps(body))
             step = len(run.requests) + 1
             run.requests.append({"api": api, "tools": body.get("tools") or [],
                                  "stream": bool(body.get("stream"))})
@@ -426,6 +468,8 @@ class ScriptedModel:
             move = decide(run.script, history, offered, tool_descriptions(body.get("tools")))
             if step >= MAX_STEPS and move.kind == "call":
                 move = Move("answer", text="Out of steps.", why="step-cap")
+            if move.kind == "answer" and FINAL_ANSWER in offered:
+                move = Move("call", FINAL_ANSWER, {"answer": move.text}, why=move.why)
             call_id = f"call_{step}"
             if move.kind == "call":
                 run.emitted[call_id] = step

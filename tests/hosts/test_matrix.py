@@ -2,13 +2,24 @@
 
 For each framework x transport the same task runs twice: against the demo server without
 our middleware (the baseline) and with it as shipped. The middleware must not cost the
-user the task: the tool body runs with the model's arguments intact, the model is refused
-at most once, and the first successful call comes at most one model step after the
-baseline's.
+user the task:
 
-The cells run once per session, two at a time (``run_cells``), only those the selected
-tests need; the framework virtualenvs are made first if missing (``make_venvs.py``, cached).
-Run alone with ``pytest -m hosts``.
+- the tool body runs with the model's exact arguments within two calls of the tool;
+- the schema the host shows the model (the ``tools`` array it sent) declares every argument
+  of the tool, so no model is told "no arguments" and no host drops or rejects one;
+- the first successful call comes at most one model step after the baseline's;
+- the ``tools`` array the host sends is smaller than the baseline's. The whole session's
+  tokens (every model request, summed) are in each run's summary; their targets, on a
+  117-tool catalog, live in ``benchmarks/`` (``--section hosts``).
+
+Where a framework cannot be helped from the server, its driver sets what a user must set
+(tests/hosts/README.md says what and why) and ``BASELINE_DEFECTS`` names what fails with
+or without us.
+
+The cells run once per test run, two at a time (``run_cells``), only those the selected
+tests need; the framework virtualenvs are made first if missing (``make_venvs.py``, cached,
+one build per virtualenv however many pytest-xdist workers ask). Run alone with
+``pytest -m hosts``.
 """
 
 from __future__ import annotations
@@ -19,6 +30,7 @@ from typing import Any
 import pytest
 
 from benchmarks.gateway import servers_path
+from tests.hosts.frameworks import FRAMEWORKS
 from tests.hosts.harness import Cell, run_cells
 from tests.hosts.make_venvs import ensure
 from tests.hosts.model import ScriptedModel
@@ -28,9 +40,19 @@ from tests.run_once import kept_result
 # (the xdist group keeps the file on one worker: tests/conftest.py)
 pytestmark = [pytest.mark.hosts, pytest.mark.slow, pytest.mark.xdist_group("timed-processes")]
 
-FRAMEWORKS = ("openai-agents", "pydantic-ai", "langchain", "llama-index")
 TRANSPORTS = ("http", "stdio")
-CASES = [pytest.param((f, t), id=f"{f}-{t}") for f in FRAMEWORKS for t in TRANSPORTS]
+CASES = [pytest.param((f.name, t), id=f"{f.name}-{t}") for f in FRAMEWORKS for t in TRANSPORTS]
+CAPPED_FRAMEWORKS = ("openai-agents", "pydantic-ai", "langchain", "llama-index")
+CAPPED_CASES = [case for case in CASES if case.values[0][0] in CAPPED_FRAMEWORKS]
+"""The capped-gateway scenario (issue 20) runs in the four frameworks it was written for."""
+BASELINE_DEFECTS = {
+    ("crewai-mcps", "http"): "CrewAI's per-call client raises while closing the HTTP "
+                             "transport, after the body ran: the model is shown an error "
+                             "for every call, plain servers too",
+}
+"""Framework paths that fail the same way without our middleware (nothing a server or a
+setting fixes): the body must still run with the model's arguments, and the baseline must
+still show the defect (so the matrix notices when the framework fixes it)."""
 
 Results = dict[Cell, dict[str, Any]]
 CAPPED_BUDGET = 5_000
@@ -53,14 +75,15 @@ def matrix(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
               and "capped" in item.callspec.params}
     if not servers_path().exists():
         capped = set()  # the capped tests skip, naming the missing corpus
-    ensure(sorted({framework for framework, _ in cases | capped}))
     cells = [cell for case in sorted(cases) for cell in _cells(case)]
     cells += [_capped_cell(case) for case in sorted(capped)]
-    # Driving every framework takes ~90 s of both cores: once per test run (run_once.py).
+    # Driving every framework takes minutes of both cores: once per test run (run_once.py).
     with kept_result(tmp_path_factory, "host-matrix") as kept:
         done = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else {}
         missing = [cell for cell in cells if cell.label not in done]
         if missing:
+            # under the run's lock, and each build under its virtualenv's own lock
+            ensure(sorted({cell.framework for cell in missing}))
             with ScriptedModel() as model:
                 ran = run_cells(model, missing, tmp_path_factory.mktemp("hosts"))
             as_json = {cell.label: json.dumps(result) for cell, result in ran.items()}
@@ -93,25 +116,36 @@ def test_baseline_calls_the_tool_first_time(matrix: Results, case: tuple[str, st
     run = _run(matrix, _cells(case)[0])
     assert run["body_ran"] and run["arguments_intact"], run.get("error")
     assert run["refusals"] == 0
-    assert run["steps_to_first_success"] == 1
+    if case in BASELINE_DEFECTS:
+        assert run["steps_to_first_success"] is None, "fixed upstream? " + BASELINE_DEFECTS[case]
+    else:
+        assert run["steps_to_first_success"] == 1
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_tool_body_runs_with_arguments_intact(matrix: Results, case: tuple[str, str]) -> None:
+def test_tool_body_runs_with_exact_arguments_within_two_calls(matrix: Results,
+                                                             case: tuple[str, str]) -> None:
     run = _run(matrix, _cells(case)[1])
     assert run["body_ran"], f"the tool body never ran: {run['server_calls']}"
     assert run["arguments_intact"], f"arguments changed on the way: {run['arguments']}"
+    assert run["server_calls"][0]["arguments"] == run["arguments"]
+    if case not in BASELINE_DEFECTS:
+        calls = run["target_calls_to_first_success"]
+        assert calls is not None and calls <= 2, run["model_moves"]
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_at_most_one_refusal(matrix: Results, case: tuple[str, str]) -> None:
+def test_host_shows_the_model_every_argument(matrix: Results, case: tuple[str, str]) -> None:
+    """The schema in the host's ``tools`` array lists every argument the tool takes."""
     run = _run(matrix, _cells(case)[1])
-    assert run["refusals"] <= 1
+    assert run["arguments_declared"] == "declared"
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_first_success_within_one_step_of_baseline(matrix: Results,
                                                    case: tuple[str, str]) -> None:
+    if case in BASELINE_DEFECTS:
+        pytest.skip(BASELINE_DEFECTS[case])
     baseline, ours = (_run(matrix, cell) for cell in _cells(case))
     assert baseline["steps_to_first_success"] is not None
     assert ours["steps_to_first_success"] is not None, "no call of the tool ever succeeded"
@@ -120,15 +154,15 @@ def test_first_success_within_one_step_of_baseline(matrix: Results,
 
 @pytest.mark.parametrize("case", CASES)
 def test_host_shows_the_model_less_than_plain(matrix: Results, case: tuple[str, str]) -> None:
-    """The middleware was on: what the host sent the model is smaller than the baseline's."""
+    """The middleware was on: what the host sent the model is smaller than the baseline's
+    (o200k tokens of the first request's ``tools`` array)."""
     baseline, ours = (_run(matrix, cell) for cell in _cells(case))
-    size = len(json.dumps(ours["tools_arrays"][0]))
-    assert size < len(json.dumps(baseline["tools_arrays"][0]))
-
+    assert 0 < ours["tools_tokens"] < baseline["tools_tokens"]
+    assert ours["session_tokens"] > 0 and baseline["session_tokens"] > 0
 
 
 # -- a gateway of 527 tools behind a tool cap of 40 (issue 20) -------------------------------
-@pytest.mark.parametrize("capped", CASES)
+@pytest.mark.parametrize("capped", CAPPED_CASES)
 def test_capped_gateway_reaches_an_unlisted_tool_in_three_steps(
         matrix: Results, capped: tuple[str, str]) -> None:
     """livemcptool capped at 40: the target is not listed; the model reads the groups in
@@ -140,7 +174,7 @@ def test_capped_gateway_reaches_an_unlisted_tool_in_three_steps(
     assert run["steps_to_first_success"] <= 3
 
 
-@pytest.mark.parametrize("capped", CASES)
+@pytest.mark.parametrize("capped", CAPPED_CASES)
 def test_capped_gateway_tools_array_within_budget(matrix: Results,
                                                   capped: tuple[str, str]) -> None:
     from fastmcp_progressive.tokens import count

@@ -28,6 +28,7 @@ class Config:
     """Where the model and the server are, and what to ask."""
 
     model_url: str
+    framework: str
     transport: str
     mcp_url: str
     command: list[str]
@@ -42,14 +43,15 @@ class Config:
 def _config() -> Config:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model-url", required=True, help="OpenAI base URL (…/v1)")
+    parser.add_argument("--framework", required=True, help="the matrix's name for the path")
     parser.add_argument("--transport", choices=("http", "stdio"), required=True)
     parser.add_argument("--mcp-url", default="", help="streamable HTTP endpoint")
     parser.add_argument("--command", default="[]", help="JSON list: stdio server command")
     parser.add_argument("--log", type=Path, required=True, help="the server's JSON-lines log")
     parser.add_argument("--task", required=True)
     args = parser.parse_args()
-    return Config(args.model_url, args.transport, args.mcp_url, json.loads(args.command),
-                  args.log, args.task)
+    return Config(args.model_url, args.framework, args.transport, args.mcp_url,
+                  json.loads(args.command), args.log, args.task)
 
 
 def _recording(model_url: str) -> dict[str, Any]:
@@ -65,6 +67,11 @@ def _log(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
+def _is_target(name: str, target: str) -> bool:
+    """Whether a name the host offered is MCP tool ``target`` (hosts add a server prefix)."""
+    return name == target or name.endswith((f"_{target}", f"-{target}"))
+
+
 def _declared(tools: list[Any], target: str, wanted: dict[str, Any]) -> str:
     """Whether the schema the host sent for ``target`` lets a model send its arguments.
 
@@ -76,7 +83,7 @@ def _declared(tools: list[Any], target: str, wanted: dict[str, Any]) -> str:
     for tool in tools:
         function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
         name = function.get("name", "")
-        if name != target and not name.endswith(f"_{target}"):
+        if not _is_target(name, target):
             continue
         schema = function.get("parameters") or function.get("input_schema") or {}
         properties = schema.get("properties") or {}
@@ -105,8 +112,13 @@ def summarize(config: Config, final: str | None, error: str | None) -> dict[str,
         seen = {**entry["client"], "era": entry["era"], "transport": entry["transport"]}
         if seen not in clients:
             clients.append(seen)
+    success_step = recording["first_success_step"]
+    target_calls = [m for m in recording["moves"] if m["kind"] == "call"
+                    and _is_target(m["name"], script["target"])
+                    and (success_step is None or m["step"] <= success_step)]
     return {
         "target": script["target"],
+        "target_calls_to_first_success": len(target_calls) if success_step else None,
         "body_ran": first is not None,
         "arguments": first["arguments"] if first else None,
         "arguments_intact": intact,
@@ -121,7 +133,7 @@ def summarize(config: Config, final: str | None, error: str | None) -> dict[str,
         "apis": sorted({r["api"] for r in recording["requests"]}),
         "tools_arrays": arrays,
         "client_info": clients,
-        "final_output": final,
+        "final_output": final[:500] if final else final,
         "error": error,
     }
 
