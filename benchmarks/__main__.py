@@ -4,8 +4,10 @@
   PNGs in ``benchmarks/figures/`` and the raw numbers in ``benchmarks/results.json``.
 - ``python -m benchmarks --smoke``: the quick run CI uses (smallest catalog, few
   iterations); writes into ``--out`` or a new temporary folder, never over the real report.
-- ``--catalog NAME`` (repeatable) and ``--section tokens|latency|scale|hosts`` (repeatable)
-  narrow a run while working on one part.
+- ``--catalog NAME`` (repeatable) and ``--section tokens|latency|scale|scaling|hosts``
+  (repeatable) narrow a run while working on one part. Written over the real report, a
+  ``--section`` run replaces only its sections in ``results.json`` and re-renders the rest
+  from it (``python -m benchmarks --section hosts`` after changing a framework driver).
 - ``--from-json PATH``: measure nothing; re-render the report and figures from a
   ``results.json`` (after changing the report's layout).
 
@@ -27,7 +29,7 @@ from .plots import write_figures
 from .quiet import quiet_logs
 from .report import render
 from .results import Results
-from .run import FULL, SMOKE, customized, default_paths, run
+from .run import FULL, SMOKE, customized, default_paths, merged, run
 from .targets import judge
 
 
@@ -58,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         results.findings = derive(results)
     else:
         results = asyncio.run(run(plan))
+        if args.section and out is None and data.exists():
+            results = merged(Results.read_json(data), results, plan.sections)
+            results.findings = derive(results)
     figures = {} if args.no_plots else {p.stem: p for p in write_figures(results, figures_dir)}
     command = "python -m benchmarks" + (" --smoke" if args.smoke else "")
     report.parent.mkdir(parents=True, exist_ok=True)

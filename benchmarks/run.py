@@ -17,7 +17,7 @@ import asyncio
 import functools
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -160,6 +160,27 @@ async def run(plan: Plan) -> Results:
     results.findings = derive(results)
     results.seconds = time.perf_counter() - began
     return results
+
+
+SECTION_FIELDS = {"tokens": ("tokens", "anatomy", "sweep"), "latency": ("latency",),
+                  "scale": ("listing_scale", "grants", "file_edits"),
+                  "scaling": ("scaling", "memory", "facts"), "hosts": ("hosts",)}
+SECTION_CONFIG = {"latency": ("latency_catalog", "latency_tools"),
+                  "scaling": ("first_listing_catalog",), "hosts": ("hosts_measured",)}
+"""Which ``Results`` fields and config keys each section fills (``merged``)."""
+
+
+def merged(previous: Results, new: Results, sections: Sequence[str]) -> Results:
+    """``previous`` with the sections ``new`` measured replaced by ``new``'s: a run of one
+    section (``--section hosts``) updates the report without dropping the others."""
+    out = replace(previous, config=dict(previous.config))
+    for section in sections:
+        for name in SECTION_FIELDS[section]:
+            setattr(out, name, getattr(new, name))
+        for key in SECTION_CONFIG.get(section, ()):
+            if key in new.config:
+                out.config[key] = new.config[key]
+    return out
 
 
 def customized(plan: Plan, *, catalogs: list[str] | None, sections: list[str] | None) -> Plan:

@@ -6,7 +6,14 @@ import json
 import urllib.request
 from typing import Any
 
-from tests.hosts.model import Exchange, Script, ScriptedModel, decide, refusal
+from tests.hosts.model import (
+    Exchange,
+    Script,
+    ScriptedModel,
+    chat_exchanges,
+    decide,
+    refusal,
+)
 
 SCRIPT = Script("add", {"a": 1, "b": 2}, success="= 3")
 OFFERED = ["add", "describe_tools"]
@@ -92,6 +99,9 @@ def test_endpoint_records_requests_and_the_step_of_first_success() -> None:
         recording = model.recording("r")
     assert recording["steps"] == 2 and recording["first_success_step"] == 1
     assert recording["requests"][0]["tools"] == tools
+    bodies = model.bodies("r")
+    assert [len(body["messages"]) for body in bodies] == [1, 3]  # kept whole, for the session
+    assert "bodies" not in recording
 
 
 def test_a_capped_listing_is_crossed_through_the_groups() -> None:
@@ -113,3 +123,33 @@ def test_a_capped_listing_is_crossed_through_the_groups() -> None:
     history.append(Exchange("c3", "call_tool", json.dumps(third.arguments), "ok"))
     assert decide(script, history, [*offered, "whois_domain"], described).why == "success"
     assert decide(script, [], offered, {"describe_tools": "no groups"}).why == "no-group"
+
+
+def test_smolagents_text_replay_of_calls_and_observations_is_read() -> None:
+    """smolagents sends earlier calls as assistant text and their outcome as a user turn."""
+    calls = "Calling tools:\n[{'id': 'call_1', 'type': 'function', 'function': {'name': " \
+            "'add', 'arguments': {'a': 1, 'b': 2}}}]"
+    messages = [{"role": "user", "content": "add 1 and 2"},
+                {"role": "assistant", "content": [{"type": "text", "text": calls}]},
+                {"role": "user", "content": [{"type": "text", "text": "Observation:\n= 3"}]}]
+    (exchange,) = chat_exchanges(messages)
+    assert (exchange.call_id, exchange.name, json.loads(exchange.arguments)) == (
+        "call_1", "add", {"a": 1, "b": 2})
+    assert exchange.output == "Observation:\n= 3"
+    assert chat_exchanges([{"role": "assistant", "content": "Calling tools:\nnot python"}]) == []
+
+
+def test_the_answer_goes_through_final_answer_where_the_host_offers_it() -> None:
+    tools = [{"type": "function", "function": {"name": name, "parameters": {}}}
+             for name in ("add", "final_answer")]
+    done = [{"role": "user", "content": "add"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function",
+                 "function": {"name": "add", "arguments": "{\"a\": 1, \"b\": 2}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "= 3"}]
+    with ScriptedModel() as model:
+        model.open_run("r", SCRIPT)
+        reply = model.answer("r", "chat", {"messages": done, "tools": tools})
+    (call,) = reply["choices"][0]["message"]["tool_calls"]
+    assert call["function"]["name"] == "final_answer"
+    assert json.loads(call["function"]["arguments"]) == {"answer": "Done."}
