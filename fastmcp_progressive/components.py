@@ -33,7 +33,7 @@ Example:
 from __future__ import annotations
 
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
 from functools import partial
 from typing import Any
@@ -50,6 +50,7 @@ from fastmcp.utilities.components import FastMCPComponent
 from . import payloads
 from .bridge import bridge_tool, dispatch_tool
 from .fastmcp_internals import local_component
+from .selection import is_descriptions_uri
 
 TEMPLATE_URI = payloads.DESCRIPTIONS_URI + "{?tools}"
 """The descriptions resource as an RFC 6570 template, so FastMCP and proxies match queries."""
@@ -187,3 +188,20 @@ def owning_server(server: FastMCP[Any], middleware: Any) -> FastMCP[Any] | None:
             if isinstance(child, FastMCP)
         )
     return None
+
+
+def one_descriptions_entry(listed: Any, address: Callable[[Any], str],
+                           is_ours: Callable[[Any], bool]) -> Any:
+    """``listed`` with at most one entry at the descriptions address: ours when it is
+    there, else the first. A proxied upstream (or a provider of any kind) that lists its
+    own ``resource:///tool_descriptions`` or a template like it would otherwise be shown
+    beside ours, though every read of that address is answered by the middleware."""
+    if not isinstance(listed, Sequence):
+        return listed
+    at_address = [item for item in listed
+                  if is_descriptions_uri(str(address(item)).split("{", 1)[0])]
+    if len(at_address) < 2:
+        return listed
+    keep = next((item for item in at_address if is_ours(item)), at_address[0])
+    return [item for item in listed if item is keep or not any(
+        item is other for other in at_address)]

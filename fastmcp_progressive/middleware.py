@@ -27,7 +27,7 @@ import logging
 import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 import mcp_types as mt
@@ -44,7 +44,7 @@ from .call_site import RequestSite, gateways_of
 from .caller import Caller, identify
 from .catalog import Catalog
 from .compat import ModePolicy
-from .components import DisclosureComponents, install
+from .components import DisclosureComponents, install, one_descriptions_entry
 from .definitions import Definitions, compact_json
 from .descriptions import DescriptionStore
 from .engagement import IGNORED_METHODS, Engagement
@@ -228,11 +228,15 @@ class ProgressiveDisclosure(Middleware):
 
     async def on_list_resources(self, context: MiddlewareContext[Any],
                                 call_next: CallNext[Any, Any]) -> Any:
-        return self._for_level(context, await call_next(context))
+        listed = one_descriptions_entry(await call_next(context), lambda r: str(r.uri),
+                                        partial(_same, ours=self.components.resource))
+        return self._for_level(context, listed)
 
     async def on_list_resource_templates(self, context: MiddlewareContext[Any],
                                          call_next: CallNext[Any, Any]) -> Any:
-        return self._for_level(context, await call_next(context))
+        listed = one_descriptions_entry(await call_next(context), lambda t: t.uri_template,
+                                        partial(_same, ours=self.components.template))
+        return self._for_level(context, listed)
 
     def _for_level(self, context: MiddlewareContext[Any], listed: Any) -> Any:
         """``listed`` without our guidance prompt and descriptions resource for a client
