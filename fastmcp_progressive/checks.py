@@ -2,8 +2,9 @@
 
 Kept apart from the command line so the rules read on their own: files that do not parse
 or validate (with their line and column), names that match no tool, tools without files,
-summaries too long for the listing, an ``inputSchema`` that disagrees with the function the
-server registered, examples that fail the schema (validated with ``jsonschema``, which
+summaries too long for the listing, a file whose tool's registered description changed
+since ``extract`` wrote it (``extracted_from``), an ``inputSchema`` that disagrees with the
+function the server registered, examples that fail the schema (validated with ``jsonschema``, which
 the MCP SDK already depends on), and ``resolution`` rules (``rule_checks.py``).
 
 Example:
@@ -23,7 +24,7 @@ from typing import Any
 from fastmcp.tools.base import Tool
 
 from .definitions import registered_definition
-from .description_file import DescriptionFile
+from .description_file import DescriptionFile, registered_description_digest
 from .description_folder import read_description, read_folder, safe_file_name
 from .file_errors import DescriptionError, where_and_why
 from .file_places import key_location
@@ -106,6 +107,14 @@ def _check_file(directory: Path, name: str, suffix: str, tools: dict[str, Tool],
         if shown.endswith(ELLIPSIS):
             problems.append(Problem("warning", str(path),
                                     f"no summary; the listing shows the cut sentence {shown!r}"))
+    now = registered_description_digest(tool.description)
+    if file.extracted_from and file.extracted_from != now:
+        problems.append(Problem(
+            "warning", at("extracted_from"),
+            f"{name!r}'s registered description changed since `extract` wrote this file"
+            + ("; its description here shadows the new one" if file.description else "")
+            + f": update the file and set extracted_from to {now!r} (or extract again "
+            "with --force, or remove extracted_from)"))
     registered = registered_definition(tool)
     problems += [Problem(sev, at("inputSchema"), msg)
                  for sev, msg in schema_problems(file, registered)]

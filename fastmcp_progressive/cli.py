@@ -43,6 +43,7 @@ from fastmcp import FastMCP
 from fastmcp.tools.base import Tool
 
 from .checks import check
+from .description_file import registered_description_digest
 from .description_folder import SUFFIXES, safe_file_name
 from .file_format import with_front_matter
 from .listing import LEVELS, summarize
@@ -94,6 +95,7 @@ def render(tool: Tool, suffix: str, summary_max_chars: int) -> str:
     head: dict[str, Any] = {"name": tool.name}
     if summary:
         head["summary"] = summary
+    head["extracted_from"] = registered_description_digest(tool.description)
     if suffix == ".md":
         return with_front_matter(json.dumps(head, indent=2, ensure_ascii=False), description)
     if description:

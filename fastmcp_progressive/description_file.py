@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -54,6 +55,10 @@ class DescriptionFile(BaseModel):
     groups: list[str] | None = Field(default=None, max_length=MAX_GROUPS)
     """The groups (``io.modelcontextprotocol/grouping``) the tool belongs to, on top of its
     FastMCP tags and its mount namespace; in a group's own file, the groups it nests in."""
+    extracted_from: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
+    """``sha256:`` of the registered description ``extract`` copied into this file
+    (``registered_description_digest``): ``check`` warns when the tool's docstring has
+    changed since, as this file's text then shadows the new one. Never served."""
 
     @field_validator("summary")
     @classmethod
@@ -80,4 +85,12 @@ class DescriptionFile(BaseModel):
         data.pop("always_load", None)
         data.pop("resolution", None)  # answered by tools/resolve, not part of the definition
         data.pop("groups", None)  # listed as _meta to clients that speak the grouping extension
+        data.pop("extracted_from", None)  # authoring metadata for `check`
         return data
+
+
+def registered_description_digest(description: str | None) -> str:
+    """What ``extracted_from`` records: ``sha256:`` of a tool's registered description as
+    ``extract`` copies it (surrounding whitespace stripped)."""
+    text = (description or "").strip()
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

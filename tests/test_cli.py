@@ -271,3 +271,32 @@ def test_console_script_and_module_agree(app: Path) -> None:
     by_module = module_process("--help", cwd=app.parent)
     assert by_script.returncode == by_module.returncode == 0
     assert "extract" in by_script.stdout and "Exit status" in by_script.stdout
+
+
+@pytest.mark.parametrize("fmt", ["json", "md"])
+def test_check_reports_a_docstring_changed_since_extract(app: Path, fmt: str) -> None:
+    """``extract`` records the registered description it copied (``extracted_from``);
+    ``check`` warns, at that key, once the docstring changed: the old file would shadow it."""
+    out = app.parent / "descriptions"
+    assert cli("extract", "app.py:mcp", "-o", out, "--format", fmt, cwd=app.parent).returncode == 0
+    file = read_description(out, "send_invoice", f".{fmt}")
+    assert file.extracted_from is not None and file.extracted_from.startswith("sha256:")
+    assert "extracted_from" not in file.fields()  # authoring metadata, never served
+    assert cli("check", "app.py:mcp", out, "--strict", cwd=app.parent).returncode == 0
+
+    app.write_text(SERVER.replace("Email a draft invoice to its customer.",
+                                  "Email a draft invoice; needs a confirmed address."))
+    changed = cli("check", "app.py:mcp", out, "--strict", cwd=app.parent)
+    assert changed.returncode == 1
+    lines = [line for line in changed.stdout.splitlines() if "registered description" in line]
+    assert len(lines) == 1, changed.stdout
+    assert lines[0].startswith(f"{out / f'send_invoice.{fmt}'}:")  # path:line:column
+    assert "shadows the new one" in lines[0]
+    assert "0 error(s), 1 warning(s)" in changed.stdout
+
+    path = out / f"send_invoice.{fmt}"
+    text = path.read_text()
+    assert file.extracted_from in text
+    path.write_text(text.replace(f',\n  "extracted_from": "{file.extracted_from}"', "")
+                    .replace(f'"extracted_from": "{file.extracted_from}",\n  ', ""))
+    assert cli("check", "app.py:mcp", out, "--strict", cwd=app.parent).returncode == 0
