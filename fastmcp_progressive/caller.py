@@ -50,10 +50,15 @@ class Caller:
     key: str | None = None
     anchor: Any = field(default=None, compare=False, repr=False)
     transport: Literal["http", "duplex"] = "duplex"
+    channel: str | None = None
+    """FastMCP's name for the transport (``ctx.transport``): ``"stdio"``,
+    ``"streamable-http"``, ``"sse"``, or None in memory."""
     client_name: str | None = None
     client_version: str | None = None
     principal: str | None = None
     extensions: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    capabilities: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    """The client capabilities it advertised (``"elicitation"``, ``"sampling"``, ...)."""
     headers: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -97,9 +102,11 @@ def _identify(ctx: Context) -> Caller:
     base: dict[str, Any] = {
         "era": "modern" if modern else "legacy",
         "transport": "http" if http else "duplex",
+        "channel": ctx.transport,
         "principal": principal,
         "headers": _headers(rc.request),
         "extensions": _client_extensions(session),
+        "capabilities": _client_capabilities(session),
         **_client_info(session),
     }
     if not modern:
@@ -138,6 +145,14 @@ def _client_info(session: Any) -> dict[str, str | None]:
         "client_name": getattr(info, "name", None),
         "client_version": getattr(info, "version", None),
     }
+
+
+_CAPABILITIES = ("sampling", "elicitation", "roots", "tasks", "experimental")
+
+
+def _client_capabilities(session: Any) -> frozenset[str]:
+    caps = getattr(session, "client_capabilities", None)
+    return frozenset(name for name in _CAPABILITIES if getattr(caps, name, None) is not None)
 
 
 def _client_extensions(session: Any) -> Mapping[str, Any]:

@@ -42,7 +42,7 @@ from typing import Any, Literal, get_args
 
 from .caller import Caller
 from .hooks import HookFailed, call_hook, hook_limiter
-from .hosts import ClientLevel, profile_level
+from .hosts import ClientLevel, profile_for, profile_level
 from .memo import IdentityMemo
 from .payloads import EXTENSION_ID
 from .settings import ClientSettings, ListingLevel, ListingSettings
@@ -150,6 +150,14 @@ class ModePolicy:
             self._by_client.clear()
         self._by_client[key] = chosen
         return chosen
+
+    def per_call(self, caller: Caller) -> bool:
+        """Whether the host table says ``caller`` opens a session per tool call (so no
+        grant can follow it): the first matching row decides, as it does the level."""
+        if not self.host_profiles or caller.client_name is None:
+            return False
+        profile = profile_for(self.host_profiles, caller)
+        return profile is not None and profile.per_call
 
     def _matches(self, name: str, version: str | None) -> bool:
         labels = (name, f"{name}/{version}") if version else (name,)

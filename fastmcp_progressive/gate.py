@@ -6,8 +6,9 @@ Every rule about who is gated lives here, in the order it is applied:
 2. an exempt tool (configured, or a gateway FastMCP's own transforms generate) runs;
 3. a call with no client behind it (``internal``) runs;
 4. a client at the ``full`` level (compatibility mode) runs;
-5. a caller the server cannot follow from one call to the next (no identity, or a session
-   whose first real request is this call) is handled by the ``anonymous`` policy:
+5. a caller the server cannot follow from one call to the next (no identity, a session
+   whose first real request is this call, or a host the host table marks ``per_call``,
+   e.g. FastMCP's CLI over stdio) is handled by the ``anonymous`` policy:
    ``"full"`` runs it, ``"validate"`` runs it when its arguments fit the tool (as FastMCP's
    own validation judges them) and otherwise answers the teaching refusal with the problem found,
    ``"shared"`` gates it under one grant set common to all such callers;
@@ -166,7 +167,8 @@ class Gate:
             return RUN
         if caller.kind == "internal" or self.level(caller) == "full":
             return RUN
-        if caller.kind == "anonymous" or self.engagement.opened_with_call(caller):
+        if (caller.kind == "anonymous" or self.modes.per_call(caller)
+                or self.engagement.opened_with_call(caller)):
             # a caller no grant can follow to its next call: decided by this call alone
             self._note_unfollowable_once()
             if self.anonymous == "full":
@@ -218,8 +220,9 @@ class Gate:
         self._noted_unfollowable = True
         logger.info(
             "progressive disclosure: a caller the server cannot follow between calls "
-            "(2026-07-28 HTTP without auth, stateless_http=True, or a new session per tool "
-            "call) called a tool; its calls are handled by ClientSettings(anonymous=%r). Add "
+            "(2026-07-28 HTTP without auth, stateless_http=True, a new session per tool "
+            "call, or a host table row marked per_call such as FastMCP's CLI over stdio) "
+            "called a tool; its calls are handled by ClientSettings(anonymous=%r). Add "
             "auth to gate such clients per principal.",
             self.anonymous,
         )

@@ -48,11 +48,19 @@ class HostProfile:
 
     name: str
     """Glob on ``clientInfo.name``, e.g. ``"claude-code"`` or ``"acme-*"``."""
-    level: ClientLevel
+    level: ClientLevel | None
+    """The level it gets; None: the server's own (``ListingSettings.level``)."""
     version: str | None = None
     """Glob on ``clientInfo.version`` (None: any version)."""
     era: Literal["legacy", "modern"] | None = None
-    transport: Literal["http", "duplex"] | None = None
+    transport: Literal["http", "duplex", "stdio"] | None = None
+    """``"stdio"``: a real stdio pipe only (``"duplex"`` includes in-memory clients)."""
+    capability: str | None = None
+    """A client capability it must advertise (e.g. ``"elicitation"``), None: any."""
+    per_call: bool = False
+    """The client opens a new session (over stdio: a new server process) for every tool
+    call, so no grant can follow it to its next call: its calls are judged by their
+    arguments, like other callers the server cannot follow (``ClientSettings.anonymous``)."""
     host: str = ""
     """The product's name, for people reading the table."""
     evidence: str = ""
@@ -61,7 +69,7 @@ class HostProfile:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError("a host profile needs a non-empty client name pattern")
-        if self.level not in CLIENT_LEVELS:
+        if self.level is not None and self.level not in CLIENT_LEVELS:
             raise ValueError(
                 f"host profile {self.name!r}: level must be one of {CLIENT_LEVELS}, "
                 f"not {self.level!r}"
@@ -77,6 +85,10 @@ class HostProfile:
             return False
         if self.era is not None and caller.era != self.era:
             return False
+        if self.capability is not None and self.capability not in caller.capabilities:
+            return False
+        if self.transport == "stdio":
+            return caller.channel == "stdio"
         return self.transport is None or caller.transport == self.transport
 
 
@@ -98,6 +110,20 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
         "full",
         host="GitHub Copilot CLI",
         evidence="https://github.com/github/copilot-cli/issues/1268",
+    ),
+    HostProfile(
+        "fastmcp",
+        None,
+        transport="stdio",
+        capability="elicitation",
+        per_call=True,
+        host="FastMCP's CLI (fastmcp call / list) over stdio: FastMCP's default client "
+             "name, with the terminal elicitation handler the CLI installs",
+        evidence="https://github.com/jlowin/fastmcp src/fastmcp/client/client.py: the "
+                 "default client_info is Implementation(name=\"fastmcp\"); "
+                 "src/fastmcp/cli/client.py: every `fastmcp call` starts the server anew "
+                 "(`fastmcp run <file>` over stdio), lists and calls once; _build_client "
+                 "passes elicitation_handler=_terminal_elicitation_handler",
     ),
     HostProfile(
         "codex-mcp-client",
@@ -137,14 +163,21 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
 """The shipped table; first match wins. See the README's "Hosts" section."""
 
 
-def profile_level(profiles: Iterable[HostProfile], caller: Caller) -> ClientLevel | None:
-    """The level of the first profile ``caller`` matches, or None when none does."""
+def profile_for(profiles: Iterable[HostProfile], caller: Caller) -> HostProfile | None:
+    """The first profile ``caller`` matches, or None when none does."""
     if caller.client_name is None:
         return None
     for profile in profiles:
         if profile.matches(caller):
-            return profile.level
+            return profile
     return None
+
+
+def profile_level(profiles: Iterable[HostProfile], caller: Caller) -> ClientLevel | None:
+    """The level of the first profile ``caller`` matches, or None (none does, or it leaves
+    the level to the server)."""
+    profile = profile_for(profiles, caller)
+    return profile.level if profile is not None else None
 
 
 def check_profiles(profiles: object) -> tuple[HostProfile, ...]:

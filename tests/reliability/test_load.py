@@ -100,7 +100,7 @@ async def _client(
                 await barrier.wait()  # every client holds its grant before anyone checks
             while True:
                 listed = {t.name: t for t in await c.list_tools()}
-                assert listed[own].input_schema == {"type": "object", "properties": {}}
+                assert listed[own].input_schema["properties"] == {"x": {"type": "integer"}}
                 body = await fetch(c, own)
                 assert body[own]["description"].startswith(f"Add {i} to x.")
                 result = await c.call_tool(own, {"x": 1})
