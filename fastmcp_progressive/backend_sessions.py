@@ -70,7 +70,7 @@ class SessionBackends:
                 del self._open[key]
             await client.__aexit__(None, None, None)  # type: ignore[no-untyped-call]
 
-        close_with_connection(caller.anchor, close)  # streams/principals: until aclose()
+        close_with_connection(caller.anchor, close)  # principals: until aclose()
         return client
 
     async def aclose(self) -> None:

@@ -10,8 +10,8 @@ caller that would see more than N tools gets at most N entries:
 3. the tools this caller has in its listing (a caller the server can follow: a handshake
    session, an authenticated principal), most recently added first; a new caller's
    listing starts as the tools callers on this server called most;
-4. for a caller the server cannot follow (2026-07-28 without auth, stdio / in-memory
-   streams on 2026-07-28, whose listing must not vary per connection): the tools callers
+4. for a caller the server cannot follow (2026-07-28 without auth, on any transport,
+   whose listing must not vary per connection): the tools callers
    on this server called most, the same for all of them.
 
 "Called most" is a snapshot of this process's call counts, taken at most once an hour

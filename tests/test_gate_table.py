@@ -33,7 +33,7 @@ def refund(order: int) -> str:
 
 
 class Anchor:
-    """A live connection or stream: weakly referable, with the scratch ``state`` dict."""
+    """A live connection: weakly referable, with the scratch ``state`` dict."""
 
     def __init__(self) -> None:
         self.state: dict[str, Any] = {}
@@ -101,7 +101,7 @@ class Row:
     granted: bool = False
     exempt: Literal["no", "configured", "gateway"] = "no"
     pinned: bool = False
-    per_call: bool = False  # the session's / stream's first real request is this call
+    per_call: bool = False  # the session's first real request is this call
     nested: bool = False
     store: Literal["ok", "down-open", "down-closed"] = "ok"
     known: bool = True
