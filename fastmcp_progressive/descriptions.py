@@ -24,6 +24,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +46,7 @@ from .settings import CacheSettings
 logger = logging.getLogger(__name__)
 
 SCAN_TRUST_NS = 2_000_000_000  # a folder stat younger than this may hide a new entry
+FEW_FILES = 32  # files stat'ed by full path rather than through a directory descriptor
 MAX_GENERATIONS = 100_000  # names with their own invalidation count before one epoch bump
 
 Signature = tuple[int, int, int, str, int]
@@ -104,19 +106,29 @@ class DescriptionStore:
             return (st.st_mtime_ns, st.st_size, st.st_ino, suffix, self._generation(name))
         return None
 
-    def signatures(self) -> dict[str, Signature]:
-        """Signatures of every description file (for listings): one ``stat`` per file.
+    def signatures(self, names: Iterable[str] | None = None) -> dict[str, Signature]:
+        """Signatures of the description files of ``names`` (None: of every file in the
+        folder), one ``stat`` per file.
 
         Which files exist comes from a directory scan kept until the directory changes
-        (its own stat, or the watcher's ``invalidate``), so a folder full of unrelated
-        files costs nothing per listing.
+        (its own stat, or the watcher's ``invalidate``), so a listing stats only the files
+        of the tools it lists: its cost follows the listed tools, never the folder (50,000
+        files of tools that do not exist cost a listing nothing), and each listed tool's
+        file is stat'ed, so an edit is served by the very next listing.
         """
         found: dict[str, Signature] = {}
         if self.directory is None:
             return found
+        present = self._described_files()
+        wanted: Collection[tuple[str, tuple[str, ...]]]
+        if names is None:
+            wanted = present.items()
+        else:
+            wanted = [(n, present[n]) for n in dict.fromkeys(names) if n in present]
         stats: list[tuple[str, str, os.stat_result]] = []
-        with stats_in(self.directory) as stat_file:  # a third of the cost of full paths
-            for stem, suffixes in self._described_files().items():
+        few = len(wanted) <= FEW_FILES  # a descriptor costs more than it saves on these
+        with stats_in(self.directory, few=few) as stat_file:  # a third of full paths' cost
+            for stem, suffixes in wanted:
                 for suffix in suffixes:  # precedence order: the first that stats is read
                     try:
                         stats.append((stem, suffix, stat_file(f"{stem}{suffix}")))

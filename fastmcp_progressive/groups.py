@@ -202,7 +202,8 @@ class Groups:
 
     def members(self, tools: Sequence[Tool], server: Any) -> dict[str, list[Tool]]:
         """Group name -> the tools among ``tools`` in it (listing order), groups sorted."""
-        signatures = self.store.signatures() if self.store.directory is not None else {}
+        signatures = (self.store.signatures([tool.name for tool in tools])
+                      if self.store.directory is not None else {})
         prefixes = self.prefixes(server)
         found: dict[str, list[Tool]] = {}
         for tool in tools:
@@ -227,7 +228,8 @@ class Groups:
         the extension; unchanged for any other."""
         if not advertised(caller):
             return tools
-        signatures = self.store.signatures() if self.store.directory is not None else {}
+        signatures = (self.store.signatures([tool.name for tool in tools])
+                      if self.store.directory is not None else {})
         prefixes = self.prefixes(server)
         marked: list[Tool] = []
         for tool in tools:

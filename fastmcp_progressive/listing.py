@@ -268,7 +268,7 @@ class Lister:
         the last answer again without a lookup per tool (a local server's repeated
         listing); anything else goes tool by tool through the memo.
         """
-        signatures = self.store.signatures()
+        signatures = self.store.signatures([tool.name for tool in tools])
         exempt = frozenset(exempt)
         last = self._last
         if (last is not None and last.exempt == exempt and last.signatures == signatures

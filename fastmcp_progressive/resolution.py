@@ -128,7 +128,8 @@ class ToolResolution:
         """The listing with resolvable tools marked, for a request that advertised us."""
         if not advertised(caller):
             return tools
-        signatures = self.store.signatures() if self.store.directory is not None else {}
+        signatures = (self.store.signatures([tool.name for tool in tools])
+                      if self.store.directory is not None else {})
         marked: list[Tool] = []
         for tool in tools:
             sig = signatures.get(tool.name)

@@ -1,0 +1,92 @@
+"""A listing costs what its listed tools cost, not what the descriptions folder holds (#21).
+
+A listing used to ``stat`` every description file in the folder: 50,000 files for tools
+that do not exist made each ``tools/list`` take 774 ms instead of 1 ms. It now stats only
+the files of the tools it lists (which files exist comes from a directory scan kept until
+the folder changes), so an edit to a listed tool's file is still served by the very next
+listing. ``benchmarks/hostile_bench.py`` times it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fastmcp_progressive import CacheSettings, ProgressiveDisclosure
+from fastmcp_progressive import descriptions as descriptions_module
+from tests.conftest import ERAS, Era, build_server, connect
+
+ORPHANS = 1_000
+
+
+class StatCounter:
+    """Counts the per-file stats a listing makes on the thread serving requests."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        self.thread = threading.current_thread()
+        real = descriptions_module.stats_in
+
+        @contextmanager
+        def counted(directory: Path, **kwargs: Any) -> Iterator[Callable[[str], Any]]:
+            with real(directory, **kwargs) as stat_file:
+                def stat(name: str) -> Any:
+                    if threading.current_thread() is self.thread:
+                        self.count += 1
+                    return stat_file(name)
+                yield stat
+
+        monkeypatch.setattr(descriptions_module, "stats_in", counted)
+
+
+def _folder(folder: Path) -> Path:
+    for i in range(ORPHANS):
+        (folder / f"gone_{i}.json").write_text('{"description": "no such tool"}')
+    for name in ("add", "echo"):
+        (folder / f"{name}.json").write_text(f'{{"summary": "{name} v1"}}')
+    return folder
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_listing_stats_only_the_listed_tools_files(
+    tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch, era: Era,
+) -> None:
+    folder = _folder(tmp_descriptions)
+    middleware = ProgressiveDisclosure(folder, caches=CacheSettings(preload=False))
+    server = build_server(middleware=middleware)
+    stats = StatCounter(monkeypatch)
+    async with connect(server, era) as client:
+        await client.list_tools()  # the first listing scans the folder once
+        stats.count = 0
+        listed = {t.name: t.description for t in await client.list_tools()}
+        assert listed["add"] == "add v1" and listed["echo"] == "echo v1"
+        assert stats.count <= 2, f"one listing stat'ed {stats.count} files"
+
+        (folder / "echo.json").write_text('{"summary": "echo v2, longer"}')
+        listed = {t.name: t.description for t in await client.list_tools()}
+        assert listed["echo"] == "echo v2, longer"  # served by the very next listing
+
+
+async def test_a_new_file_for_a_listed_tool_is_seen(tmp_descriptions: Path) -> None:
+    folder = _folder(tmp_descriptions)
+    middleware = ProgressiveDisclosure(folder, caches=CacheSettings(preload=False))
+    async with connect(build_server(middleware=middleware), "legacy") as client:
+        await client.list_tools()
+        (folder / "shout.json").write_text('{"summary": "shout from file"}')
+
+        async def shout() -> str | None:
+            listed = {t.name: t.description for t in await client.list_tools()}
+            return listed["shout"]
+
+        from tests.waiting import until
+
+        await until(lambda: _is(shout, "shout from file"), 10, "the new file in a listing")
+
+
+async def _is(get: Callable[[], Any], expected: str) -> bool:
+    return bool(await get() == expected)
