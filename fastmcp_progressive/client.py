@@ -29,14 +29,19 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import mcp_types as mt
-from mcp.client.extension import ClientExtension, advertise
+from mcp.client.extension import ClientExtension, NotificationBinding, advertise
 from pydantic import BaseModel, ConfigDict, Field
 
-from .groups import GROUPING_EXTENSION_ID, GROUPS_LIST_METHOD, GROUPS_META_KEY
+from .groups import (
+    GROUPING_EXTENSION_ID,
+    GROUPS_CHANGED_METHOD,
+    GROUPS_LIST_METHOD,
+    GROUPS_META_KEY,
+)
 from .resolution import RESOLUTION_EXTENSION_ID, RESOLVE_METHOD
 
 
@@ -124,9 +129,36 @@ class ListGroupsResult(mt.Result):
     result_type: str | None = Field(default=None, alias="resultType")
 
 
-def grouping() -> ClientExtension:
-    """The client capability that makes a server show groups (``_meta`` on listed tools)."""
-    return advertise(GROUPING_EXTENSION_ID, {})
+class _Grouping(ClientExtension):
+    """The grouping extension on the client: its capability, and the server's
+    ``notifications/groups/list_changed`` delivered to a callback."""
+
+    identifier = GROUPING_EXTENSION_ID
+
+    def __init__(self, on_groups_changed: Callable[[], Awaitable[None]] | None) -> None:
+        self._on_changed = on_groups_changed
+
+    def settings(self) -> dict[str, Any]:
+        return {}
+
+    def notifications(self) -> Sequence[NotificationBinding[Any]]:
+        callback = self._on_changed
+        if callback is None:
+            return ()
+
+        async def changed(_: mt.NotificationParams) -> None:
+            await callback()
+
+        return (NotificationBinding(method=GROUPS_CHANGED_METHOD,
+                                    params_type=mt.NotificationParams, handler=changed),)
+
+
+def grouping(on_groups_changed: Callable[[], Awaitable[None]] | None = None
+             ) -> ClientExtension:
+    """The client capability that makes a server show groups (``_meta`` on listed tools,
+    ``groups/list``); ``on_groups_changed`` is awaited on each
+    ``notifications/groups/list_changed`` (call ``list_groups`` again then)."""
+    return _Grouping(on_groups_changed)
 
 
 def tool_groups(tool: Any) -> list[str]:

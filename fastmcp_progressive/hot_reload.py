@@ -136,15 +136,24 @@ class HotReload:
                 self.store.invalidate()
                 names = self._scan() | set(self._lines)
             changed: set[str] = set()
+            regrouped = False
             for name in names:
                 self.store.invalidate(name)
                 line = self._line(name)
                 if self._lines.get(name) != line:
                     changed.add(name)
+                    regrouped |= _groups_of(self._lines.get(name)) != _groups_of(line)
                 if line is None:
                     self._lines.pop(name, None)
                 else:
                     self._lines[name] = line
         if changed:
             self.sessions.broadcast(frozenset(changed))
+        if regrouped:  # the groups a file puts its tool in: the set of groups may change
+            self.sessions.broadcast_groups()
+
+
+def _groups_of(facts: Any) -> Any:
+    """The groups part of a file's listed facts (``listing.listed_facts``), or None."""
+    return facts[3] if isinstance(facts, tuple) and len(facts) > 3 else None
 

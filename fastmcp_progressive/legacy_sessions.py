@@ -22,11 +22,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from pydantic import BaseModel
 
 from .caller import Caller
 from .fastmcp_internals import on_connection_close
+from .groups import GROUPING_EXTENSION_ID
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +41,15 @@ _CLOSE_MARKER = "fastmcp_progressive.notify"
 class _Live:
     session: Any  # mcp ServerSession captured in a request; sends on the connection
     loop: asyncio.AbstractEventLoop
+    groups: bool = False  # the client speaks the grouping extension
+
+
+class _GroupsListChanged(BaseModel):
+    """``notifications/groups/list_changed`` (the grouping draft): the SDK's session sends
+    any notification model with a ``method`` (it dumps it and notifies that method)."""
+
+    method: Literal["notifications/groups/list_changed"] = "notifications/groups/list_changed"
+    params: dict[str, Any] | None = None
 
 
 class LegacySessions:
@@ -64,12 +77,16 @@ class LegacySessions:
         if caller.kind != "session" or caller.key is None:
             return False
         key = caller.key
+        groups = isinstance(caller.extensions.get(GROUPING_EXTENSION_ID), Mapping)
         with self._lock:
-            if key in self._live:
+            known = self._live.get(key)
+            if known is not None:
+                if groups and not known.groups:  # capabilities are known after initialize
+                    self._live[key] = replace(known, groups=True)
                 return True
         if not on_connection_close(caller.anchor, lambda: self.forget(key), marker=_CLOSE_MARKER):
             return False
-        live = _Live(session, asyncio.get_running_loop())
+        live = _Live(session, asyncio.get_running_loop(), groups=groups)
         with self._lock:
             if len(self._live) >= self.max_sessions:
                 self._live.pop(next(iter(self._live)))
@@ -121,14 +138,32 @@ class LegacySessions:
             scheduled += 1
         return scheduled
 
-    def _spawn(self, key: str, live: _Live) -> None:
-        task = live.loop.create_task(self._send(key, live.session))
+    def broadcast_groups(self) -> int:
+        """Schedule ``notifications/groups/list_changed`` from any thread on every live
+        session whose client speaks the grouping extension."""
+        with self._lock:
+            targets = [(key, live) for key, live in self._live.items() if live.groups]
+        scheduled = 0
+        for key, live in targets:
+            try:
+                live.loop.call_soon_threadsafe(self._spawn, key, live, True)
+            except RuntimeError:
+                self.forget(key)
+                continue
+            scheduled += 1
+        return scheduled
+
+    def _spawn(self, key: str, live: _Live, groups: bool = False) -> None:
+        task = live.loop.create_task(self._send(key, live.session, groups))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _send(self, key: str, session: Any) -> None:
+    async def _send(self, key: str, session: Any, groups: bool = False) -> None:
         try:
-            await session.send_tool_list_changed()
+            if groups:
+                await session.send_notification(_GroupsListChanged())
+            else:
+                await session.send_tool_list_changed()
         except Exception as exc:  # a connection closing under us: not worth a warning
             logger.debug("tools/list_changed to session %s failed: %s", key, exc)
             self.forget(key)

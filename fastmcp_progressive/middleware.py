@@ -336,8 +336,7 @@ class ProgressiveDisclosure(Middleware):
     async def _list_described(self, ctx: Context, caller: Caller, names: list[str]) -> None:
         """Put tools just described in a followable caller's capped listing, and tell it."""
         limit = self.cap.limit(caller)
-        if (limit is None or not names or self._level(caller) == "full"
-                or 0 < self._largest_listing <= limit):
+        if limit is None or not names or 0 < self._largest_listing <= limit:
             return
         if await self.cap.add(caller, names, limit, self._site(ctx).state_store):
             try:

@@ -11,6 +11,7 @@ and a followable caller's listing lives where its grants live (two servers, one 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -281,3 +282,57 @@ async def test_replicas_sharing_a_store_show_a_caller_the_same_listing(
         assert target in on_two
         assert on_two == await listing(one, "alice-token")
         assert target not in await listing(two, "bob-token")  # bob's listing is his own
+
+
+async def test_a_group_change_in_a_file_notifies_grouping_sessions(
+        tmp_descriptions: Path) -> None:
+    """Hot reload: a file that moves its tool to another group sends a grouping client
+    ``notifications/groups/list_changed`` (and every client ``tools/list_changed``)."""
+    from tests.waiting import ListChangedRecorder, watcher_ready
+
+    server, _ = catalog(tmp_descriptions)
+    middleware = next(m for m in server.middleware if isinstance(m, ProgressiveDisclosure))
+    regrouped = asyncio.Event()
+
+    async def groups_changed() -> None:
+        regrouped.set()
+
+    tools_changed = ListChangedRecorder()
+    try:
+        async with serve_http(server) as url, connect(
+                url, "legacy", extensions=[grouping(groups_changed)],
+                message_handler=tools_changed) as client:
+            await client.list_tools()
+            await watcher_ready(middleware)
+            (tmp_descriptions / "tag_note.json").write_text(
+                json.dumps({"groups": ["labels"]}), "utf-8")
+            async with asyncio.timeout(10):
+                await regrouped.wait()
+            await tools_changed.next()
+            names = {g["name"] for g in await list_groups(client)}
+            assert "labels" in names
+            (tmp_descriptions / "read_note.json").write_text(
+                json.dumps({"groups": ["notes"], "summary": "Read one note."}), "utf-8")
+            await tools_changed.next()  # its line changed, its groups did not
+            regrouped.clear()
+            (tmp_descriptions / "write_note.json").write_text(
+                json.dumps({"groups": ["notes", "labels"]}), "utf-8")
+            async with asyncio.timeout(10):
+                await regrouped.wait()
+    finally:
+        middleware.close()
+
+
+async def test_a_host_served_in_full_but_capped_gets_described_tools_listed(
+        tmp_descriptions: Path) -> None:
+    """Cursor is served in full (it defers tools itself) until a server lists more than its
+    cap: then its capped listing takes in what it describes, like any followable caller."""
+    server, _ = catalog(tmp_descriptions,
+                        listing=ListingSettings(host_caps=[HostCap("cursor-vscode", 5)]))
+    cursor = mt.Implementation(name="cursor-vscode", version="1.0")
+    async with Client(server, mode="legacy", client_info=cursor) as client:
+        first = {t.name for t in await client.list_tools()}
+        assert len(first) == 5 and "call_tool" in first
+        target = next(n for n in ("kid_alerts", "tag_note", "refund_invoice") if n not in first)
+        await client.call_tool("describe_tools", {"tools": [target]})
+        assert target in {t.name for t in await client.list_tools()}
