@@ -76,3 +76,39 @@ class RequestSite:
 
     def state_store(self) -> KeyValue:
         return state_storage(self._ctx)  # type: ignore[no-any-return]
+
+    async def refreshed(self, name: str) -> FoundSite | None:
+        """After our lookup found no ``name``: the tool as FastMCP itself resolves it now
+        (``get_tool``: visibility, transforms, component auth; a proxy refreshes its
+        cache), when the caller may see it, as a site that knows it; else None."""
+        tool = await self._ctx.fastmcp.get_tool(name)
+        if tool is None:
+            return None
+        if self._catalog.filters(self._ctx) and not await self._catalog.visible(self._ctx,
+                                                                                [tool]):
+            return None
+        return FoundSite(self, name, tool)
+
+
+class FoundSite:
+    """A ``RequestSite`` that knows one tool its lookup had missed (see ``refreshed``)."""
+
+    __slots__ = ("_name", "_site", "_tool")
+
+    def __init__(self, site: RequestSite, name: str, tool: Tool) -> None:
+        self._site, self._name, self._tool = site, name, tool
+
+    def is_gateway(self, name: str) -> bool:
+        return self._site.is_gateway(name)
+
+    async def exists(self, name: str) -> bool:
+        return name == self._name or await self._site.exists(name)
+
+    async def tool(self, name: str) -> Tool | None:
+        return self._tool if name == self._name else await self._site.tool(name)
+
+    def pinned(self, tool: Tool) -> bool:
+        return self._site.pinned(tool)
+
+    def state_store(self) -> KeyValue:
+        return self._site.state_store()

@@ -35,7 +35,7 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
@@ -174,6 +174,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Write, check and measure progressive-disclosure description files.",
         epilog="Exit status: 0 fine, 1 problems found, 2 could not run.",
     )
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", required=True)
     spec_help = "the server, as `fastmcp run` takes it: app.py, app.py:mcp, fastmcp.json"
 
@@ -198,10 +199,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = sub.add_parser(
-        "proxy", help="serve any MCP server (a command or a URL) with progressive disclosure",
-        usage="%(prog)s [options] -- COMMAND [ARG ...]  |  %(prog)s [options] URL")
-    p.add_argument("target", nargs="+", metavar="COMMAND|URL",
+        "proxy", help="serve MCP servers (commands, URLs, an mcpServers file) with progressive "
+                      "disclosure",
+        usage="%(prog)s [options] -- COMMAND [ARG ...]  |  %(prog)s [options] URL  |  "
+              "%(prog)s [options] --config FILE",
+        epilog="Every option can also be set in the environment as FASTMCP_PROGRESSIVE_<OPTION> "
+               "(e.g. FASTMCP_PROGRESSIVE_CONFIG, FASTMCP_PROGRESSIVE_STARTUP_TIMEOUT; "
+               "--exempt: comma-separated; --no-host-profiles: 1/true); a flag given on the "
+               "command line wins.")
+    p.add_argument("target", nargs="*", metavar="COMMAND|URL",
                    help="the upstream: a command speaking MCP over stdio (after --), or a URL")
+    p.add_argument("--config", type=Path, metavar="FILE",
+                   help="an mcpServers JSON file (Claude Desktop, Cursor, FastMCP MCPConfig): "
+                        "serve every server in it, each under its name as a namespace")
     p.add_argument("--http", metavar="[HOST:]PORT", help="serve streamable HTTP (default: stdio)")
     p.add_argument("--descriptions", type=Path, metavar="DIR",
                    help="description files for the upstream's tools (hot reload)")
@@ -217,23 +227,91 @@ def _parser() -> argparse.ArgumentParser:
                    help="a tool listed in full and never gated (repeatable)")
     p.add_argument("--name", help="the proxy's server name")
     p.add_argument("--startup-timeout", type=_seconds, default=DEFAULT_STARTUP_TIMEOUT,
-                   metavar="SECONDS", help="time the upstream may take to start")
+                   metavar="SECONDS", help="time an upstream may take to start")
     p.add_argument("--request-timeout", type=_seconds, default=DEFAULT_REQUEST_TIMEOUT,
                    metavar="SECONDS", help="time one upstream request may take")
     return parser
 
 
+ENV_PREFIX = "FASTMCP_PROGRESSIVE_"
+PROXY_ENV = {  # option -> how its environment value reads (FASTMCP_PROGRESSIVE_<OPTION>)
+    "config": "path", "http": "text", "descriptions": "path", "listing": "text",
+    "anonymous": "text", "no_host_profiles": "flag", "exempt": "list", "name": "text",
+    "startup_timeout": "seconds", "request_timeout": "seconds", "max_tools": "count",
+}
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
+
+
+def apply_environment(args: argparse.Namespace, given: Sequence[str],
+                      environ: Mapping[str, str] | None = None) -> None:
+    """Options not given on the command line, from FASTMCP_PROGRESSIVE_<OPTION>.
+
+    The flag wins over the environment; a bad value names its variable (exit status 2).
+    """
+    environ = os.environ if environ is None else environ
+    ours = given[: given.index("--")] if "--" in given else given  # not the upstream's own
+    flags = {arg.split("=", 1)[0] for arg in ours if arg.startswith("--")}
+    for option, kind in PROXY_ENV.items():
+        variable = ENV_PREFIX + option.upper()
+        raw = environ.get(variable)
+        if raw is None or f"--{option.replace('_', '-')}" in flags:
+            continue
+        value: Any = raw
+        if kind == "path":
+            value = Path(raw) if raw else None
+        elif kind == "flag":
+            if raw.strip().lower() not in _TRUE + _FALSE:
+                raise CliError(f"{variable}={raw!r}: expected 1/true or 0/false")
+            value = raw.strip().lower() in _TRUE
+        elif kind == "list":
+            value = [name.strip() for name in raw.split(",") if name.strip()]
+        elif kind == "count":
+            if not raw.strip().isdigit():
+                raise CliError(f"{variable}={raw!r}: expected a whole number")
+            value = int(raw)
+        elif kind == "seconds":
+            try:
+                value = float(raw)
+            except ValueError:
+                raise CliError(f"{variable}={raw!r}: expected a number of seconds") from None
+        choices = {"listing": LEVELS, "anonymous": get_args(AnonymousPolicy)}.get(option)
+        if choices is not None and value not in choices:
+            raise CliError(f"{variable}={raw!r}: expected one of {', '.join(choices)}")
+        setattr(args, option, value)
+
+
+def version_line() -> str:
+    """``fastmcp-progressive X (FastMCP Y, MCP SDK Z)``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    import fastmcp
+
+    def of(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "unknown"
+
+    return (f"fastmcp-progressive {of('fastmcp-progressive')} (FastMCP {fastmcp.__version__}, "
+            f"MCP SDK {of('mcp')})")
+
+
 async def _run_proxy(args: argparse.Namespace) -> int:
-    """``proxy``: check the upstream, then serve it until the client or a signal stops us."""
-    target: str | list[str] = list(args.target)
-    if len(target) == 1 and is_url(target[0]):
+    """``proxy``: check the upstream(s), then serve until the client or a signal stops us."""
+    target: str | list[str] | None = list(args.target) or None
+    if args.config is not None and target is not None:
+        raise CliError("give either --config FILE or an upstream (-- COMMAND, or URL), not both")
+    if args.config is None and target is None:
+        raise CliError("proxy needs an upstream: -- COMMAND [ARG ...], a URL, or --config FILE")
+    if target is not None and len(target) == 1 and is_url(target[0]):
         target = target[0]
     try:
         http = parse_listen(args.http) if args.http else None
         chosen: dict[str, Any] = {"anonymous": args.anonymous} if args.anonymous else {}
         if args.no_host_profiles:
             chosen["host_profiles"] = ()
-        await serve(target, http=http, descriptions_dir=args.descriptions, name=args.name,
+        await serve(target, config=args.config, http=http,
+                    descriptions_dir=args.descriptions, name=args.name,
                     listing=ListingSettings(level=args.listing, max_tools=args.max_tools),
                     clients=ClientSettings(**chosen), exempt_tools=args.exempt,
                     startup_timeout=args.startup_timeout,
@@ -300,9 +378,12 @@ def _summary_chars(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit status (the console script passes it to exit)."""
-    args = _parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(given)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     try:
+        if args.command == "proxy":
+            apply_environment(args, given)
         return asyncio.run(_run(args))
     except CliError as exc:
         _err(f"fastmcp-progressive: {exc}")

@@ -35,7 +35,6 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import inspect
-import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -43,11 +42,12 @@ from typing import Any, Literal, get_args
 from .caller import Caller
 from .hooks import HookFailed, call_hook, hook_limiter
 from .hosts import ClientLevel, profile_for, profile_level
+from .log import get_logger
 from .memo import IdentityMemo
 from .payloads import EXTENSION_ID
 from .settings import ClientSettings, ListingLevel, ListingSettings
 
-logger = logging.getLogger(__name__)
+logger = get_logger("compat")
 
 Mode = Literal["progressive", "full"]
 MODES: tuple[Mode, ...] = get_args(Mode)

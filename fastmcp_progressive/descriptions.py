@@ -20,7 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
@@ -41,9 +40,10 @@ from .description_folder import (
 )
 from .dirstat import stats_in
 from .file_errors import DescriptionError, at_path
+from .log import get_logger
 from .settings import CacheSettings
 
-logger = logging.getLogger(__name__)
+logger = get_logger("descriptions")
 
 SCAN_TRUST_NS = 2_000_000_000  # a folder stat younger than this may hide a new entry
 FEW_FILES = 32  # files stat'ed by full path rather than through a directory descriptor

@@ -23,7 +23,6 @@ Example:
 from __future__ import annotations
 
 import atexit
-import logging
 import os
 import stat
 import threading
@@ -34,8 +33,9 @@ from pathlib import Path
 import watchfiles
 
 from .description_folder import description_name
+from .log import get_logger
 
-logger = logging.getLogger(__name__)
+logger = get_logger("directory_watcher")
 
 THREAD_NAME = "fastmcp-progressive-watch"
 RETRY_MAX_SECONDS = 30.0  # longest wait between attempts once both watch modes failed

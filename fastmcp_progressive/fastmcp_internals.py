@@ -549,3 +549,85 @@ def list_page_size(server: Any) -> int | None:
     """
     size = getattr(server, "_list_page_size", None)
     return size if isinstance(size, int) and size > 0 else None
+
+
+# -- one shared backend session per upstream (upstream.py, gateway.py) --------------------------
+async def force_disconnect(client: Any) -> None:
+    """Close a ``StatefulProxyClient``'s session for good (its ``__aexit__`` never does).
+
+    What FastMCP's own multi-server ``MCPConfigTransport`` calls on shutdown
+    (``client._disconnect(force=True)``). Stands in for: nothing public.
+    Verified on FastMCP 4.2.3.
+    """
+    await client._disconnect(force=True)
+
+
+def stash_front_request(client: Any, ctx: Any) -> None:
+    """Point a ``ProxyClient``'s forwarding handlers (roots, sampling, elicitation, log,
+    progress) at the front request ``ctx``, as FastMCP's proxy components do before each
+    backend call (``_stash_proxy_request_context``). Used before a backend request the
+    proxy makes on its own behalf (asking an upstream to re-read the front's roots).
+    Verified on FastMCP 4.2.3.
+    """
+    from fastmcp.server.providers.proxy import _stash_proxy_request_context
+
+    _stash_proxy_request_context(client, ctx)
+
+
+def after_roots_answered(client: Any, callback: Callable[[], None]) -> None:
+    """Call ``callback`` each time ``client`` (not yet connected) has answered its
+    upstream's ``roots/list``.
+
+    Wraps the ``list_roots_callback`` session argument FastMCP's ``ProxyClient`` installs
+    (its forwarding handler, kept as it is). Verified on FastMCP 4.2.3.
+    """
+    kwargs = client._session_kwargs
+    inner = kwargs.get("list_roots_callback")
+    if inner is None:
+        return
+
+    async def answered(*args: Any, **kw: Any) -> Any:
+        try:
+            return await inner(*args, **kw)
+        finally:
+            callback()
+
+    kwargs["list_roots_callback"] = answered
+
+
+_SPAWN_RECORDER: Any = None  # ContextVar[Callable[[int], None] | None], made on first use
+_SPAWN_PATCH_MARK = "_fastmcp_progressive_records_pids"
+
+
+def record_spawned_pids(record: Callable[[int], None]) -> Callable[[], None]:
+    """Until the returned reset is called, tell ``record`` the pid of each stdio server
+    process the MCP SDK spawns from this context (and tasks started from it).
+
+    The SDK starts each server in its own session (its pid is its process group) and
+    kills that group only when the server outlives its stdin; a server that exits on EOF
+    leaves its own children running. Knowing the pid lets the proxy kill the group
+    itself. Wraps ``mcp.client.stdio._create_platform_compatible_process``.
+    Verified on mcp 2.3.0.
+    """
+    global _SPAWN_RECORDER
+    import contextvars
+
+    import mcp.client.stdio as sdk_stdio
+
+    if _SPAWN_RECORDER is None:
+        _SPAWN_RECORDER = contextvars.ContextVar("fastmcp_progressive_spawn", default=None)
+    original = sdk_stdio._create_platform_compatible_process
+    if not getattr(original, _SPAWN_PATCH_MARK, False):
+        recorder = _SPAWN_RECORDER
+
+        async def spawn(*args: Any, **kwargs: Any) -> Any:
+            process = await original(*args, **kwargs)
+            note = recorder.get()
+            if note is not None:
+                note(process.pid)
+            return process
+
+        setattr(spawn, _SPAWN_PATCH_MARK, True)
+        sdk_stdio._create_platform_compatible_process = spawn
+    token = _SPAWN_RECORDER.set(record)
+    return lambda: _SPAWN_RECORDER.reset(token)

@@ -31,7 +31,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args
@@ -44,10 +43,11 @@ from .definitions import Definitions
 from .engagement import Engagement
 from .grants import GrantStore, GrantStoreUnavailable, KeyValue
 from .hosts import ClientLevel
+from .log import get_logger
 from .settings import AnonymousPolicy
 from .validation import ArgumentChecker
 
-logger = logging.getLogger("fastmcp_progressive")
+logger = get_logger()
 
 ANONYMOUS_POLICIES: tuple[AnonymousPolicy, ...] = get_args(AnonymousPolicy)
 

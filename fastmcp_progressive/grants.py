@@ -43,7 +43,6 @@ Example:
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -56,10 +55,11 @@ from key_value.aio.stores.memory import MemoryStore
 
 from .caller import Caller
 from .fastmcp_internals import on_connection_close
+from .log import get_logger
 from .settings import GrantSettings
 from .settings import StoreErrorPolicy as StoreErrorPolicy
 
-logger = logging.getLogger(__name__)
+logger = get_logger("grants")
 
 GRANTS_COLLECTION = "fastmcp_progressive_grants"
 LISTINGS_COLLECTION = "fastmcp_progressive_listings"

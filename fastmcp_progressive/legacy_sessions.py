@@ -20,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -31,8 +30,9 @@ from pydantic import BaseModel
 from .caller import Caller
 from .fastmcp_internals import on_connection_close
 from .groups import GROUPING_EXTENSION_ID
+from .log import get_logger
 
-logger = logging.getLogger(__name__)
+logger = get_logger("legacy_sessions")
 
 _CLOSE_MARKER = "fastmcp_progressive.notify"
 

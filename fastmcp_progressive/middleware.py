@@ -23,7 +23,6 @@ Example:
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -57,6 +56,7 @@ from .guidance import guidance_prompt as guidance_prompt_for
 from .hosts import ClientLevel
 from .hot_reload import HotReload
 from .listing import ListedTool, Lister
+from .log import get_logger
 from .mounts import call_prefix, read_prefix, refusal_for_mount, unprefixed
 from .options import folder, names
 from .ordering import MiddlewareOrderError, misordered
@@ -87,7 +87,7 @@ from .targets import hashed_target
 from .toolcap import ToolCap
 from .validation import ArgumentChecker
 
-logger = logging.getLogger("fastmcp_progressive")
+logger = get_logger()
 
 _HANDSHAKE_METHODS = frozenset({"initialize", "server/discover", "notifications/initialized"})
 
@@ -469,7 +469,15 @@ class ProgressiveDisclosure(Middleware):
             hashed=hashed,
             nested=passed_outer_gate() and is_nested_tool_call(),  # cheaper read first
         )
-        verdict = await self.gate.decide(call, self._site(ctx))
+        site = self._site(ctx)
+        verdict = await self.gate.decide(call, site)
+        if verdict.outcome == "unknown" and hashed is None:
+            # Unknown to our lookup, yet FastMCP may still find it (a proxy's cache that
+            # refreshes on this very call, an upstream that added the tool mid-session):
+            # a tool FastMCP would run is gated like any other, never run unread.
+            found = await site.refreshed(name)
+            if found is not None:
+                verdict = await self.gate.decide(call, found)
         if verdict.proceeds:
             if verdict.outcome != "unknown" and not call.nested and self.cap.possible:
                 self.cap.note_call(call.name)

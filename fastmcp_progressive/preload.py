@@ -32,15 +32,15 @@ Example:
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from .listing import Lister
+from .log import get_logger
 
-logger = logging.getLogger(__name__)
+logger = get_logger("preload")
 
 THREAD_NAME = "fastmcp-progressive-preload"
 LONGEST_PAUSE = 0.5

@@ -28,10 +28,10 @@ Example:
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any
@@ -43,11 +43,13 @@ from fastmcp.exceptions import ToolError
 from fastmcp.server import create_proxy
 from fastmcp.server.auth import AuthProvider
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
-from fastmcp.server.providers.proxy import ProxyMetadataMiddleware
+from fastmcp.server.providers.proxy import FastMCPProxy, ProxyMetadataMiddleware
 from mcp import MCPError
 
+from .log import get_logger
 from .middleware import ProgressiveDisclosure
 from .options import fail
+from .roots import RootsForwarding
 from .upstream import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_STARTUP_TIMEOUT,
@@ -70,7 +72,7 @@ __all__ = [
     "upstream_of",
 ]
 
-logger = logging.getLogger("fastmcp_progressive")
+logger = get_logger("proxy")
 
 
 class UpstreamFailures(Middleware):
@@ -95,6 +97,7 @@ class UpstreamFailures(Middleware):
             if reason is None:
                 raise
             logger.error("%s (during %s)", reason, context.method)
+            await self.upstream.forget_session()
             if context.method == "tools/call":
                 raise ToolError(reason) from exc
             raise MCPError(code=mt.INTERNAL_ERROR, message=reason) from exc
@@ -184,24 +187,25 @@ def progressive_proxy(
         finally:
             await upstream.close()
 
-    server = create_proxy(
-        upstream.proxy_target,
-        name=name or f"progressive {upstream.label.strip('`')}",
-        provider_error_strategy="raise",  # an unreachable upstream must not list as empty
-        lifespan=stop_upstream,
-        auth=auth,
-    )
-    upstream.client_factory = server.client_factory
+    settings: dict[str, Any] = {
+        "name": name or f"progressive {upstream.label.strip('`')}",
+        "provider_error_strategy": "raise",  # an unreachable upstream must not list as empty
+        "lifespan": stop_upstream,
+        "auth": auth,
+    }
+    if upstream.proxy_target is None:  # a command or URL: its one connected client
+        server: FastMCP[Any] = FastMCPProxy(client_factory=upstream.connected, **settings)
+    else:
+        server = create_proxy(upstream.proxy_target, **settings)
     # Outermost first: failures named; then the middleware, outside FastMCP's proxy
     # metadata middleware so the upstream's instructions are kept and ours appended.
     failures = UpstreamFailures(upstream)
-    server.add_middleware(disclosure)
-    server.add_middleware(failures)
+    roots = RootsForwarding(lambda: [upstream])
+    ours = (failures, roots, disclosure)
     server.middleware[:] = [
-        failures,
-        disclosure,
+        *ours,
         *(UpstreamMetadata(m, upstream) if isinstance(m, ProxyMetadataMiddleware) else m
-          for m in server.middleware if m is not failures and m is not disclosure),
+          for m in server.middleware if m not in ours),
     ]
     return server
 
@@ -234,24 +238,46 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 
 async def serve(
-    target: Target,
+    target: Target | None = None,
     *,
+    config: Any = None,
     http: tuple[str, int] | None = None,
     **settings: Any,
 ) -> None:
-    """Check the upstream, then serve the proxy over stdio (or streamable HTTP at ``http``).
+    """Start the upstream(s), then serve over stdio (or streamable HTTP at ``http``).
 
-    SIGTERM and SIGINT stop serving, and the upstream is always stopped before we return:
-    hosts close our stdin and send SIGTERM shortly after, and the upstream runs in its own
-    process group, so dying on that signal would leave it running.
+    ``target`` is one upstream (``progressive_proxy``); ``config`` an ``mcpServers`` file or
+    dict (``gateway.progressive_gateway``), whose servers start concurrently: those that
+    fail are named and the others served (``UpstreamError`` only when none can start).
+    SIGTERM and SIGINT stop serving, and the upstreams are always stopped before we
+    return: hosts close our stdin and send SIGTERM shortly after, and each upstream runs
+    in its own process group, so dying on that signal would leave it running.
     """
-    server = progressive_proxy(target, **settings)
-    upstream = upstream_of(server)
+    from .gateway import progressive_gateway, upstreams_of
+
+    if config is not None:
+        server = progressive_gateway(config, **settings)
+        upstreams = list(upstreams_of(server))
+    else:
+        server = progressive_proxy(target, **settings)  # type: ignore[arg-type]
+        upstreams = [upstream_of(server)]
     with _stop_signals() as signals:
         try:
-            tools = await upstream.check()
-            logger.info("serving %s (%d tools) with progressive disclosure", upstream.label,
-                        tools)
+            started = time.monotonic()
+            if config is None:
+                tools = await upstreams[0].check()
+                logger.info("serving %s (%d tools) with progressive disclosure",
+                            upstreams[0].label, tools)
+            else:
+                await upstreams_of(server).start_all()
+                serving = [u for u in upstreams if u.state == "serving"]
+                if not serving:
+                    raise UpstreamError("no upstream MCP server could start: " + "; ".join(
+                        u.reason or u.label for u in upstreams))
+                logger.info("serving %d of %d upstream MCP servers (%d tools) with "
+                            "progressive disclosure, started in %.2f s", len(serving),
+                            len(upstreams), sum(u.tool_count or 0 for u in serving),
+                            time.monotonic() - started)
             async with anyio.create_task_group() as group:
 
                 async def stop_on_signal() -> None:
@@ -269,7 +295,8 @@ async def serve(
                 group.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
-                await upstream.close()
+                for upstream in upstreams:
+                    await upstream.close()
 
 
 def _stop_signals() -> Any:

@@ -39,7 +39,6 @@ Example:
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -56,12 +55,13 @@ from .definitions import Definitions
 from .descriptions import DescriptionStore, Signature
 from .fastmcp_internals import server_info_stamp
 from .hooks import HookFailed, call_hook, hook_limiter
+from .log import get_logger
 from .memo import IdentityMemo
 from .rules import Hints, Rule, ToolHints, first_match, violations
 from .settings import ResolutionSettings
 from .validation import ArgumentChecker
 
-logger = logging.getLogger("fastmcp_progressive")
+logger = get_logger()
 
 RESOLUTION_EXTENSION_ID = "io.modelcontextprotocol/tool-resolution"
 """The experimental extension's identifier, used in capabilities and in ``Tool._meta``."""

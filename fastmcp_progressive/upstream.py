@@ -2,9 +2,12 @@
 
 ``Upstream`` wraps what ``create_proxy`` is given: a command (``UpstreamCommand``, FastMCP's
 stdio transport started once per proxy run, its stderr passed through and its last lines
-kept) or a URL (FastMCP's ``ProxyClient``). ``Upstream.explain`` turns a failure to reach it
-(not found, exited, unreachable, too slow) into one sentence naming it; ``proxy.py`` puts that
-sentence in front of the client.
+kept, its process group stopped with it) or a URL (FastMCP's own remote transport, as
+``MCPConfig`` builds it), reached through one FastMCP ``StatefulProxyClient``. An
+``mcpServers`` entry (``Upstream.from_config``) gives the same. ``Upstream.explain`` turns a
+failure to reach it (not found, exited, unreachable, too slow) into one sentence naming it;
+``proxy.py`` and ``gateway.py`` put that sentence in front of the client, and ``status()``
+says where each upstream stands.
 
 Example:
     ```python
@@ -15,31 +18,43 @@ Example:
 
 from __future__ import annotations
 
-import inspect
-import logging
+import math
 import os
 import select
 import shlex
+import signal
 import sys
 import threading
 import time
+import warnings
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
+import httpx2
 import mcp_types as mt
 from fastmcp import Client, FastMCP
 from fastmcp.client.transports import ClientTransport, StdioTransport
-from fastmcp.server.providers.proxy import ProxyClient
+from fastmcp.mcp_config import RemoteMCPServer, StdioMCPServer
+from fastmcp.server.providers.proxy import StatefulProxyClient
 from mcp import MCPError
 from mcp.client.session import ClientSession
 
-from .fastmcp_internals import connect_failure, send_stderr_to, stdio_session_ended
+from .fastmcp_internals import (
+    after_roots_answered,
+    connect_failure,
+    force_disconnect,
+    record_spawned_pids,
+    send_stderr_to,
+    stash_front_request,
+    stdio_session_ended,
+)
+from .log import get_logger
 from .options import MAX_UPSTREAM_TIMEOUT, fail, seconds, text_mapping
 
-logger = logging.getLogger("fastmcp_progressive")
+logger = get_logger("proxy")
 
 Target = str | Sequence[str] | FastMCP[Any] | Client[Any] | ClientTransport
 """A URL, a command line (``["npx", "-y", "pkg"]``), or anything ``create_proxy`` takes."""
@@ -48,6 +63,10 @@ DEFAULT_STARTUP_TIMEOUT = 60.0  # npx may download the server on first use
 DEFAULT_REQUEST_TIMEOUT = 300.0
 STDERR_LINES_KEPT = 20
 STDERR_LINES_SHOWN = 5
+STDERR_LINE_BYTES = 2048  # of each kept line; the rest is passed through, not kept
+STDERR_CHUNK = 65536
+ROOTS_WAIT = 5.0  # seconds a front request waits for an upstream to re-read its roots
+GROUP_STOP_GRACE = 2.0  # seconds an upstream's process group gets between SIGTERM and SIGKILL
 
 
 class UpstreamError(RuntimeError):
@@ -63,29 +82,60 @@ def is_url(text: str) -> bool:
 class StderrTail:
     """The upstream's stderr: passed through to ours (hosts log it), last lines kept.
 
-    The process writes into a pipe; a daemon thread copies each line to our stderr and
-    remembers the last ones, which is what an error about the upstream quotes.
+    The process writes into a pipe; a daemon thread copies what it reads to our stderr and
+    remembers the last lines, which is what an error about the upstream quotes. What is
+    kept is bounded in bytes whatever the upstream writes: each line to ``line_bytes``
+    (the rest of a longer line is passed through, not kept) and ``keep`` lines, so a
+    server that prints megabytes without a newline costs us at most ``keep * line_bytes``.
     """
 
-    def __init__(self, keep: int = STDERR_LINES_KEPT) -> None:
+    def __init__(self, keep: int = STDERR_LINES_KEPT, line_bytes: int = STDERR_LINE_BYTES,
+                 prefix: str = "") -> None:
         read_fd, write_fd = os.pipe()
         self._read_fd = read_fd
         self.writer = os.fdopen(write_fd, "w")  # handed to the process as its stderr
-        self._lines: deque[str] = deque(maxlen=keep)
+        self._lines: deque[bytes] = deque(maxlen=keep)
+        self._line_bytes = line_bytes
+        self._prefix = prefix.encode()
         self._lock = threading.Lock()
         threading.Thread(target=self._pump, name="upstream-stderr", daemon=True).start()
 
     def _pump(self) -> None:
-        with open(self._read_fd, "rb", closefd=True) as reader:
-            for raw in reader:
-                line = raw.decode("utf-8", "replace")
-                with self._lock:
-                    self._lines.append(line.rstrip())
-                try:
-                    sys.stderr.write(line)
-                    sys.stderr.flush()
-                except (OSError, ValueError):  # our stderr is gone; keep draining the pipe
-                    pass
+        partial = bytearray()  # the line being read, at most line_bytes of it
+        at_line_start = True
+        with open(self._read_fd, "rb", buffering=0, closefd=True) as reader:
+            while chunk := reader.read(STDERR_CHUNK):
+                self._pass_through(chunk, at_line_start)
+                at_line_start = chunk.endswith(b"\n")
+                *complete, rest = chunk.split(b"\n")
+                for piece in complete:
+                    self._keep(bytes(partial) + piece)
+                    partial.clear()
+                room = self._line_bytes - len(partial)
+                if room > 0:
+                    partial += rest[:room]
+            if partial:
+                self._keep(bytes(partial))
+
+    def _keep(self, line: bytes) -> None:
+        with self._lock:
+            self._lines.append(line[: self._line_bytes].rstrip())
+
+    def _pass_through(self, chunk: bytes, at_line_start: bool) -> None:
+        if self._prefix:  # several upstreams share our stderr: say whose line it is
+            lines = chunk.split(b"\n")
+            chunk = b"\n".join((self._prefix + line if line and (i or at_line_start) else line)
+                               for i, line in enumerate(lines))
+        try:
+            out = sys.stderr.buffer if hasattr(sys.stderr, "buffer") else None
+            if out is not None:
+                out.write(chunk)
+                out.flush()
+            else:
+                sys.stderr.write(chunk.decode("utf-8", "replace"))
+                sys.stderr.flush()
+        except (OSError, ValueError):  # our stderr is gone; keep draining the pipe
+            pass
 
     def last(self, count: int = STDERR_LINES_SHOWN, *, settle: float = 0.3) -> list[str]:
         """The last ``count`` non-blank lines, once what is already in the pipe was read."""
@@ -93,7 +143,14 @@ class StderrTail:
         while time.monotonic() < deadline and self._pending():
             time.sleep(0.01)
         with self._lock:
-            return [line for line in self._lines if line.strip()][-count:]
+            lines = [raw.decode("utf-8", "replace") for raw in self._lines]
+        return [line for line in lines if line.strip()][-count:]
+
+    @property
+    def kept_bytes(self) -> int:
+        """Bytes of stderr held right now (bounded by ``keep * line_bytes``)."""
+        with self._lock:
+            return sum(len(line) for line in self._lines)
 
     def _pending(self) -> bool:
         try:
@@ -112,7 +169,9 @@ class UpstreamCommand(StdioTransport):
     One process and one session serve every request (FastMCP's ``keep_alive``). Unlike the
     plain transport, a process that exits on its own is not silently started again: each
     later request fails with ``UpstreamError`` saying so, until ``close()`` (the proxy's
-    shutdown) resets it.
+    shutdown) resets it. The MCP SDK starts the process in its own process group; on
+    ``close()`` the whole group is stopped, so children the upstream started (a server
+    that runs its real work in a subprocess) do not outlive the proxy.
     """
 
     def __init__(
@@ -121,12 +180,15 @@ class UpstreamCommand(StdioTransport):
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
+        name: str | None = None,
     ) -> None:
         if not argv or not argv[0]:
             raise ValueError("the upstream command is empty")
         self.argv = list(argv)
-        self.label = f"`{shlex.join(self.argv)}`"
+        self.name = name
+        self.label = f"`{name}`" if name else f"`{shlex.join(self.argv)}`"
         self.stderr: StderrTail | None = None  # one per process start, made at connect
+        self.pids: list[int] = []  # each process started (its process group id)
         self._started = False
         super().__init__(
             self.argv[0],
@@ -147,8 +209,9 @@ class UpstreamCommand(StdioTransport):
         if self.ended:
             raise UpstreamError(self.exited())
         if self.stderr is None:
-            self.stderr = StderrTail()
+            self.stderr = StderrTail(prefix=f"[{self.name}] " if self.name else "")
             send_stderr_to(self, self.stderr.writer)  # what FastMCP hands the process
+        reset = record_spawned_pids(self.pids.append)
         try:
             session = await super().connect(**kwargs)
         except FileNotFoundError:
@@ -157,16 +220,23 @@ class UpstreamCommand(StdioTransport):
             raise UpstreamError(self._cannot_start(f"{self.argv[0]!r} is not executable")) from None
         except OSError as exc:
             raise UpstreamError(self._cannot_start(exc.strerror or str(exc))) from None
+        finally:
+            reset()
         self._started = True
         return session
 
     async def close(self) -> None:
-        """Stop the process (our shutdown); a later request may start it again."""
+        """Stop the process and its process group (our shutdown); a later request may
+        start it again."""
         self._started = False
-        await super().close()  # type: ignore[no-untyped-call]
-        if self.stderr is not None:  # the process is gone: its pipe's reader sees the end
-            self.stderr.close()
-            self.stderr = None
+        try:
+            await super().close()  # type: ignore[no-untyped-call]
+        finally:
+            pids, self.pids = self.pids, []
+            await anyio.to_thread.run_sync(stop_process_groups, pids)
+            if self.stderr is not None:  # the process is gone: its pipe's reader sees the end
+                self.stderr.close()
+                self.stderr = None
 
     def exited(self, *, starting: bool = False) -> str:
         if starting:
@@ -185,18 +255,62 @@ class UpstreamCommand(StdioTransport):
         return " Its last lines on stderr: " + " | ".join(line.strip()[:300] for line in lines)
 
 
+def stop_process_groups(pgids: Sequence[int], grace: float = GROUP_STOP_GRACE) -> None:
+    """SIGTERM each process group still alive, SIGKILL what is left after ``grace`` s.
+
+    The groups are the upstreams' own (the SDK starts each in a new session), so this
+    never reaches the proxy or another upstream. Blocking: run it in a thread.
+    """
+    if sys.platform == "win32" or not pgids:  # Windows: the SDK's job object does this
+        return
+    alive = [pgid for pgid in pgids if _signal_group(pgid, signal.SIGTERM)]
+    deadline = time.monotonic() + grace
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.02)
+        alive = [pgid for pgid in alive if _signal_group(pgid, 0)]
+    for pgid in alive:
+        _signal_group(pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send ``sig`` to group ``pgid``; whether the group still exists."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 # -- naming the upstream in errors ------------------------------------------------------------
+UpstreamState = Literal["not started", "starting", "serving", "failed", "exited"]
+
+
 class Upstream:
-    """The server behind the proxy: how to name it, reach it, and explain its failures."""
+    """One server behind the proxy: how to name it, reach it, and explain its failures.
+
+    A command or URL upstream is served through one FastMCP ``StatefulProxyClient``,
+    connected once (at start, or on the first request) and reused by every request, the
+    way FastMCP's own multi-server ``MCPConfig`` proxy reuses its connected clients. One
+    client means FastMCP's forwarding handlers (roots, sampling, elicitation, logging,
+    progress, list-changed notifications) always reach the front request being served:
+    each proxied request points that client at itself before it goes out. It speaks the
+    handshake era to the upstream, the era in which an upstream can ask its client for
+    roots, sampling and elicitation. The front's HTTP headers are not forwarded (one
+    session serves every caller); a URL upstream's own ``headers`` and ``auth`` are.
+    """
 
     def __init__(
         self,
         target: Target,
         *,
+        name: str | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+        transport: ClientTransport | None = None,
     ) -> None:
         seconds("startup_timeout", startup_timeout, MAX_UPSTREAM_TIMEOUT)
         if request_timeout is not None:  # None: no limit; NaN or inf never mean that
@@ -204,31 +318,102 @@ class Upstream:
         text_mapping("env", env)
         if cwd is not None and not os.path.isdir(cwd):
             fail("cwd", "an existing folder or None", cwd)
+        self.name = name
         self.startup_timeout = startup_timeout
         self.request_timeout = request_timeout
         self.command: UpstreamCommand | None = None
         self.kind: Literal["command", "url", "other"] = "other"
-        timeouts: dict[str, Any] = {"init_timeout": startup_timeout, "timeout": request_timeout}
-        self.proxy_target: Any
-        # The proxy's own factory, once there is a proxy: the check must connect exactly as
-        # proxied requests do, or FastMCP takes the started process for a different
-        # session's and starts another.
-        self.client_factory: Callable[[], Any] | None = None
+        self.state: UpstreamState = "not started"
+        self.reason: str | None = None
+        self.instructions: str | None = None
+        self.tool_count: int | None = None
+        self.roots_asked = False  # the upstream asked for roots at least once
+        self._transport: ClientTransport | None = None
+        self._client: StatefulProxyClient[Any] | None = None
+        self._lock: anyio.Lock | None = None
+        self._roots_answered: anyio.Event | None = None
+        self.proxy_target: Any = None
         if isinstance(target, str):
             if not is_url(target):
                 raise ValueError(
                     f"{target!r} is not an http(s) URL; give a command as a list of arguments"
                 )
-            self.kind, self.label = "url", _safe_url(target)
-            # "auto": the upstream may speak only the handshake era whatever the front speaks.
-            self.proxy_target = ProxyClient(target, mode="auto", **timeouts)
+            self.kind = "url"
+            self.label = f"`{name}`" if name else _safe_url(target)
+            self._transport = transport or _url_transport(target)
         elif isinstance(target, Sequence):
-            self.command = UpstreamCommand(list(target), env=env, cwd=cwd)
+            self.command = UpstreamCommand(list(target), env=env, cwd=cwd, name=name)
             self.kind, self.label = "command", self.command.label
-            self.proxy_target = ProxyClient(self.command, mode="auto", **timeouts)
+            self._transport = self.command
         else:
-            self.label = f"`{getattr(target, 'name', None) or type(target).__name__}`"
+            self.label = f"`{name or getattr(target, 'name', None) or type(target).__name__}`"
             self.proxy_target = target
+
+    @classmethod
+    def from_config(
+        cls,
+        name: str,
+        entry: StdioMCPServer | RemoteMCPServer,
+        *,
+        startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+    ) -> Upstream:
+        """The upstream one ``mcpServers`` entry describes (FastMCP's ``MCPConfig`` types).
+
+        ``timeout`` in the entry (milliseconds, as in ``MCPConfig``; 0: none) overrides
+        ``request_timeout`` for this server.
+        """
+        if entry.timeout is not None:
+            request_timeout = entry.timeout / 1000 or None
+        if isinstance(entry, StdioMCPServer):
+            return cls([entry.command, *entry.args], name=name,
+                       env={k: str(v) for k, v in entry.env.items()}, cwd=entry.cwd,
+                       startup_timeout=startup_timeout, request_timeout=request_timeout)
+        # FastMCP builds the remote transport (headers, auth, SSE or streamable HTTP).
+        transport = RemoteMCPServer.to_transport(entry)
+        return cls(entry.url, name=name, transport=transport,
+                   startup_timeout=startup_timeout, request_timeout=request_timeout)
+
+    # -- the one backend client -----------------------------------------------------------
+    def _new_client(self) -> StatefulProxyClient[Any]:
+        assert self._transport is not None
+        client: StatefulProxyClient[Any] = StatefulProxyClient(
+            self._transport, mode="legacy", init_timeout=self.startup_timeout,
+            timeout=self.request_timeout, forward_incoming_headers=False,
+        )
+        after_roots_answered(client, self._note_roots_answered)
+        return client
+
+    async def connected(self) -> Client[Any]:
+        """The upstream's client, connected (started now if it is not yet): the proxy's
+        ``client_factory``. Raises ``UpstreamError`` naming the upstream when it cannot."""
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            client = self._client
+            if client is not None and client.is_connected():
+                return client
+            if client is not None:  # a session that ended: let the transport say why
+                with anyio.CancelScope(shield=True):
+                    await _quietly(force_disconnect(client))
+            client = self._client = self._new_client()
+            try:
+                with anyio.fail_after(self.startup_timeout):
+                    await client.__aenter__()  # type: ignore[no-untyped-call]
+            except TimeoutError as exc:
+                self._client = None
+                raise self._failed(UpstreamError(self._timed_out(self.startup_timeout,
+                                                                  "at start-up"))) from exc
+            except Exception as exc:
+                self._client = None
+                if self.command is not None and self.command.ended:
+                    raise self._failed(UpstreamError(self.command.exited(starting=True))) from exc
+                raise self._failed(UpstreamError(
+                    self.explain(exc) or f"upstream MCP server {self.label}: {exc}")) from exc
+            result = client.initialize_result
+            self.instructions = getattr(result, "instructions", None) if result else None
+            self.state, self.reason = "serving", None
+            return client
 
     async def check(self) -> int:
         """Connect and list the upstream's tools within the start-up timeout; their count.
@@ -236,26 +421,99 @@ class Upstream:
         Raises ``UpstreamError`` naming the upstream when it cannot serve. Nothing to start
         for an in-process target (a FastMCP server, a ``Client`` or transport): 0.
         """
-        if not isinstance(self.proxy_target, Client):
+        if self._transport is None:
             return 0
-        made = (self.client_factory or self.proxy_target.new)()
-        client: Client[Any] = await made if inspect.isawaitable(made) else made
+        self.state = "starting"
+        client = await self.connected()
         try:
             with anyio.fail_after(self.startup_timeout):
                 async with client:
-                    return len(await client.list_tools())
+                    self.tool_count = len(await client.list_tools())
         except TimeoutError as exc:
-            raise UpstreamError(self._timed_out(self.startup_timeout, "at start-up")) from exc
+            raise self._failed(UpstreamError(self._timed_out(self.startup_timeout,
+                                                              "at start-up"))) from exc
         except Exception as exc:
-            if self.command is not None and self.command.ended:
-                raise UpstreamError(self.command.exited(starting=True)) from exc
-            raise UpstreamError(self.explain(exc) or f"upstream MCP server {self.label}: "
-                                f"{exc}") from exc
+            raise self._failed(UpstreamError(
+                self.explain(exc) or f"upstream MCP server {self.label}: {exc}")) from exc
+        return self.tool_count
+
+    async def start(self) -> bool:
+        """``check()``, recording the outcome in ``state``/``reason`` instead of raising."""
+        started = time.monotonic()
+        try:
+            tools = await self.check()
+        except UpstreamError as exc:
+            logger.error("%s", exc)
+            return False
+        logger.info("upstream %s serving %d tools (started in %.2f s)", self.label, tools,
+                    time.monotonic() - started)
+        return True
+
+    async def forget_session(self) -> None:
+        """After a URL upstream failed: drop its session, so the next request connects
+        again (the server may be back) rather than reusing a dead one."""
+        if self.kind != "url" or self._lock is None:
+            return
+        async with self._lock:
+            client, self._client = self._client, None
+            if client is not None:
+                with anyio.CancelScope(shield=True):
+                    await _quietly(force_disconnect(client))
+
+    def _failed(self, error: UpstreamError) -> UpstreamError:
+        self.state, self.reason = "failed", str(error)
+        return error
+
+    def status(self) -> dict[str, Any]:
+        """What the proxy's status resource says about this upstream."""
+        if self.command is not None and self.command.ended and self.state == "serving":
+            self.state, self.reason = "exited", self.command.exited()
+        return {"name": self.name, "state": self.state, "reason": self.reason,
+                "tools": self.tool_count, "upstream": self.label.strip("`")}
 
     async def close(self) -> None:
-        if self.command is not None:
-            await self.command.close()
+        client, self._client = self._client, None
+        if client is not None:
+            with anyio.CancelScope(shield=True):
+                await _quietly(force_disconnect(client))
+        if self._transport is not None:
+            with anyio.CancelScope(shield=True):
+                await _quietly(self._transport.close())  # type: ignore[no-untyped-call]
+        self.state, self.reason = "not started", None  # a later start tries again
 
+    # -- roots -------------------------------------------------------------------------
+    def _note_roots_answered(self) -> None:
+        self.roots_asked = True
+        if self._roots_answered is not None:
+            self._roots_answered.set()
+
+    async def resync_roots(self, ctx: Any, wait: float = ROOTS_WAIT) -> bool:
+        """Have the upstream read the roots of the front request ``ctx`` now.
+
+        An upstream that asks for roots does so when its session starts, which the proxy
+        does before any client is there to answer; FastMCP's handler then has nobody to
+        relay to. So when a front session that has roots arrives (or says its roots
+        changed), the upstream is told its roots changed, asks again, and FastMCP's
+        handler relays the question to this front session. Waits (at most ``wait`` s) for
+        the answer, so the request that triggered it runs against the new roots.
+        """
+        client = self._client
+        if client is None or not client.is_connected() or not self.roots_asked:
+            return False
+        stash_front_request(client, ctx)
+        answered = self._roots_answered = anyio.Event()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # deprecated in 2026-07-28, not in our era
+                await client.session.send_roots_list_changed()
+        except Exception as exc:  # the upstream is gone: its requests will say so
+            logger.debug("could not tell %s its roots changed: %s", self.label, exc)
+            return False
+        with anyio.move_on_after(wait):
+            await answered.wait()
+        return answered.is_set()
+
+    # -- naming failures ------------------------------------------------------------------
     def explain(self, exc: BaseException) -> str | None:
         """A message naming the upstream and what happened, when ``exc`` is its failure."""
         chain = _causes(exc)
@@ -265,6 +523,9 @@ class Upstream:
         if self.command is not None and self.command.ended:
             return self.command.exited()
         connecting = next((connect_failure(e) for e in chain if connect_failure(e)), None)
+        if connecting is None and self.kind == "url":
+            connecting = next((str(e) or type(e).__name__ for e in chain
+                               if isinstance(e, (httpx2.TransportError, OSError))), None)
         if any(isinstance(e, TimeoutError) or _mcp_code(e) == mt.REQUEST_TIMEOUT
                for e in chain):
             if connecting is not None:
@@ -273,6 +534,8 @@ class Upstream:
         if connecting is not None:
             return f"cannot reach upstream MCP server {self.label}: {connecting}"
         closed = next((e for e in chain if _mcp_code(e) == mt.CONNECTION_CLOSED), None)
+        if closed is not None and self.kind == "url":
+            return f"cannot reach upstream MCP server {self.label}: the connection closed"
         if closed is not None:
             return f"upstream MCP server {self.label} closed the connection ({closed})"
         return None
@@ -296,6 +559,28 @@ def _causes(exc: BaseException) -> list[BaseException]:
         else:
             current = current.__cause__ or current.__context__
     return chain
+
+
+def _check_timeouts(startup_timeout: float, request_timeout: float | None) -> None:
+    if not startup_timeout > 0 or math.isinf(startup_timeout):  # also refuses nan
+        raise ValueError(f"startup_timeout must be a positive number of seconds, not "
+                         f"{startup_timeout!r}")
+    if request_timeout is not None and (not request_timeout > 0 or math.isinf(request_timeout)):
+        raise ValueError(f"request_timeout must be a positive number of seconds (or None), "
+                         f"not {request_timeout!r}")
+
+
+def _url_transport(url: str) -> ClientTransport:
+    """FastMCP's transport for a URL: SSE for an ``/sse`` path, else streamable HTTP."""
+    return RemoteMCPServer(url=url).to_transport()
+
+
+async def _quietly(work: Awaitable[Any]) -> None:
+    """Shutdown work that must not stop the rest of the shutdown."""
+    try:
+        await work
+    except Exception as exc:
+        logger.debug("while stopping an upstream: %s", exc)
 
 
 def _mcp_code(error: BaseException) -> int | None:

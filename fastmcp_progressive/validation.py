@@ -29,7 +29,6 @@ Example:
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -38,8 +37,9 @@ from fastmcp.tools.base import Tool
 from pydantic import ValidationError
 
 from .fastmcp_internals import argument_validator
+from .log import get_logger
 
-logger = logging.getLogger(__name__)
+logger = get_logger("validation")
 
 DEFAULT_VALIDATORS = 1024
 MAX_PROBLEM_CHARS = 300

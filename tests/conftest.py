@@ -9,7 +9,8 @@ a free 127.0.0.1 port (``run_server_async``) and talks streamable HTTP to it. ``
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+import logging
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -131,6 +132,21 @@ async def gated(client: Client[Any], name: str = "add", args: dict[str, Any] | N
     if result.is_error and code is None:
         raise AssertionError(f"unexpected error result: {result.content}")
     return code == "TOOL_DESCRIPTION_REQUIRED"
+
+
+@pytest.fixture(autouse=True)
+def _capture_our_logs(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """Our loggers live under FastMCP's ``fastmcp`` logger, which does not propagate to
+    the root logger pytest captures from: hand caplog's handler to ours directly (and only
+    to ours, so a record is captured once)."""
+    ours = logging.getLogger("fastmcp.progressive")
+    ours.addHandler(caplog.handler)
+    ours.propagate = False  # never twice, whether or not "fastmcp" propagates right now
+    try:
+        yield
+    finally:
+        ours.removeHandler(caplog.handler)
+        ours.propagate = True
 
 
 @pytest.fixture

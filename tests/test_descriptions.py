@@ -27,7 +27,7 @@ from fastmcp_progressive.file_parsing import parse_text
 from fastmcp_progressive.file_places import key_location
 from tests.spies import count_calls
 
-LOGGER = "fastmcp_progressive.descriptions"
+LOGGER = "fastmcp.progressive.descriptions"
 
 
 async def _tool() -> Tool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import inspect
 import socket
+import sys
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
@@ -27,7 +28,7 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.server.middleware.caching import CallToolSettings, ResponseCachingMiddleware
 from fastmcp.server.providers.base import Provider
 from fastmcp.server.providers.local_provider import LocalProvider
-from fastmcp.server.providers.proxy import ProxyClient
+from fastmcp.server.providers.proxy import ProxyClient, StatefulProxyClient
 from fastmcp.server.transforms import PromptsAsTools, ResourcesAsTools
 from fastmcp.server.transforms.search import BM25SearchTransform, RegexSearchTransform
 from fastmcp.tools.base import Tool, ToolResult
@@ -578,6 +579,56 @@ async def test_connect_failure() -> None:
     assert any(internals.connect_failure(e) for e in causes if e is not None), moved(
         f"the client's failed-connection message ({internals.CONNECT_FAILED!r})",
         "connect_failure")
+
+
+async def test_force_disconnect() -> None:
+    client = StatefulProxyClient(FastMCP("backend"), mode="legacy")
+    await client.__aenter__()
+    async with client:  # a proxied request: leaves the session open (StatefulProxyClient)
+        pass
+    assert client.is_connected()
+    await internals.force_disconnect(client)
+    assert not client.is_connected(), moved("Client._disconnect(force=True)", "force_disconnect")
+
+
+def test_stash_front_request() -> None:
+    client = ProxyClient(FastMCP("backend"))
+    ref = getattr(client, "_proxy_rc_ref", None)
+    assert isinstance(ref, list), moved("ProxyClient._proxy_rc_ref", "stash_front_request")
+
+    class FrontContext:
+        request_context = object()
+        _fastmcp = object()
+
+    internals.stash_front_request(client, FrontContext())
+    assert ref[0] == (FrontContext.request_context, FrontContext._fastmcp), moved(
+        "fastmcp.server.providers.proxy._stash_proxy_request_context", "stash_front_request")
+
+
+def test_after_roots_answered() -> None:
+    client = ProxyClient(FastMCP("backend"))
+    kwargs = getattr(client, "_session_kwargs", None)
+    assert isinstance(kwargs, dict) and callable(kwargs.get("list_roots_callback")), moved(
+        "ProxyClient._session_kwargs['list_roots_callback']", "after_roots_answered")
+    before = kwargs["list_roots_callback"]
+    internals.after_roots_answered(client, lambda: None)
+    assert kwargs["list_roots_callback"] is not before
+
+
+async def test_record_spawned_pids() -> None:
+    import mcp.client.stdio as sdk_stdio
+
+    assert callable(getattr(sdk_stdio, "_create_platform_compatible_process", None)), moved(
+        "mcp.client.stdio._create_platform_compatible_process", "record_spawned_pids")
+    seen: list[int] = []
+    reset = internals.record_spawned_pids(seen.append)
+    try:
+        process = await sdk_stdio._create_platform_compatible_process(
+            sys.executable, ["-c", "pass"])
+    finally:
+        reset()
+    await process.wait()
+    assert seen == [process.pid], moved("the SDK's stdio process start", "record_spawned_pids")
 
 
 # -- the adapter's own rules -----------------------------------------------------------------

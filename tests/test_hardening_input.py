@@ -45,7 +45,7 @@ HUGE_INT = "7" * 4301
 async def test_a_4301_digit_integer_keeps_the_last_good_version_everywhere(
     tmp_descriptions: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    caplog.set_level(logging.INFO, "fastmcp_progressive")
+    caplog.set_level(logging.INFO, "fastmcp.progressive")
     path = tmp_descriptions / "add.json"
     path.write_text('{"summary": "Good summary.", "description": "Good text."}')
     middleware = ProgressiveDisclosure(tmp_descriptions)

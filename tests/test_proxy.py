@@ -381,8 +381,8 @@ def test_cli_proxy_passes_its_options_on(monkeypatch: pytest.MonkeyPatch) -> Non
     assert main(["proxy", "https://mcp.example.com/mcp"]) == 0
     (command, settings), (url, defaults) = seen
     assert command == ["npx", "-y", "pkg", "--flag"]
-    assert settings == {"http": ("0.0.0.0", 9000), "descriptions_dir": Path("docs"),
-                        "name": "front",
+    assert settings == {"http": ("0.0.0.0", 9000), "config": None,
+                        "descriptions_dir": Path("docs"), "name": "front",
                         "listing": ListingSettings(level="skeleton", max_tools=40),
                         "clients": ClientSettings(anonymous="shared", host_profiles=()),
                         "exempt_tools": ["a", "b"], "startup_timeout": 5.0,

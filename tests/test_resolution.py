@@ -47,7 +47,7 @@ from tests.conftest import (
     serve_http,
 )
 
-LOGGER = "fastmcp_progressive"
+LOGGER = "fastmcp.progressive"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 STATIC = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
           "openWorldHint": False}

@@ -86,7 +86,7 @@ async def test_broken_file_serves_last_good_quietly_then_delete_restores_registe
     path = write_description("add", {"summary": "Good summary.", "description": "Good text."})
     broadcasts = count_calls(monkeypatch, middleware.hot_reload.sessions, "broadcast")
     rec = Recorder()
-    caplog.set_level(logging.WARNING, "fastmcp_progressive.descriptions")
+    caplog.set_level(logging.WARNING, "fastmcp.progressive.descriptions")
     async with (
         serve_http(build_server(middleware=middleware)) as url,
         connect(url, "legacy", message_handler=rec) as client,

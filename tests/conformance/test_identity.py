@@ -90,7 +90,7 @@ async def test_anonymous_modern_http_validated_by_default(
 ) -> None:
     server = build_server()
     async with serve_http(server) as url:
-        with caplog.at_level(logging.INFO, logger="fastmcp_progressive"):
+        with caplog.at_level(logging.INFO, logger="fastmcp.progressive"):
             async with connect(url, "modern") as c:
                 tools = await c.list_tools()
                 assert tools[0].input_schema == ADD_TYPED

@@ -109,7 +109,7 @@ async def test_reads_during_file_churn_always_serve_a_whole_version(
     churn = Churn(folder)
     reads = 0
     seen: set[str] = set()
-    with caplog.at_level(logging.WARNING, logger="fastmcp_progressive"):
+    with caplog.at_level(logging.WARNING, logger="fastmcp.progressive"):
         async with serve_http(server) as url:
             async with connect(url, era, token="alice-token") as a, connect(
                 url, era, token="bob-token"
@@ -140,7 +140,7 @@ async def test_reads_during_file_churn_always_serve_a_whole_version(
     # Only our own errors count: the SDK client logs "Error parsing SSE message" when a
     # list_changed notification races its own shutdown (a closed read stream), not a parse.
     for record in caplog.records:
-        if record.name.startswith("fastmcp_progressive"):
+        if record.name.startswith("fastmcp.progressive"):
             assert record.levelno < logging.ERROR, record.getMessage()
     figures.add("faults injected: file edits/deletes/renames/corruptions", churn.faults)
     figures.add("faults: reads during churn (all served)", reads)
@@ -160,7 +160,7 @@ async def test_directory_deleted_and_recreated_recovers_by_itself(
     middleware = ProgressiveDisclosure(descriptions_dir=folder)
     server = make_server(middleware=middleware, auth=False)
     handler = ListChangedRecorder()
-    with caplog.at_level(logging.INFO, logger="fastmcp_progressive"):
+    with caplog.at_level(logging.INFO, logger="fastmcp.progressive"):
         async with connect(server, "legacy", message_handler=handler) as client:
             assert (await description_of(client)).startswith("Version first.")
             await client.list_tools()  # notifications follow what this session was shown
@@ -181,7 +181,7 @@ async def test_directory_deleted_and_recreated_recovers_by_itself(
             await until(lambda: handler.count >= 3, 10, "list_changed after an edit")
     messages = [r.getMessage() for r in caplog.records]
     assert any("appeared" in m for m in messages), messages
-    ours = [r for r in caplog.records if r.name.startswith("fastmcp_progressive")]
+    ours = [r for r in caplog.records if r.name.startswith("fastmcp.progressive")]
     assert not [r for r in ours if r.levelno >= logging.ERROR]
 
 
@@ -259,7 +259,7 @@ async def test_os_watch_failure_falls_back_to_polling_and_keeps_notifying(
     (folder / "add.json").write_text(version(1))
     middleware = ProgressiveDisclosure(descriptions_dir=folder)
     handler = ListChangedRecorder()
-    with caplog.at_level(logging.INFO, logger="fastmcp_progressive"):
+    with caplog.at_level(logging.INFO, logger="fastmcp.progressive"):
         async with connect(make_server(middleware=middleware, auth=False), "legacy",
                            message_handler=handler) as client:
             await description_of(client)
@@ -292,7 +292,7 @@ async def test_watcher_that_fails_entirely_keeps_serving_and_recovers_by_itself(
     watcher = middleware.hot_reload.watcher
     assert watcher is not None
     handler = ListChangedRecorder()
-    with caplog.at_level(logging.INFO, logger="fastmcp_progressive"):
+    with caplog.at_level(logging.INFO, logger="fastmcp.progressive"):
         async with connect(make_server(middleware=middleware, auth=False), "legacy",
                            message_handler=handler) as client:
             await description_of(client)
