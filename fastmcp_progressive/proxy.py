@@ -249,7 +249,7 @@ async def serve(
     ``target`` is one upstream (``progressive_proxy``); ``config`` an ``mcpServers`` file or
     dict (``gateway.progressive_gateway``), whose servers start concurrently: those that
     fail are named and the others served (``UpstreamError`` only when none can start).
-    SIGTERM and SIGINT stop serving, and the upstreams are always stopped before we
+    SIGTERM, SIGINT and SIGHUP stop serving, and the upstreams are always stopped before we
     return: hosts close our stdin and send SIGTERM shortly after, and each upstream runs
     in its own process group, so dying on that signal would leave it running.
     """
@@ -300,10 +300,14 @@ async def serve(
 
 
 def _stop_signals() -> Any:
-    """A receiver of SIGTERM/SIGINT (none on Windows, where Ctrl-C raises as usual)."""
+    """A receiver of SIGTERM/SIGINT/SIGHUP (none on Windows, where Ctrl-C raises as usual).
+
+    SIGHUP too: a closed terminal or a host that hangs up would otherwise kill us without
+    stopping the upstreams, whose own children then keep running.
+    """
     if sys.platform == "win32":
         return nullcontext(_no_signals())
-    return anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT)
+    return anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
 async def _no_signals() -> AsyncIterator[int]:

@@ -23,6 +23,7 @@ import os
 import select
 import shlex
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -189,6 +190,7 @@ class UpstreamCommand(StdioTransport):
         self.label = f"`{name}`" if name else f"`{shlex.join(self.argv)}`"
         self.stderr: StderrTail | None = None  # one per process start, made at connect
         self.pids: list[int] = []  # each process started (its process group id)
+        self._reapers: dict[int, GroupReaper | None] = {}
         self._started = False
         super().__init__(
             self.argv[0],
@@ -222,6 +224,9 @@ class UpstreamCommand(StdioTransport):
             raise UpstreamError(self._cannot_start(exc.strerror or str(exc))) from None
         finally:
             reset()
+            for pid in self.pids:
+                if pid not in self._reapers:
+                    self._reapers[pid] = GroupReaper.start(pid)
         self._started = True
         return session
 
@@ -234,6 +239,10 @@ class UpstreamCommand(StdioTransport):
         finally:
             pids, self.pids = self.pids, []
             await anyio.to_thread.run_sync(stop_process_groups, pids)
+            reapers, self._reapers = self._reapers, {}
+            for reaper in reapers.values():
+                if reaper is not None:
+                    await anyio.to_thread.run_sync(reaper.release)
             if self.stderr is not None:  # the process is gone: its pipe's reader sees the end
                 self.stderr.close()
                 self.stderr = None
@@ -253,6 +262,73 @@ class UpstreamCommand(StdioTransport):
         if not lines:
             return ""
         return " Its last lines on stderr: " + " | ".join(line.strip()[:300] for line in lines)
+
+
+_REAPER = """
+import os, signal, sys, time
+group = int(sys.argv[1])
+sys.stdin.buffer.read()  # until the proxy closes its end: at shutdown, or when it dies
+def alive(sig):
+    try:
+        os.killpg(group, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+if alive(signal.SIGTERM):
+    deadline = time.monotonic() + float(sys.argv[2])
+    while time.monotonic() < deadline and alive(0):
+        time.sleep(0.02)
+    alive(signal.SIGKILL)
+"""
+
+
+class GroupReaper:
+    """A tiny process that stops an upstream's process group once the proxy is gone.
+
+    The proxy stops the group itself on shutdown, but a proxy killed outright (SIGKILL, a
+    crash, an out-of-memory kill) runs no shutdown: the upstream sees its stdin close and
+    may exit, while the processes it started keep running. The reaper holds the read end
+    of a pipe only the proxy writes to; when the proxy's end closes, however the proxy
+    ended, it stops the group. It runs in its own session, so a host that kills the
+    proxy's process group does not kill it first. POSIX only.
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes], write_fd: int) -> None:
+        self.process = process
+        self._write_fd: int | None = write_fd
+
+    @classmethod
+    def start(cls, pgid: int) -> GroupReaper | None:
+        if sys.platform == "win32":  # the SDK's job object ends with us there
+            return None
+        read_fd, write_fd = os.pipe()  # not inherited by the upstreams (O_CLOEXEC)
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-S", "-c", _REAPER, str(pgid), str(GROUP_STOP_GRACE)],
+                stdin=read_fd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, close_fds=True,
+            )
+        except OSError as exc:
+            logger.warning("cannot start a reaper for upstream process group %d: %s", pgid,
+                           exc)
+            os.close(write_fd)
+            return None
+        finally:
+            os.close(read_fd)
+        return cls(process, write_fd)
+
+    def release(self) -> None:
+        """Our end closes: the reaper stops the group (already stopped) and exits."""
+        if self._write_fd is not None:
+            os.close(self._write_fd)
+            self._write_fd = None
+        try:
+            self.process.wait(timeout=GROUP_STOP_GRACE + 3)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 def stop_process_groups(pgids: Sequence[int], grace: float = GROUP_STOP_GRACE) -> None:

@@ -88,12 +88,13 @@ def proxy_command(*args: str) -> list[str]:
 
 
 @asynccontextmanager
-async def cli_over_stdio(args: list[str], era: Era,
-                         env: dict[str, str] | None = None) -> AsyncIterator[Client[Any]]:
+async def cli_over_stdio(args: list[str], era: Era, env: dict[str, str] | None = None,
+                         **client_kwargs: Any) -> AsyncIterator[Client[Any]]:
     """The real command, as a host runs it, with a client on its stdio."""
     transport = StdioTransport(sys.executable, proxy_command(*args),
                                env={**os.environ, **(env or {})}, keep_alive=False)
-    async with Client(transport, mode=mode(era), init_timeout=DEADLINE) as client:
+    async with Client(transport, mode=mode(era), init_timeout=DEADLINE,
+                      **client_kwargs) as client:
         yield client
 
 
