@@ -443,6 +443,40 @@ async def test_every_read_form_routes_through_a_proxy(era: Era, query: str, answ
         assert answer in read[0].text  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize("bound", ["max_sessions", "idle_ttl"])
+async def test_session_proxy_closes_principal_backends_by_count_and_idle_time(
+    bound: str
+) -> None:
+    """Backend sessions of principals (and streams) have no end the proxy sees: before,
+    every one stayed open for the proxy's lifetime. Now at most ``max_sessions`` stay
+    open, and one unused for ``idle_ttl`` seconds closes at the next request."""
+    now = [0.0]
+    limits = {"max_sessions": 1} if bound == "max_sessions" else {"idle_ttl": 60.0}
+    backends = SessionBackends(build_server(), clock=lambda: now[0], **limits)
+    proxy = FastMCPProxy(client_factory=backends, auth=StaticTokenVerifier(tokens=TOKENS))
+    try:
+        async with run_server_async(proxy) as url:
+            async with connect(url, "modern", token="alice-token") as alice:
+                await alice.list_tools()
+                assert backends.open_sessions == 1
+                now[0] = 61.0
+                async with connect(url, "modern", token="bob-token") as bob:
+                    await bob.list_tools()
+                    assert backends.open_sessions == 1  # alice's went (LRU, or idle)
+                    await fetch(bob, "echo")
+                    assert (await bob.call_tool("echo", {"text": "x"})).data == "x"
+                    now[0] = 62.0
+                    await alice.list_tools()  # alice is served again, by a new session
+                    assert backends.open_sessions == (1 if bound == "max_sessions" else 2)
+    finally:
+        await backends.aclose()
+    assert backends.open_sessions == 0
+    with pytest.raises(ValueError, match="max_sessions"):
+        SessionBackends(build_server(), max_sessions=0)
+    with pytest.raises(ValueError, match="idle_ttl"):
+        SessionBackends(build_server(), idle_ttl=float("nan"))
+
+
 async def test_a_backend_session_closes_with_its_client_session() -> None:
     """``fastmcp_internals.close_with_connection`` uses the connection's async exit stack."""
     backends = SessionBackends(build_server())

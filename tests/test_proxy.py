@@ -56,7 +56,7 @@ from tests.conftest import (
     serve_http,
 )
 from tests.servers import ADD_FULL_TEXT, ADD_TYPED, add_basic_tools
-from tests.waiting import free_port
+from tests.waiting import free_port, until_sync
 
 BOUND = 20.0  # no failure below may take longer than this to be reported
 
@@ -405,3 +405,135 @@ async def test_claude_desktop_gets_progressive_listings_only_without_host_profil
     async with Client(proxy, mode="legacy", client_info=desktop) as client:
         add = next(t for t in await client.list_tools() if t.name == "add")
     assert (add.description != ADD_FULL_TEXT) is reduced
+
+
+# -- issue 21: a tool the upstream adds mid-session is gated like any other ----------------------
+def growing_server() -> FastMCP:
+    """An upstream whose ``grow`` tool adds the tool ``late`` while a client is connected."""
+    mcp = FastMCP("growing")
+
+    @mcp.tool
+    def grow() -> str:
+        """Add the tool late."""
+
+        def late(x: int) -> int:
+            """A tool added mid-session."""
+            return x * 2
+
+        mcp.add_tool(late)
+        return "grown"
+
+    return mcp
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_tool_added_mid_session_is_gated_on_its_first_call(
+    transport: Transport, era: Era
+) -> None:
+    """Before: our lookup said "unknown" (and refreshed the proxy's cache), FastMCP then
+    found the tool and ran it unread."""
+    auth = StaticTokenVerifier(tokens=TOKENS) if transport == "http" else None
+    proxy = progressive_proxy(growing_server(), exempt_tools=["grow"], auth=auth)
+    async with front(proxy, transport, era) as client:
+        await client.list_tools()
+        assert (await client.call_tool("grow", {})).data == "grown"
+        first = await client.call_tool("late", {"x": 2}, raise_on_error=False)
+        assert first.is_error and refusal_code(first) == "TOOL_DESCRIPTION_REQUIRED"
+        assert (await client.call_tool("late", {"x": 2})).data == 4  # the refusal taught it
+        unknown = await client.call_tool("never_added", {}, raise_on_error=False)
+        assert unknown.is_error and refusal_code(unknown) is None  # FastMCP's own answer
+
+
+# -- issue 21: the upstream's stderr is kept within a bound -------------------------------------
+def test_stderr_tail_keeps_a_bounded_number_of_bytes(capfd: pytest.CaptureFixture[str]) -> None:
+    """Before: the last 20 lines at any length (a 10 MB line without a newline, held
+    whole). Now each kept line is cut at ``STDERR_LINE_BYTES`` and the rest passed on."""
+    from fastmcp_progressive.upstream import STDERR_LINE_BYTES, STDERR_LINES_KEPT, StderrTail
+
+    tail = StderrTail()
+    huge = "x" * 10_000_000
+    for _ in range(STDERR_LINES_KEPT + 5):
+        tail.writer.write(huge + "\n")
+    tail.writer.write("the last line\n")
+    tail.writer.flush()
+    tail.close()
+
+    def drained() -> bool:
+        return tail.last(1, settle=0) == ["the last line"]
+
+    until_sync(drained, BOUND, "the pipe to be read to its end")
+    assert tail.kept_bytes <= STDERR_LINES_KEPT * STDERR_LINE_BYTES
+    assert all(len(line) <= STDERR_LINE_BYTES for line in tail.last(STDERR_LINES_KEPT))
+    assert len(capfd.readouterr().err) > 10_000_000  # passed through, not kept
+
+
+# -- the command line: --version, the environment, our loggers ----------------------------------
+def test_cli_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("fastmcp-progressive ") and "FastMCP " in out
+
+
+def test_cli_proxy_options_from_the_environment(monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    seen: list[tuple[Any, dict[str, Any]]] = []
+
+    async def fake_serve(target: Any, **settings: Any) -> None:
+        seen.append((target, settings))
+
+    monkeypatch.setattr("fastmcp_progressive.cli.serve", fake_serve)
+    for option, value in {"CONFIG": "mcp.json", "HTTP": "9001", "DESCRIPTIONS": "docs",
+                          "LISTING": "skeleton", "ANONYMOUS": "shared",
+                          "NO_HOST_PROFILES": "true", "EXEMPT": "a, b", "NAME": "gw",
+                          "STARTUP_TIMEOUT": "5", "REQUEST_TIMEOUT": "7"}.items():
+        monkeypatch.setenv(f"FASTMCP_PROGRESSIVE_{option}", value)
+    assert main(["proxy"]) == 0
+    # a flag wins over its variable; the upstream's own flags after -- are not ours
+    monkeypatch.delenv("FASTMCP_PROGRESSIVE_CONFIG")
+    assert main(["proxy", "--name", "flag", "--listing", "minimal", "--", "srv",
+                 "--startup-timeout", "1"]) == 0
+    (none, settings), (command, flagged) = seen
+    assert none is None and settings["config"] == Path("mcp.json")
+    assert settings["http"] == ("127.0.0.1", 9001)
+    assert settings["descriptions_dir"] == Path("docs") and settings["name"] == "gw"
+    assert settings["listing"] == ListingSettings(level="skeleton")
+    assert settings["clients"] == ClientSettings(anonymous="shared", host_profiles=())
+    assert settings["exempt_tools"] == ["a", "b"]
+    assert (settings["startup_timeout"], settings["request_timeout"]) == (5.0, 7.0)
+    assert command == ["srv", "--startup-timeout", "1"]
+    assert flagged["name"] == "flag" and flagged["listing"] == ListingSettings(level="minimal")
+    assert flagged["startup_timeout"] == 5.0  # from the environment: not given as our flag
+
+    monkeypatch.setenv("FASTMCP_PROGRESSIVE_STARTUP_TIMEOUT", "soon")
+    assert main(["proxy", "--", "srv"]) == 2
+    assert "FASTMCP_PROGRESSIVE_STARTUP_TIMEOUT='soon'" in capsys.readouterr().err
+
+
+def test_cli_proxy_refuses_config_and_target_together(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["proxy", "--config", "mcp.json", "--", "srv"]) == 2
+    assert "either --config FILE or an upstream" in capsys.readouterr().err
+    assert main(["proxy"]) == 2
+    assert "proxy needs an upstream" in capsys.readouterr().err
+
+
+def test_our_loggers_are_under_fastmcps_tree() -> None:
+    import logging
+
+    from fastmcp_progressive import gate, gateway, middleware, upstream
+
+    for module in (gate, gateway, middleware, upstream):
+        assert module.logger.name.startswith("fastmcp.progressive"), module.__name__
+    assert logging.getLogger("fastmcp") in _ancestors(gateway.logger)
+
+
+def _ancestors(logger: Any) -> list[Any]:
+    found = []
+    while logger is not None:
+        found.append(logger)
+        logger = logger.parent
+    return found
