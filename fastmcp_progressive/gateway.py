@@ -19,7 +19,8 @@ The servers start concurrently. One that fails to start, or dies, is named: logg
 name and reason, in the ``resource:///upstreams`` status resource, in the front's
 instructions, and in the error a call to its tools answers; the others keep serving.
 ``upstreams_of(server)`` gives the registry (name, namespace, instructions, state) to code
-that describes or groups the servers.
+that describes or groups the servers; each mounted server carries its upstream's
+instructions once connected, which is what describes its group (``groups.py``).
 
 Example:
     ```python
@@ -376,6 +377,12 @@ def _server_for(upstream: Upstream, entry: Any, include: Sequence[str],
 
     child: FastMCP[Any] = FastMCP(upstream.name or upstream.label)
     child.add_provider(UpstreamProvider(upstream))
+
+    def keep_instructions(connected: Upstream) -> None:
+        # the mounted server's instructions describe its group (groups.py)
+        child.instructions = connected.instructions
+
+    upstream.on_connected.append(keep_instructions)
     child.add_middleware(UpstreamFailures(upstream))
     if isinstance(entry, (TransformingStdioMCPServer, TransformingRemoteMCPServer)):
         # FastMCP's own keys, applied in the order its MCPConfig proxy applies them

@@ -29,7 +29,7 @@ import threading
 import time
 import warnings
 from collections import deque
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
@@ -404,6 +404,7 @@ class Upstream:
         self.instructions: str | None = None
         self.tool_count: int | None = None
         self.roots_asked = False  # the upstream asked for roots at least once
+        self.on_connected: list[Callable[[Upstream], None]] = []  # e.g. keep its instructions
         self._transport: ClientTransport | None = None
         self._client: StatefulProxyClient[Any] | None = None
         self._lock: anyio.Lock | None = None
@@ -489,6 +490,8 @@ class Upstream:
             result = client.initialize_result
             self.instructions = getattr(result, "instructions", None) if result else None
             self.state, self.reason = "serving", None
+            for hook in self.on_connected:
+                hook(self)
             return client
 
     async def check(self) -> int:

@@ -23,6 +23,7 @@ from fastmcp import Client, FastMCP
 from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from fastmcp.utilities.tests import run_server_async
 
+from fastmcp_progressive.client import grouping, list_groups, tool_groups
 from fastmcp_progressive.gateway import (
     STATUS_URI,
     ConfigError,
@@ -218,3 +219,18 @@ def test_tool_filter_patterns() -> None:
     assert only.allows("read_file") and only.allows("list")
     assert not only.allows("read_secret_key") and not only.allows("write_file")
     assert ToolFilter().allows("anything")
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_each_server_is_a_group_described_by_its_instructions(era: Era) -> None:
+    """A client of the grouping extension sees one group per server, described by that
+    server's own instructions (the mounted proxy carries them once connected)."""
+    async with two_upstreams() as config:
+        gateway = progressive_gateway(config)
+        async with connect(gateway, era, extensions=[grouping()]) as client:
+            tools = {t.name: t for t in await client.list_tools()}
+            groups = {g["name"]: g for g in await list_groups(client)}
+    assert groups["math"].get("description") == "Arithmetic on integers."
+    assert groups["notes"].get("description") == "A notebook."
+    assert tool_groups(tools["math_add"]) == ["math"]
+    assert "broken" not in groups  # no tools, no group
