@@ -562,21 +562,37 @@ async def force_disconnect(client: Any) -> None:
     await client._disconnect(force=True)
 
 
-def stash_front_request(client: Any, ctx: Any) -> None:
-    """Point a ``ProxyClient``'s forwarding handlers (roots, sampling, elicitation, log,
-    progress) at the front request ``ctx``, as FastMCP's proxy components do before each
-    backend call (``_stash_proxy_request_context``). Used before a backend request the
-    proxy makes on its own behalf (asking an upstream to re-read the front's roots).
-    Verified on FastMCP 4.2.3.
+def front_request(ctx: Any) -> Any:
+    """What FastMCP's proxy components stash on a ``ProxyClient`` before each backend call
+    (``_stash_proxy_request_context``): the front request's ``RequestContext`` and a weak
+    reference to its server, read now (a ``Context``'s properties read context variables,
+    stale later). Reads ``Context._fastmcp``. Verified on FastMCP 4.2.3.
     """
-    from fastmcp.server.providers.proxy import _stash_proxy_request_context
-
-    _stash_proxy_request_context(client, ctx)
+    return (ctx.request_context, ctx._fastmcp)
 
 
-def after_roots_answered(client: Any, callback: Callable[[], None]) -> None:
-    """Call ``callback`` each time ``client`` (not yet connected) has answered its
-    upstream's ``roots/list``.
+def stash_front_request(client: Any, front: Any) -> None:
+    """Point a ``ProxyClient``'s forwarding handlers (roots, sampling, elicitation, log,
+    progress) at ``front`` (``front_request(ctx)``), as FastMCP's proxy components do
+    before each backend call. Used before a backend request the proxy makes on its own
+    behalf (asking an upstream to re-read the front's roots). Verified on FastMCP 4.2.3.
+    """
+    client._proxy_rc_ref[0] = front
+
+
+def front_request_stashed(client: Any) -> bool:
+    """Whether any front request was stashed on ``client`` (see ``stash_front_request``).
+
+    Reads ``ProxyClient._proxy_rc_ref``. Verified on FastMCP 4.2.3.
+    """
+    ref: list[Any] | None = getattr(client, "_proxy_rc_ref", None)
+    return bool(ref) and ref is not None and ref[0] is not None
+
+
+def around_roots_answer(client: Any, before: Callable[[], None],
+                        after: Callable[[], None]) -> None:
+    """Call ``before`` and ``after`` around each answer ``client`` (not yet connected)
+    gives its upstream's ``roots/list``.
 
     Wraps the ``list_roots_callback`` session argument FastMCP's ``ProxyClient`` installs
     (its forwarding handler, kept as it is). Verified on FastMCP 4.2.3.
@@ -587,10 +603,11 @@ def after_roots_answered(client: Any, callback: Callable[[], None]) -> None:
         return
 
     async def answered(*args: Any, **kw: Any) -> Any:
+        before()
         try:
             return await inner(*args, **kw)
         finally:
-            callback()
+            after()
 
     kwargs["list_roots_callback"] = answered
 

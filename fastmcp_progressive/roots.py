@@ -63,7 +63,10 @@ class RootsForwarding(Middleware):
         return result
 
     async def _resync(self, ctx: Context) -> None:
-        asking = [u for u in self._upstreams() if u.roots_asked]
+        upstreams = self._upstreams()
+        for upstream in upstreams:  # one that asks later (still starting) is answered too
+            upstream.note_roots_front(ctx)
+        asking = [u for u in upstreams if u.roots_asked]
         if not asking:
             return
         async with anyio.create_task_group() as group:

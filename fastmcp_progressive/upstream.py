@@ -44,9 +44,11 @@ from mcp import MCPError
 from mcp.client.session import ClientSession
 
 from .fastmcp_internals import (
-    after_roots_answered,
+    around_roots_answer,
     connect_failure,
     force_disconnect,
+    front_request,
+    front_request_stashed,
     record_spawned_pids,
     send_stderr_to,
     stash_front_request,
@@ -404,6 +406,7 @@ class Upstream:
         self.instructions: str | None = None
         self.tool_count: int | None = None
         self.roots_asked = False  # the upstream asked for roots at least once
+        self.roots_front: Any = None  # the last front session with roots (front_request)
         self.on_connected: list[Callable[[Upstream], None]] = []  # e.g. keep its instructions
         self._transport: ClientTransport | None = None
         self._client: StatefulProxyClient[Any] | None = None
@@ -458,7 +461,8 @@ class Upstream:
             self._transport, mode="legacy", init_timeout=self.startup_timeout,
             timeout=self.request_timeout, forward_incoming_headers=False,
         )
-        after_roots_answered(client, self._note_roots_answered)
+        around_roots_answer(client, lambda: self._before_roots(client),
+                            self._note_roots_answered)
         return client
 
     async def connected(self) -> Client[Any]:
@@ -561,6 +565,16 @@ class Upstream:
         self.state, self.reason = "not started", None  # a later start tries again
 
     # -- roots -------------------------------------------------------------------------
+    def note_roots_front(self, ctx: Any) -> None:
+        """Remember the front session (of ``ctx``) whose roots this upstream should get."""
+        self.roots_front = front_request(ctx)
+
+    def _before_roots(self, client: Client[Any]) -> None:
+        """A roots question with no front request to relay to (the upstream asked while
+        starting): relay it to the last front session that has roots, if there is one."""
+        if not front_request_stashed(client) and self.roots_front is not None:
+            stash_front_request(client, self.roots_front)
+
     def _note_roots_answered(self) -> None:
         self.roots_asked = True
         if self._roots_answered is not None:
@@ -576,10 +590,11 @@ class Upstream:
         handler relays the question to this front session. Waits (at most ``wait`` s) for
         the answer, so the request that triggered it runs against the new roots.
         """
+        self.note_roots_front(ctx)
         client = self._client
         if client is None or not client.is_connected() or not self.roots_asked:
             return False
-        stash_front_request(client, ctx)
+        stash_front_request(client, self.roots_front)
         answered = self._roots_answered = anyio.Event()
         try:
             with warnings.catch_warnings():

@@ -19,6 +19,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import fastmcp.server.providers.proxy
 import mcp_types as mt
 import pytest
 from fastmcp import Client, FastMCP
@@ -591,27 +592,40 @@ async def test_force_disconnect() -> None:
     assert not client.is_connected(), moved("Client._disconnect(force=True)", "force_disconnect")
 
 
+def test_front_request() -> None:
+    server = FastMCP("front")
+    ctx = Context(server)
+    assert hasattr(ctx, "_fastmcp"), moved("Context._fastmcp", "front_request")
+    front = internals.front_request(ctx)
+    assert front[1] is ctx._fastmcp
+
+
 def test_stash_front_request() -> None:
     client = ProxyClient(FastMCP("backend"))
     ref = getattr(client, "_proxy_rc_ref", None)
     assert isinstance(ref, list), moved("ProxyClient._proxy_rc_ref", "stash_front_request")
-
-    class FrontContext:
-        request_context = object()
-        _fastmcp = object()
-
-    internals.stash_front_request(client, FrontContext())
-    assert ref[0] == (FrontContext.request_context, FrontContext._fastmcp), moved(
+    assert not internals.front_request_stashed(client)
+    internals.stash_front_request(client, ("rc", "server"))
+    assert ref[0] == ("rc", "server")
+    source = inspect.getsource(fastmcp.server.providers.proxy._stash_proxy_request_context)
+    assert "_proxy_rc_ref[0]" in source and "ctx._fastmcp" in source, moved(
         "fastmcp.server.providers.proxy._stash_proxy_request_context", "stash_front_request")
 
 
-def test_after_roots_answered() -> None:
+def test_front_request_stashed() -> None:
+    client = ProxyClient(FastMCP("backend"))
+    assert not internals.front_request_stashed(client)
+    internals.stash_front_request(client, ("rc", "server"))
+    assert internals.front_request_stashed(client)
+
+
+def test_around_roots_answer() -> None:
     client = ProxyClient(FastMCP("backend"))
     kwargs = getattr(client, "_session_kwargs", None)
     assert isinstance(kwargs, dict) and callable(kwargs.get("list_roots_callback")), moved(
-        "ProxyClient._session_kwargs['list_roots_callback']", "after_roots_answered")
+        "ProxyClient._session_kwargs['list_roots_callback']", "around_roots_answer")
     before = kwargs["list_roots_callback"]
-    internals.after_roots_answered(client, lambda: None)
+    internals.around_roots_answer(client, lambda: None, lambda: None)
     assert kwargs["list_roots_callback"] is not before
 
 
