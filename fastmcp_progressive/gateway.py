@@ -307,8 +307,12 @@ def progressive_gateway(
         if disabled:
             logger.info("upstream `%s` is disabled in the configuration; skipped", server_name)
             continue
-        upstream = Upstream.from_config(server_name, entry, startup_timeout=startup_timeout,
-                                        request_timeout=request_timeout)
+        try:
+            upstream = Upstream.from_config(server_name, entry,
+                                            startup_timeout=startup_timeout,
+                                            request_timeout=request_timeout)
+        except ValueError as exc:  # a bad cwd, env or timeout: say which server
+            raise ConfigError(f"server {server_name!r}: {exc}") from None
         chosen.append((upstream, (entry, include, exclude)))
     if not chosen:
         raise ConfigError("every server in the configuration is disabled")

@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 import os
 import select
 import shlex
@@ -69,6 +68,7 @@ STDERR_LINES_SHOWN = 5
 STDERR_LINE_BYTES = 2048  # of each kept line; the rest is passed through, not kept
 STDERR_CHUNK = 65536
 ROOTS_WAIT = 5.0  # seconds a front request waits for an upstream to re-read its roots
+ROOTS_SETTLE_PINGS = 3  # round trips after the answer, for the upstream to apply it
 GROUP_STOP_GRACE = 2.0  # seconds an upstream's process group gets between SIGTERM and SIGKILL
 
 
@@ -605,6 +605,10 @@ class Upstream:
             return False
         with anyio.move_on_after(wait):
             await answered.wait()
+            # The upstream applies the answer after it arrives (server-filesystem checks
+            # each folder first): a few round trips let it finish before our request goes.
+            for _ in range(ROOTS_SETTLE_PINGS):
+                await client.session.send_ping()
         return answered.is_set()
 
     # -- naming failures ------------------------------------------------------------------
@@ -653,15 +657,6 @@ def _causes(exc: BaseException) -> list[BaseException]:
         else:
             current = current.__cause__ or current.__context__
     return chain
-
-
-def _check_timeouts(startup_timeout: float, request_timeout: float | None) -> None:
-    if not startup_timeout > 0 or math.isinf(startup_timeout):  # also refuses nan
-        raise ValueError(f"startup_timeout must be a positive number of seconds, not "
-                         f"{startup_timeout!r}")
-    if request_timeout is not None and (not request_timeout > 0 or math.isinf(request_timeout)):
-        raise ValueError(f"request_timeout must be a positive number of seconds (or None), "
-                         f"not {request_timeout!r}")
 
 
 def _url_transport(url: str) -> ClientTransport:

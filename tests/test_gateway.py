@@ -23,6 +23,7 @@ from fastmcp import Client, FastMCP
 from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from fastmcp.utilities.tests import run_server_async
 
+from fastmcp_progressive import ClientSettings
 from fastmcp_progressive.client import grouping, list_groups, tool_groups
 from fastmcp_progressive.gateway import (
     STATUS_URI,
@@ -88,6 +89,8 @@ async def two_upstreams() -> AsyncIterator[dict[str, Any]]:
 async def front(config: dict[str, Any], transport: Transport, era: Era,
                 **options: Any) -> AsyncIterator[tuple[FastMCP, Client[Any]]]:
     auth = StaticTokenVerifier(tokens=TOKENS) if transport == "http" else None
+    if era == "modern" and transport == "memory":  # no identity: one shared grant set
+        options.setdefault("clients", ClientSettings(anonymous="shared"))
     gateway = progressive_gateway(config, auth=auth, startup_timeout=10, **options)
     async with AsyncExitStack() as stack:
         target: FastMCP | str = gateway

@@ -434,7 +434,8 @@ async def test_a_tool_added_mid_session_is_gated_on_its_first_call(
     """Before: our lookup said "unknown" (and refreshed the proxy's cache), FastMCP then
     found the tool and ran it unread."""
     auth = StaticTokenVerifier(tokens=TOKENS) if transport == "http" else None
-    proxy = progressive_proxy(growing_server(), exempt_tools=["grow"], auth=auth)
+    shared = {"clients": ClientSettings(anonymous="shared")} if era == "modern" else {}
+    proxy = progressive_proxy(growing_server(), exempt_tools=["grow"], auth=auth, **shared)
     async with front(proxy, transport, era) as client:
         await client.list_tools()
         assert (await client.call_tool("grow", {})).data == "grown"

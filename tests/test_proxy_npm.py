@@ -30,7 +30,7 @@ from fastmcp import Client
 from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 from fastmcp.server import create_proxy
 
-from fastmcp_progressive import DESCRIPTIONS_URI
+from fastmcp_progressive import DESCRIPTIONS_URI, ClientSettings
 from fastmcp_progressive.proxy import progressive_proxy
 from fastmcp_progressive.tokens import listing_field_tokens, listing_json_tokens
 from tests.conftest import ERAS, Era, fetch
@@ -83,6 +83,11 @@ def mode(era: Era) -> str:
     return "legacy" if era == "legacy" else "auto"
 
 
+def one_host(era: Era) -> dict[str, Any]:
+    """In memory on 2026-07-28 the caller has no identity: one shared grant set gates it."""
+    return {"clients": ClientSettings(anonymous="shared")} if era == "modern" else {}
+
+
 def proxy_command(*args: str) -> list[str]:
     return ["-m", "fastmcp_progressive", "proxy", *args]
 
@@ -90,7 +95,13 @@ def proxy_command(*args: str) -> list[str]:
 @asynccontextmanager
 async def cli_over_stdio(args: list[str], era: Era, env: dict[str, str] | None = None,
                          **client_kwargs: Any) -> AsyncIterator[Client[Any]]:
-    """The real command, as a host runs it, with a client on its stdio."""
+    """The real command, as a host runs it, with a client on its stdio.
+
+    On 2026-07-28 a caller without auth has no identity to keep grants under; a stdio proxy
+    serves one host, so these tests gate it with one shared grant set (``--anonymous shared``).
+    """
+    if era == "modern" and "--anonymous" not in args:
+        args = ["--anonymous", "shared", *args]
     transport = StdioTransport(sys.executable, proxy_command(*args),
                                env={**os.environ, **(env or {})}, keep_alive=False)
     async with Client(transport, mode=mode(era), init_timeout=DEADLINE,
@@ -170,7 +181,8 @@ async def test_refuses_a_call_until_fetched_then_serves_it(
 ) -> None:
     """The Python form, the upstream a real node process over stdio, the front in memory."""
     command, env = upstream(npm, name, tmp_path)
-    async with Client(progressive_proxy(command, env=env), mode=mode(era)) as client:
+    async with Client(progressive_proxy(command, env=env, **one_host(era)),
+                      mode=mode(era)) as client:
         for (tool, arguments, expected), fetch_with in zip(CALLS[name], ("bridge", "resource"),
                                                            strict=True):
             arguments = json.loads(json.dumps(arguments).replace(
@@ -285,7 +297,8 @@ async def front(kind: str, target: list[str] | str, era: Era,
         async with cli_over_stdio(args, era, env) as client:
             yield client
     else:
-        async with Client(progressive_proxy(target, env=env), mode=mode(era)) as client:
+        async with Client(progressive_proxy(target, env=env, **one_host(era)),
+                          mode=mode(era)) as client:
             yield client
 
 
