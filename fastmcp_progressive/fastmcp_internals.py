@@ -460,6 +460,24 @@ def argument_validator(tool: Any) -> Callable[[Any], None] | None:
     return validate
 
 
+async def mounted_original(tool: Any) -> Any | None:
+    """The tool a mounted server's tool delegates to: the child server's own tool, as the
+    child's ``get_tool`` gives it (private ``FastMCPProviderTool._server`` and
+    ``_original_name``). None for any other tool, or when the child has no such tool.
+
+    Stands in for: nothing public (a mount hands the parent a delegating copy whose run
+    calls the child's ``call_tool``). Verified on FastMCP 4.1.2 and 4.2.1.
+    """
+    from fastmcp.server.providers.fastmcp_provider import FastMCPProviderTool
+
+    if not isinstance(tool, FastMCPProviderTool):
+        return None
+    server, name = getattr(tool, "_server", None), getattr(tool, "_original_name", None)
+    if server is None or not isinstance(name, str):
+        return None
+    return await server.get_tool(name)
+
+
 # -- the client side (proxy.py, upstream.py, backend_sessions.py) --------------------------------
 def stdio_session_ended(transport: Any) -> bool:
     """Whether a kept-alive FastMCP stdio transport's process has exited by itself.

@@ -200,7 +200,7 @@ class Gate:
         tool = call.hashed if call.hashed is not None else await site.tool(call.name)
         if tool is None:
             return UNKNOWN
-        problem = self.checker.problem(tool, call.arguments)
+        problem = await self.checker.problem(tool, call.arguments)
         if problem is None:
             return RUN_CHECKED  # pinned or not, it runs: the pin is asked only to refuse
         if site.pinned(tool):

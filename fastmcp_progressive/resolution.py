@@ -167,7 +167,7 @@ class ToolResolution:
             raise MCPError(code=INVALID_PARAMS, message=(
                 f"Tool {_echo(name)} cannot be resolved: no such tool, or its hints do not "
                 "depend on its arguments (use its static annotations)"))
-        self._validate(tool, arguments)
+        await self._validate(tool, arguments)
         hints = await self._resolve(tool, file_rules or [], arguments)
         result: dict[str, Any] = {"resultType": "complete", "name": name,
                                   "annotations": hints.wire()}
@@ -224,10 +224,10 @@ class ToolResolution:
         file = self.store.lookup_at(name, sig) if sig is not None else None
         return file is not None and bool(file.resolution)
 
-    def _validate(self, tool: Tool, arguments: dict[str, Any]) -> None:
+    async def _validate(self, tool: Tool, arguments: dict[str, Any]) -> None:
         """Arguments checked as FastMCP's own validation of a call would check them, the
         check calls of callers without grants get (``validation.py``)."""
-        problem = self.checker.problem(tool, arguments)
+        problem = await self.checker.problem(tool, arguments)
         if problem is not None:
             raise MCPError(code=INVALID_PARAMS,
                            message=f"Invalid arguments for tool {_echo(tool.name)}: {problem}")

@@ -13,17 +13,18 @@ server's ``strict_input_validation``, the lax coercions it allows such as ``"5"`
 ``int``), so no argument and no schema an author writes can make the check slower than
 the call itself; a pure-Python JSON Schema validator on the event loop could (quadratic
 ``uniqueItems``, backtracking ``pattern``: seconds of a stalled server per request).
-A tool FastMCP does not validate itself (proxied, mounted, transformed) is checked by
-argument names only: every ``required`` name sent, and no undeclared name where the
-schema says ``additionalProperties: false``; its server judges the values, as it would
-for any caller.
+A mounted server's tool is checked with the validator of the child's own tool
+(``fastmcp_internals.mounted_original``). A tool FastMCP does not validate itself
+(proxied, transformed, custom) is checked by argument names only: every ``required``
+name sent, and no undeclared name where the schema says ``additionalProperties: false``;
+its server judges the values, as it would for any caller.
 
 Validators are built once per tool function and kept in a bounded LRU.
 
 Example:
     ```python
     checker = ArgumentChecker()
-    checker.problem(tool, {"a": 1})  # "arguments: 'b' is a required property" (None: fits)
+    await checker.problem(tool, {"a": 1})  # "arguments: 'b' is a required property"
     ```
 """
 
@@ -36,7 +37,7 @@ from cachetools import LRUCache
 from fastmcp.tools.base import Tool
 from pydantic import ValidationError
 
-from .fastmcp_internals import argument_validator
+from .fastmcp_internals import argument_validator, mounted_original
 from .log import get_logger
 
 logger = get_logger("validation")
@@ -45,6 +46,7 @@ DEFAULT_VALIDATORS = 1024
 MAX_PROBLEM_CHARS = 300
 MAX_PROBLEMS = 3
 _MAX_NAME_CHARS = 64
+_MAX_MOUNTS = 16
 _UNUSABLE: Callable[[Any], None] = lambda arguments: None  # noqa: E731
 """Kept in place of a validator FastMCP's own could not be mirrored for: names only."""
 
@@ -59,7 +61,7 @@ class ArgumentChecker:
             raise ValueError("max_validators must be at least 1")
         self._validators: LRUCache[Any, Validate | None] = LRUCache(maxsize=max_validators)
 
-    def problem(self, tool: Tool, arguments: Any) -> str | None:
+    async def problem(self, tool: Tool, arguments: Any) -> str | None:
         """Why ``tool`` would refuse ``arguments`` (up to three reasons, at most
         ``MAX_PROBLEM_CHARS`` characters), or None when they fit.
 
@@ -67,7 +69,7 @@ class ArgumentChecker:
         is checked by names only: a broken tool must not lock every caller out.
         """
         arguments = {} if arguments is None else arguments
-        validate = self._validator(tool)
+        validate = self._validator(await _validating(tool))
         if validate is not None and validate is not _UNUSABLE:
             try:
                 validate(arguments)
@@ -95,6 +97,20 @@ class ArgumentChecker:
             return _build(tool)
         found = self._validators[fn] = _build(tool)
         return found
+
+
+async def _validating(tool: Tool) -> Tool:
+    """The tool whose validator FastMCP runs for a call of ``tool``: through mounts (up to
+    ``_MAX_MOUNTS`` deep), the child server's own tool; otherwise ``tool`` itself."""
+    for _ in range(_MAX_MOUNTS):
+        try:
+            inner = await mounted_original(tool)
+        except Exception:  # the child cannot say: check what the parent lists
+            return tool
+        if inner is None:
+            return tool
+        tool = inner
+    return tool
 
 
 def _build(tool: Tool) -> Validate | None:

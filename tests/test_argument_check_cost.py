@@ -128,14 +128,15 @@ async def test_the_check_accepts_what_fastmcp_accepts() -> None:
     tags = await mcp.get_tool("tags")
     words = await mcp.get_tool("words")
     assert tags is not None and words is not None
-    assert checker.problem(tags, {"labels": ["a", "a", "b"]}) is None
-    assert checker.problem(words, {"text": "two words"}) is None
+    assert await checker.problem(tags, {"labels": ["a", "a", "b"]}) is None
+    assert await checker.problem(words, {"text": "two words"}) is None
     add = Tool.from_function(_add)
-    assert checker.problem(add, {"a": "5", "b": 2}) is None  # FastMCP's lax "5" -> 5
-    assert checker.problem(add, {"a": 1}) == "arguments: 'b' is a required property"
-    assert checker.problem(add, {"a": 1, "b": 2, "c": 3}) == (
+    assert await checker.problem(add, {"a": "5", "b": 2}) is None  # FastMCP's lax "5" -> 5
+    assert await checker.problem(add, {"a": 1}) == "arguments: 'b' is a required property"
+    assert await checker.problem(add, {"a": 1, "b": 2, "c": 3}) == (
         "arguments: additional property 'c' is not allowed")
-    assert checker.problem(add, {"a": 1, "b": "two"}).startswith("arguments.b: Input should")
+    assert str(await checker.problem(add, {"a": 1, "b": "two"})).startswith(
+        "arguments.b: Input should")
     assert len(checker) == 3
 
 
@@ -151,20 +152,20 @@ async def test_a_tool_fastmcp_does_not_validate_is_checked_by_names_only() -> No
     tool = await proxy.get_tool("words")
     assert tool is not None and getattr(tool, "fn", None) is None
     checker = ArgumentChecker()
-    assert checker.problem(tool, {"text": "a" * 10_000 + "!"}) is None  # upstream judges
-    assert checker.problem(tool, {}) == "arguments: 'text' is a required property"
-    assert checker.problem(tool, {"text": "x", "y": 1}) == (
+    assert await checker.problem(tool, {"text": "a" * 10_000 + "!"}) is None  # upstream judges
+    assert await checker.problem(tool, {}) == "arguments: 'text' is a required property"
+    assert await checker.problem(tool, {"text": "x", "y": 1}) == (
         "arguments: additional property 'y' is not allowed")
-    assert checker.problem(tool, ["x"]) == "arguments: must be an object"
+    assert await checker.problem(tool, ["x"]) == "arguments: must be an object"
 
 
-def test_problems_are_bounded_and_the_validators_kept_are_bounded() -> None:
+async def test_problems_are_bounded_and_the_validators_kept_are_bounded() -> None:
     checker = ArgumentChecker(max_validators=2)
     tools = [Tool.from_function(f) for f in (_add, _many, _add2)]
     for tool in tools:
-        assert checker.problem(tool, {}) is not None
+        assert await checker.problem(tool, {}) is not None
     assert len(checker) == 2
-    long = checker.problem(tools[1], {"items": [1, "x" * 1000] * 50})
+    long = await checker.problem(tools[1], {"items": [1, "x" * 1000] * 50})
     assert long is not None and long.startswith("arguments.items[1]:") and len(long) <= 300
     with pytest.raises(ValueError):
         ArgumentChecker(max_validators=0)
@@ -176,3 +177,23 @@ def _many(items: list[int]) -> int:
 
 def _add2(a: int, b: int) -> int:
     return a + b
+
+
+async def test_a_mounted_tool_is_checked_with_the_childs_own_validator() -> None:
+    """Through a mount the gate sees a delegating copy; the check asks the child's tool, so
+    a wrong value still gets the teaching refusal (not the child's bare error) and the
+    attacks cost what the child's own validation costs."""
+    child = attack_server(progressive=False)
+    parent = FastMCP("parent")
+    parent.mount(child, namespace="c")
+    parent.add_middleware(ProgressiveDisclosure())
+    async with connect(parent, "modern") as client:
+        result = await client.call_tool("c_tags", {"labels": ["a", 1]}, raise_on_error=False)
+        error = result.structured_content["error"]
+        assert error["code"] == "TOOL_DESCRIPTION_REQUIRED"
+        assert error["invalid_arguments"].startswith("arguments.labels")
+        assert (await client.call_tool("c_tags", {"labels": ["a", "a", "b"]})).data == 2
+        async with Heartbeat().running() as heart:
+            name, arguments = ATTACKS["backtracking-pattern"]
+            await client.call_tool(f"c_{name}", arguments, raise_on_error=False)
+        assert heart.longest < STALL_BOUND
