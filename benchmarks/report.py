@@ -125,10 +125,40 @@ def _tokens(results: Results, figures: dict[str, Path], report: Path) -> list[st
                  number(a.schemas)) for a in results.anatomy]
         out += [table(("catalog", "mode", "tools listed", "names", "descriptions",
                         "inputSchema"), rows, "llrrrr"), ""]
+    out += _ranking(results)
     if results.sweep:
         out += [f"### `summary_max_chars` on {results.sweep[0].catalog} (default level)", ""]
         rows = [(s.summary_max_chars, number(s.fields), number(s.json)) for s in results.sweep]
         out += [table(("summary_max_chars", "per field", "as JSON array"), rows), ""]
+    return out
+
+
+def _ranking(results: Results) -> list[str]:
+    """What the listing keeps of a tool's meaning (``ranking.py``)."""
+    if not results.ranking:
+        return []
+    catalog = results.ranking[0].catalog
+    full = {(r.ranker, r.k): r for r in results.ranking if r.summary_max_chars is None}
+    out = [f"### What the listing keeps of a tool's meaning ({catalog}, LiveMCPBench tasks)",
+           "",
+           "An offline BM25 ranker (`benchmarks/ranking.py`) scores every tool of the catalog "
+           "against each task's question, once over the full definitions (name, description, "
+           "argument names and descriptions) and once over what the default listing shows "
+           "(name, one-line summary, listed argument names); a task's tool counts as found "
+           "when it ranks in the top k. Ratio: listing / full definitions (target >= 0.9). "
+           "Two rankers (our BM25, shared with section 5, and PyPI `bm25s` with English stop "
+           "words): with 114 task tools a ranker's details move the counts by a few either way.",
+           ""]
+    rows = []
+    for r in results.ranking:
+        base = full.get((r.ranker, r.k))
+        ratio = (f"{r.found / base.found:.2f}" if base is not None and base.found
+                 else MISSING)
+        chars = MISSING if r.summary_max_chars is None else str(r.summary_max_chars)
+        rows.append((r.ranker, r.source, chars, r.k, f"{r.found} / {r.total}",
+                     f"{r.recall:.1%}", ratio))
+    out += [table(("ranker", "ranked over", "summary_max_chars", "top k", "found", "recall",
+                   "ratio"), rows, "lllrrrr"), ""]
     return out
 
 

@@ -76,6 +76,24 @@ class SweepRow:
 
 
 @dataclass(frozen=True)
+class RankRow:
+    """How many of the tasks' tools an offline BM25 ranker finds in the top ``k``, ranking
+    over ``source`` (the full definitions, or the listing at ``summary_max_chars``)."""
+
+    catalog: str
+    ranker: str
+    source: str
+    summary_max_chars: int | None
+    k: int
+    found: int
+    total: int
+
+    @property
+    def recall(self) -> float:
+        return self.found / self.total if self.total else 0.0
+
+
+@dataclass(frozen=True)
 class LatencyRow:
     """Plain FastMCP vs ours for one operation on one transport, measured alternately."""
 
@@ -209,6 +227,7 @@ class Results:
     tokens: list[TokenRow] = field(default_factory=list)
     anatomy: list[AnatomyRow] = field(default_factory=list)
     sweep: list[SweepRow] = field(default_factory=list)
+    ranking: list[RankRow] = field(default_factory=list)
     latency: list[LatencyRow] = field(default_factory=list)
     listing_scale: list[ListingScaleRow] = field(default_factory=list)
     grants: list[GrantScaleRow] = field(default_factory=list)
@@ -247,6 +266,7 @@ class Results:
             tokens=[TokenRow(**r) for r in data["tokens"]],
             anatomy=[AnatomyRow(**r) for r in data["anatomy"]],
             sweep=[SweepRow(**r) for r in data["sweep"]],
+            ranking=[RankRow(**r) for r in data.get("ranking", [])],
             latency=latency,
             listing_scale=[ListingScaleRow(**stats_of(r, "warm")) for r in data["listing_scale"]],
             grants=[GrantScaleRow(**stats_of(r, "write", "hit", "miss")) for r in data["grants"]],

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import host_bench, latency_bench, scale_bench, scaling_bench, token_bench
+from . import host_bench, latency_bench, ranking, scale_bench, scaling_bench, token_bench
 from .corpus import REPO_ROOT, Catalog, load_corpus
 from .findings import derive
 from .latency_bench import Budget
@@ -95,6 +95,11 @@ async def _tokens(results: Results, catalogs: list[Catalog]) -> None:
     if headline is not None:
         results.sweep = await _timed("summary_max_chars sweep",
                                      lambda: token_bench.sweep_summary_chars(headline))
+    ranked = next((c for c in catalogs if c.name == ranking.RANK_CATALOG), None)
+    if ranked is not None and (ranked_tasks := ranking.load_tasks()):
+        results.ranking = await _timed(
+            "ranking (BM25, LiveMCPBench tasks)",
+            lambda: ranking.measure_ranking(ranked, ranked_tasks))
 
 
 async def _latency(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:

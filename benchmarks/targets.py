@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fastmcp_progressive import ListingSettings
+
 from .host_report import target_rows
 from .replay import DEFAULT
 from .results import Results
@@ -24,6 +26,7 @@ HEADLINE_CATALOG = "github-mcp-server"
 DEFAULT_CUT = 0.60
 """Issue #19: the default listing at least this much smaller than plain (server side; the
 host matrix judges the same cut in each framework's own ``tools`` array)."""
+MEANING_RATIO = 0.9
 LISTING_BUDGET = 3_000
 SESSION_BUDGET = 4_000
 CALL_RATIO = 1.05
@@ -91,6 +94,27 @@ def _tokens(results: Results) -> list[Target]:
     return out
 
 
+def _meaning(results: Results) -> list[Target]:
+    """Issue #19: a ranker finds a task's tools from the listing about as well as from the
+    full definitions (at the default ``summary_max_chars``)."""
+    default = ListingSettings.summary_max_chars
+    full = {(r.ranker, r.k): r for r in results.ranking if r.summary_max_chars is None}
+    out = []
+    for row in results.ranking:
+        base = full.get((row.ranker, row.k))
+        if row.summary_max_chars != default or base is None or not base.found:
+            continue
+        ratio = row.found / base.found
+        out.append(Target(
+            f"{row.catalog}: {row.ranker} finds tasks' tools in the top {row.k} "
+            "from the listing",
+            f">= {MEANING_RATIO} of what the full definitions give",
+            f"{row.found} vs {base.found} of {row.total} ({ratio:.2f})",
+            ratio >= MEANING_RATIO,
+        ))
+    return out
+
+
 def _latency(results: Results) -> list[Target]:
     out: list[Target] = []
     rows = [r for r in results.latency if r.transport in MAIN_TRANSPORTS]
@@ -123,4 +147,5 @@ def judge(results: Results) -> list[Target]:
 
     hosts = [Target(name, goal, measured, met) for name, goal, measured, met
              in target_rows(results)]
-    return _tokens(results) + _latency(results) + hosts + scaling_targets(results)
+    return (_tokens(results) + _meaning(results) + _latency(results) + hosts
+            + scaling_targets(results))
