@@ -133,7 +133,8 @@ class Replica:
     def launch(self) -> Replica:
         """Start the process without waiting (several can start at once)."""
         self._log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop)
-        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", FASTMCP_CHECK_FOR_UPDATES="off")
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", FASTMCP_CHECK_FOR_UPDATES="off",
+                   COLUMNS="400")  # rich log lines unwrapped: the tests match them whole
         self.proc = subprocess.Popen(
             [*self.prefix, sys.executable, str(REPLICA_SCRIPT), str(self.port),
              self.redis_url, *self.options],
