@@ -185,7 +185,7 @@ class ModePolicy:
         assert self.resolver is not None
         try:
             out = self.resolver(self._description(caller))
-        except Exception as exc:
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # never stop the server
             return self._failed(f"raised {type(exc).__name__}", exc)
         if inspect.isawaitable(out):
             close = getattr(out, "close", None)

@@ -175,3 +175,18 @@ def test_timeouts_are_checked() -> None:
             ResolutionSettings(hook_timeout=bad)
         with pytest.raises(ValueError, match=r"clients\.mode_resolver_timeout"):
             ClientSettings(mode_resolver_timeout=bad)
+
+
+def test_a_resolver_asked_outside_a_request_fails_closed_too() -> None:
+    """A caller no request prepared (the resolver then runs in line) gets the same safe
+    outcome: SystemExit is caught, the level is the progressive one."""
+    from fastmcp_progressive.caller import Caller
+    from fastmcp_progressive.compat import ModePolicy
+
+    def resolver(client: ClientDescription) -> str:
+        raise SystemExit(2)
+
+    policy = ModePolicy(ClientSettings(mode_resolver=resolver))
+    caller = Caller(kind="anonymous", era="modern", client_name="x",
+                    extensions={EXTENSION_ID: {"mode": "full"}})
+    assert policy.level(caller) != "full"
