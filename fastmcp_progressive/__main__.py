@@ -1,5 +1,5 @@
 """``python -m fastmcp_progressive``: the same commands as the ``fastmcp-progressive`` script."""
 
-from .cli import main
+from .launch import main
 
 raise SystemExit(main())

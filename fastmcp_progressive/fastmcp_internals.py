@@ -634,9 +634,14 @@ _SPAWN_RECORDER: Any = None  # ContextVar[Callable[[int], None] | None], made on
 _SPAWN_PATCH_MARK = "_fastmcp_progressive_records_pids"
 
 
-def record_spawned_pids(record: Callable[[int], None]) -> Callable[[], None]:
+def record_spawned_pids(
+    record: Callable[[int], None],
+    adopt: Callable[[str, list[str], Any], Any] | None = None,
+) -> Callable[[], None]:
     """Until the returned reset is called, tell ``record`` the pid of each stdio server
-    process the MCP SDK spawns from this context (and tasks started from it).
+    process the MCP SDK spawns from this context (and tasks started from it); with
+    ``adopt``, first offer it the spawn (``adopt(command, args, cwd)``): a process it
+    returns (an ``anyio.abc.Process`` already running, see ``prespawn.py``) is used instead.
 
     The SDK starts each server in its own session (its pid is its process group) and
     kills that group only when the server outlives its stdin; a server that exits on EOF
@@ -655,14 +660,22 @@ def record_spawned_pids(record: Callable[[int], None]) -> Callable[[], None]:
     if not getattr(original, _SPAWN_PATCH_MARK, False):
         recorder = _SPAWN_RECORDER
 
-        async def spawn(*args: Any, **kwargs: Any) -> Any:
-            process = await original(*args, **kwargs)
-            note = recorder.get()
-            if note is not None:
-                note(process.pid)
+        async def spawn(command: str, args: list[str], env: Any = None, errlog: Any = None,
+                        cwd: Any = None) -> Any:
+            hooks = recorder.get()
+            process = None
+            if hooks is not None and hooks[1] is not None:
+                process = hooks[1](command, list(args), cwd)
+            if process is None:
+                if errlog is None:
+                    process = await original(command, args, env, cwd=cwd)
+                else:
+                    process = await original(command, args, env, errlog, cwd)
+            if hooks is not None:
+                hooks[0](process.pid)
             return process
 
         setattr(spawn, _SPAWN_PATCH_MARK, True)
         sdk_stdio._create_platform_compatible_process = spawn
-    token = _SPAWN_RECORDER.set(record)
+    token = _SPAWN_RECORDER.set((record, adopt))
     return lambda: _SPAWN_RECORDER.reset(token)

@@ -19,15 +19,12 @@ Example:
 from __future__ import annotations
 
 import os
-import select
 import shlex
 import signal
 import subprocess
 import sys
-import threading
 import time
 import warnings
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -42,6 +39,7 @@ from fastmcp.server.providers.proxy import StatefulProxyClient
 from mcp import MCPError
 from mcp.client.session import ClientSession
 
+from . import prespawn
 from .fastmcp_internals import (
     around_roots_answer,
     connect_failure,
@@ -55,6 +53,9 @@ from .fastmcp_internals import (
 )
 from .log import get_logger
 from .options import MAX_UPSTREAM_TIMEOUT, fail, seconds, text_mapping
+from .stderr_tail import (
+    StderrTail,
+)
 
 logger = get_logger("proxy")
 
@@ -63,10 +64,6 @@ Target = str | Sequence[str] | FastMCP[Any] | Client[Any] | ClientTransport
 
 DEFAULT_STARTUP_TIMEOUT = 60.0  # npx may download the server on first use
 DEFAULT_REQUEST_TIMEOUT = 300.0
-STDERR_LINES_KEPT = 20
-STDERR_LINES_SHOWN = 5
-STDERR_LINE_BYTES = 2048  # of each kept line; the rest is passed through, not kept
-STDERR_CHUNK = 65536
 ROOTS_WAIT = 5.0  # seconds a front request waits for an upstream to re-read its roots
 ROOTS_SETTLE_PINGS = 3  # round trips after the answer, for the upstream to apply it
 GROUP_STOP_GRACE = 2.0  # seconds an upstream's process group gets between SIGTERM and SIGKILL
@@ -79,90 +76,6 @@ class UpstreamError(RuntimeError):
 def is_url(text: str) -> bool:
     """Whether a proxy target names an HTTP(S) server rather than a command."""
     return text.startswith(("http://", "https://"))
-
-
-# -- the upstream's stderr ------------------------------------------------------------------
-class StderrTail:
-    """The upstream's stderr: passed through to ours (hosts log it), last lines kept.
-
-    The process writes into a pipe; a daemon thread copies what it reads to our stderr and
-    remembers the last lines, which is what an error about the upstream quotes. What is
-    kept is bounded in bytes whatever the upstream writes: each line to ``line_bytes``
-    (the rest of a longer line is passed through, not kept) and ``keep`` lines, so a
-    server that prints megabytes without a newline costs us at most ``keep * line_bytes``.
-    """
-
-    def __init__(self, keep: int = STDERR_LINES_KEPT, line_bytes: int = STDERR_LINE_BYTES,
-                 prefix: str = "") -> None:
-        read_fd, write_fd = os.pipe()
-        self._read_fd = read_fd
-        self.writer = os.fdopen(write_fd, "w")  # handed to the process as its stderr
-        self._lines: deque[bytes] = deque(maxlen=keep)
-        self._line_bytes = line_bytes
-        self._prefix = prefix.encode()
-        self._lock = threading.Lock()
-        threading.Thread(target=self._pump, name="upstream-stderr", daemon=True).start()
-
-    def _pump(self) -> None:
-        partial = bytearray()  # the line being read, at most line_bytes of it
-        at_line_start = True
-        with open(self._read_fd, "rb", buffering=0, closefd=True) as reader:
-            while chunk := reader.read(STDERR_CHUNK):
-                self._pass_through(chunk, at_line_start)
-                at_line_start = chunk.endswith(b"\n")
-                *complete, rest = chunk.split(b"\n")
-                for piece in complete:
-                    self._keep(bytes(partial) + piece)
-                    partial.clear()
-                room = self._line_bytes - len(partial)
-                if room > 0:
-                    partial += rest[:room]
-            if partial:
-                self._keep(bytes(partial))
-
-    def _keep(self, line: bytes) -> None:
-        with self._lock:
-            self._lines.append(line[: self._line_bytes].rstrip())
-
-    def _pass_through(self, chunk: bytes, at_line_start: bool) -> None:
-        if self._prefix:  # several upstreams share our stderr: say whose line it is
-            lines = chunk.split(b"\n")
-            chunk = b"\n".join((self._prefix + line if line and (i or at_line_start) else line)
-                               for i, line in enumerate(lines))
-        try:
-            out = sys.stderr.buffer if hasattr(sys.stderr, "buffer") else None
-            if out is not None:
-                out.write(chunk)
-                out.flush()
-            else:
-                sys.stderr.write(chunk.decode("utf-8", "replace"))
-                sys.stderr.flush()
-        except (OSError, ValueError):  # our stderr is gone; keep draining the pipe
-            pass
-
-    def last(self, count: int = STDERR_LINES_SHOWN, *, settle: float = 0.3) -> list[str]:
-        """The last ``count`` non-blank lines, once what is already in the pipe was read."""
-        deadline = time.monotonic() + settle
-        while time.monotonic() < deadline and self._pending():
-            time.sleep(0.01)
-        with self._lock:
-            lines = [raw.decode("utf-8", "replace") for raw in self._lines]
-        return [line for line in lines if line.strip()][-count:]
-
-    @property
-    def kept_bytes(self) -> int:
-        """Bytes of stderr held right now (bounded by ``keep * line_bytes``)."""
-        with self._lock:
-            return sum(len(line) for line in self._lines)
-
-    def _pending(self) -> bool:
-        try:
-            return bool(select.select([self._read_fd], [], [], 0)[0])
-        except (OSError, ValueError):
-            return False
-
-    def close(self) -> None:
-        self.writer.close()
 
 
 # -- the upstream command ----------------------------------------------------------------------
@@ -212,10 +125,11 @@ class UpstreamCommand(StdioTransport):
     async def connect(self, **kwargs: Any) -> ClientSession | None:
         if self.ended:
             raise UpstreamError(self.exited())
-        if self.stderr is None:
-            self.stderr = StderrTail(prefix=f"[{self.name}] " if self.name else "")
+        if self.stderr is None:  # a process started early (prespawn.py) brought its own
+            self.stderr = prespawn.tail_for(self.argv, self.cwd) or StderrTail(
+                prefix=f"[{self.name}] " if self.name else "")
             send_stderr_to(self, self.stderr.writer)  # what FastMCP hands the process
-        reset = record_spawned_pids(self.pids.append)
+        reset = record_spawned_pids(self.pids.append, self._adopt)
         try:
             session = await super().connect(**kwargs)
         except FileNotFoundError:
@@ -231,6 +145,12 @@ class UpstreamCommand(StdioTransport):
                     self._reapers[pid] = GroupReaper.start(pid)
         self._started = True
         return session
+
+    def _adopt(self, command: str, args: list[str], cwd: Any) -> Any:
+        """The process ``prespawn.start`` started for this command, if it is waiting."""
+        if [command, *args] != self.argv or cwd != self.cwd:
+            return None
+        return prespawn.take(self.argv, self.cwd)
 
     async def close(self) -> None:
         """Stop the process and its process group (our shutdown); a later request may

@@ -257,3 +257,46 @@ def _alive(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state != "Z"  # a zombie is dead, waiting for its parent to read its status
+
+
+# -- upstreams started before the proxy imports FastMCP (prespawn.py) ------------------------------
+COUNTING_UPSTREAM = """
+import json, os, sys
+with open(sys.argv[1], "a") as log:  # one line per process started
+    log.write(f"{os.getpid()}\\n")
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    result = {}
+    if message["method"] == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"],
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "n", "version": "1"}}
+    elif message["method"] == "tools/list":
+        result = {"tools": [{"name": "ping", "description": "d",
+                             "inputSchema": {"type": "object"}}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("form", ["command", "config"])
+async def test_each_upstream_started_early_is_the_one_that_serves(form: str,
+                                                                  tmp_path: Path) -> None:
+    """The command starts its upstreams before importing FastMCP, and FastMCP's stdio
+    transport takes those very processes: one process per upstream, never two."""
+    app = tmp_path / "counting_upstream.py"
+    app.write_text(COUNTING_UPSTREAM, encoding="utf-8")
+    logs = [tmp_path / "a.log", tmp_path / "b.log"]
+    if form == "command":
+        args, logs = ["--", sys.executable, str(app), str(logs[0])], logs[:1]
+    else:
+        config = tmp_path / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": {
+            name: {"command": sys.executable, "args": [str(app), str(log)]}
+            for name, log in zip("ab", logs, strict=True)}}), encoding="utf-8")
+        args = ["--config", str(config)]
+    async with cli_over_stdio(args, "legacy") as client:
+        names = {t.name for t in await client.list_tools()}
+        assert names >= ({"ping"} if form == "command" else {"a_ping", "b_ping"})
+        for log in logs:
+            assert len(log.read_text(encoding="utf-8").split()) == 1, log

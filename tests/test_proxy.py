@@ -454,7 +454,7 @@ async def test_a_tool_added_mid_session_is_gated_on_its_first_call(
 def test_stderr_tail_keeps_a_bounded_number_of_bytes(capfd: pytest.CaptureFixture[str]) -> None:
     """Before: the last 20 lines at any length (a 10 MB line without a newline, held
     whole). Now each kept line is cut at ``STDERR_LINE_BYTES`` and the rest passed on."""
-    from fastmcp_progressive.upstream import STDERR_LINE_BYTES, STDERR_LINES_KEPT, StderrTail
+    from fastmcp_progressive.stderr_tail import STDERR_LINE_BYTES, STDERR_LINES_KEPT, StderrTail
 
     tail = StderrTail()
     huge = "x" * 10_000_000
