@@ -323,14 +323,17 @@ def _through_groups(script: Script, history: list[Exchange], offered: list[str],
     if bridge is None or dispatch is None or f"\n{group}: " not in descriptions.get(bridge, ""):
         return Move("answer", text=f"I cannot find {script.target}.", why="no-group")
     call = {"name": script.target, "arguments": dict(script.arguments)}
+    # both arguments every time: hosts that build a model from the listed schema (smolagents)
+    # refuse a call that leaves a listed input out
     if not history:
-        return Move("call", bridge, {"groups": [group]}, why="read-group")
+        return Move("call", bridge, {"tools": [], "groups": [group]}, why="read-group")
     last = history[-1]
     output = last.output or ""
     if last.name == bridge and script.target not in output:
         return Move("answer", text=f"{group} has no {script.target}.", why="not-in-group")
-    if last.name == bridge and '"groups"' in last.arguments:
-        return Move("call", bridge, {"tools": [script.target]}, why="describe-target")
+    if last.name == bridge and _asked(last, "groups"):
+        return Move("call", bridge, {"tools": [script.target], "groups": []},
+                    why="describe-target")
     if last.name == bridge:
         return Move("call", dispatch, call, why="dispatch-target")
     if last.name == dispatch and script.success in output and REFUSAL_CODE not in output:
@@ -339,6 +342,15 @@ def _through_groups(script: Script, history: list[Exchange], offered: list[str],
     if last.name == dispatch and attempts < MAX_TARGET_ATTEMPTS:
         return Move("call", dispatch, call, why="retry-dispatch")
     return Move("answer", text=f"{script.target} keeps failing.", why="gave-up")
+
+
+def _asked(exchange: Exchange, key: str) -> bool:
+    """Whether a bridge call named something under ``key`` (its arguments as sent)."""
+    try:
+        arguments = json.loads(exchange.arguments or "{}")
+    except ValueError:
+        return False
+    return isinstance(arguments, dict) and bool(arguments.get(key))
 
 
 def _reaches(exchange: Exchange, target: str | None, script: Script) -> bool:

@@ -42,9 +42,7 @@ pytestmark = [pytest.mark.hosts, pytest.mark.slow, pytest.mark.xdist_group("time
 
 TRANSPORTS = ("http", "stdio")
 CASES = [pytest.param((f.name, t), id=f"{f.name}-{t}") for f in FRAMEWORKS for t in TRANSPORTS]
-CAPPED_FRAMEWORKS = ("openai-agents", "pydantic-ai", "langchain", "llama-index")
-CAPPED_CASES = [case for case in CASES if case.values[0][0] in CAPPED_FRAMEWORKS]
-"""The capped-gateway scenario (issue 20) runs in the four frameworks it was written for."""
+
 BASELINE_DEFECTS = {
     ("crewai-mcps", "http"): "CrewAI's per-call client raises while closing the HTTP "
                              "transport, after the body ran: the model is shown an error "
@@ -54,8 +52,23 @@ BASELINE_DEFECTS = {
 setting fixes): the body must still run with the model's arguments, and the baseline must
 still show the defect (so the matrix notices when the framework fixes it)."""
 
+CAPPED_CASES = CASES
+CAPPED_DEFECTS = {
+    **{("semantic-kernel", t): "Semantic Kernel offers the model no call_tool (its plugin does "
+                               "not turn that listed tool into a kernel function), and it "
+                               "deadlocks on tools/list_changed, so it cannot re-list either"
+       for t in TRANSPORTS},
+    ("crewai-mcps", "http"): BASELINE_DEFECTS[("crewai-mcps", "http")],
+    **{("mcp-use", t): "mcp-use's agent stops at its LangGraph recursion limit (10) on the "
+                       "third tool round, before the dispatched call runs (not investigated)"
+       for t in TRANSPORTS},
+}
+"""Framework paths that do not reach an unlisted tool of the capped gateway (issue 20); their
+``tools`` array is still held to the budget."""
+
 Results = dict[Cell, dict[str, Any]]
 CAPPED_BUDGET = 5_000
+HOST_OWN_TOOLS = 2
 """Issue 20: o200k tokens of the ``tools`` array a host sends for livemcptool capped at 40."""
 
 
@@ -95,6 +108,16 @@ def matrix(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 def _capped_cell(case: tuple[str, str]) -> Cell:
     framework, transport = case
     return Cell(framework, transport, "default", "livemcptool")
+
+
+def _first_use_step(run: dict[str, Any]) -> int | None:
+    """The model step whose call ran the tool body: the step the model saw the success, or,
+    for a host that ends the run right after a tool round (AutoGen's
+    ``max_tool_iterations``), the step of its last call when the body ran."""
+    if run["steps_to_first_success"] is not None:
+        return int(run["steps_to_first_success"])
+    calls = [move for move in run["model_moves"] if move["kind"] == "call"]
+    return int(calls[-1]["step"]) if run["body_ran"] and calls else None
 
 
 def _capped_run(matrix: Results, case: tuple[str, str]) -> dict[str, Any]:
@@ -168,10 +191,12 @@ def test_capped_gateway_reaches_an_unlisted_tool_in_three_steps(
     """livemcptool capped at 40: the target is not listed; the model reads the groups in
     the bridge's description, lists the group, describes the tool and calls it through
     ``call_tool``; the tool body runs with the arguments intact, in at most 3 model steps."""
+    if capped in CAPPED_DEFECTS:
+        pytest.skip(CAPPED_DEFECTS[capped])
     run = _capped_run(matrix, capped)
     assert run["body_ran"] and run["arguments_intact"], run.get("error")
-    assert run["steps_to_first_success"] is not None
-    assert run["steps_to_first_success"] <= 3
+    step = _first_use_step(run)
+    assert step is not None and step <= 3, run["model_moves"]
 
 
 @pytest.mark.parametrize("capped", CAPPED_CASES)
@@ -181,5 +206,7 @@ def test_capped_gateway_tools_array_within_budget(matrix: Results,
 
     run = _capped_run(matrix, capped)
     arrays = run["tools_arrays"]
-    assert arrays and all(len(array) <= 40 for array in arrays)
+    # the host's own tools come on top of the server's 40 (smolagents' final_answer,
+    # mcp-use's resource and prompt tools)
+    assert arrays and all(len(array) <= 40 + HOST_OWN_TOOLS for array in arrays)
     assert max(count(array, ascii=False) for array in arrays) <= CAPPED_BUDGET

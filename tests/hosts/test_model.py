@@ -110,11 +110,12 @@ def test_a_capped_listing_is_crossed_through_the_groups() -> None:
     offered = ["describe_tools", "call_tool", "other"]
     described = {"describe_tools": "Only some tools are listed.\nGroups:\nwhois: Domain lookups."}
     first = decide(script, [], offered, described)
-    assert (first.name, first.arguments) == ("describe_tools", {"groups": ["whois"]})
+    assert (first.name, first.arguments) == ("describe_tools", {"tools": [], "groups": ["whois"]})
     history = [Exchange("c1", "describe_tools", json.dumps(first.arguments),
                         '{"groups":{"whois":{"tools":{"whois_domain":"Look a domain up."}}}}')]
     second = decide(script, history, offered, described)
-    assert (second.name, second.arguments) == ("describe_tools", {"tools": ["whois_domain"]})
+    assert (second.name, second.arguments) == ("describe_tools", {"tools": ["whois_domain"],
+                                                                  "groups": []})
     history.append(Exchange("c2", "describe_tools", json.dumps(second.arguments),
                             '{"whois_domain":{"name":"whois_domain"}}'))
     third = decide(script, history, offered, described)
