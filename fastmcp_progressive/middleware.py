@@ -330,8 +330,15 @@ class ProgressiveDisclosure(Middleware):
         return [t for t in tools if t.name in shown]
 
     async def _visible_tools(self, ctx: Context) -> list[Tool]:
-        """Every tool this caller may see, as registered (our bridges left out)."""
-        return [t for t in await self.catalog.listed_tools(ctx) if not self._is_ours(t)]
+        """Every tool this caller may see, as registered (our bridges left out): FastMCP's
+        own listing without middleware (providers, transforms, visibility, component auth),
+        then what the other middleware's listing filters keep (``catalog.py``); a quarter
+        of a listing through the whole chain at 10,000 tools."""
+        first: dict[str, Tool] = {}
+        for tool in await ctx.fastmcp.list_tools(run_middleware=False):
+            if not self._is_ours(tool):
+                first.setdefault(tool.name, tool)
+        return await self._visible(ctx, list(first.values()))
 
     async def _list_described(self, ctx: Context, caller: Caller, names: list[str]) -> None:
         """Put tools just described in a followable caller's capped listing, and tell it."""

@@ -182,11 +182,26 @@ async def test_capped_listing(tmp_descriptions: Path, transport: Transport, era:
         assert ran.count(local) == 1
 
 
+class HideCurrent(Middleware):
+    """A listing filter of the user's own (a tenant or role rule): hides ``kid_current``."""
+
+    async def on_list_tools(self, context: MiddlewareContext[Any],
+                            call_next: CallNext[Any, Any]) -> Any:
+        return [t for t in await call_next(context) if t.name != "kid_current"]
+
+
 @pytest.mark.parametrize(("transport", "era"), MATRIX)
 async def test_hidden_tools_stay_hidden_through_the_bridges(
         tmp_descriptions: Path, transport: Transport, era: Era) -> None:
     server, ran = catalog(tmp_descriptions, listing=ListingSettings(max_tools=CAP))
+    server.middleware.insert(0, HideCurrent())  # outside ours
     async with served(server, transport) as target, connect(target, era) as client:
+        kid = _body(await client.call_tool("describe_tools", {"groups": ["kid"]}))
+        assert set(kid["groups"]["kid"]["tools"]) == {"kid_forecast", "kid_alerts"}
+        filtered = await client.call_tool("call_tool", {"name": "kid_current",
+                                                        "arguments": {"text": "x"}},
+                                          raise_on_error=False)
+        assert filtered.is_error and _body(filtered)["error"]["code"] == "UNKNOWN_TOOL"
         await client.list_tools()
         hidden = await client.call_tool("call_tool", {"name": "secret",
                                                       "arguments": {"text": "x"}},
