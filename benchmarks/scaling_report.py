@@ -176,8 +176,9 @@ def _grouped(results: Results) -> list[str]:
             f"One server, tool *i* tagged `g<i mod groups>`; ours capped at {GROUPED_CAP} "
             "tools. The capped listing and `groups/list` are set against plain's whole "
             "`tools/list` (what a plain client reads to learn what exists); the group read and "
-            "the describe against a plain tool call answering the very same bytes. Both need "
-            "the caller's visible tools: a group read costs about one server-side listing.", "",
+            "the describe against a plain tool call answering the very same bytes. `groups/list` "
+            "and a group read need the caller's visible tools: about one server-side listing "
+            "without the middleware chain (FastMCP's own `list_tools`).", "",
             _table(("operation", "n", "plain", "ours", "ratio", "p95 ratio"),
                    [(r.op, r.ours.n, _us(r.plain), _us(r.ours), f"{r.ratio_median:.2f}x",
                      f"{r.ratio_p95:.2f}x") for r in rows], "lrrrrr"), ""]
