@@ -54,9 +54,9 @@ still show the defect (so the matrix notices when the framework fixes it)."""
 
 CAPPED_CASES = CASES
 CAPPED_DEFECTS = {
-    **{("semantic-kernel", t): "Semantic Kernel offers the model no call_tool (its plugin does "
-                               "not turn that listed tool into a kernel function), and it "
-                               "deadlocks on tools/list_changed, so it cannot re-list either"
+    **{("semantic-kernel", t): "Semantic Kernel's plugin skips a tool named call_tool (it has a "
+                               "method of that name) and deadlocks on tools/list_changed, "
+                               "which a describe sends a capped session"
        for t in TRANSPORTS},
     ("crewai-mcps", "http"): BASELINE_DEFECTS[("crewai-mcps", "http")],
     **{("mcp-use", t): "mcp-use's agent stops at its LangGraph recursion limit (10) on the "
