@@ -542,3 +542,55 @@ def _ancestors(logger: Any) -> list[Any]:
         found.append(logger)
         logger = logger.parent
     return found
+
+
+# -- FastMCP's forwarding through the shared upstream session ----------------------------------
+FORWARDING_UPSTREAM = """
+from fastmcp import Context, FastMCP
+mcp = FastMCP("asks")
+
+@mcp.tool
+async def greet(ctx: Context) -> str:
+    '''Ask the user's name, then greet them.'''
+    await ctx.info("asking for a name")
+    await ctx.report_progress(1, 2, "asking")
+    answer = await ctx.elicit("Your name?", str)
+    await ctx.report_progress(2, 2, "done")
+    return f"hello {answer.data}" if answer.action == "accept" else "no name"
+
+mcp.run(show_banner=False)
+"""
+
+
+@pytest.mark.slow  # an upstream process
+async def test_elicitation_logs_and_progress_reach_the_client_being_served(
+    tmp_path: Path
+) -> None:
+    """Before, the upstream's session kept the forwarding handlers of the client that had
+    opened it (the start-up check): an elicitation found no request to relay to."""
+    app = tmp_path / "asks.py"
+    app.write_text(FORWARDING_UPSTREAM, encoding="utf-8")
+    proxy = progressive_proxy([sys.executable, str(app)], startup_timeout=30,
+                              exempt_tools=["greet"])
+    assert await check_upstream(proxy) == 1  # the session opens before any client
+    asked: list[str] = []
+    logged: list[str] = []
+    progress: list[tuple[float, float | None]] = []
+
+    async def elicit(message: str, response_type: Any, params: Any, context: Any) -> Any:
+        asked.append(message)
+        return response_type(value="Ada") if response_type is not None else {"value": "Ada"}
+
+    async def log(message: Any) -> None:
+        logged.append(str(message.data))
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total))
+
+    async with Client(proxy, mode="legacy", elicitation_handler=elicit, log_handler=log,
+                      progress_handler=on_progress) as client:
+        result = await client.call_tool("greet", {})
+    assert result.data == "hello Ada"
+    assert asked == ["Your name?"]
+    assert any("asking for a name" in line for line in logged)
+    assert progress[-1] == (2, 2)
