@@ -71,7 +71,24 @@ def bridge_description_with_groups(lines: list[str], dispatch: str | None) -> st
     )
 
 
-DISPATCH_TOOL_NAME = "call_tool"
+DISPATCH_TOOL_NAME = "run_tool"
+"""Not ``call_tool``: Semantic Kernel's MCP plugin skips a tool whose name is one of its own
+attributes (it has a ``call_tool`` method), and FastMCP's search transforms list a
+``call_tool`` of their own."""
+
+
+def dispatched_arguments(name: str, inner: dict[str, Any]) -> dict[str, Any]:
+    """The arguments a dispatch-bridge call means for tool ``name``.
+
+    Semantic Kernel hands a kernel-function parameter named ``arguments`` the call's whole
+    argument set (``functions/kernel_function_from_method.py:167-169``, 1.45.0), so its
+    plugin sends ``{"name": n, "arguments": {"name": n, "arguments": {...}}}``: that exact
+    shape is unwrapped once; anything else is the tool's arguments as sent.
+    """
+    if (set(inner) == {"name", "arguments"} and inner["name"] == name
+            and isinstance(inner["arguments"], dict)):
+        return dict(inner["arguments"])
+    return inner
 
 
 DispatchAnswer = Callable[[Context, dict[str, Any] | None], Awaitable[ToolResult]]

@@ -218,7 +218,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--listing", choices=LEVELS, default=ListingSettings.level)
     p.add_argument("--max-tools", type=int, metavar="N",
                    help="list at most N tools; the rest are reached through describe_tools "
-                        "(groups) and call_tool (default: no cap but the host caps)")
+                        "(groups) and run_tool (default: no cap but the host caps)")
     p.add_argument("--anonymous", choices=get_args(AnonymousPolicy),
                    help="callers no grant can follow (default: the middleware's)")
     p.add_argument("--no-host-profiles", action="store_true",

@@ -38,7 +38,12 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool, ToolResult
 
 from . import payloads
-from .bridge import bridge_description_with_groups, requested_names
+from .bridge import (
+    DISPATCH_TOOL_NAME,
+    bridge_description_with_groups,
+    dispatched_arguments,
+    requested_names,
+)
 from .call_site import RequestSite, gateways_of
 from .caller import Caller, identify
 from .catalog import Catalog
@@ -362,13 +367,14 @@ class ProgressiveDisclosure(Middleware):
         if inner is None:
             inner = {}
         if not isinstance(name, str) or not name or not isinstance(inner, dict):
-            return _error_result(payloads.dispatch_usage(self._dispatch_name or "call_tool"))
+            return _error_result(payloads.dispatch_usage(
+                self._dispatch_name or DISPATCH_TOOL_NAME))
         if name == self._dispatch_name:
             return _error_result(payloads.dispatch_usage(name))
         if await self.catalog.tool(ctx, name) is None:
             return _error_result(payloads.dispatch_unknown(name, self._bridge_name))
         try:
-            return await ctx.fastmcp.call_tool(name, inner)
+            return await ctx.fastmcp.call_tool(name, dispatched_arguments(name, inner))
         except FastMCPError as exc:
             return _error_result(payloads.dispatch_failed(name, str(exc)))
 

@@ -234,7 +234,7 @@ class SurfaceSettings:
             ``progressive_disclosure_guide``.
         instructions: append the workflow paragraph to the server instructions.
         max_tools_per_read: most tool names one read (or bridge call) may select.
-        dispatch_tool: name of the ``call_tool`` dispatch bridge a capped listing holds
+        dispatch_tool: name of the dispatch bridge (``run_tool``) a capped listing holds
             (``None``: none; callers then reach unlisted tools only by their own names).
     """
 

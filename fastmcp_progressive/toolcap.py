@@ -6,7 +6,7 @@ caller that would see more than N tools gets at most N entries:
 
 1. the pinned and exempt tools (``always_load``, FastMCP's gateway transforms);
 2. the ``describe_tools`` bridge, whose description then names every group the caller may
-   see (``groups.py``), and the ``call_tool`` dispatch bridge;
+   see (``groups.py``), and the ``run_tool`` dispatch bridge;
 3. the tools this caller has in its listing (a caller the server can follow: a handshake
    session, an authenticated principal), most recently added first; a new caller's
    listing starts as the tools callers on this server called most;
@@ -25,7 +25,7 @@ A caller's entries live where its grants live (``grants.py``: in memory per sess
 the key-value store, so replicas behind a load balancer show the same listing).
 
 Hosts that never re-list (LangChain, LlamaIndex) and 2026-07-28 callers reach every other
-tool through the dispatch bridge: ``call_tool({"name": ..., "arguments": {...}})`` runs the
+tool through the dispatch bridge: ``run_tool({"name": ..., "arguments": {...}})`` runs the
 named tool through FastMCP's own ``call_tool`` (the middleware chain, our gate, component
 auth and logs all see the real tool's name), after the same visibility check as a read.
 

@@ -120,7 +120,7 @@ async def test_clients_without_the_extension_see_nothing_new(
     async with served(server, transport) as target, connect(target, era) as client:
         for tool in await client.list_tools():
             assert GROUPS_META_KEY not in (tool.meta or {}), tool.name
-            assert tool.name != "call_tool"  # uncapped: no dispatch bridge
+            assert tool.name != "run_tool"  # uncapped: no dispatch bridge
             if tool.name == "describe_tools":
                 assert set(tool.input_schema["properties"]) == {"tools"}
 
@@ -157,7 +157,7 @@ async def test_capped_listing(tmp_descriptions: Path, transport: Transport, era:
     async with served(server, transport) as target, connect(target, era) as client:
         tools = {t.name: t for t in await client.list_tools()}
         assert len(tools) <= CAP
-        assert {"help", "describe_tools", "call_tool"} <= set(tools)
+        assert {"help", "describe_tools", "run_tool"} <= set(tools)
         bridge = tools["describe_tools"].description or ""
         for group in ("billing", "notes", "kid"):
             assert f"\n{group}: " in bridge
@@ -171,15 +171,20 @@ async def test_capped_listing(tmp_descriptions: Path, transport: Transport, era:
         unlisted = next(n for n in ("kid_alerts", "kid_current", "tag_note", "refund_invoice")
                         if n not in tools)
         local = unlisted.removeprefix("kid_")
-        result = await client.call_tool("call_tool", {"name": unlisted,
+        result = await client.call_tool("run_tool", {"name": unlisted,
                                                       "arguments": {"text": "hi"}},
                                         raise_on_error=False)
         if result.is_error:  # a followable caller: the teaching refusal, then it runs
             assert "TOOL_DESCRIPTION_REQUIRED" in result.content[0].text
-            result = await client.call_tool("call_tool", {"name": unlisted,
+            result = await client.call_tool("run_tool", {"name": unlisted,
                                                           "arguments": {"text": "hi"}})
         assert result.content[0].text == f"{local}:hi"
         assert ran.count(local) == 1
+        # Semantic Kernel sends the whole argument set under "arguments" (its kernel
+        # functions reserve that parameter name): unwrapped once, the tool gets its own
+        wrapped = {"name": unlisted, "arguments": {"text": "sk"}}
+        result = await client.call_tool("run_tool", {"name": unlisted, "arguments": wrapped})
+        assert result.content[0].text == f"{local}:sk"
 
 
 class HideCurrent(Middleware):
@@ -198,15 +203,15 @@ async def test_hidden_tools_stay_hidden_through_the_bridges(
     async with served(server, transport) as target, connect(target, era) as client:
         kid = _body(await client.call_tool("describe_tools", {"groups": ["kid"]}))
         assert set(kid["groups"]["kid"]["tools"]) == {"kid_forecast", "kid_alerts"}
-        filtered = await client.call_tool("call_tool", {"name": "kid_current",
+        filtered = await client.call_tool("run_tool", {"name": "kid_current",
                                                         "arguments": {"text": "x"}},
                                           raise_on_error=False)
         assert filtered.is_error and _body(filtered)["error"]["code"] == "UNKNOWN_TOOL"
         await client.list_tools()
-        hidden = await client.call_tool("call_tool", {"name": "secret",
+        hidden = await client.call_tool("run_tool", {"name": "secret",
                                                       "arguments": {"text": "x"}},
                                         raise_on_error=False)
-        unknown = await client.call_tool("call_tool", {"name": "no_such_tool",
+        unknown = await client.call_tool("run_tool", {"name": "no_such_tool",
                                                        "arguments": {}},
                                          raise_on_error=False)
         assert hidden.is_error and unknown.is_error
@@ -231,12 +236,12 @@ async def test_the_dispatched_tool_runs_under_its_own_name(tmp_descriptions: Pat
     server.add_middleware(Outer())  # inside ours
     async with Client(server, mode="legacy") as client:  # a session: followed, gated
         await client.list_tools()
-        refused = await client.call_tool("call_tool", {"name": "kid_alerts",
+        refused = await client.call_tool("run_tool", {"name": "kid_alerts",
                                                        "arguments": {"text": "a"}},
                                          raise_on_error=False)
         assert refused.is_error and "TOOL_DESCRIPTION_REQUIRED" in refused.content[0].text
         assert ran == []  # the gate held for the inner call
-        await client.call_tool("call_tool", {"name": "kid_alerts",
+        await client.call_tool("run_tool", {"name": "kid_alerts",
                                              "arguments": {"text": "a"}})
         assert ran == ["alerts"]
         assert seen == ["kid_alerts"]  # inner middleware saw the real name (not call_tool)
@@ -347,7 +352,7 @@ async def test_a_host_served_in_full_but_capped_gets_described_tools_listed(
     cursor = mt.Implementation(name="cursor-vscode", version="1.0")
     async with Client(server, mode="legacy", client_info=cursor) as client:
         first = {t.name for t in await client.list_tools()}
-        assert len(first) == 5 and "call_tool" in first
+        assert len(first) == 5 and "run_tool" in first
         target = next(n for n in ("kid_alerts", "tag_note", "refund_invoice") if n not in first)
         await client.call_tool("describe_tools", {"tools": [target]})
         assert target in {t.name for t in await client.list_tools()}

@@ -293,7 +293,7 @@ async def test_a_host_that_defers_gets_the_capped_listing_when_the_server_exceed
     async with connect(server, era, client_info=_info("cursor-vscode")) as cursor:
         listed = await cursor.list_tools()
         assert len(listed) <= 40
-        assert {"describe_tools", "call_tool"} <= {t.name for t in listed}
+        assert {"describe_tools", "run_tool"} <= {t.name for t in listed}
     async with connect(server, era, client_info=_info("Visual Studio Code")) as vscode:
         listed = await vscode.list_tools()
         assert len(listed) == 45 and "describe_tools" not in {t.name for t in listed}

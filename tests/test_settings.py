@@ -45,7 +45,7 @@ BEFORE: dict[type, dict[str, Any]] = {
     CacheSettings: {"files": 256, "listing": 20_000, "definitions": 2_048, "preload": True},
     SurfaceSettings: {"bridge_tool": "describe_tools", "guidance_prompt": True,
                       "instructions": True, "max_tools_per_read": 32,
-                      "dispatch_tool": "call_tool"},
+                      "dispatch_tool": "run_tool"},
     ResolutionSettings: {"enabled": True, "resolvers": None, "hook_timeout": 1.0},
 }
 

@@ -45,6 +45,7 @@ AUTOGEN = ("autogen-agentchat==0.7.5", "autogen-ext[mcp,openai]==0.7.5", "mcp==1
            "openai==3.57.0")
 CREWAI = ("crewai==1.15.30", "crewai-tools[mcp]==1.15.30", "mcpadapt==0.1.19", "mcp==1.30.0",
           "openai==2.54.0")
+SEMANTIC_KERNEL = ("semantic-kernel[mcp]==1.45.0", "mcp==1.30.0", "openai==3.57.0")
 
 FRAMEWORKS: tuple[Framework, ...] = (
     Framework("openai-agents", ("openai-agents==0.24.0", "mcp==2.3.0", "openai==3.54.0"),
@@ -60,8 +61,10 @@ FRAMEWORKS: tuple[Framework, ...] = (
     # mcpadapt (smolagents' and CrewAI's MCP adapter) and autogen-ext import only with mcp<2
     Framework("smolagents", ("smolagents[mcp,openai]==1.26.0", "mcpadapt==0.1.19",
                              "mcp==1.30.0", "openai==3.57.0"), "drive_smolagents.py"),
-    Framework("semantic-kernel", ("semantic-kernel[mcp]==1.45.0", "mcp==1.30.0",
-                                  "openai==3.57.0"), "drive_semantic_kernel.py"),
+    Framework("semantic-kernel", SEMANTIC_KERNEL, "drive_semantic_kernel.py"),
+    # the same plugin with the message_handler override a user sets (see the driver)
+    Framework("semantic-kernel-relist", SEMANTIC_KERNEL, "drive_semantic_kernel.py",
+              "semantic-kernel"),
     Framework("autogen-workbench", AUTOGEN, "drive_autogen.py", "autogen"),
     Framework("autogen-tools", AUTOGEN, "drive_autogen.py", "autogen"),
     Framework("crewai-adapter", CREWAI, "drive_crewai.py", "crewai"),

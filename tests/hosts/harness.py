@@ -117,8 +117,11 @@ def run_cell(model: ScriptedModel, cell: Cell, workdir: Path) -> dict[str, Any]:
         else:
             driver += ["--command", json.dumps(serve)]
         began = time.monotonic()
-        done = subprocess.run(driver, capture_output=True, text=True, env=_driver_env(base_url),
-                              timeout=DRIVER_TIMEOUT, cwd=workdir)
+        try:
+            done = subprocess.run(driver, capture_output=True, text=True,
+                                  env=_driver_env(base_url), timeout=DRIVER_TIMEOUT, cwd=workdir)
+        except subprocess.TimeoutExpired as hung:  # one hung framework fails its cell only
+            done = subprocess.CompletedProcess(driver, -9, "", _text(hung.stderr))
     finally:
         if server is not None:
             server.terminate()
@@ -137,6 +140,10 @@ def run_cell(model: ScriptedModel, cell: Cell, workdir: Path) -> dict[str, Any]:
     if summary.get("error") or done.returncode:
         summary["stderr"] = done.stderr[-4000:]
     return summary
+
+
+def _text(output: bytes | str | None) -> str:
+    return output.decode("utf-8", "replace") if isinstance(output, bytes) else output or ""
 
 
 def session_cost(bodies: list[Any]) -> dict[str, Any]:

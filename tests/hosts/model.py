@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -65,7 +66,7 @@ class Script:
     group: str | None = None
     """The group holding ``target`` when the listing is capped and may not show it: the
     model finds it in the bridge's group lines, lists the group, describes the tool and
-    calls it through the dispatch bridge (``describe_tools`` / ``call_tool``)."""
+    calls it through the dispatch bridge (``describe_tools`` / ``run_tool``)."""
 
 
 @dataclass
@@ -268,7 +269,8 @@ def carried_definition(error: dict[str, Any], target: str) -> dict[str, Any] | N
 
 
 BRIDGE = "describe_tools"
-DISPATCH = "call_tool"
+DISPATCH_HINT = re.compile(r"through ([A-Za-z0-9_.-]+)\(name, arguments\)")
+"""How the bridge's description in a capped listing names the dispatch bridge (any name)."""
 
 
 def decide(script: Script, history: list[Exchange], offered: list[str],
@@ -318,7 +320,9 @@ def _through_groups(script: Script, history: list[Exchange], offered: list[str],
                     descriptions: dict[str, str]) -> Move:
     """A capped listing without the target: read the groups in the bridge's description,
     list the target's group, describe the target, call it through the dispatch bridge."""
-    bridge, dispatch = resolve(BRIDGE, offered), resolve(DISPATCH, offered)
+    bridge = resolve(BRIDGE, offered)
+    named = DISPATCH_HINT.search(descriptions.get(bridge, "")) if bridge else None
+    dispatch = resolve(named.group(1), offered) if named else None
     group = script.group or ""
     if bridge is None or dispatch is None or f"\n{group}: " not in descriptions.get(bridge, ""):
         return Move("answer", text=f"I cannot find {script.target}.", why="no-group")
@@ -354,11 +358,18 @@ def _asked(exchange: Exchange, key: str) -> bool:
 
 
 def _reaches(exchange: Exchange, target: str | None, script: Script) -> bool:
-    """Whether ``exchange`` called the target: by its name, or through the dispatch bridge."""
+    """Whether ``exchange`` called the target: by its name, or through the dispatch bridge
+    (whatever its name: a call whose arguments name the target and carry its arguments)."""
     if exchange.name == target:
         return True
-    return (script.group is not None and exchange.name.endswith(DISPATCH)
-            and f'"{script.target}"' in exchange.arguments)
+    if script.group is None:
+        return False
+    try:
+        arguments = json.loads(exchange.arguments or "{}")
+    except ValueError:
+        return False
+    return (isinstance(arguments, dict) and arguments.get("name") == script.target
+            and isinstance(arguments.get("arguments"), dict))
 
 
 def observe(run: Run, history: list[Exchange], target: str | None) -> None:

@@ -52,19 +52,21 @@ BASELINE_DEFECTS = {
 setting fixes): the body must still run with the model's arguments, and the baseline must
 still show the defect (so the matrix notices when the framework fixes it)."""
 
-CAPPED_CASES = CASES
-CAPPED_DEFECTS = {
-    **{("semantic-kernel", t): "Semantic Kernel's plugin skips a tool named call_tool (it has a "
-                               "method of that name) and deadlocks on tools/list_changed, "
-                               "which a describe sends a capped session"
-       for t in TRANSPORTS},
-    ("crewai-mcps", "http"): BASELINE_DEFECTS[("crewai-mcps", "http")],
-    **{("mcp-use", t): "mcp-use's agent stops at its LangGraph recursion limit (10) on the "
-                       "third tool round, before the dispatched call runs (not investigated)"
-       for t in TRANSPORTS},
-}
-"""Framework paths that do not reach an unlisted tool of the capped gateway (issue 20); their
-``tools`` array is still held to the budget."""
+SK_DEADLOCK = ("Semantic Kernel's MCP plugin awaits tools/list inside the session's message "
+               "handler on notifications/tools/list_changed (semantic_kernel/connectors/"
+               "mcp.py:525-526, 1.45.0), so the answer can never be read: it deadlocks on "
+               "the notification a describe sends a capped session, as on any server's; "
+               "semantic-kernel-relist (the override its docstring invites) reaches the tool")
+CAPPED_XFAIL = {("semantic-kernel", t): SK_DEADLOCK for t in TRANSPORTS}
+"""Framework paths that cannot reach an unlisted tool as shipped, for a reason no server can
+change (strict: the matrix notices when the framework fixes it)."""
+CAPPED_CASES = [pytest.param(case, id=f"{case[0]}-{case[1]}",
+                             marks=[pytest.mark.xfail(strict=True, reason=CAPPED_XFAIL[case])]
+                             if case in CAPPED_XFAIL else [])
+                for case in ((f.name, t) for f in FRAMEWORKS for t in TRANSPORTS)]
+CAPPED_DEFECTS = {("crewai-mcps", "http"): BASELINE_DEFECTS[("crewai-mcps", "http")]}
+"""Framework paths that do not reach an unlisted tool of the capped gateway (issue 20) because
+they fail every call, plain servers too; their ``tools`` array is still held to the budget."""
 
 Results = dict[Cell, dict[str, Any]]
 CAPPED_BUDGET = 5_000
@@ -190,16 +192,19 @@ def test_capped_gateway_reaches_an_unlisted_tool_in_three_steps(
         matrix: Results, capped: tuple[str, str]) -> None:
     """livemcptool capped at 40: the target is not listed; the model reads the groups in
     the bridge's description, lists the group, describes the tool and calls it through
-    ``call_tool``; the tool body runs with the arguments intact, in at most 3 model steps."""
+    the dispatch bridge (``run_tool``); the tool body runs with the arguments intact, in at
+    most 3 model steps, and the agent's run ends without an error (mcp-use's stopped at its
+    recursion limit after the body ran, before its answer)."""
     if capped in CAPPED_DEFECTS:
         pytest.skip(CAPPED_DEFECTS[capped])
     run = _capped_run(matrix, capped)
     assert run["body_ran"] and run["arguments_intact"], run.get("error")
+    assert run["error"] is None
     step = _first_use_step(run)
     assert step is not None and step <= 3, run["model_moves"]
 
 
-@pytest.mark.parametrize("capped", CAPPED_CASES)
+@pytest.mark.parametrize("capped", CASES)
 def test_capped_gateway_tools_array_within_budget(matrix: Results,
                                                   capped: tuple[str, str]) -> None:
     from fastmcp_progressive.tokens import count

@@ -6,6 +6,7 @@ import json
 import urllib.request
 from typing import Any
 
+from fastmcp_progressive.bridge import DISPATCH_TOOL_NAME, bridge_description_with_groups
 from tests.hosts.model import (
     Exchange,
     Script,
@@ -105,25 +106,31 @@ def test_endpoint_records_requests_and_the_step_of_first_success() -> None:
 
 
 def test_a_capped_listing_is_crossed_through_the_groups() -> None:
-    """The target is not listed: read the group lines, list the group, describe, dispatch."""
+    """The target is not listed: read the group lines, list the group, describe, dispatch
+    through the bridge the description names (``run_tool`` by default, any name works)."""
     script = Script("whois_domain", {"domain": "x.org"}, success="ok", group="whois")
-    offered = ["describe_tools", "call_tool", "other"]
-    described = {"describe_tools": "Only some tools are listed.\nGroups:\nwhois: Domain lookups."}
-    first = decide(script, [], offered, described)
-    assert (first.name, first.arguments) == ("describe_tools", {"tools": [], "groups": ["whois"]})
-    history = [Exchange("c1", "describe_tools", json.dumps(first.arguments),
-                        '{"groups":{"whois":{"tools":{"whois_domain":"Look a domain up."}}}}')]
-    second = decide(script, history, offered, described)
-    assert (second.name, second.arguments) == ("describe_tools", {"tools": ["whois_domain"],
-                                                                  "groups": []})
-    history.append(Exchange("c2", "describe_tools", json.dumps(second.arguments),
-                            '{"whois_domain":{"name":"whois_domain"}}'))
-    third = decide(script, history, offered, described)
-    assert (third.name, third.arguments) == ("call_tool", {"name": "whois_domain",
-                                                           "arguments": {"domain": "x.org"}})
-    history.append(Exchange("c3", "call_tool", json.dumps(third.arguments), "ok"))
-    assert decide(script, history, [*offered, "whois_domain"], described).why == "success"
+    for dispatch in (DISPATCH_TOOL_NAME, "dispatch_it"):
+        offered = ["describe_tools", dispatch, "other"]
+        described = {"describe_tools": bridge_description_with_groups(
+            ["whois: Domain lookups."], dispatch)}
+        first = decide(script, [], offered, described)
+        assert (first.name, first.arguments) == ("describe_tools",
+                                                 {"tools": [], "groups": ["whois"]})
+        history = [Exchange("c1", "describe_tools", json.dumps(first.arguments),
+                            '{"groups":{"whois":{"tools":{"whois_domain":"Look it up."}}}}')]
+        second = decide(script, history, offered, described)
+        assert (second.name, second.arguments) == ("describe_tools",
+                                                   {"tools": ["whois_domain"], "groups": []})
+        history.append(Exchange("c2", "describe_tools", json.dumps(second.arguments),
+                                '{"whois_domain":{"name":"whois_domain"}}'))
+        third = decide(script, history, offered, described)
+        assert (third.name, third.arguments) == (dispatch, {"name": "whois_domain",
+                                                            "arguments": {"domain": "x.org"}})
+        history.append(Exchange("c3", dispatch, json.dumps(third.arguments), "ok"))
+        assert decide(script, history, [*offered, "whois_domain"], described).why == "success"
     assert decide(script, [], offered, {"describe_tools": "no groups"}).why == "no-group"
+    no_dispatch = {"describe_tools": bridge_description_with_groups(["whois: Lookups."], None)}
+    assert decide(script, [], offered, no_dispatch).why == "no-group"
 
 
 def test_smolagents_text_replay_of_calls_and_observations_is_read() -> None:

@@ -24,7 +24,11 @@ async def run_agent(config: Config) -> str:
                               {"command": config.command[0], "args": config.command[1:]})
     client = MCPClient.from_dict({"mcpServers": {"order_desk": server}})
     try:
-        agent = MCPAgent(llm=ChatOpenAI(model="gpt-4o"), client=client)
+        # max_steps=8: mcp-use's LangGraph recursion limit is 2 x max_steps (mcpagent.py:134),
+        # but each tool round takes 4 supersteps (before_model, model, after_model of its
+        # ModelCallLimitMiddleware, mcpagent.py:370, then tools): the default 5 allows one
+        # tool round and an answer. Three rounds and an answer take 15 supersteps.
+        agent = MCPAgent(llm=ChatOpenAI(model="gpt-4o"), client=client, max_steps=8)
         return str(await agent.run(config.task))
     finally:
         await client.close_all_sessions()
