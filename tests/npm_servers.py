@@ -9,6 +9,7 @@ cannot pass without running them.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -76,16 +77,22 @@ def ensure_installed() -> dict[str, list[str]]:
             f"(missing: {'node' if node_path is None else 'npm'}); "
             "on Debian: apt-get install nodejs npm"
         )
-    wanted = missing()
-    if wanted:
-        PREFIX.mkdir(exist_ok=True)
-        done = subprocess.run(
-            [npm, "install", "--prefix", str(PREFIX), "--no-audit", "--no-fund",
-             "--save-exact", "--loglevel=error", *wanted],
-            capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False,
-        )
-        if done.returncode != 0 or missing():
-            raise RuntimeError(f"npm install {' '.join(wanted)} failed:\n{done.stderr[-2000:]}")
+    PREFIX.mkdir(exist_ok=True)
+    # pytest-xdist workers of a fresh clone all get here at once: one installs, the others
+    # wait for it, then find everything installed (an install seen half-done, or two into
+    # one prefix, left servers that exited while starting)
+    with open(PREFIX / "install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        wanted = missing()
+        if wanted:
+            done = subprocess.run(
+                [npm, "install", "--prefix", str(PREFIX), "--no-audit", "--no-fund",
+                 "--save-exact", "--loglevel=error", *wanted],
+                capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False,
+            )
+            if done.returncode != 0 or missing():
+                raise RuntimeError(
+                    f"npm install {' '.join(wanted)} failed:\n{done.stderr[-2000:]}")
     return {name: [node_path, str(entry_point(name))] for name in PINNED}
 
 
