@@ -568,29 +568,23 @@ class ProgressiveDisclosure(Middleware):
 
     async def _is_bridge(self, ctx: Context, name: str) -> bool:
         """Whether ``name`` resolves to our bridge (a user's tool of that name wins)."""
-        if self.bridge is None or name != self.bridge.name:
-            return False
-        return self._is_our_bridge(await ctx.fastmcp.get_tool(name))
-
-    def _is_our_bridge(self, tool: Tool | None) -> bool:
-        return (
-            tool is not None
-            and self.bridge is not None
-            and getattr(tool, "fn", None) is getattr(self.bridge, "fn", None)
-        )
+        return await self._resolves_to(ctx, name, self.bridge)
 
     async def _is_dispatch(self, ctx: Context, name: str) -> bool:
         """Whether ``name`` resolves to our dispatch bridge (a user's tool of that name wins)."""
-        if self.dispatch is None or name != self.dispatch.name:
+        return await self._resolves_to(ctx, name, self.dispatch)
+
+    @staticmethod
+    async def _resolves_to(ctx: Context, name: str, ours: Tool | None) -> bool:
+        if ours is None or name != ours.name:
             return False
-        return self._is_our_dispatch(await ctx.fastmcp.get_tool(name))
+        return _same_tool(await ctx.fastmcp.get_tool(name), ours)
+
+    def _is_our_bridge(self, tool: Tool | None) -> bool:
+        return _same_tool(tool, self.bridge)
 
     def _is_our_dispatch(self, tool: Tool | None) -> bool:
-        return (
-            tool is not None
-            and self.dispatch is not None
-            and getattr(tool, "fn", None) is getattr(self.dispatch, "fn", None)
-        )
+        return _same_tool(tool, self.dispatch)
 
     def _is_ours(self, tool: Tool | None) -> bool:
         """Whether ``tool`` is one of our bridges (not one of the user's tools)."""
@@ -792,3 +786,9 @@ def _error_result(body: dict[str, Any]) -> ToolResult:
         structured_content=body,
         is_error=True,
     )
+
+
+def _same_tool(tool: Tool | None, ours: Tool | None) -> bool:
+    """Whether ``tool`` is ``ours`` (one of our bridges), not a user's tool of its name."""
+    return (tool is not None and ours is not None
+            and getattr(tool, "fn", None) is getattr(ours, "fn", None))
