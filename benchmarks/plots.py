@@ -30,6 +30,14 @@ TRANSPORT_COLORS = {"memory": "#4c72b0", "http": "#55a868", "http legacy": "#c44
                     "http+auth": "#8172b2"}
 
 
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    """Write ``fig`` to ``path`` the way every figure here is written, and free it."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def _pyplot() -> Any | None:
     try:
         import matplotlib
@@ -84,11 +92,7 @@ def _tokens(plt: Any, results: Results, folder: Path) -> Path | None:
     ax.set_title("Tokens per catalog: plain FastMCP, our levels and sessions, search transforms")
     ax.set_xlim(right=max(r.fields for r in results.tokens) * 4)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    path = folder / "tokens_by_mode.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, folder / "tokens_by_mode.png")
 
 
 def _tool_count(results: Results, catalog: str) -> int:
@@ -116,11 +120,7 @@ def _latency(plt: Any, results: Results, folder: Path) -> Path | None:
     ax.set_xlabel("time ours / plain FastMCP (log scale; < 1 is faster)")
     ax.set_title("Latency ratios, measured alternately in one process")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    path = folder / "latency_ratios.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, folder / "latency_ratios.png")
 
 
 def _scale(plt: Any, results: Results, folder: Path) -> Path | None:
@@ -143,11 +143,7 @@ def _scale(plt: Any, results: Results, folder: Path) -> Path | None:
         ax.set_yscale("log")
         ax.set_xlabel("tools in the catalog")
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = folder / "scale_listing.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, folder / "scale_listing.png")
 
 
 def _hosts(plt: Any, results: Results, folder: Path) -> Path | None:
@@ -177,8 +173,4 @@ def _hosts(plt: Any, results: Results, folder: Path) -> Path | None:
     ax.set_xlabel("% fewer o200k tokens than the same framework against the plain server")
     ax.set_title(f"What agent frameworks send the model: {TARGET_CATALOG}, default level")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    path = folder / "hosts_cuts.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, folder / "hosts_cuts.png")
