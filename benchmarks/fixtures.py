@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from fastmcp_progressive.listing import summarize
+from fastmcp_progressive.disclosure.listing import summarize
 
 from .corpus import Catalog
 

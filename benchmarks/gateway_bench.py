@@ -31,8 +31,8 @@ from typing import Any
 from fastmcp import Client, FastMCP
 
 from fastmcp_progressive import ListingSettings, ProgressiveDisclosure
-from fastmcp_progressive.client import grouping, list_groups
-from fastmcp_progressive.tokens import count
+from fastmcp_progressive.cli.tokens import count
+from fastmcp_progressive.resolution.client import grouping, list_groups
 from tests.corpus import catalog_path, catalog_tools
 from tests.replay import replay_tool
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fastmcp_progressive.tokens import count
+from fastmcp_progressive.cli.tokens import count
 
 from .results import HostRow
 

@@ -37,7 +37,11 @@ from fastmcp.tools.base import Tool
 from pydantic import Field, TypeAdapter
 
 from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings
-from fastmcp_progressive.client import ResolveToolParams, ResolveToolRequest, tool_resolution
+from fastmcp_progressive.resolution.client import (
+    ResolveToolParams,
+    ResolveToolRequest,
+    tool_resolution,
+)
 
 from .quiet import quiet_logs
 
@@ -131,8 +135,8 @@ async def changing_descriptions(listings: int = 200, tools: int = 20) -> dict[st
 
 def long_client_names(clients: int = 40) -> dict[str, Any]:
     """MiB the client-level memo keeps after ``clients`` 2 MB client names."""
-    from fastmcp_progressive.caller import Caller
-    from fastmcp_progressive.compat import ModePolicy
+    from fastmcp_progressive.access.caller import Caller
+    from fastmcp_progressive.access.modes import ModePolicy
 
     policy = ModePolicy()
     gc.collect()

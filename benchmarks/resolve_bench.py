@@ -31,7 +31,7 @@ from fastmcp import Client, FastMCP
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 
 from fastmcp_progressive import ProgressiveDisclosure
-from fastmcp_progressive.client import resolve_tool, tool_resolution
+from fastmcp_progressive.resolution.client import resolve_tool, tool_resolution
 
 from .quiet import quiet_logs
 from .results import Stats

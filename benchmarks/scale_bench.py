@@ -38,8 +38,8 @@ from fastmcp import Client
 from key_value.aio.stores.memory import MemoryStore
 
 from fastmcp_progressive import GrantSettings
-from fastmcp_progressive.caller import Caller
-from fastmcp_progressive.grants import GrantStore
+from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.grants import GrantStore
 from fastmcp_progressive.payloads import resource_uri_for
 
 from . import probes

@@ -64,8 +64,8 @@ from fastmcp_progressive import (
     ListingSettings,
     ProgressiveDisclosure,
 )
-from fastmcp_progressive.caller import Caller
-from fastmcp_progressive.grants import GrantStore
+from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.grants import GrantStore
 from fastmcp_progressive.payloads import resource_uri_for
 from tests.replay import replay_tool
 
@@ -527,7 +527,7 @@ async def grouped_rows(tools: int = GROUPED_TOOLS, groups: int = GROUPED_GROUPS,
     100 groups (the full run), each against plain FastMCP in the same run (interleaved): the capped
     listing and ``groups/list`` against plain's (whole) ``tools/list``, the group read and
     the describe against a plain tool call answering the same bytes."""
-    from fastmcp_progressive.client import grouping, list_groups
+    from fastmcp_progressive.resolution.client import grouping, list_groups
 
     catalog = synthetic_catalog(tools)
     names = [t["name"] for t in catalog.tools]

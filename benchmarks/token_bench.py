@@ -30,14 +30,14 @@ from typing import Any
 from fastmcp import Client
 
 from fastmcp_progressive import ListingSettings
-from fastmcp_progressive.payloads import DESCRIPTIONS_URI, resource_uri_for
-from fastmcp_progressive.tokens import (
+from fastmcp_progressive.cli.tokens import (
     count,
     count_text,
     listing_field_tokens,
     listing_json_tokens,
     model_view,
 )
+from fastmcp_progressive.payloads import DESCRIPTIONS_URI, resource_uri_for
 
 from .corpus import Catalog
 from .replay import DEFAULT, PROGRESSIVE, SEARCH, Variant, build_server

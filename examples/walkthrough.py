@@ -20,8 +20,8 @@ from fastmcp import Client
 from fastmcp.client.transports import PythonStdioTransport
 
 from fastmcp_progressive import DESCRIPTIONS_URI
-from fastmcp_progressive.client import is_resolvable, resolve_tool, tool_resolution
-from fastmcp_progressive.tokens import token_report
+from fastmcp_progressive.cli.tokens import token_report
+from fastmcp_progressive.resolution.client import is_resolvable, resolve_tool, tool_resolution
 
 SERVER = Path(__file__).parent / "demo_server.py"
 

@@ -17,13 +17,19 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .compat import ClientDescription, Mode, ModeResolver
-    from .description_file import DescriptionFile, Example
-    from .grants import KeyValue
-    from .groups import GROUPING_EXTENSION_ID, GROUPS_META_KEY, Group
-    from .hosts import HOST_PROFILES, HOST_TOOL_CAPS, ClientLevel, HostCap, HostProfile
-    from .middleware import ProgressiveDisclosure
-    from .payloads import (
+    from fastmcp_progressive.access.grants import KeyValue
+    from fastmcp_progressive.access.hosts import (
+        HOST_PROFILES,
+        HOST_TOOL_CAPS,
+        ClientLevel,
+        HostCap,
+        HostProfile,
+    )
+    from fastmcp_progressive.access.modes import ClientDescription, Mode, ModeResolver
+    from fastmcp_progressive.disclosure.groups import GROUPING_EXTENSION_ID, GROUPS_META_KEY, Group
+    from fastmcp_progressive.files.model import DescriptionFile, Example
+    from fastmcp_progressive.middleware import ProgressiveDisclosure
+    from fastmcp_progressive.payloads import (
         DESCRIPTIONS_URI,
         EXTENSION_ID,
         GRANT_STORE_UNAVAILABLE,
@@ -32,8 +38,8 @@ if TYPE_CHECKING:
         TOO_MANY_TOOLS,
         TOOL_DESCRIPTION_REQUIRED,
     )
-    from .resolution import ResolverHook
-    from .settings import (
+    from fastmcp_progressive.resolution.server import ResolverHook
+    from fastmcp_progressive.settings import (
         AnonymousPolicy,
         CacheSettings,
         ClientSettings,
@@ -46,20 +52,20 @@ if TYPE_CHECKING:
     )
 
 _WHERE: dict[str, str] = {  # public name -> the module defining it (imported on first use)
-    "ClientDescription": "compat",
-    "Mode": "compat",
-    "ModeResolver": "compat",
-    "DescriptionFile": "description_file",
-    "Example": "description_file",
-    "KeyValue": "grants",
-    "GROUPING_EXTENSION_ID": "groups",
-    "GROUPS_META_KEY": "groups",
-    "Group": "groups",
-    "HOST_PROFILES": "hosts",
-    "HOST_TOOL_CAPS": "hosts",
-    "ClientLevel": "hosts",
-    "HostCap": "hosts",
-    "HostProfile": "hosts",
+    "ClientDescription": "access.modes",
+    "Mode": "access.modes",
+    "ModeResolver": "access.modes",
+    "DescriptionFile": "files.model",
+    "Example": "files.model",
+    "KeyValue": "access.grants",
+    "GROUPING_EXTENSION_ID": "disclosure.groups",
+    "GROUPS_META_KEY": "disclosure.groups",
+    "Group": "disclosure.groups",
+    "HOST_PROFILES": "access.hosts",
+    "HOST_TOOL_CAPS": "access.hosts",
+    "ClientLevel": "access.hosts",
+    "HostCap": "access.hosts",
+    "HostProfile": "access.hosts",
     "ProgressiveDisclosure": "middleware",
     "DESCRIPTIONS_URI": "payloads",
     "EXTENSION_ID": "payloads",
@@ -68,7 +74,7 @@ _WHERE: dict[str, str] = {  # public name -> the module defining it (imported on
     "QUERY_TOO_LONG": "payloads",
     "TOO_MANY_TOOLS": "payloads",
     "TOOL_DESCRIPTION_REQUIRED": "payloads",
-    "ResolverHook": "resolution",
+    "ResolverHook": "resolution.server",
     "AnonymousPolicy": "settings",
     "CacheSettings": "settings",
     "ClientSettings": "settings",

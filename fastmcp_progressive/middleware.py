@@ -37,38 +37,43 @@ from fastmcp.server.context import Context
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool, ToolResult
 
-from . import payloads
-from .bridge import (
+from fastmcp_progressive import payloads
+from fastmcp_progressive.access.arguments import ArgumentChecker
+from fastmcp_progressive.access.caller import Caller, identify
+from fastmcp_progressive.access.catalog import Catalog
+from fastmcp_progressive.access.engagement import IGNORED_METHODS, Engagement
+from fastmcp_progressive.access.gate import ANONYMOUS_POLICIES as ANONYMOUS_POLICIES
+from fastmcp_progressive.access.gate import Gate, GateCall
+from fastmcp_progressive.access.grants import GrantStore
+from fastmcp_progressive.access.hosts import ClientLevel
+from fastmcp_progressive.access.modes import ModePolicy
+from fastmcp_progressive.access.mounts import (
+    call_prefix,
+    read_prefix,
+    refusal_for_mount,
+    unprefixed,
+)
+from fastmcp_progressive.access.ordering import MiddlewareOrderError, misordered
+from fastmcp_progressive.access.passage import let_through, passed_outer_gate
+from fastmcp_progressive.access.site import RequestSite, gateways_of
+from fastmcp_progressive.access.targets import hashed_target
+from fastmcp_progressive.disclosure.bridge import (
     DISPATCH_TOOL_NAME,
     bridge_description_with_groups,
     dispatched_arguments,
     requested_names,
 )
-from .call_site import RequestSite, gateways_of
-from .caller import Caller, identify
-from .catalog import Catalog
-from .compat import ModePolicy
-from .components import DisclosureComponents, install, one_descriptions_entry
-from .definitions import Definitions, compact_json
-from .descriptions import DescriptionStore
-from .engagement import IGNORED_METHODS, Engagement
-from .fastmcp_internals import is_nested_tool_call, serving_tool_call
-from .gate import ANONYMOUS_POLICIES as ANONYMOUS_POLICIES
-from .gate import Gate, GateCall
-from .grants import GrantStore
-from .groups import GROUPING_EXTENSION_ID, GROUPS_LIST_METHOD, Groups
-from .guidance import guidance_prompt as guidance_prompt_for
-from .hosts import ClientLevel
-from .hot_reload import HotReload
-from .listing import ListedTool, Lister
-from .log import get_logger
-from .mounts import call_prefix, read_prefix, refusal_for_mount, unprefixed
-from .options import folder, names
-from .ordering import MiddlewareOrderError, misordered
-from .passage import let_through, passed_outer_gate
-from .preload import Preload
-from .resolution import RESOLVE_METHOD, ToolResolution
-from .selection import (
+from fastmcp_progressive.disclosure.components import (
+    DisclosureComponents,
+    install,
+    one_descriptions_entry,
+)
+from fastmcp_progressive.disclosure.groups import GROUPING_EXTENSION_ID, GROUPS_LIST_METHOD, Groups
+from fastmcp_progressive.disclosure.guidance import guidance_prompt as guidance_prompt_for
+from fastmcp_progressive.disclosure.hot_reload import HotReload
+from fastmcp_progressive.disclosure.listing import ListedTool, Lister
+from fastmcp_progressive.disclosure.preload import Preload
+from fastmcp_progressive.disclosure.selection import (
     MAX_QUERY_CHARS,
     Selection,
     is_descriptions_uri,
@@ -76,7 +81,15 @@ from .selection import (
     resolve_trimmed,
     selection_from_names,
 )
-from .settings import (
+from fastmcp_progressive.disclosure.suggestions import Suggestions
+from fastmcp_progressive.disclosure.toolcap import ToolCap
+from fastmcp_progressive.fastmcp_internals import is_nested_tool_call, serving_tool_call
+from fastmcp_progressive.files.definitions import Definitions, compact_json
+from fastmcp_progressive.files.store import DescriptionStore
+from fastmcp_progressive.log import get_logger
+from fastmcp_progressive.options import folder, names
+from fastmcp_progressive.resolution.server import RESOLVE_METHOD, ToolResolution
+from fastmcp_progressive.settings import (
     CacheSettings,
     ClientSettings,
     GrantSettings,
@@ -87,10 +100,6 @@ from .settings import (
     given,
     refuse_flat_keywords,
 )
-from .suggestions import Suggestions
-from .targets import hashed_target
-from .toolcap import ToolCap
-from .validation import ArgumentChecker
 
 logger = get_logger()
 

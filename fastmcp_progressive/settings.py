@@ -35,8 +35,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, get_args
 
-from .bridge import BRIDGE_TOOL_NAME, DISPATCH_TOOL_NAME
-from .hosts import (
+from fastmcp_progressive.access.hosts import (
     HOST_PROFILES,
     HOST_TOOL_CAPS,
     MAX_CAP,
@@ -46,7 +45,8 @@ from .hosts import (
     check_caps,
     check_profiles,
 )
-from .options import (
+from fastmcp_progressive.disclosure.bridge import BRIDGE_TOOL_NAME, DISPATCH_TOOL_NAME
+from fastmcp_progressive.options import (
     MAX_CACHE_SIZE,
     MAX_GRANT_TTL,
     MAX_HOOK_TIMEOUT,
@@ -66,9 +66,9 @@ from .options import (
 )
 
 if TYPE_CHECKING:
-    from .compat import ModeResolver
-    from .grants import KeyValue
-    from .resolution import ResolverHook
+    from fastmcp_progressive.access.grants import KeyValue
+    from fastmcp_progressive.access.modes import ModeResolver
+    from fastmcp_progressive.resolution.server import ResolverHook
 
 ListingLevel = Literal["typed", "minimal", "skeleton"]
 """How much of a tool a progressive listing shows (see ``listing.py``)."""

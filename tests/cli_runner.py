@@ -1,6 +1,6 @@
 """Run ``fastmcp-progressive`` commands in this process, as a shell would run them.
 
-``run_cli(*args, cwd=...)`` calls ``fastmcp_progressive.cli.main(argv)`` from ``cwd`` with
+``run_cli(*args, cwd=...)`` calls ``fastmcp_progressive.cli.commands.main(argv)`` from ``cwd`` with
 stdout and stderr captured, and answers the exit status and the output: the same parser,
 server loader and exit codes, without an interpreter start per command. FastMCP's file
 loader adds the server's folder to ``sys.path`` and registers it as ``server_module``:
@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from fastmcp_progressive.cli import main
+from fastmcp_progressive.cli.commands import main
 
 LOADED_AS = "server_module"  # the module name FastMCP's file loader registers
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from fastmcp_progressive.directory_watcher import DirectoryWatcher
+from fastmcp_progressive.files.watcher import DirectoryWatcher
 
 
 class Calls:

@@ -26,7 +26,7 @@ from fastmcp.tools.base import Tool
 from pydantic import Field
 
 from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings
-from fastmcp_progressive.validation import ArgumentChecker
+from fastmcp_progressive.access.arguments import ArgumentChecker
 from tests.conftest import connect, serve_http
 from tests.test_resolution import opened, resolve_error
 

@@ -21,8 +21,8 @@ from fastmcp_progressive import (
     ResolutionSettings,
     SurfaceSettings,
 )
-from fastmcp_progressive.proxy import progressive_proxy
-from fastmcp_progressive.upstream import Upstream
+from fastmcp_progressive.proxy.front import progressive_proxy
+from fastmcp_progressive.proxy.upstream import Upstream
 from tests.cli_runner import run_cli
 
 

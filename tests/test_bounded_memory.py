@@ -21,8 +21,8 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import ProgressiveDisclosure
-from fastmcp_progressive.caller import Caller
-from fastmcp_progressive.compat import ModePolicy
+from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.memo import ToolMemo
 from tests.conftest import build_server, connect
 

@@ -16,7 +16,7 @@ from fastmcp_progressive import (
     ProgressiveDisclosure,
     SurfaceSettings,
 )
-from fastmcp_progressive.guidance import (
+from fastmcp_progressive.disclosure.guidance import (
     PROMPT_NAME,
     SYSTEM_PROMPT,
     agent_guidance,

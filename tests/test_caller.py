@@ -15,8 +15,8 @@ from fastmcp.utilities.versions import VersionSpec
 from key_value.aio.stores.memory import MemoryStore
 
 from fastmcp_progressive import GrantSettings, ProgressiveDisclosure
-from fastmcp_progressive.caller import Caller, identify
-from fastmcp_progressive.grants import GRANTS_COLLECTION
+from fastmcp_progressive.access.caller import Caller, identify
+from fastmcp_progressive.access.grants import GRANTS_COLLECTION
 from tests.conftest import TOKENS, build_server, clients, fetch, gated
 
 
@@ -142,7 +142,7 @@ def test_fastmcp_internals_the_name_index_relies_on() -> None:
 
 
 async def test_name_index_follows_every_change_of_the_catalog() -> None:
-    from fastmcp_progressive.lookup import batch
+    from fastmcp_progressive.access.lookup import batch
 
     server = FastMCP("changes")
 
@@ -168,7 +168,7 @@ async def test_name_index_follows_every_change_of_the_catalog() -> None:
 
 
 async def test_versioned_tool_falls_back_to_the_highest_enabled_version() -> None:
-    from fastmcp_progressive.lookup import batch
+    from fastmcp_progressive.access.lookup import batch
 
     server = FastMCP("versions")
 

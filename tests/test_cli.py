@@ -1,6 +1,6 @@
 """The authoring CLI: files written, problems found, exit codes.
 
-Each command runs through ``fastmcp_progressive.cli.main(argv)`` in this process, in the
+Each command runs through ``fastmcp_progressive.cli.commands.main(argv)`` in this process, in the
 temporary directory holding the server file, with its output captured: the same parser,
 loader and exit status a shell gets, without paying an interpreter start per command.
 One test runs the installed console script and ``python -m fastmcp_progressive`` as real
@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 from fastmcp import Client, FastMCP
 
-from fastmcp_progressive import ProgressiveDisclosure, tokens
-from fastmcp_progressive.description_folder import read_description
-from fastmcp_progressive.tokens import wire_results
+from fastmcp_progressive import ProgressiveDisclosure
+from fastmcp_progressive.cli import tokens
+from fastmcp_progressive.cli.tokens import wire_results
+from fastmcp_progressive.files.folder import read_description
 from tests.cli_runner import Ran, run_cli
 
 SERVER = '''

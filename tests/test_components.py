@@ -13,7 +13,7 @@ import pytest
 from fastmcp import FastMCP
 
 from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
-from fastmcp_progressive.components import TEMPLATE_URI
+from fastmcp_progressive.disclosure.components import TEMPLATE_URI
 from tests.conftest import ERAS, FOLLOWED_IN_MEMORY, Era, build_server, connect
 
 ERA = pytest.mark.parametrize("era", ERAS)

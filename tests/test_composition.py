@@ -16,9 +16,9 @@ from fastmcp.server.middleware.rate_limiting import RateLimitingMiddleware
 from fastmcp.server.transforms import ResourcesAsTools
 
 from fastmcp_progressive import DESCRIPTIONS_URI
-from fastmcp_progressive.caller import identify
-from fastmcp_progressive.client import resolve_tool, tool_resolution
-from fastmcp_progressive.selection import is_descriptions_uri
+from fastmcp_progressive.access.caller import identify
+from fastmcp_progressive.disclosure.selection import is_descriptions_uri
+from fastmcp_progressive.resolution.client import resolve_tool, tool_resolution
 from tests.conftest import build_server, connect, gated
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -39,8 +39,8 @@ from fastmcp_progressive import (
     ListingSettings,
     ProgressiveDisclosure,
 )
-from fastmcp_progressive.backend_sessions import SessionBackends
 from fastmcp_progressive.fastmcp_internals import cached_methods, wire_params
+from fastmcp_progressive.proxy.backend_sessions import SessionBackends
 from tests.conftest import (
     ERAS,
     FOLLOWED_IN_MEMORY,

@@ -17,14 +17,14 @@ import pytest
 from fastmcp import FastMCP
 from fastmcp.tools.base import Tool
 
-from fastmcp_progressive import descriptions
-from fastmcp_progressive.definitions import full_definition
-from fastmcp_progressive.description_file import SUMMARY_MAX_CHARS
-from fastmcp_progressive.description_folder import read_description
-from fastmcp_progressive.descriptions import DescriptionStore
-from fastmcp_progressive.file_errors import DescriptionError
-from fastmcp_progressive.file_parsing import parse_text
-from fastmcp_progressive.file_places import key_location
+from fastmcp_progressive.files import store as descriptions
+from fastmcp_progressive.files.definitions import full_definition
+from fastmcp_progressive.files.errors import DescriptionError
+from fastmcp_progressive.files.folder import read_description
+from fastmcp_progressive.files.model import SUMMARY_MAX_CHARS
+from fastmcp_progressive.files.parsing import parse_text
+from fastmcp_progressive.files.places import key_location
+from fastmcp_progressive.files.store import DescriptionStore
 from tests.spies import count_calls
 
 LOGGER = "fastmcp.progressive.descriptions"
@@ -361,7 +361,7 @@ def test_a_file_too_deep_to_serve_counts_as_broken() -> None:
 
 async def test_invalidate_also_refreshes_the_listing(tmp_path: Path) -> None:
     """The listing memo follows the store: an invalidated file is summarized again."""
-    from fastmcp_progressive.listing import Lister
+    from fastmcp_progressive.disclosure.listing import Lister
 
     store = DescriptionStore(tmp_path)
     lister = Lister(store)

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from fastmcp.client.transports import StdioTransport
 
-from fastmcp_progressive.caller import Caller
-from fastmcp_progressive.compat import ModePolicy
+from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.modes import ModePolicy
 from tests.conftest import connect, gated, serve_http
 from tests.hosts.serve import demo_server
 

@@ -38,9 +38,9 @@ from key_value.aio.stores.memory import MemoryStore
 
 import fastmcp_progressive
 from fastmcp_progressive import fastmcp_internals as internals
-from fastmcp_progressive.caller import is_modern
-from fastmcp_progressive.catalog import gateway_tools
-from fastmcp_progressive.listing import ListedTool
+from fastmcp_progressive.access.caller import is_modern
+from fastmcp_progressive.access.catalog import gateway_tools
+from fastmcp_progressive.disclosure.listing import ListedTool
 from tests.conftest import Era, connect
 
 PACKAGE = Path(fastmcp_progressive.__file__).parent
@@ -394,7 +394,7 @@ async def test_run_provider_lookups_in_line() -> None:
     from fastmcp.server.providers import aggregate
     from fastmcp.server.providers.aggregate import AggregateProvider
 
-    from fastmcp_progressive.lookup import batch
+    from fastmcp_progressive.access.lookup import batch
 
     assert "gather" in AggregateProvider._get_tool.__code__.co_names, moved(
         "AggregateProvider._get_tool (no longer asks providers through gather)",

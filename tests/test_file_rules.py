@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 from fastmcp import FastMCP
 
-from fastmcp_progressive import description_folder
-from fastmcp_progressive.checks import check
-from fastmcp_progressive.cli import render
-from fastmcp_progressive.description_folder import read_folder
-from fastmcp_progressive.descriptions import DescriptionStore
-from fastmcp_progressive.file_parsing import parse_text
-from fastmcp_progressive.guidance import agent_guidance, system_prompt
-from fastmcp_progressive.selection import is_descriptions_uri
+from fastmcp_progressive.cli.checks import check
+from fastmcp_progressive.cli.commands import render
+from fastmcp_progressive.disclosure.guidance import agent_guidance, system_prompt
+from fastmcp_progressive.disclosure.selection import is_descriptions_uri
+from fastmcp_progressive.files import folder as description_folder
+from fastmcp_progressive.files.folder import read_folder
+from fastmcp_progressive.files.parsing import parse_text
+from fastmcp_progressive.files.store import DescriptionStore
 
 
 def _server() -> FastMCP:

@@ -15,12 +15,12 @@ import pytest
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import ClientSettings, GrantSettings
-from fastmcp_progressive.caller import Caller, CallerKind
-from fastmcp_progressive.compat import ModePolicy
-from fastmcp_progressive.definitions import Definitions
-from fastmcp_progressive.descriptions import DescriptionStore
-from fastmcp_progressive.gate import AnonymousPolicy, Gate, GateCall, Outcome
-from fastmcp_progressive.grants import GrantStore
+from fastmcp_progressive.access.caller import Caller, CallerKind
+from fastmcp_progressive.access.gate import AnonymousPolicy, Gate, GateCall, Outcome
+from fastmcp_progressive.access.grants import GrantStore
+from fastmcp_progressive.access.modes import ModePolicy
+from fastmcp_progressive.files.definitions import Definitions
+from fastmcp_progressive.files.store import DescriptionStore
 
 TOOL = "refund"
 FULL_HOST = "full-host"

@@ -24,8 +24,7 @@ from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from fastmcp.utilities.tests import run_server_async
 
 from fastmcp_progressive import ClientSettings
-from fastmcp_progressive.client import grouping, list_groups, tool_groups
-from fastmcp_progressive.gateway import (
+from fastmcp_progressive.proxy.gateway import (
     STATUS_URI,
     ConfigError,
     ToolFilter,
@@ -33,6 +32,7 @@ from fastmcp_progressive.gateway import (
     progressive_gateway,
     upstreams_of,
 )
+from fastmcp_progressive.resolution.client import grouping, list_groups, tool_groups
 from tests.conftest import ERAS, TOKENS, TRANSPORTS, Era, Transport, connect, fetch, serve_http
 from tests.servers import add_basic_tools
 

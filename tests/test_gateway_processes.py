@@ -23,7 +23,7 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 
-from fastmcp_progressive.gateway import STATUS_URI
+from fastmcp_progressive.proxy.gateway import STATUS_URI
 from tests.conftest import ERAS, Era
 from tests.test_proxy_npm import (
     DEADLINE,

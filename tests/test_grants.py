@@ -10,8 +10,8 @@ from key_value.aio.stores.memory import MemoryStore
 from key_value.aio.stores.redis import RedisStore
 
 from fastmcp_progressive import GrantSettings
-from fastmcp_progressive.caller import Caller
-from fastmcp_progressive.grants import GrantStore, GrantStoreUnavailable
+from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable
 
 ALICE = Caller(kind="principal", era="modern", key="user:alice")
 
@@ -135,7 +135,7 @@ async def test_one_callers_burst_never_refuses_anothers_granted_call() -> None:
 
 
 async def test_resting_callers_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    from fastmcp_progressive import grants as module
+    from fastmcp_progressive.access import grants as module
 
     monkeypatch.setattr(module, "MAX_RESTING_CALLERS", 3)
     store = FlakyStore()

@@ -35,7 +35,7 @@ from fastmcp_progressive import (
     ListingSettings,
     ProgressiveDisclosure,
 )
-from fastmcp_progressive.client import grouping, list_groups, tool_groups
+from fastmcp_progressive.resolution.client import grouping, list_groups, tool_groups
 from tests.conftest import ERAS, TOKENS, TRANSPORTS, Era, Transport, connect, serve_http
 
 pytestmark = pytest.mark.asyncio

@@ -27,12 +27,12 @@ from fastmcp_progressive import (
     ProgressiveDisclosure,
     SurfaceSettings,
 )
-from fastmcp_progressive.caller import Caller
-from fastmcp_progressive.cli import main
-from fastmcp_progressive.descriptions import DescriptionStore
-from fastmcp_progressive.grants import _kv_key
-from fastmcp_progressive.listing import ELLIPSIS, cut_line, summarize
-from fastmcp_progressive.selection import parse_selection, selection_from_names
+from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.grants import _kv_key
+from fastmcp_progressive.cli.commands import main
+from fastmcp_progressive.disclosure.listing import ELLIPSIS, cut_line, summarize
+from fastmcp_progressive.disclosure.selection import parse_selection, selection_from_names
+from fastmcp_progressive.files.store import DescriptionStore
 from fastmcp_progressive.settings import GROUPS
 from tests.conftest import build_server, connect, fetch, gated, read_json, serve_http
 from tests.spies import batch_handled
@@ -96,7 +96,7 @@ def test_listing_does_not_rescan_a_folder_full_of_other_files(
     store = DescriptionStore(tmp_descriptions)
     scans = []
     real_scandir = os.scandir
-    monkeypatch.setattr("fastmcp_progressive.descriptions.os.scandir",
+    monkeypatch.setattr("fastmcp_progressive.files.store.os.scandir",
                         lambda p: scans.append(p) or real_scandir(p))
     for _ in range(5):
         assert set(store.signatures()) == {"add"}
@@ -194,7 +194,7 @@ def test_blank_names_count_toward_no_limit() -> None:
 # -- the one-line summary -----------------------------------------------------------------
 def _reference_summary(description: str, max_chars: int) -> str:
     """The rule as first written (quadratic, fine for small inputs): the test oracle."""
-    from fastmcp_progressive.listing import _ABBREVIATIONS, _SENTENCE_END
+    from fastmcp_progressive.disclosure.listing import _ABBREVIATIONS, _SENTENCE_END
 
     text = " ".join(description.split())
     if not text:

@@ -19,8 +19,8 @@ import pytest
 from mcp.client.extension import advertise
 
 from fastmcp_progressive import EXTENSION_ID, ClientSettings, ResolutionSettings
-from fastmcp_progressive.compat import ClientDescription
-from fastmcp_progressive.hooks import HookFailed, call_hook, hook_limiter
+from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
+from fastmcp_progressive.access.modes import ClientDescription
 from tests.conftest import build_server, connect
 from tests.test_resolution import opened, raw_resolve, resolve_error
 from tests.waiting import until
@@ -180,8 +180,8 @@ def test_timeouts_are_checked() -> None:
 def test_a_resolver_asked_outside_a_request_fails_closed_too() -> None:
     """A caller no request prepared (the resolver then runs in line) gets the same safe
     outcome: SystemExit is caught, the level is the progressive one."""
-    from fastmcp_progressive.caller import Caller
-    from fastmcp_progressive.compat import ModePolicy
+    from fastmcp_progressive.access.caller import Caller
+    from fastmcp_progressive.access.modes import ModePolicy
 
     def resolver(client: ClientDescription) -> str:
         raise SystemExit(2)

@@ -17,9 +17,9 @@ from fastmcp.server.auth import AuthContext
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings
-from fastmcp_progressive.client import is_resolvable, tool_resolution
-from fastmcp_progressive.descriptions import DescriptionStore
-from fastmcp_progressive.listing import ListedTool, Lister
+from fastmcp_progressive.disclosure.listing import ListedTool, Lister
+from fastmcp_progressive.files.store import DescriptionStore
+from fastmcp_progressive.resolution.client import is_resolvable, tool_resolution
 from tests.conftest import ERAS, Era, connect
 from tests.servers import ADD_TYPED, add_basic_tools
 

@@ -19,7 +19,7 @@ from fastmcp import FastMCP
 from pydantic import BaseModel, Field
 
 from fastmcp_progressive import ListingSettings, ProgressiveDisclosure
-from fastmcp_progressive.listed_schema import JSON_TYPES, skeleton, typed
+from fastmcp_progressive.disclosure.listed_schema import JSON_TYPES, skeleton, typed
 from fastmcp_progressive.settings import ListingLevel
 from tests.conftest import ERAS, TRANSPORTS, Era, Transport, connect, serve_http
 

@@ -11,7 +11,7 @@ from fastmcp import Client, FastMCP
 from mcp.client.extension import advertise
 
 from fastmcp_progressive import EXTENSION_ID, ClientSettings, ListingSettings, ProgressiveDisclosure
-from fastmcp_progressive.listing import skeleton, summarize
+from fastmcp_progressive.disclosure.listing import skeleton, summarize
 from tests.corpus import corpus_dir
 from tests.replay import replay_tool
 from tests.servers import ADD_TYPED

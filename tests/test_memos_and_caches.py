@@ -14,18 +14,14 @@ from fastmcp import Client, FastMCP
 from fastmcp.server import create_proxy
 from key_value.aio.stores.memory import MemoryStore
 
-from fastmcp_progressive import (
-    CacheSettings,
-    GrantSettings,
-    ProgressiveDisclosure,
-    definitions,
-    descriptions,
-)
-from fastmcp_progressive.caller import Caller
-from fastmcp_progressive.grants import CONFIRMED_SECONDS, GrantStore
-from fastmcp_progressive.listing import Lister
+from fastmcp_progressive import CacheSettings, GrantSettings, ProgressiveDisclosure
+from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.grants import CONFIRMED_SECONDS, GrantStore
+from fastmcp_progressive.disclosure.listing import Lister
+from fastmcp_progressive.disclosure.preload import THREAD_NAME, Preload
+from fastmcp_progressive.files import definitions
+from fastmcp_progressive.files import store as descriptions
 from fastmcp_progressive.memo import ToolMemo
-from fastmcp_progressive.preload import THREAD_NAME, Preload
 from tests.conftest import ERAS, connect, fetch, gated
 from tests.servers import add_basic_tools
 from tests.spies import count_calls

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from fastmcp_progressive import CacheSettings, ProgressiveDisclosure
-from fastmcp_progressive import descriptions as descriptions_module
+from fastmcp_progressive.files import store as descriptions_module
 from tests.conftest import ERAS, Era, build_server, connect
 
 ORPHANS = 1_000

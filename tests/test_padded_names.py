@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from fastmcp.tools.base import Tool
 
+from fastmcp_progressive.disclosure.selection import parse_selection
 from fastmcp_progressive.payloads import resource_uri_for
-from fastmcp_progressive.selection import parse_selection
 from tests.conftest import ERAS, FOLLOWED_IN_MEMORY, Era, build_server, connect, read_json
 
 PADDED = (" padded", "padded ", " both ends ")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import fastmcp_progressive
-from fastmcp_progressive.tokens import token_report
+from fastmcp_progressive.cli.tokens import token_report
 from tests.hosts.serve import demo_server
 
 ROOT = Path(__file__).resolve().parents[1]

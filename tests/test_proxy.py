@@ -35,9 +35,9 @@ from fastmcp_progressive import (
     ListingSettings,
     ProgressiveDisclosure,
 )
-from fastmcp_progressive.cli import main
+from fastmcp_progressive.cli.commands import main
 from fastmcp_progressive.fastmcp_internals import stdio_session_ended
-from fastmcp_progressive.proxy import (
+from fastmcp_progressive.proxy.front import (
     UpstreamError,
     check_upstream,
     parse_listen,
@@ -372,7 +372,7 @@ def test_cli_proxy_passes_its_options_on(monkeypatch: pytest.MonkeyPatch) -> Non
     async def fake_serve(target: Any, **settings: Any) -> None:
         seen.append((target, settings))
 
-    monkeypatch.setattr("fastmcp_progressive.cli.serve", fake_serve)
+    monkeypatch.setattr("fastmcp_progressive.cli.commands.serve", fake_serve)
     assert main(["proxy", "--http", "0.0.0.0:9000", "--descriptions", "docs", "--listing",
                  "skeleton", "--anonymous", "shared", "--exempt", "a", "--exempt", "b",
                  "--name", "front", "--startup-timeout", "5", "--request-timeout", "7",
@@ -454,7 +454,11 @@ async def test_a_tool_added_mid_session_is_gated_on_its_first_call(
 def test_stderr_tail_keeps_a_bounded_number_of_bytes(capfd: pytest.CaptureFixture[str]) -> None:
     """Before: the last 20 lines at any length (a 10 MB line without a newline, held
     whole). Now each kept line is cut at ``STDERR_LINE_BYTES`` and the rest passed on."""
-    from fastmcp_progressive.stderr_tail import STDERR_LINE_BYTES, STDERR_LINES_KEPT, StderrTail
+    from fastmcp_progressive.proxy.stderr_tail import (
+        STDERR_LINE_BYTES,
+        STDERR_LINES_KEPT,
+        StderrTail,
+    )
 
     tail = StderrTail()
     huge = "x" * 10_000_000
@@ -489,7 +493,7 @@ def test_cli_proxy_options_from_the_environment(monkeypatch: pytest.MonkeyPatch,
     async def fake_serve(target: Any, **settings: Any) -> None:
         seen.append((target, settings))
 
-    monkeypatch.setattr("fastmcp_progressive.cli.serve", fake_serve)
+    monkeypatch.setattr("fastmcp_progressive.cli.commands.serve", fake_serve)
     for option, value in {"CONFIG": "mcp.json", "HTTP": "9001", "DESCRIPTIONS": "docs",
                           "LISTING": "skeleton", "ANONYMOUS": "shared",
                           "NO_HOST_PROFILES": "true", "EXEMPT": "a, b", "NAME": "gw",
@@ -529,7 +533,9 @@ def test_cli_proxy_refuses_config_and_target_together(
 def test_our_loggers_are_under_fastmcps_tree() -> None:
     import logging
 
-    from fastmcp_progressive import gate, gateway, middleware, upstream
+    from fastmcp_progressive import middleware
+    from fastmcp_progressive.access import gate
+    from fastmcp_progressive.proxy import gateway, upstream
 
     for module in (gate, gateway, middleware, upstream):
         assert module.logger.name.startswith("fastmcp.progressive"), module.__name__

@@ -31,8 +31,8 @@ from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 from fastmcp.server import create_proxy
 
 from fastmcp_progressive import DESCRIPTIONS_URI, ClientSettings
-from fastmcp_progressive.proxy import progressive_proxy
-from fastmcp_progressive.tokens import listing_field_tokens, listing_json_tokens
+from fastmcp_progressive.cli.tokens import listing_field_tokens, listing_json_tokens
+from fastmcp_progressive.proxy.front import progressive_proxy
 from tests.conftest import ERAS, Era, fetch
 from tests.npm_servers import NodeMissing, ensure_installed, required
 from tests.test_proxy import BOUND, refusal_code

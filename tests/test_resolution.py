@@ -26,14 +26,14 @@ from mcp_types import ToolAnnotations
 from pydantic import TypeAdapter
 
 from fastmcp_progressive import EXTENSION_ID, ResolutionSettings
-from fastmcp_progressive.client import (
+from fastmcp_progressive.resolution.client import (
     ResolveToolParams,
     ResolveToolRequest,
     is_resolvable,
     resolve_tool,
     tool_resolution,
 )
-from fastmcp_progressive.resolution import RESOLUTION_EXTENSION_ID
+from fastmcp_progressive.resolution.server import RESOLUTION_EXTENSION_ID
 from tests.conftest import (
     ERAS,
     FOLLOWED_IN_MEMORY,

@@ -21,13 +21,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
 from pydantic import ValidationError
 
-from fastmcp_progressive.checks import check
-from fastmcp_progressive.descriptions import DescriptionStore
-from fastmcp_progressive.file_errors import DescriptionError
-from fastmcp_progressive.file_parsing import parse_text
-from fastmcp_progressive.resolution import ToolResolution
-from fastmcp_progressive.rule_checks import rule_locations
-from fastmcp_progressive.rules import Rule, json_equal
+from fastmcp_progressive.cli.checks import check
+from fastmcp_progressive.cli.rule_checks import rule_locations
+from fastmcp_progressive.files.errors import DescriptionError
+from fastmcp_progressive.files.parsing import parse_text
+from fastmcp_progressive.files.rules import Rule, json_equal
+from fastmcp_progressive.files.store import DescriptionStore
+from fastmcp_progressive.resolution.server import ToolResolution
 from tests.cli_runner import run_cli
 
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")

@@ -27,9 +27,9 @@ from fastmcp_progressive import (
     ProgressiveDisclosure,
     SurfaceSettings,
 )
-from fastmcp_progressive.caller import identify
+from fastmcp_progressive.access.caller import identify
+from fastmcp_progressive.disclosure.guidance import PROMPT_NAME
 from fastmcp_progressive.fastmcp_internals import connection_state
-from fastmcp_progressive.guidance import PROMPT_NAME
 from fastmcp_progressive.payloads import instructions, resource_description
 from tests.conftest import (
     ERAS,

@@ -19,7 +19,7 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import ProgressiveDisclosure
-from fastmcp_progressive.suggestions import MAX_SUGGESTIONS, Suggestions, closest
+from fastmcp_progressive.disclosure.suggestions import MAX_SUGGESTIONS, Suggestions, closest
 from tests.conftest import (
     ERAS,
     TRANSPORTS,

@@ -24,11 +24,11 @@ import pytest
 from fastmcp import Client
 
 from fastmcp_progressive import ProgressiveDisclosure
-from fastmcp_progressive.caller import Caller
-from fastmcp_progressive.description_folder import description_name
-from fastmcp_progressive.directory_watcher import DirectoryWatcher
+from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.disclosure.sessions import LegacySessions
 from fastmcp_progressive.fastmcp_internals import server_running
-from fastmcp_progressive.legacy_sessions import LegacySessions
+from fastmcp_progressive.files.folder import description_name
+from fastmcp_progressive.files.watcher import DirectoryWatcher
 
 from .conftest import build_server, connect, fetch, serve_http
 from .spies import batch_handled, count_calls

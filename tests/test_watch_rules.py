@@ -18,7 +18,7 @@ import pytest
 from fastmcp import FastMCP
 
 from fastmcp_progressive import ProgressiveDisclosure
-from fastmcp_progressive.client import is_resolvable, tool_resolution
+from fastmcp_progressive.resolution.client import is_resolvable, tool_resolution
 from tests.conftest import build_server, connect, serve_http
 from tests.spies import batch_handled
 from tests.waiting import ListChangedRecorder as Recorder

@@ -10,7 +10,7 @@ from typing import Any
 from benchmarks.host_bench import row, without_descriptions
 from benchmarks.host_report import section, target_rows
 from benchmarks.results import HostRow, Results
-from fastmcp_progressive.tokens import count
+from fastmcp_progressive.cli.tokens import count
 
 CHAT_TOOL = {"type": "function", "function": {"name": "issue_read", "description": "Read one.",
                                                "parameters": {"type": "object",

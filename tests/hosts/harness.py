@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fastmcp_progressive.tokens import count
+from fastmcp_progressive.cli.tokens import count
 from tests.corpus import corpus_dir
 from tests.hosts.frameworks import BY_NAME, HERE
 from tests.hosts.model import Script, ScriptedModel

@@ -32,7 +32,7 @@ from fastmcp import FastMCP  # noqa: E402
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext  # noqa: E402
 
 from fastmcp_progressive import ListingSettings, ProgressiveDisclosure  # noqa: E402
-from fastmcp_progressive.caller import identify  # noqa: E402
+from fastmcp_progressive.access.caller import identify  # noqa: E402
 
 LISTINGS = ("plain", "default", "minimal", "skeleton")
 REPLY = "replayed-ok"

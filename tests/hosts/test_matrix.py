@@ -207,7 +207,7 @@ def test_capped_gateway_reaches_an_unlisted_tool_in_three_steps(
 @pytest.mark.parametrize("capped", CASES)
 def test_capped_gateway_tools_array_within_budget(matrix: Results,
                                                   capped: tuple[str, str]) -> None:
-    from fastmcp_progressive.tokens import count
+    from fastmcp_progressive.cli.tokens import count
 
     run = _capped_run(matrix, capped)
     arrays = run["tools_arrays"]

@@ -6,7 +6,7 @@ import json
 import urllib.request
 from typing import Any
 
-from fastmcp_progressive.bridge import DISPATCH_TOOL_NAME, bridge_description_with_groups
+from fastmcp_progressive.disclosure.bridge import DISPATCH_TOOL_NAME, bridge_description_with_groups
 from tests.hosts.model import (
     Exchange,
     Script,

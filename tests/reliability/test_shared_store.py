@@ -22,8 +22,8 @@ from key_value.aio.stores.redis import RedisStore
 from redis.asyncio import Redis
 
 from fastmcp_progressive import GrantSettings
-from fastmcp_progressive.caller import Caller
-from fastmcp_progressive.grants import GRANTS_COLLECTION, GrantStore, GrantStoreUnavailable
+from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.grants import GRANTS_COLLECTION, GrantStore, GrantStoreUnavailable
 from tests.conftest import connect, fetch, serve_http
 from tests.reliability import figures
 from tests.reliability.app import make_server

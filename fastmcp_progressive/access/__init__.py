@@ -1,0 +1,17 @@
+"""Who may call what: the caller, its grants, its listing mode, and the gate on ``tools/call``.
+
+Imports the base and ``files``; never ``disclosure``, ``resolution``, the middleware or above.
+
+Modules: ``caller`` (whose grants a request uses), ``grants`` (where they live), ``hosts``
+(host profiles), ``modes`` (full or progressive, per client), ``hooks`` (author hooks run
+bounded), ``engagement`` (sessions opened for one call), ``catalog`` and ``lookup`` (what
+the caller may see, asked of FastMCP), ``targets`` and ``mounts`` (which tool a name runs),
+``site`` (what the server tells the gate), ``arguments`` (FastMCP's own argument check),
+``passage`` (an outer gate already passed), ``ordering`` (middleware that may not sit in
+front), ``gate`` (the one decision per call).
+
+Example:
+    ```python
+    from fastmcp_progressive.access.gate import Gate
+    ```
+"""

@@ -1,0 +1,234 @@
+"""Which tools the caller may see, asked of FastMCP itself so this package never widens it.
+
+FastMCP decides visibility in two places: inside the server (providers, transforms,
+``mcp.enable/disable``, session visibility, component ``auth``), which
+``FastMCP.get_tool`` applies to a single name, and in middleware that filters
+``tools/list`` (``AuthMiddleware``, a tenant or role filter of the user's own), whichever
+hook it uses: ``on_list_tools``, ``on_request`` or ``on_message``. A tool counts as visible
+only if both agree: the conservative answer, never the generous one.
+
+Asking the middleware costs what the question touches, not what the server holds: the
+other middleware run their ``tools/list`` hooks over just the tools in question (found by
+``get_tool``), as if the catalog held only those. A filter that decides per tool (by name,
+tag, caller, scope) answers exactly as in the caller's full listing. Middleware that only
+observe or cache (FastMCP's logging, timing, rate limiting, error handling, response
+caching) are not asked, so a lookup is neither counted as a request nor cached as a
+listing.
+
+Example:
+    ```python
+    catalog = Catalog(owner=middleware)
+    tool = await catalog.tool(ctx, "create_invoice")  # None when hidden, disabled or unknown
+    ```
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+import mcp_types as mt
+from cachetools import LRUCache
+from fastmcp import FastMCP
+from fastmcp.server.context import Context
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.server.middleware.caching import ResponseCachingMiddleware
+from fastmcp.server.middleware.dereference import DereferenceRefsMiddleware
+from fastmcp.server.middleware.error_handling import ErrorHandlingMiddleware, RetryMiddleware
+from fastmcp.server.middleware.logging import LoggingMiddleware, StructuredLoggingMiddleware
+from fastmcp.server.middleware.ping import PingMiddleware
+from fastmcp.server.middleware.rate_limiting import (
+    RateLimitingMiddleware,
+    SlidingWindowRateLimitingMiddleware,
+)
+from fastmcp.server.middleware.response_limiting import ResponseLimitingMiddleware
+from fastmcp.server.middleware.timing import DetailedTimingMiddleware, TimingMiddleware
+from fastmcp.server.transforms.search.base import BaseSearchTransform
+from fastmcp.tools.base import Tool
+
+from fastmcp_progressive.access.lookup import batch
+from fastmcp_progressive.fastmcp_internals import every_hook, search_tool_names
+
+_instances = itertools.count()
+
+
+def _gateway_names(transform: Any) -> tuple[str, ...]:
+    """The tools one of FastMCP's own gateway transforms generates, by its type."""
+    from fastmcp.server.transforms import PromptsAsTools, ResourcesAsTools
+
+    if isinstance(transform, BaseSearchTransform):
+        return search_tool_names(transform)
+    try:
+        from fastmcp.experimental.transforms.code_mode import CodeMode
+    except ImportError:  # pragma: no cover - an optional part of FastMCP
+        CodeMode = None  # type: ignore[assignment,misc]
+    if CodeMode is not None and isinstance(transform, CodeMode):
+        return (transform.execute_tool_name,)
+    if isinstance(transform, ResourcesAsTools):
+        return ("list_resources", "read_resource")
+    if isinstance(transform, PromptsAsTools):
+        return ("list_prompts", "get_prompt")
+    return ()
+
+
+def gateway_tools(server: FastMCP) -> frozenset[str]:
+    """Tools a server-level transform of FastMCP's generates to reach other components.
+
+    A search transform's ``search_tools``/``call_tool`` and ``ResourcesAsTools``'
+    ``list_resources``/``read_resource`` are how a client finds and reaches the real tools;
+    gating them would make the model fetch a description to be allowed to search. Only
+    FastMCP's own gateway transform types count (a renamed search tool included); any other
+    transform, such as a user's rename, un-gates nothing.
+    """
+    names: set[str] = set()
+    for transform in server.transforms:
+        names.update(_gateway_names(transform))
+    return frozenset(names)
+
+
+_OBSERVERS: tuple[type[Middleware], ...] = (
+    DereferenceRefsMiddleware,
+    ErrorHandlingMiddleware,
+    RetryMiddleware,
+    LoggingMiddleware,
+    StructuredLoggingMiddleware,
+    TimingMiddleware,
+    DetailedTimingMiddleware,
+    RateLimitingMiddleware,
+    SlidingWindowRateLimitingMiddleware,
+    ResponseLimitingMiddleware,
+    PingMiddleware,
+)
+"""FastMCP middleware known not to filter listings: skipped by exact type (a subclass may)."""
+
+_LISTING_HOOKS = ("__call__", "on_message", "on_request", "on_list_tools")
+
+
+def hooks_listing(middleware: Middleware) -> bool:
+    """Whether ``middleware`` may change what ``tools/list`` shows, whatever hook it uses."""
+    if type(middleware) in _OBSERVERS or isinstance(middleware, ResponseCachingMiddleware):
+        return False
+    kind = type(middleware)
+    return any(getattr(kind, hook) is not getattr(Middleware, hook) for hook in _LISTING_HOOKS)
+
+
+class Catalog:
+    """Answers "may this caller see tool X" and "which tools may it see"."""
+
+    def __init__(self, owner: Middleware) -> None:
+        self._owner = owner
+        self._existing: LRUCache[tuple[int, str], bool] = LRUCache(maxsize=4096)
+        # One flag per catalog, like FastMCP's CatalogTransform: a parent's and a mounted
+        # child's middleware never see each other's "listing for myself".
+        self._raw_listing: ContextVar[bool] = ContextVar(
+            f"fastmcp_progressive_raw_listing_{next(_instances)}", default=False
+        )
+
+    def passthrough(self) -> bool:
+        """True while this catalog lists tools for itself: its owner's listing hook must
+        pass them on unreduced. Another middleware instance's catalog never sets it."""
+        return self._raw_listing.get()
+
+    @contextmanager
+    def _passthrough(self) -> Iterator[None]:
+        token = self._raw_listing.set(True)
+        try:
+            yield
+        finally:
+            self._raw_listing.reset(token)
+
+    async def exists(self, ctx: Context, name: str) -> bool:
+        """Whether FastMCP's ``get_tool`` finds ``name`` (other middleware's listing
+        filters aside): the check a grant-store key must pass before it is made.
+
+        Names found are remembered (bounded), so a granted call asks FastMCP once per
+        name; an unknown name is asked every time and never remembered.
+        """
+        key = (id(ctx.fastmcp), name)
+        if key in self._existing:
+            return True
+        with batch(ctx.fastmcp) as lookups:
+            if await lookups.get(ctx.fastmcp, name) is None:
+                return False
+        self._existing[key] = True
+        return True
+
+    async def tool(self, ctx: Context, name: str) -> Tool | None:
+        """The tool named ``name`` as this caller may see it, or None."""
+        return (await self.tools(ctx, [name]))[name]
+
+    async def tools(self, ctx: Context, names: Sequence[str]) -> dict[str, Tool | None]:
+        """Each of ``names`` mapped to its tool as this caller may see it, or None.
+
+        One name index per request (``lookup.py``), and the other middleware's listing
+        hooks run once, over the tools found.
+        """
+        server = ctx.fastmcp
+        with batch(server) as lookups:
+            found = {name: await lookups.get(server, name) for name in names}
+        candidates = [tool for tool in found.values() if tool is not None]
+        if candidates and self.filters(ctx):
+            shown = await self.visible(ctx, candidates)
+            found = {name: tool if name in shown else None for name, tool in found.items()}
+        return found
+
+    async def visible(self, ctx: Context, tools: Sequence[Tool]) -> set[str]:
+        """Names among ``tools`` that the other middleware's listing hooks keep showing.
+
+        A hook that fails answers "none": a lookup never widens what a caller may see.
+        """
+        filters = self.filters(ctx)
+        if not filters:
+            return {tool.name for tool in tools}
+        candidates = list(tools)
+
+        async def base(context: MiddlewareContext[Any]) -> Any:
+            return list(candidates)
+
+        chain: CallNext[Any, Any] = base
+        for middleware in reversed(filters):
+            chain = _link(middleware, chain)
+        context = MiddlewareContext(
+            message=mt.ListToolsRequest(method="tools/list"),
+            fastmcp_context=ctx,
+            source="client",
+            type="request",
+            method="tools/list",
+        )
+        try:
+            with self._passthrough(), every_hook():
+                listed = await chain(context)
+        except Exception:
+            return set()
+        if isinstance(listed, mt.ListToolsResult):
+            listed = listed.tools
+        return {t.name for t in listed or () if isinstance(t, (Tool, mt.Tool))}
+
+    async def names(self, ctx: Context) -> list[str]:
+        """Names of every tool this caller's ``tools/list`` shows, in listing order."""
+        return list(dict.fromkeys(t.name for t in await self.listed_tools(ctx)))
+
+    async def listed_tools(self, ctx: Context) -> list[Tool]:
+        """Every tool this caller's ``tools/list`` shows, as registered, in listing order."""
+        with self._passthrough():
+            tools = await ctx.fastmcp.list_tools(run_middleware=True)
+        first: dict[str, Tool] = {}
+        for tool in tools:
+            first.setdefault(tool.name, tool)
+        return list(first.values())
+
+    def filters(self, ctx: Context) -> list[Middleware]:
+        """The other middleware, outermost first, that may filter this server's listing."""
+        return [
+            m for m in ctx.fastmcp.middleware if m is not self._owner and hooks_listing(m)
+        ]
+
+
+def _link(middleware: Middleware, call_next: CallNext[Any, Any]) -> CallNext[Any, Any]:
+    async def step(context: MiddlewareContext[Any]) -> Any:
+        return await middleware(context, call_next)
+
+    return step

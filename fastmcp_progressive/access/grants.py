@@ -1,0 +1,368 @@
+"""Where grants live: which tools each caller has unlocked by reading their descriptions.
+
+Each kind of caller (see ``caller.py``) keeps its grants where its identity lives:
+
+- ``session`` (handshake era): in memory, keyed by MCP session id, dropped when the
+  connection closes and bounded by a sliding TTL and a maximum number of sessions for
+  connections that never say goodbye; or, with ``shared_sessions=True``, in the key-value
+  store like principals (for replicas that share sticky-less session ids);
+- ``principal`` (2026-07-28 with auth): in a key-value store (``store=``, by default the
+  serving FastMCP server's own session-state store, handed over lazily as
+  ``server_store``), one key per (principal, tool) with a TTL, so a shared backend
+  (Redis, ...) lets replicas agree;
+- ``anonymous``: only under the ``"shared"`` policy, one process-wide set (not isolated).
+
+A key-value store that fails or does not answer within ``store_timeout`` seconds never
+hangs a request: ``has`` answers per ``on_store_error`` (``"open"``: treat as granted,
+``"closed"``: raise ``GrantStoreUnavailable``), ``add`` logs and carries on. After a failure
+the store is left alone *for that caller* for ``STORE_RETRY_SECONDS`` (its calls answer per
+policy at once), so an outage costs each caller one ``store_timeout`` wait per second, not
+one per request. The pause is per caller, never global: one caller's failures (a burst past
+Redis ``maxclients``, a write Redis refuses) decide only that caller's calls; every other
+caller's lookup still goes to the store and is answered by what the store says.
+
+Grants kept in the store are also confirmed in memory: a grant this process wrote or found
+is trusted for up to ``CONFIRMED_SECONDS`` without asking the store again (a store lookup
+is most of a granted call's overhead). Each grant stored carries its wall-clock expiry, so
+a confirmation never outlives the grant itself; only positive answers are kept (a grant
+another replica writes is seen at once), in an LRU of ``confirmed_size`` entries (about
+250 bytes each). Grants are never revoked, only expire; one removed from the store by
+hand (a flush) is still honoured by a process that confirmed it, for at most
+``CONFIRMED_SECONDS``. Only a store in this process (FastMCP's default ``MemoryStore``)
+is trusted this way, and only under ``on_store_error="open"``: a shared store (Redis, ...)
+is asked on every call, so replicas and outages are seen at once.
+
+Example:
+    ```python
+    grants = GrantStore(GrantSettings(ttl=3600, store=RedisStore(...)))  # or no store: the server's
+    await grants.add(caller, ["search"])
+    await grants.has(caller, "search")  # True
+    ```
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+import anyio
+from cachetools import LRUCache, TTLCache
+from key_value.aio.stores.memory import MemoryStore
+
+from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.fastmcp_internals import on_connection_close
+from fastmcp_progressive.log import get_logger
+from fastmcp_progressive.settings import GrantSettings
+from fastmcp_progressive.settings import StoreErrorPolicy as StoreErrorPolicy
+
+logger = get_logger("grants")
+
+GRANTS_COLLECTION = "fastmcp_progressive_grants"
+LISTINGS_COLLECTION = "fastmcp_progressive_listings"
+"""Where a capped listing's per-caller entries live (``toolcap.py``), beside the grants."""
+_SHARED_ANONYMOUS_KEY = "anonymous"
+STORE_RETRY_SECONDS = 1.0
+MAX_RESTING_CALLERS = 10_000
+"""Callers whose store operations are paused after a failure, kept at once (LRU, ~150 B
+each): beyond it the oldest pause is forgotten, so that caller asks the store again."""
+CONFIRMED_SECONDS = 5.0
+DEFAULT_CONFIRMED_SIZE = 10_000
+T = TypeVar("T")
+
+
+class KeyValue(Protocol):
+    """The subset of py-key-value's ``AsyncKeyValue`` the grants use."""
+
+    async def get(self, key: str, *, collection: str | None = None) -> Any: ...
+
+    async def put_many(
+        self,
+        keys: Sequence[str],
+        values: Sequence[Mapping[str, Any]],
+        *,
+        collection: str | None = None,
+        ttl: Any = None,
+    ) -> None: ...
+
+
+ServerStore = Callable[[], KeyValue]
+"""Gives the serving server's session-state store (where principal grants go by default)."""
+
+
+class GrantStoreUnavailable(RuntimeError):
+    """The key-value store holding grants failed and the policy is to fail closed."""
+
+
+class GrantStore:
+    """Grants per caller, each kind stored where its identity lives (see module docstring)."""
+
+    def __init__(
+        self,
+        settings: GrantSettings | None = None,
+        *,
+        confirmed_size: int = DEFAULT_CONFIRMED_SIZE,
+    ) -> None:
+        settings = settings or GrantSettings()  # checked when it was built
+        self.ttl = settings.ttl
+        self.shared_sessions = settings.shared_sessions
+        self.store_timeout = settings.store_timeout
+        self.on_store_error: StoreErrorPolicy = settings.on_store_error
+        self.store = settings.store
+        self._sessions: TTLCache[str, _SessionGrants] = TTLCache(
+            maxsize=settings.max_sessions, ttl=settings.ttl
+        )
+        # caller's store-key prefix -> time.monotonic() until which its operations rest
+        self._resting: LRUCache[str, float] = LRUCache(maxsize=MAX_RESTING_CALLERS)
+        # store key -> time.monotonic() until which the grant is trusted without a lookup
+        self._confirmed: LRUCache[str, float] = LRUCache(maxsize=max(1, confirmed_size))
+
+    def uses_store(self, caller: Caller) -> bool:
+        """Whether ``caller``'s grants live in the key-value store rather than in memory."""
+        return caller.kind == "principal" or (caller.kind == "session" and self.shared_sessions)
+
+    def store_for(self, caller: Caller, server_store: ServerStore | None = None) -> KeyValue | None:
+        """The key-value store holding ``caller``'s grants (None: they live in memory): the
+        configured ``store``, else the serving server's (``server_store()``)."""
+        if not self.uses_store(caller):
+            return None
+        if self.store is not None:
+            return self.store
+        if server_store is None:
+            raise RuntimeError("grants kept in a key-value store need a store")
+        return server_store()
+
+    async def has(
+        self, caller: Caller, tool: str, *, server_store: ServerStore | None = None
+    ) -> bool:
+        """Whether ``caller`` unlocked ``tool``; refreshes the caller's TTL when it did.
+
+        ``server_store`` gives the serving server's session-state store, asked only when
+        ``caller``'s grants live in a store and none was configured."""
+        store = self.store_for(caller, server_store)
+        if store is not None:
+            key = _kv_key(caller, tool)
+            if self._confirms(store):
+                until = self._confirmed.get(key)
+                if until is not None and time.monotonic() < until:
+                    return True
+            try:
+                found = await self._bounded(
+                    caller, lambda: store.get(key, collection=GRANTS_COLLECTION)
+                )
+            except Exception as exc:
+                if not isinstance(exc, GrantStoreUnavailable):  # the rest after one is not news
+                    _log_failure(exc, f"lookup failed ({{}}); failing {self.on_store_error}")
+                if self.on_store_error == "closed":
+                    raise GrantStoreUnavailable("the grant store is not answering") from None
+                return True
+            if found is not None and self._confirms(store):
+                self._confirm(key, found.get("until") if isinstance(found, Mapping) else None)
+            return found is not None
+        granted = self._memory_set(caller, create=False)
+        return granted is not None and tool in granted
+
+    async def add(
+        self, caller: Caller, tools: Iterable[str], *, server_store: ServerStore | None = None
+    ) -> None:
+        """Record that ``caller`` read the descriptions of ``tools`` (``server_store``: as
+        for ``has``)."""
+        names = list(tools)
+        if not names:
+            return
+        store = self.store_for(caller, server_store)
+        if store is not None:
+            keys = [_kv_key(caller, name) for name in names]
+            until = time.time() + self.ttl
+            try:
+                await self._bounded(
+                    caller,
+                    lambda: store.put_many(
+                        keys,
+                        [{"granted": True, "until": until}] * len(keys),
+                        collection=GRANTS_COLLECTION,
+                        ttl=self.ttl,
+                    )
+                )
+            except Exception as exc:
+                _log_failure(exc, "write failed ({}); the grant may not be kept")
+                return
+            if self._confirms(store):
+                for key in keys:
+                    self._confirm(key, until)
+            return
+        granted = self._memory_set(caller, create=True)
+        if granted is not None:
+            granted.update(names)
+
+    # -- a capped listing's entries, kept where the caller's grants are (toolcap.py) -----------
+    def keeps_listing(self, caller: Caller) -> bool:
+        """Whether ``caller`` has a listing of its own: a caller the server can follow
+        (a handshake-era session or an authenticated principal)."""
+        return caller.kind in ("session", "principal") and caller.key is not None
+
+    async def listing(
+        self, caller: Caller, *, server_store: ServerStore | None = None
+    ) -> list[str] | None:
+        """The tools ``caller``'s capped listing holds, most recently added first (None:
+        none kept yet, or a store that failed: the caller gets the server's default)."""
+        if not self.keeps_listing(caller):
+            return None
+        store = self.store_for(caller, server_store)
+        if store is None:
+            entry = self._memory_entry(caller, create=False)
+            return list(entry.listed) if entry is not None and entry.listed is not None else None
+        try:
+            found = await self._bounded(
+                caller,
+                lambda: store.get(_kv_key(caller, "listing"), collection=LISTINGS_COLLECTION)
+            )
+        except Exception as exc:
+            if not isinstance(exc, GrantStoreUnavailable):
+                _log_failure(exc, "listing lookup failed ({}); the default listing is shown")
+            return None
+        names = found.get("tools") if isinstance(found, Mapping) else None
+        return [n for n in names if isinstance(n, str)] if isinstance(names, list) else None
+
+    async def keep_listing(
+        self, caller: Caller, names: Sequence[str], *, server_store: ServerStore | None = None
+    ) -> None:
+        """Store ``caller``'s capped listing entries (most recently added first)."""
+        if not self.keeps_listing(caller):
+            return
+        store = self.store_for(caller, server_store)
+        if store is None:
+            entry = self._memory_entry(caller, create=True)
+            if entry is not None:
+                entry.listed = list(names)
+            return
+        try:
+            await self._bounded(
+                caller,
+                lambda: store.put_many([_kv_key(caller, "listing")], [{"tools": list(names)}],
+                                       collection=LISTINGS_COLLECTION, ttl=self.ttl)
+            )
+        except Exception as exc:
+            _log_failure(exc, "listing write failed ({}); the listing may not be kept")
+
+    def _memory_entry(self, caller: Caller, *, create: bool) -> _SessionGrants | None:
+        if caller.kind != "session" or caller.key is None:
+            return None
+        if create:
+            self._memory_set(caller, create=True)
+        return self._sessions.get(caller.key)
+
+    def _confirms(self, store: KeyValue) -> bool:
+        """Whether grants in ``store`` may be trusted in memory: only a store in this
+        process (FastMCP's default ``MemoryStore``: no replica shares it, none can lose it
+        behind our back) and only under ``on_store_error="open"``. A shared store
+        (Redis, ...) is asked on every call, so replicas and outages are seen at once."""
+        return self.on_store_error == "open" and isinstance(store, MemoryStore)
+
+    def _confirm(self, key: str, until: Any) -> None:
+        """Trust a stored grant for a while: ``CONFIRMED_SECONDS`` at most, and never past
+        its expiry ``until`` (wall clock); one with no known expiry is not trusted."""
+        if not isinstance(until, (int, float)):
+            return
+        left = min(CONFIRMED_SECONDS, self.ttl, until - time.time())
+        if left > 0:
+            self._confirmed[key] = time.monotonic() + left
+
+    def confirmed(self) -> int:
+        """How many store grants are trusted in memory right now (for tests and benchmarks)."""
+        return len(self._confirmed)
+
+    def release(self, key: str) -> None:
+        """Forget a closed legacy session at once instead of waiting for its TTL."""
+        self._sessions.pop(key, None)
+
+    def held_in_memory(self) -> int:
+        """How many callers hold grants in this process (for tests and benchmarks)."""
+        self._sessions.expire()
+        return len(self._sessions)
+
+    def resting(self) -> int:
+        """How many callers' store operations are paused right now (tests, benchmarks)."""
+        now = time.monotonic()
+        return sum(1 for until in list(self._resting.values()) if until > now)
+
+    async def _bounded(self, caller: Caller, operation: Callable[[], Awaitable[T]]) -> T:
+        """Run one of ``caller``'s store operations within ``store_timeout``; none while
+        that caller rests after its own failure (other callers are never paused by it)."""
+        who = _caller_part(caller)
+        until = self._resting.get(who)
+        if until is not None:
+            if time.monotonic() < until:
+                raise GrantStoreUnavailable("the grant store failed moments ago")
+            self._resting.pop(who, None)
+        try:
+            with anyio.fail_after(self.store_timeout):
+                return await operation()
+        except Exception:
+            self._resting[who] = time.monotonic() + STORE_RETRY_SECONDS
+            self._confirmed.clear()  # a store that failed may come back without its data
+            raise
+
+    def _memory_set(self, caller: Caller, *, create: bool) -> set[str] | None:
+        key = caller.key if caller.kind == "session" else _SHARED_ANONYMOUS_KEY
+        if caller.kind not in ("session", "anonymous") or key is None:
+            return None
+        entry = self._sessions.get(key)
+        if entry is None and create:
+            entry = _SessionGrants()
+            self._sessions[key] = entry
+            if caller.kind == "session":
+                on_connection_close(
+                    caller.anchor,
+                    lambda: self.release(key),
+                    marker="fastmcp_progressive.access.grants",
+                )
+        if entry is None:
+            return None
+        now = time.monotonic()
+        if now - entry.refreshed > self.ttl / 10:  # the TTL slides with activity, re-inserting
+            entry.refreshed = now  # at most ten times per TTL (a re-insert is not free)
+            self._sessions[key] = entry
+        return entry.names
+
+
+@dataclass
+class _SessionGrants:
+    names: set[str] = field(default_factory=set)
+    listed: list[str] | None = None
+    refreshed: float = field(default_factory=time.monotonic)
+
+
+def _kv_key(caller: Caller, tool: str) -> str:
+    """The store key of one grant: at most 147 ASCII characters from ``[A-Za-z0-9_.:|-]``.
+
+    Every py-key-value backend accepts such a key (memcached stops at 250 bytes and at
+    spaces or control characters; others escape what they dislike), so no caller's input
+    can make the store fail, and with it every other caller's answer. Short, plain parts
+    are kept readable; any other part is replaced by its SHA-256.
+    """
+    return f"{_caller_part(caller)}|{_key_part(tool)}"
+
+
+def _caller_part(caller: Caller) -> str:
+    """The first part of ``caller``'s store keys (whose operations rest together)."""
+    prefix = caller.key if caller.kind == "principal" else f"session:{caller.key}"
+    return _key_part(prefix or "")
+
+
+_PLAIN_KEY_PART = re.compile(r"[A-Za-z0-9_.:-]{1,80}")
+
+
+def _key_part(text: str) -> str:
+    if _PLAIN_KEY_PART.fullmatch(text) and not text.startswith("h-"):
+        return text
+    return "h-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _log_failure(exc: BaseException, what: str) -> None:
+    """One error line for a store failure, ``what`` formatted with its short reason."""
+    reason = "timed out" if isinstance(exc, TimeoutError) else type(exc).__name__
+    logger.error("grant store " + what.format(reason))

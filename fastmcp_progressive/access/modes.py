@@ -1,0 +1,223 @@
+"""Deciding, per client, its listing level: ``full`` (compatibility mode) or a progressive one.
+
+A client at ``"full"`` gets the listing exactly as registered and is never gated; the
+descriptions resource still answers it. A progressive client gets ``"typed"``,
+``"skeleton"`` or ``"minimal"`` schemas (``listed_schema.py``) and the gate. The decision
+is made per request from that request's own client, so one client's level never leaks to
+another. In order:
+
+1. ``resolver``: a callable the server passes; it sees a ``ClientDescription`` and returns
+   ``"full"``, ``"progressive"`` (the server's level), ``"typed"``, ``"minimal"``,
+   ``"skeleton"`` or ``None`` (no opinion). The operator's final say. It runs once per
+   request, before the request is served (``prepare``), in a worker thread (an ``async
+   def`` one on the loop) within ``ClientSettings.mode_resolver_timeout``: a blocking
+   resolver never blocks other clients. One that fails (raises anything, ``SystemExit``
+   included; times out; answers something else) gets the server's progressive level for
+   that request: never ``full`` on a failure, whatever the client asks for (fail closed),
+   and logged.
+2. The client extension ``EXTENSION_ID`` with settings ``{"mode": ...}`` taking the same
+   values (both protocol eras).
+3. An HTTP header (``X-Progressive-Disclosure: full`` by default), for gateways.
+4. Glob patterns on the client's ``name`` or ``name/version`` (``full_clients``).
+5. The host profiles table (``hosts.py``): known hosts by client name/version.
+6. Otherwise the server's progressive level (``ListingSettings.level``).
+
+Example:
+    ```python
+    clients = ClientSettings(full_clients=["legacy-host*"],
+                             mode_resolver=lambda c: "full" if c.principal else None)
+    ModePolicy(clients, default_level="skeleton")
+    ```
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
+from fastmcp_progressive.access.hosts import ClientLevel, profile_for, profile_level
+from fastmcp_progressive.log import get_logger
+from fastmcp_progressive.memo import IdentityMemo
+from fastmcp_progressive.payloads import EXTENSION_ID
+from fastmcp_progressive.settings import ClientSettings, ListingLevel, ListingSettings
+
+logger = get_logger("compat")
+
+Mode = Literal["progressive", "full"]
+MODES: tuple[Mode, ...] = get_args(Mode)
+Choice = Literal["progressive", "full", "typed", "minimal", "skeleton"]
+CHOICES: tuple[Choice, ...] = get_args(Choice)
+"""What a resolver, the client extension or the header may ask for."""
+MAX_CLIENTS_KEPT = 1024
+"""Client name/version/era/transport combinations whose name-rule answer is kept."""
+MAX_KEPT_CHARS = 128
+"""Longest client name or version kept as sent in that memo; a longer one is kept as its
+SHA-256 (64 characters), so the memo holds at most about 400 KB whatever clients send
+(clientInfo is the client's to choose, unauthenticated, and outlives its session here)."""
+
+
+@dataclass(frozen=True)
+class ClientDescription:
+    """What a ``resolver`` may look at to choose a client's mode."""
+
+    name: str | None
+    version: str | None
+    era: Literal["legacy", "modern"]
+    principal: str | None
+    headers: Mapping[str, str]
+    extension_settings: Mapping[str, Any] | None
+
+
+ModeResolver = Callable[[ClientDescription], "Choice | None"]
+
+
+class ModePolicy:
+    """Chooses the listing level for one request's client (see module docs)."""
+
+    def __init__(
+        self,
+        settings: ClientSettings | None = None,
+        *,
+        default_level: ListingLevel = ListingSettings.level,
+    ) -> None:
+        settings = settings or ClientSettings()  # checked when it was built
+        self.full_clients = tuple(settings.full_clients)
+        self.mode_header = settings.mode_header.lower() if settings.mode_header else None
+        self.resolver = settings.mode_resolver
+        self.resolver_timeout = settings.mode_resolver_timeout
+        self._resolver_threads = hook_limiter()
+        self._prepared = IdentityMemo()  # caller object -> (what the resolver said,)
+        self.host_profiles = tuple(settings.host_profiles or ())
+        self.default_level: ListingLevel = default_level
+        # (name, version, era, transport) -> what the name rules and host table say; a
+        # plain dict emptied when full (client names are the client's to choose)
+        self._by_client: dict[tuple[Any, ...], Choice | None] = {}
+
+    def decide(self, caller: Caller) -> Mode:
+        """``"full"`` or ``"progressive"`` for ``caller`` (its ``level`` without the detail)."""
+        return "full" if self.level(caller) == "full" else "progressive"
+
+    def level(self, caller: Caller) -> ClientLevel:
+        """The listing level for ``caller``; never raises (a failing resolver is logged)."""
+        chosen = self._chosen(caller)
+        if chosen is None:
+            chosen = self._named(caller)
+        if chosen is None or chosen == "progressive":
+            return self.default_level
+        return chosen
+
+    def _chosen(self, caller: Caller) -> Choice | None:
+        """What the operator's rules or the client itself ask for, if anything."""
+        settings = caller.extensions.get(EXTENSION_ID)
+        settings = settings if isinstance(settings, Mapping) else None
+        if self.resolver is not None:
+            prepared: tuple[Choice | None] | None = self._prepared.get(caller)
+            chosen = prepared[0] if prepared is not None else self._resolve_inline(caller)
+            if chosen is not None:
+                return chosen
+        requested = settings.get("mode") if settings is not None else None
+        if requested in CHOICES:
+            return requested  # type: ignore[no-any-return]
+        if self.mode_header is not None:
+            value = caller.headers.get(self.mode_header, "").strip().lower()
+            if value in CHOICES:
+                return value
+        return None
+
+    def _named(self, caller: Caller) -> Choice | None:
+        """What ``full_clients`` and the host table say of the client's name and version:
+        the same for every request of that client, so kept (bounded) by those fields."""
+        if caller.client_name is None:
+            return None
+        key = (_kept(caller.client_name), _kept(caller.client_version), caller.era,
+               caller.transport)
+        if key in self._by_client:
+            return self._by_client[key]
+        chosen: Choice | None = None
+        if self.full_clients and caller.client_name and self._matches(
+            caller.client_name, caller.client_version
+        ):
+            chosen = "full"
+        else:
+            chosen = profile_level(self.host_profiles, caller)
+        if len(self._by_client) >= MAX_CLIENTS_KEPT:
+            self._by_client.clear()
+        self._by_client[key] = chosen
+        return chosen
+
+    def per_call(self, caller: Caller) -> bool:
+        """Whether the host table says ``caller`` opens a session per tool call (so no
+        grant can follow it): the first matching row decides, as it does the level."""
+        if not self.host_profiles or caller.client_name is None:
+            return False
+        profile = profile_for(self.host_profiles, caller)
+        return profile is not None and profile.per_call
+
+    def _matches(self, name: str, version: str | None) -> bool:
+        labels = (name, f"{name}/{version}") if version else (name,)
+        return any(
+            fnmatch.fnmatchcase(label, pattern) for pattern in self.full_clients for label in labels
+        )
+
+    async def prepare(self, caller: Caller) -> None:
+        """Ask the resolver about ``caller`` once, bounded and off the event loop, before
+        its request is served (``level`` then reads the answer)."""
+        if self.resolver is None or self._prepared.get(caller) is not None:
+            return
+        try:
+            out = await call_hook(self.resolver, self._description(caller),
+                                  timeout=self.resolver_timeout,
+                                  limiter=self._resolver_threads)
+        except HookFailed as failed:
+            self._prepared.put(caller, (self._failed(failed.reason, failed.__cause__),))
+            return
+        self._prepared.put(caller, (self._checked(out),))
+
+    def _resolve_inline(self, caller: Caller) -> Choice | None:
+        """A caller never prepared (no request of its own went through the middleware):
+        the resolver runs here, failing closed as in ``prepare``."""
+        assert self.resolver is not None
+        try:
+            out = self.resolver(self._description(caller))
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:  # never stop the server
+            return self._failed(f"raised {type(exc).__name__}", exc)
+        if inspect.isawaitable(out):
+            close = getattr(out, "close", None)
+            if close is not None:
+                close()  # an async resolver needs ``prepare``; never left unawaited
+            return self._failed("is async but was called outside a request", None)
+        return self._checked(out)
+
+    def _description(self, caller: Caller) -> ClientDescription:
+        settings = caller.extensions.get(EXTENSION_ID)
+        return ClientDescription(
+            name=caller.client_name,
+            version=caller.client_version,
+            era=caller.era,
+            principal=caller.principal,
+            headers=caller.headers,
+            extension_settings=settings if isinstance(settings, Mapping) else None,
+        )
+
+    def _checked(self, chosen: Any) -> Choice | None:
+        if chosen is None or chosen in CHOICES:
+            return chosen  # type: ignore[no-any-return]
+        return self._failed(f"returned {chosen!r:.80}; expected one of {CHOICES} or None", None)
+
+    @staticmethod
+    def _failed(reason: str, cause: BaseException | None) -> Choice:
+        logger.error("mode resolver %s; this request gets the server's progressive level",
+                     reason, exc_info=cause)
+        return "progressive"
+
+def _kept(text: str | None) -> str | None:
+    """``text`` as the client memo keeps it: as sent when short, else its SHA-256."""
+    if text is None or len(text) <= MAX_KEPT_CHARS:
+        return text
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

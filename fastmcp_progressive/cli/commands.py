@@ -1,0 +1,403 @@
+"""``fastmcp-progressive``: write, check and measure description files from a shell or CI.
+
+Three commands, each taking SERVER the way ``fastmcp run`` does (``app.py``,
+``app.py:mcp``, ``app.py:create_server`` or a ``fastmcp.json``) and loaded with FastMCP's
+own loader, so a spec that runs also checks. The server is imported, never started: no
+lifespan is entered and no port is opened.
+
+- ``extract SERVER -o DIR``: one ``<tool>.json`` (or ``.md``) per tool with a proposed
+  one-line summary; an existing file is never overwritten without ``--force``.
+- ``check SERVER DIR``: every problem a file can have (rules in ``checks.py``), one per line as
+  ``path:line:column: error: message``; exit status 1 when there is an error, so it can
+  gate a user's CI (``--strict`` makes warnings count too).
+- ``tokens SERVER [DIR]``: o200k_base tokens of ``tools/list`` without and with the
+  middleware, and of each tool's full description (needs the ``bpe-openai`` package).
+- ``proxy [options] -- COMMAND...`` / ``proxy [options] URL``: serve any MCP server, in any
+  language, with progressive disclosure on (``proxy.py``); this one does start a server.
+
+Exit status: 0 fine, 1 problems found, 2 could not run (usage, SERVER not loadable,
+missing directory or dependency).
+
+Example:
+    ```console
+    $ fastmcp-progressive extract app.py:mcp -o tool_descriptions
+    $ fastmcp-progressive check app.py:mcp tool_descriptions
+    $ python -m fastmcp_progressive tokens app.py:mcp tool_descriptions --json
+    ```
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, get_args
+
+from fastmcp import FastMCP
+from fastmcp.tools.base import Tool
+
+from fastmcp_progressive.cli.checks import check
+from fastmcp_progressive.cli.tokens import TokensUnavailable, registered_tools, token_report
+from fastmcp_progressive.disclosure.listing import LEVELS, summarize
+from fastmcp_progressive.files.folder import SUFFIXES, safe_file_name
+from fastmcp_progressive.files.format import with_front_matter
+from fastmcp_progressive.files.model import registered_description_digest
+from fastmcp_progressive.options import MAX_UPSTREAM_TIMEOUT, SUMMARY_CHARS, count, seconds
+from fastmcp_progressive.proxy.front import (
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_STARTUP_TIMEOUT,
+    UpstreamError,
+    is_url,
+    parse_listen,
+    serve,
+)
+from fastmcp_progressive.settings import AnonymousPolicy, ClientSettings, ListingSettings
+
+OK, PROBLEMS, CANNOT_RUN = 0, 1, 2
+DEFAULT_SUMMARY_CHARS = ListingSettings.summary_max_chars
+
+
+class CliError(Exception):
+    """A reason the command cannot run at all (exit status 2)."""
+
+
+# -- loading the server ------------------------------------------------------------------
+async def load_server(spec: str) -> FastMCP[Any]:
+    """The FastMCP server SERVER names, through the loader ``fastmcp run`` uses."""
+    from fastmcp.utilities.mcp_server_config import MCPServerConfig
+    from fastmcp.utilities.mcp_server_config.v1.sources.filesystem import FileSystemSource
+
+    try:
+        if spec.endswith(".json"):
+            server = await MCPServerConfig.from_file(Path(spec)).source.load_server()
+        else:
+            server = await FileSystemSource(path=spec).load_server()
+    except SystemExit:  # the loader reports its own error, then exits
+        raise CliError(f"could not load a server from {spec!r}") from None
+    except Exception as exc:
+        raise CliError(f"could not load a server from {spec!r}: {exc}") from exc
+    if not isinstance(server, FastMCP):
+        raise CliError(f"{spec!r} is not a FastMCP server ({type(server).__name__})")
+    return server
+
+
+# -- extract -----------------------------------------------------------------------------
+def render(tool: Tool, suffix: str, summary_max_chars: int) -> str:
+    """The text of a new description file for ``tool``: its name, summary and description."""
+    description = (tool.description or "").strip()
+    summary = summarize(description or tool.title, summary_max_chars)
+    head: dict[str, Any] = {"name": tool.name}
+    if summary:
+        head["summary"] = summary
+    head["extracted_from"] = registered_description_digest(tool.description)
+    if suffix == ".md":
+        return with_front_matter(json.dumps(head, indent=2, ensure_ascii=False), description)
+    if description:
+        head["description"] = description
+    return json.dumps(head, indent=2, ensure_ascii=False) + "\n"
+
+
+def extract(tools: dict[str, Tool], out: Path, *, suffix: str, force: bool,
+            summary_max_chars: int) -> int:
+    """Write one file per tool into ``out``; existing files are kept unless ``force``."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = skipped = failed = 0
+    for name, tool in tools.items():
+        if not safe_file_name(name):
+            _err(f"tool {name!r}: warning: its name cannot be a file name; not extracted")
+            continue
+        path = out / f"{name}{suffix}"
+        existing = [out / f"{name}{s}" for s in SUFFIXES if (out / f"{name}{s}").exists()]
+        if existing and not force:
+            _out(f"skipped {existing[0]} (exists; --force overwrites)")
+            skipped += 1
+            continue
+        try:
+            _write(path, render(tool, suffix, summary_max_chars), replace=force)
+        except OSError as exc:
+            _err(f"{path}: error: {exc.strerror or exc}")
+            failed += 1
+            continue
+        written += 1
+        _out(f"wrote {path}")
+        if suffix == ".md" and (out / f"{name}.json").exists():
+            _err(f"{path}: warning: {name}.json exists and takes precedence over it")
+    _out(f"{written} written, {skipped} skipped, {failed} failed")
+    return PROBLEMS if failed else OK
+
+
+def _write(path: Path, text: str, *, replace: bool) -> None:
+    """Create ``path`` exclusively, or (``replace``) swap it in atomically for a live server."""
+    if not replace:
+        with open(path, "x", encoding="utf-8") as handle:
+            handle.write(text)
+        return
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+# -- tokens ------------------------------------------------------------------------------
+def _print_tokens(report: dict[str, Any]) -> None:
+    listing, extra = report["listing"], report["overhead"]
+    saved = 1 - listing["with"] / listing["without"] if listing["without"] else 0.0
+    _out(f"tools/list, {report['encoding']} tokens of the JSON result:")
+    _out(f"  without progressive disclosure: {listing['without']:>7,}  "
+         f"({listing['tools_without']} tools)")
+    _out(f"  with progressive disclosure:    {listing['with']:>7,}  "
+         f"({listing['tools_with']} tools; {saved:.1%} fewer)")
+    _out(f"  model-visible, per field (name + description + inputSchema): "
+         f"{listing['fields_without']:,} -> {listing['fields_with']:,}")
+    _out(f"  also added once per client: resources/list {extra['resources_list']:+,}, "
+         f"prompts/list {extra['prompts_list']:+,}, instructions {extra['instructions']:+,}")
+    _out("full description per tool (what resources/read returns):")
+    width = max((len(n) for n in report["full_descriptions"]), default=4)
+    for name, size in report["full_descriptions"].items():
+        _out(f"  {name:<{width}}  {size['tokens']:>6,} tokens  {size['bytes']:>7,} bytes")
+
+
+# -- entry point -------------------------------------------------------------------------
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fastmcp-progressive",
+        description="Write, check and measure progressive-disclosure description files.",
+        epilog="Exit status: 0 fine, 1 problems found, 2 could not run.",
+    )
+    parser.add_argument("--version", action="version", version=version_line())
+    sub = parser.add_subparsers(dest="command", required=True)
+    spec_help = "the server, as `fastmcp run` takes it: app.py, app.py:mcp, fastmcp.json"
+
+    p = sub.add_parser("extract", help="write one description file per tool")
+    p.add_argument("server", help=spec_help)
+    p.add_argument("-o", "--output", required=True, type=Path, help="directory to write into")
+    p.add_argument("--format", choices=("json", "md"), default="json")
+    p.add_argument("--force", action="store_true", help="overwrite existing files")
+    p.add_argument("--summary-max-chars", type=_summary_chars, default=DEFAULT_SUMMARY_CHARS)
+
+    p = sub.add_parser("check", help="report problems in a descriptions directory")
+    p.add_argument("server", help=spec_help)
+    p.add_argument("directory", type=Path)
+    p.add_argument("--summary-max-chars", type=_summary_chars, default=DEFAULT_SUMMARY_CHARS,
+                   help="longest summary the listing should show (the middleware's setting)")
+    p.add_argument("--strict", action="store_true", help="warnings also fail")
+
+    p = sub.add_parser("tokens", help="count listing and description tokens")
+    p.add_argument("server", help=spec_help)
+    p.add_argument("directory", type=Path, nargs="?")
+    p.add_argument("--listing", choices=LEVELS, default=None)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser(
+        "proxy", help="serve MCP servers (commands, URLs, an mcpServers file) with progressive "
+                      "disclosure",
+        usage="%(prog)s [options] -- COMMAND [ARG ...]  |  %(prog)s [options] URL  |  "
+              "%(prog)s [options] --config FILE",
+        epilog="Every option can also be set in the environment as FASTMCP_PROGRESSIVE_<OPTION> "
+               "(e.g. FASTMCP_PROGRESSIVE_CONFIG, FASTMCP_PROGRESSIVE_STARTUP_TIMEOUT; "
+               "--exempt: comma-separated; --no-host-profiles: 1/true); a flag given on the "
+               "command line wins.")
+    p.add_argument("target", nargs="*", metavar="COMMAND|URL",
+                   help="the upstream: a command speaking MCP over stdio (after --), or a URL")
+    p.add_argument("--config", type=Path, metavar="FILE",
+                   help="an mcpServers JSON file (Claude Desktop, Cursor, FastMCP MCPConfig): "
+                        "serve every server in it, each under its name as a namespace")
+    p.add_argument("--http", metavar="[HOST:]PORT", help="serve streamable HTTP (default: stdio)")
+    p.add_argument("--descriptions", type=Path, metavar="DIR",
+                   help="description files for the upstream's tools (hot reload)")
+    p.add_argument("--listing", choices=LEVELS, default=ListingSettings.level)
+    p.add_argument("--max-tools", type=int, metavar="N",
+                   help="list at most N tools; the rest are reached through describe_tools "
+                        "(groups) and run_tool (default: no cap but the host caps)")
+    p.add_argument("--anonymous", choices=get_args(AnonymousPolicy),
+                   help="callers no grant can follow (default: the middleware's)")
+    p.add_argument("--no-host-profiles", action="store_true",
+                   help="progressive for every client, also hosts the table serves in full")
+    p.add_argument("--exempt", action="append", default=[], metavar="TOOL",
+                   help="a tool listed in full and never gated (repeatable)")
+    p.add_argument("--name", help="the proxy's server name")
+    p.add_argument("--startup-timeout", type=_seconds, default=DEFAULT_STARTUP_TIMEOUT,
+                   metavar="SECONDS", help="time an upstream may take to start")
+    p.add_argument("--request-timeout", type=_seconds, default=DEFAULT_REQUEST_TIMEOUT,
+                   metavar="SECONDS", help="time one upstream request may take")
+    return parser
+
+
+ENV_PREFIX = "FASTMCP_PROGRESSIVE_"
+PROXY_ENV = {  # option -> how its environment value reads (FASTMCP_PROGRESSIVE_<OPTION>)
+    "config": "path", "http": "text", "descriptions": "path", "listing": "text",
+    "anonymous": "text", "no_host_profiles": "flag", "exempt": "list", "name": "text",
+    "startup_timeout": "seconds", "request_timeout": "seconds", "max_tools": "count",
+}
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
+
+
+def apply_environment(args: argparse.Namespace, given: Sequence[str],
+                      environ: Mapping[str, str] | None = None) -> None:
+    """Options not given on the command line, from FASTMCP_PROGRESSIVE_<OPTION>.
+
+    The flag wins over the environment; a bad value names its variable (exit status 2).
+    """
+    environ = os.environ if environ is None else environ
+    ours = given[: given.index("--")] if "--" in given else given  # not the upstream's own
+    flags = {arg.split("=", 1)[0] for arg in ours if arg.startswith("--")}
+    for option, kind in PROXY_ENV.items():
+        variable = ENV_PREFIX + option.upper()
+        raw = environ.get(variable)
+        if raw is None or f"--{option.replace('_', '-')}" in flags:
+            continue
+        value: Any = raw
+        if kind == "path":
+            value = Path(raw) if raw else None
+        elif kind == "flag":
+            if raw.strip().lower() not in _TRUE + _FALSE:
+                raise CliError(f"{variable}={raw!r}: expected 1/true or 0/false")
+            value = raw.strip().lower() in _TRUE
+        elif kind == "list":
+            value = [name.strip() for name in raw.split(",") if name.strip()]
+        elif kind == "count":
+            if not raw.strip().isdigit():
+                raise CliError(f"{variable}={raw!r}: expected a whole number")
+            value = int(raw)
+        elif kind == "seconds":
+            try:
+                value = float(raw)
+            except ValueError:
+                raise CliError(f"{variable}={raw!r}: expected a number of seconds") from None
+        choices = {"listing": LEVELS, "anonymous": get_args(AnonymousPolicy)}.get(option)
+        if choices is not None and value not in choices:
+            raise CliError(f"{variable}={raw!r}: expected one of {', '.join(choices)}")
+        setattr(args, option, value)
+
+
+def version_line() -> str:
+    """``fastmcp-progressive X (FastMCP Y, MCP SDK Z)``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    import fastmcp
+
+    def of(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "unknown"
+
+    return (f"fastmcp-progressive {of('fastmcp-progressive')} (FastMCP {fastmcp.__version__}, "
+            f"MCP SDK {of('mcp')})")
+
+
+async def _run_proxy(args: argparse.Namespace) -> int:
+    """``proxy``: check the upstream(s), then serve until the client or a signal stops us."""
+    target: str | list[str] | None = list(args.target) or None
+    if args.config is not None and target is not None:
+        raise CliError("give either --config FILE or an upstream (-- COMMAND, or URL), not both")
+    if args.config is None and target is None:
+        raise CliError("proxy needs an upstream: -- COMMAND [ARG ...], a URL, or --config FILE")
+    if target is not None and len(target) == 1 and is_url(target[0]):
+        target = target[0]
+    try:
+        http = parse_listen(args.http) if args.http else None
+        chosen: dict[str, Any] = {"anonymous": args.anonymous} if args.anonymous else {}
+        if args.no_host_profiles:
+            chosen["host_profiles"] = ()
+        await serve(target, config=args.config, http=http,
+                    descriptions_dir=args.descriptions, name=args.name,
+                    listing=ListingSettings(level=args.listing, max_tools=args.max_tools),
+                    clients=ClientSettings(**chosen), exempt_tools=args.exempt,
+                    startup_timeout=args.startup_timeout,
+                    request_timeout=args.request_timeout)
+    except (UpstreamError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    return OK
+
+
+async def _run(args: argparse.Namespace) -> int:
+    if args.command == "proxy":
+        return await _run_proxy(args)
+    server = await load_server(args.server)
+    if args.command == "extract":
+        return extract(await registered_tools(server), args.output, suffix=f".{args.format}",
+                       force=args.force, summary_max_chars=args.summary_max_chars)
+    if args.command == "check":
+        try:
+            problems = check(await registered_tools(server), args.directory,
+                             summary_max_chars=args.summary_max_chars)
+        except NotADirectoryError as exc:
+            raise CliError(str(exc)) from None
+        for problem in problems:
+            _out(str(problem))
+        errors = sum(p.severity == "error" for p in problems)
+        warnings = len(problems) - errors
+        _out(f"{errors} error(s), {warnings} warning(s)")
+        return PROBLEMS if errors or (args.strict and warnings) else OK
+    try:
+        report = await token_report(server, args.directory, args.listing)
+    except TokensUnavailable as exc:
+        raise CliError(f"`tokens` {exc}") from None
+    if args.json:
+        _out(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        _print_tokens(report)
+    return OK
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0 (argparse names the option)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    try:
+        seconds("it", value, MAX_UPSTREAM_TIMEOUT)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("it ")) from None
+    return value
+
+
+def _summary_chars(text: str) -> int:
+    """An argparse type: a summary length ``ListingSettings`` accepts."""
+    try:
+        value = int(text)
+        count("it", value, *SUMMARY_CHARS)
+    except ValueError:
+        low, high = SUMMARY_CHARS
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from {low} to {high}, not {text!r}") from None
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns the exit status (the console script passes it to exit)."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(given)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    try:
+        if args.command == "proxy":
+            apply_environment(args, given)
+        return asyncio.run(_run(args))
+    except CliError as exc:
+        _err(f"fastmcp-progressive: {exc}")
+        return CANNOT_RUN
+    except KeyboardInterrupt:  # Ctrl-C on a running `proxy`
+        return OK
+    except BrokenPipeError:  # `... | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return OK
+
+
+def _out(line: str) -> None:
+    print(line, flush=True)
+
+
+def _err(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

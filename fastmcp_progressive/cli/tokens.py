@@ -1,0 +1,202 @@
+"""Token counts, defined once: o200k_base over compact JSON, for the CLI, demo and benchmarks.
+
+``token_report(server, directory, listing)`` is the one source of the listing figures the
+``tokens`` command prints, the walkthrough shows and the README quotes (a test holds the
+README to it). It counts what FastMCP sends: ``tools/list``, ``resources/list`` and
+``prompts/list`` built the way FastMCP's own handlers build them, through the real
+middleware chain, without and with progressive disclosure.
+
+A listing is counted three ways:
+
+- **wire** (``listing.without`` / ``listing.with``): the whole ``tools/list`` result as
+  compact JSON, UTF-8 kept as served: what the CLI prints;
+- **fields**: what a model is shown per tool, counted field by field: tokens(name) +
+  tokens(description) + tokens(compact ``inputSchema``). Hosts turn a listing into their
+  own function-declaration format, so JSON syntax around the three fields is not what the
+  model pays for (the README's github figure, plain: 24,116);
+- **json**: the same three fields as one compact JSON array of objects, keys and
+  punctuation included (github, plain: 25,136).
+
+``count`` / ``listing_json_tokens`` use Python's default ASCII escaping (the form the
+reference figures above were taken with; UTF-8 differs by under 0.2%). The tokenizer is
+``bpe_openai.get_encoding("o200k_base")``: offline, no downloads; it is an optional
+dependency (``pip install "fastmcp-progressive[tokens]"``), and ``TokensUnavailable`` says
+so when it is missing.
+
+Example:
+    ```python
+    report = await token_report(mcp, Path("tool_descriptions"), None)
+    report["listing"]["without"], report["listing"]["with"]      # e.g. 1916, 409
+    listing_field_tokens(tools)        # per-field model-visible tokens of a listing
+    ```
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from functools import cache, partial
+from pathlib import Path
+from typing import Any, Protocol, TypeVar, cast
+
+import mcp_types as mt
+from fastmcp import FastMCP
+from fastmcp.tools.base import Tool
+from fastmcp.utilities.versions import dedupe_with_versions
+
+from fastmcp_progressive import payloads
+from fastmcp_progressive.files.definitions import compact_json, full_definition
+from fastmcp_progressive.middleware import ProgressiveDisclosure
+from fastmcp_progressive.settings import ListingLevel, ListingSettings
+
+ENCODING = "o200k_base"
+MODEL_FIELDS = ("name", "description", "inputSchema")
+T = TypeVar("T")
+
+
+class TokensUnavailable(RuntimeError):
+    """The tokenizer package (bpe-openai) is not installed."""
+
+
+class _Encoder(Protocol):
+    def encode(self, text: str) -> list[int]: ...
+
+
+@cache
+def encoder() -> _Encoder:
+    """The o200k_base encoder (loaded once; bpe-openai ships its tables)."""
+    try:
+        import bpe_openai
+    except ImportError:
+        raise TokensUnavailable(
+            f"counting {ENCODING} tokens needs the bpe-openai package, which is not "
+            "installed: pip install bpe-openai"
+        ) from None
+    enc: _Encoder = bpe_openai.get_encoding(ENCODING)
+    return enc
+
+
+def compact(payload: Any, *, ascii: bool = True) -> str:
+    """``payload`` as compact JSON."""
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=ascii)
+
+
+def count_text(text: str) -> int:
+    """Tokens of one string."""
+    return len(encoder().encode(text))
+
+
+def count(payload: Any, *, ascii: bool = True) -> int:
+    """Tokens of ``payload`` as compact JSON."""
+    return count_text(compact(payload, ascii=ascii))
+
+
+def model_view(tool: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a listed tool a model is given: name, description, inputSchema."""
+    return {key: tool[key] for key in MODEL_FIELDS if key in tool}
+
+
+def listing_json_tokens(tools: list[dict[str, Any]], *, ascii: bool = True) -> int:
+    """Model-visible tokens of a listing as one JSON array of each tool's model view."""
+    return count([model_view(t) for t in tools], ascii=ascii)
+
+
+def listing_field_tokens(tools: list[dict[str, Any]]) -> int:
+    """Model-visible tokens of a listing counted per field: name, description, schema."""
+    return sum(
+        count_text(t["name"]) + count_text(t.get("description") or "")
+        + count(t.get("inputSchema", {}))
+        for t in tools
+    )
+
+
+async def registered_tools(server: FastMCP[Any]) -> dict[str, Tool]:
+    """The server's tools as registered (no middleware), one per name as tools/list shows."""
+    tools = dedupe_with_versions(list(await server.list_tools(run_middleware=False)),
+                                 lambda t: t.name)
+    return {tool.name: tool for tool in tools}
+
+
+async def wire_results(server: FastMCP[Any], middleware: list[Any],
+                       hidden: Sequence[object] = ()) -> dict[str, str]:
+    """``tools/list``, ``resources/list`` and ``prompts/list`` results as FastMCP sends them.
+
+    Built the way FastMCP's own handlers build them (deduplicated versions, ``to_mcp_*``),
+    through ``middleware`` as the chain, so the counts are of what a client receives.
+    The ``hidden`` components (ours, when measuring the server without us) are left out.
+    """
+    saved = server.middleware
+    server.middleware = middleware
+    kept = partial(_without, {id(c) for c in hidden})
+    try:
+        tools = dedupe_with_versions(kept(await server.list_tools()), lambda t: t.name)
+        resources = dedupe_with_versions(kept(await server.list_resources()),
+                                         lambda r: str(r.uri))
+        prompts = dedupe_with_versions(kept(await server.list_prompts()), lambda p: p.name)
+    finally:
+        server.middleware = saved
+    results: dict[str, Any] = {
+        "tools": mt.ListToolsResult(tools=[t.to_mcp_tool(name=t.name) for t in tools]),
+        "resources": mt.ListResourcesResult(
+            resources=[r.to_mcp_resource(uri=str(r.uri)) for r in resources]),
+        "prompts": mt.ListPromptsResult(prompts=[p.to_mcp_prompt(name=p.name) for p in prompts]),
+    }
+    return {kind: compact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
+            for kind, result in results.items()}
+
+
+def _without(hidden: set[int], components: Sequence[T]) -> list[T]:
+    return [c for c in components if id(c) not in hidden]
+
+
+async def token_report(server: FastMCP[Any], directory: Path | None,
+                       listing: str | None) -> dict[str, Any]:
+    """Tokens of the listing without/with progressive disclosure and of each full description.
+
+    A server that already has the middleware is measured as configured, unless
+    ``directory`` or ``listing`` asks for another one; otherwise the middleware is added
+    (``listing``, default ``ListingSettings``' level) for the count and removed again.
+    """
+    encoder()  # fail before any work when the tokenizer is missing
+    others = [m for m in server.middleware if not isinstance(m, ProgressiveDisclosure)]
+    present = next((m for m in server.middleware if isinstance(m, ProgressiveDisclosure)), None)
+    if present is not None and directory is None and listing is None:
+        ours, chain = present, list(server.middleware)
+    else:
+        if directory is None and present is not None:
+            directory = present.store.directory
+        level = cast(ListingLevel, listing or ListingSettings.level)
+        ours = ProgressiveDisclosure(directory, listing=ListingSettings(level=level))
+        chain = ([ours if m is present else m for m in server.middleware] if present
+                 else [*others, ours])
+    try:
+        tools = {name: tool for name, tool in (await registered_tools(server)).items()
+                 if tool is not ours.components.bridge}
+        without = await wire_results(server, others, hidden=ours.components.parts())
+        with_ = await wire_results(server, chain)
+        per_tool = {}
+        for name, tool in tools.items():
+            body = compact_json(full_definition(tool, ours.store.lookup(name)))
+            per_tool[name] = {"tokens": count_text(body), "bytes": len(body.encode("utf-8"))}
+    finally:
+        if ours is not present:  # made for this count: stop its threads again
+            ours.close()
+    listed_without = json.loads(without["tools"])["tools"]
+    listed_with = json.loads(with_["tools"])["tools"]
+    return {
+        "encoding": ENCODING,
+        "directory": str(ours.store.directory) if ours.store.directory else None,
+        "tools": len(tools),
+        "listing": {
+            "without": count_text(without["tools"]), "with": count_text(with_["tools"]),
+            "tools_without": len(listed_without), "tools_with": len(listed_with),
+            "fields_without": listing_field_tokens(listed_without),
+            "fields_with": listing_field_tokens(listed_with),
+        },
+        "overhead": {
+            "resources_list": count_text(with_["resources"]) - count_text(without["resources"]),
+            "prompts_list": count_text(with_["prompts"]) - count_text(without["prompts"]),
+            "instructions": count_text(payloads.INSTRUCTIONS) if ours.instructions else 0,
+        },
+        "full_descriptions": per_tool,
+    }

@@ -1,0 +1,134 @@
+"""``describe_tools``: the descriptions resource as a tool, for hosts that cannot read resources.
+
+Several popular hosts never let the model read a resource. Against a gating server such
+a model would be locked out: every call answers TOOL_DESCRIPTION_REQUIRED and the remedy
+is out of its reach. The bridge tool returns the same JSON as the resource and grants the
+same way; it is listed in full and never gated. It costs about 60 listing tokens (see the
+README for the measurement) and is on by default; ``SurfaceSettings(bridge_tool=None)``
+turns it off.
+
+Example:
+    ```python
+    await client.call_tool("describe_tools", {"tools": ["create_invoice"]})
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastmcp.server.context import Context
+from fastmcp.server.dependencies import get_context
+from fastmcp.tools.base import Tool, ToolResult
+
+from fastmcp_progressive.payloads import DEFAULT_BRIDGE_TOOL, DESCRIPTIONS_URI
+
+BRIDGE_TOOL_NAME = DEFAULT_BRIDGE_TOOL
+
+
+Answer = Callable[[Context, dict[str, Any] | None], Awaitable[ToolResult]]
+
+
+def bridge_tool(name: str, answer: Answer | None = None) -> Tool:
+    """The bridge tool. A real component: FastMCP lists, routes and auths it like any tool.
+
+    ``answer(ctx, arguments)`` builds its result; the middleware normally answers a call
+    before it reaches the tool, and the tool's own body answers the same way otherwise.
+    """
+
+    async def describe_tools(tools: list[str], groups: list[str] = []) -> ToolResult:  # noqa: B006
+        if answer is None:
+            return ToolResult(content=[])
+        arguments: dict[str, Any] = {"tools": tools}
+        if groups:
+            arguments["groups"] = groups
+        return await answer(get_context(), arguments)
+
+    return Tool.from_function(
+        describe_tools,
+        name=name,
+        description=BRIDGE_DESCRIPTION,
+        output_schema=None,
+    )
+
+
+BRIDGE_DESCRIPTION = (
+    "Get the full definitions (parameters, examples) of the tools you chose; "
+    f"call before a tool's first use. Same as reading {DESCRIPTIONS_URI}?tools=..."
+)
+
+
+def bridge_description_with_groups(lines: list[str], dispatch: str | None) -> str:
+    """The bridge's description in a capped listing: it names every group the caller may
+    see (``lines``: ``name: summary``), since most tools are not listed by name."""
+    call = (f", then call it by name, or through {dispatch}(name, arguments) when it "
+            "is not listed" if dispatch else ", then call it by name")
+    return (
+        "Only some tools are listed. More are in these groups: describe_tools(groups=[...]) "
+        "lists a group's tools, one line each; describe_tools(tools=[...]) gives a tool's "
+        f"full definition{call}.\nGroups:\n" + "\n".join(lines)
+    )
+
+
+DISPATCH_TOOL_NAME = "run_tool"
+"""Not ``call_tool``: Semantic Kernel's MCP plugin skips a tool whose name is one of its own
+attributes (it has a ``call_tool`` method), and FastMCP's search transforms list a
+``call_tool`` of their own."""
+
+
+def dispatched_arguments(name: str, inner: dict[str, Any]) -> dict[str, Any]:
+    """The arguments a dispatch-bridge call means for tool ``name``.
+
+    Semantic Kernel hands a kernel-function parameter named ``arguments`` the call's whole
+    argument set (``functions/kernel_function_from_method.py:167-169``, 1.45.0), so its
+    plugin sends ``{"name": n, "arguments": {"name": n, "arguments": {...}}}``: that exact
+    shape is unwrapped once; anything else is the tool's arguments as sent.
+    """
+    if (set(inner) == {"name", "arguments"} and inner["name"] == name
+            and isinstance(inner["arguments"], dict)):
+        return dict(inner["arguments"])
+    return inner
+
+
+DispatchAnswer = Callable[[Context, dict[str, Any] | None], Awaitable[ToolResult]]
+
+
+def dispatch_tool(name: str, answer: DispatchAnswer | None = None) -> Tool:
+    """The dispatch bridge of a capped listing: calls any tool the caller may see by name.
+
+    Listed only when a listing is capped (``ListingSettings(max_tools=...)``); the
+    middleware answers it by running the named tool through FastMCP's own ``call_tool``
+    (middleware, the gate, visibility, auth and logs see the real tool's name).
+    """
+
+    async def call_tool(name: str, arguments: dict[str, Any] = {}) -> ToolResult:  # noqa: B006
+        if answer is None:
+            return ToolResult(content=[])
+        return await answer(get_context(), {"name": name, "arguments": arguments})
+
+    return Tool.from_function(
+        call_tool,
+        name=name,
+        description=(
+            "Call a tool of this server that is not listed, by its name, with the "
+            "arguments its definition (describe_tools) gives."
+        ),
+        output_schema=None,
+    )
+
+
+def requested_names(arguments: dict[str, Any] | None, key: str = "tools") -> list[str] | None:
+    """The tool (``key="groups"``: group) names a bridge call asks for; None when the value
+    is not a non-empty list or a string.
+
+    A string is split on commas, so ``"a,b"`` works like ``["a", "b"]``.
+    """
+    value = (arguments or {}).get(key)
+    if isinstance(value, list) and not value:
+        return None
+    if isinstance(value, str):
+        return value.split(",")
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None

@@ -1,0 +1,207 @@
+"""The package's own MCP components, registered with FastMCP so FastMCP routes them itself.
+
+A resource answered only from middleware works for a client talking straight to the
+server, and nowhere else: a FastMCP proxy forwards a ``resources/read`` only for a URI its
+backend lists (a fixed resource or a template), ``AuthMiddleware`` refuses a read or a
+call it cannot look up, and a parent server that mounts ours routes ``kid_describe_tools``
+only to a tool the child really has. So the descriptions resource (fixed URI and the
+template ``resource:///tool_descriptions{?tools}``), the bridge tool and the guidance
+prompt are real components, added with ``mcp.add_resource``/``add_template``/``add_tool``/
+``add_prompt`` to the server the middleware belongs to, on the first request it sees
+(``add_middleware`` has no hook of its own). A component of the same name or URI the user
+registered first is kept and ours is not added.
+
+They go into the server's own ``LocalProvider`` rather than a provider of their own:
+FastMCP asks every provider, each in a task of its own, for the tool of every call and
+every name a read resolves, so a second provider cost each lookup about a third more.
+They stay registered until the middleware's ``close()``, which takes out the ones it
+added (removing the middleware from ``mcp.middleware`` alone leaves them in place).
+
+The middleware keeps answering these reads and calls itself, before any inner middleware
+(a response cache placed inside it would otherwise replay one caller's answer, and its
+grant, to another). The components' own functions answer the same way for the paths that
+skip middleware (``mcp.call_tool(..., run_middleware=False)``).
+
+Example:
+    ```python
+    components = DisclosureComponents(read=..., bridge=..., bridge_name="describe_tools",
+                                      prompt=None)
+    await install(middleware, server, components)  # idempotent, once per server
+    ```
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import suppress
+from functools import partial
+from typing import Any
+
+from fastmcp import FastMCP
+from fastmcp.prompts.base import Prompt
+from fastmcp.resources.function_resource import FunctionResource
+from fastmcp.resources.template import ResourceTemplate
+from fastmcp.server.context import Context
+from fastmcp.server.dependencies import get_context
+from fastmcp.tools.base import ToolResult
+from fastmcp.utilities.components import FastMCPComponent
+
+from fastmcp_progressive import payloads
+from fastmcp_progressive.disclosure.bridge import bridge_tool, dispatch_tool
+from fastmcp_progressive.disclosure.selection import is_descriptions_uri
+from fastmcp_progressive.fastmcp_internals import local_component
+
+TEMPLATE_URI = payloads.DESCRIPTIONS_URI + "{?tools}"
+"""The descriptions resource as an RFC 6570 template, so FastMCP and proxies match queries."""
+
+ReadAnswer = Callable[[Context, str], Awaitable[str]]
+BridgeAnswer = Callable[[Context, dict[str, Any] | None], Awaitable[ToolResult]]
+
+
+class DisclosureComponents:
+    """The descriptions resource and template, the bridge tool and the guidance prompt."""
+
+    def __init__(
+        self,
+        *,
+        read: ReadAnswer,
+        bridge: BridgeAnswer,
+        bridge_name: str | None,
+        prompt: Prompt | None,
+        description: str = payloads.RESOURCE_DESCRIPTION,
+        dispatch: BridgeAnswer | None = None,
+        dispatch_name: str | None = None,
+    ) -> None:
+        self._read = read
+        self.resource = FunctionResource.from_function(
+            self._read_bare,
+            payloads.DESCRIPTIONS_URI,
+            name=payloads.RESOURCE_NAME,
+            title=payloads.RESOURCE_TITLE,
+            description=description,
+            mime_type="application/json",
+        )
+        self.template = ResourceTemplate.from_function(
+            self._read_selection,
+            uri_template=TEMPLATE_URI,
+            name=payloads.RESOURCE_NAME + "_selection",
+            title=payloads.RESOURCE_TITLE,
+            description=description,
+            mime_type="application/json",
+        )
+        self.bridge = bridge_tool(bridge_name, bridge) if bridge_name else None
+        self.dispatch = (dispatch_tool(dispatch_name, dispatch)
+                         if dispatch_name and dispatch is not None else None)
+        self.prompt = prompt
+        self._added: list[tuple[weakref.ref[FastMCP[Any]], FastMCPComponent,
+                                Callable[[], None]]] = []
+
+    async def _read_bare(self) -> str:
+        return await self._read(get_context(), payloads.DESCRIPTIONS_URI)
+
+    async def _read_selection(self, tools: str = "") -> str:
+        ctx = get_context()
+        return await self._read(ctx, payloads.resource_uri_for(tools.split(",")) if tools
+                                else payloads.DESCRIPTIONS_URI)
+
+    def parts(self) -> list[FastMCPComponent]:
+        """Every component this package may add, the optional ones when configured."""
+        optional = [c for c in (self.bridge, self.dispatch, self.prompt) if c is not None]
+        return [self.resource, self.template, *optional]
+
+    async def add_to(self, server: FastMCP[Any]) -> None:
+        """Add each component to ``server`` unless the user registered one of that name."""
+        local = server.local_provider
+        if await local.get_resource(str(self.resource.uri)) is None:
+            server.add_resource(self.resource)
+            self._added.append((weakref.ref(server), self.resource, partial(
+                local.remove_resource, str(self.resource.uri))))
+        templates = await local.list_resource_templates()
+        if all(t.uri_template != self.template.uri_template for t in templates):
+            server.add_template(self.template)
+            self._added.append((weakref.ref(server), self.template, partial(
+                local.remove_template, self.template.uri_template)))
+        if self.bridge is not None and await local.get_tool(self.bridge.name) is None:
+            server.add_tool(self.bridge)
+            self._added.append((weakref.ref(server), self.bridge, partial(
+                local.remove_tool, self.bridge.name)))
+        if self.dispatch is not None and await local.get_tool(self.dispatch.name) is None:
+            server.add_tool(self.dispatch)
+            self._added.append((weakref.ref(server), self.dispatch, partial(
+                local.remove_tool, self.dispatch.name)))
+        if self.prompt is not None and await local.get_prompt(self.prompt.name) is None:
+            server.add_prompt(self.prompt)
+            self._added.append((weakref.ref(server), self.prompt, partial(
+                local.remove_prompt, self.prompt.name)))
+
+    def remove(self) -> None:
+        """Take every component this object added out of the servers it added them to; one
+        the user has since replaced under the same name stays."""
+        added, self._added = self._added, []
+        for home, component, remove in added:
+            server = home()
+            if server is None or local_component(server.local_provider,
+                                                 component.key) is not component:
+                continue
+            with suppress(KeyError):  # the user removed it already
+                remove()
+        for servers in _registered.values():
+            servers.discard(id(self))
+
+
+_registered: weakref.WeakKeyDictionary[FastMCP[Any], set[int]] = weakref.WeakKeyDictionary()
+
+
+async def install(middleware: Any, server: FastMCP[Any], components: DisclosureComponents
+                  ) -> None:
+    """Add ``components`` once to the server ``middleware`` belongs to.
+
+    ``server`` is the one serving the request; a mounted child's middleware runs with the
+    parent's context, so the owner is looked for among the servers mounted below it.
+    """
+    if id(components) in _registered.get(server, ()):
+        return  # the common case, once per request: nothing to walk
+    home = owning_server(server, middleware)
+    if home is None:
+        return
+    done = _registered.setdefault(home, set())
+    if id(components) not in done:
+        done.add(id(components))  # before awaiting: a concurrent first request adds nothing
+        await components.add_to(home)
+    _registered.setdefault(server, set()).add(id(components))  # a parent: no walk next time
+
+
+def owning_server(server: FastMCP[Any], middleware: Any) -> FastMCP[Any] | None:
+    """The server whose middleware list holds ``middleware``: ``server`` or one mounted in it."""
+    seen: set[int] = set()
+    pending = [server]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if any(m is middleware for m in current.middleware):
+            return current
+        pending.extend(
+            child for child in (getattr(p, "server", None) for p in current.providers)
+            if isinstance(child, FastMCP)
+        )
+    return None
+
+
+def one_descriptions_entry(listed: Any, address: Callable[[Any], str],
+                           is_ours: Callable[[Any], bool]) -> Any:
+    """``listed`` with at most one entry at the descriptions address: ours when it is
+    there, else the first. A proxied upstream (or a provider of any kind) that lists its
+    own ``resource:///tool_descriptions`` or a template like it would otherwise be shown
+    beside ours, though every read of that address is answered by the middleware."""
+    if not isinstance(listed, Sequence):
+        return listed
+    at_address = [item for item in listed
+                  if is_descriptions_uri(str(address(item)).split("{", 1)[0])]
+    if len(at_address) < 2:
+        return listed
+    keep = next((item for item in at_address if is_ours(item)), at_address[0])
+    return [item for item in listed if item is keep or not any(
+        item is other for other in at_address)]

@@ -1,0 +1,383 @@
+"""Groups (the ``io.modelcontextprotocol/grouping`` draft): which tools belong together.
+
+A gateway of 70 servers lists 527 tools; a model (and a host that caps its tools) needs a
+coarser map first. Each tool belongs to the groups that:
+
+- its description file names (``"groups": ["billing"]``);
+- its FastMCP tags name (``@mcp.tool(tags={"billing"})``; the ``always_load`` pin tag is
+  not a group);
+- its mount or upstream namespace names: every server mounted with a namespace
+  (``mcp.mount(child, namespace="github")``, one ``proxy --config`` upstream) is a group
+  of that name, and so is every group a gateway declares with ``Groups.declare`` (the
+  hook an upstream registry fills: a name, its description, the tool-name prefix).
+
+A group is described, first match wins, by its own file ``<descriptions_dir>/groups/
+<name>.json`` (or ``.md``; the same format as a tool's file: ``title``, ``summary``,
+``description``, and ``groups`` for the groups it nests in), by what ``declare`` gave, or
+by the mounted server's own instructions.
+
+What clients see, and only clients that advertise the extension (in their capabilities
+at ``initialize``, or per request on 2026-07-28): ``_meta["io.modelcontextprotocol/groups"]``
+on each listed tool, ``groups/list`` (paginated like the other lists, with FastMCP's
+``list_page_size``), and ``notifications/groups/list_changed``. A client that does not
+advertise it gets no ``_meta`` key and no notification; a ``groups/list`` it sends anyway
+is answered (it is read-only). A group none of a caller's visible tools belongs to is not
+listed to that caller: groups are computed from the tools the caller may see.
+
+Why a middleware answers ``groups/list`` (as ``tools/resolve``): FastMCP's public
+``add_extension`` with a ``MethodBinding`` must be registered before the server's lifespan
+starts, and a middleware first meets its server on the first request; it is also not
+advertised at handshake-era ``initialize``. The capability is advertised where the
+package's own extension is (``initialize`` and ``server/discover``).
+
+Example:
+    ```python
+    middleware = ProgressiveDisclosure("tool_descriptions")
+    middleware.groups.declare("github", description="GitHub: repos, issues, PRs.",
+                              prefix="github_")
+    ```
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import re
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import mcp_types as mt
+from cachetools import LRUCache
+from fastmcp.tools.base import Tool
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import INVALID_PARAMS
+
+from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.disclosure.listing import cut_line, summarize
+from fastmcp_progressive.fastmcp_internals import (
+    list_page_size,
+    mounted_namespaces,
+    server_info_stamp,
+)
+from fastmcp_progressive.files.model import DescriptionFile
+from fastmcp_progressive.files.pins import ALWAYS_LOAD_TAG
+from fastmcp_progressive.files.store import DescriptionStore, Signature
+from fastmcp_progressive.memo import IdentityMemo
+
+GROUPING_EXTENSION_ID = "io.modelcontextprotocol/grouping"
+GROUPS_META_KEY = "io.modelcontextprotocol/groups"
+GROUPS_LIST_METHOD = "groups/list"
+GROUPS_CHANGED_METHOD = "notifications/groups/list_changed"
+GROUPS_FOLDER = "groups"
+"""Group description files live in this subfolder of the descriptions folder."""
+GROUP_LINE_CHARS = 70
+"""Longest one-line group summary (the bridge's description and group answers)."""
+NOT_GROUPS = frozenset({ALWAYS_LOAD_TAG})
+"""FastMCP tags that are flags of this package, not groups."""
+_MEMO_SIZE = 50_000
+
+
+def advertised(caller: Caller) -> bool:
+    """Whether the client behind this request speaks the grouping extension."""
+    return isinstance(caller.extensions.get(GROUPING_EXTENSION_ID), Mapping)
+
+
+@dataclass(frozen=True)
+class Group:
+    """One group as ``groups/list`` answers it."""
+
+    name: str
+    title: str | None = None
+    description: str | None = None
+    summary: str | None = None
+    parents: tuple[str, ...] = ()
+
+    def wire(self) -> dict[str, Any]:
+        """The draft's ``Group`` object."""
+        out: dict[str, Any] = {"name": self.name}
+        if self.title:
+            out["title"] = self.title
+        if self.description:
+            out["description"] = self.description
+        if self.parents:
+            out["_meta"] = {GROUPS_META_KEY: list(self.parents)}
+        return out
+
+    def line(self, max_chars: int = GROUP_LINE_CHARS) -> str:
+        """The group in one line: its file's summary, else its description's first sentence
+        without the words every MCP server's description opens with."""
+        if self.summary:
+            return cut_line(self.summary, max_chars)
+        return summarize(plain_description(self.description or self.title or ""), max_chars)
+
+
+_PROTOCOL_ASIDE = re.compile(r"\s*\((?:MCP|Model Context Protocol)\)", re.IGNORECASE)
+_PROTOCOL_NAME = re.compile(r"\bModel Context Protocol\b", re.IGNORECASE)
+_OPENING = re.compile(
+    r"^(?:This is |It is )?(?:an? |the )?(?:(?:simple|basic|powerful|unofficial|lightweight|"
+    r"[\w.-]+-based)\s+)?MCP (?:server|service)s?(?: implementation)?(?: that| which)?"
+    r"(?: provides?| enables?| offers?| allows?| lets? you| for| to)?\s+",
+    re.IGNORECASE,
+)
+
+
+def plain_description(text: str) -> str:
+    """``text`` without "A Model Context Protocol (MCP) server that provides" and the like:
+    a group's line should say what it does (70 servers share those words)."""
+    shorter = _PROTOCOL_NAME.sub("MCP", _PROTOCOL_ASIDE.sub("", text.strip()))
+    rest = _OPENING.sub("", shorter, count=1)
+    if len(rest) < 10:
+        return shorter
+    return rest[:1].upper() + rest[1:]
+
+
+@dataclass(frozen=True)
+class _Declared:
+    group: Group
+    prefix: str | None
+
+
+class Groups:
+    """Finds each tool's groups, describes groups, answers ``groups/list``."""
+
+    def __init__(self, store: DescriptionStore, *, tags: bool = True) -> None:
+        self.store = store
+        self.tags = tags
+        self._declared: dict[str, _Declared] = {}
+        self._lock = threading.Lock()
+        self._version = 0  # bumped by declare(): memos keyed by it
+        self._folder: DescriptionStore | None = None
+        self._file_groups: LRUCache[str, tuple[Signature, tuple[str, ...]]] = LRUCache(_MEMO_SIZE)
+        self._marked = IdentityMemo()
+        self._namespaces: weakref.WeakKeyDictionary[Any, tuple[tuple[int, ...],
+                                                               dict[str, Any]]] = (
+            weakref.WeakKeyDictionary())
+
+    # -- the hook for gateways ---------------------------------------------------------------
+    def declare(
+        self,
+        name: str,
+        *,
+        description: str | None = None,
+        title: str | None = None,
+        prefix: str | None = None,
+        parents: Iterable[str] = (),
+    ) -> None:
+        """Declare group ``name`` (e.g. one upstream server of a gateway): its description,
+        and ``prefix``, the tool-name prefix that makes a tool a member (``"github_"``).
+        A group file of the same name still describes it first."""
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError("a group needs a non-empty name")
+        if prefix is not None and (not isinstance(prefix, str) or not prefix):
+            raise ValueError("a group's tool-name prefix must be a non-empty string or None")
+        with self._lock:
+            self._declared[name] = _Declared(
+                Group(name, title=title, description=description, parents=tuple(parents)),
+                prefix,
+            )
+            self._version += 1
+
+    # -- membership --------------------------------------------------------------------------
+    def of(self, tool: Tool, server: Any, signatures: Mapping[str, Signature] | None = None,
+           prefixes: Mapping[str, str] | None = None) -> tuple[str, ...]:
+        """The groups ``tool`` (as ``server`` lists it) belongs to, in a stable order.
+
+        ``signatures`` (the store's) and ``prefixes`` (``prefixes(server)``) may be given
+        once for a whole listing."""
+        found: list[str] = list(self._from_file(tool.name, signatures))
+        if self.tags and tool.tags:
+            found.extend(sorted(t for t in tool.tags if t not in NOT_GROUPS))
+        if prefixes is None:
+            prefixes = self.prefixes(server)
+        if prefixes:
+            name = tool.name
+            at = name.find("_")
+            while at > 0:
+                group = prefixes.get(name[: at + 1])
+                if group is not None:
+                    found.append(group)
+                at = name.find("_", at + 1)
+        return tuple(dict.fromkeys(found))
+
+    def members(self, tools: Sequence[Tool], server: Any) -> dict[str, list[Tool]]:
+        """Group name -> the tools among ``tools`` in it (listing order), groups sorted."""
+        signatures = (self.store.signatures([tool.name for tool in tools])
+                      if self.store.directory is not None else {})
+        prefixes = self.prefixes(server)
+        found: dict[str, list[Tool]] = {}
+        for tool in tools:
+            for group in self.of(tool, server, signatures, prefixes):
+                found.setdefault(group, []).append(tool)
+        return {name: found[name] for name in sorted(found)}
+
+    def listed(self, tools: Sequence[Tool], server: Any) -> list[Group]:
+        """The groups a caller who sees ``tools`` is shown: those with a member among them,
+        and the groups those nest in (by their files or declarations), by name."""
+        names = set(self.members(tools, server))
+        pending = list(names)
+        while pending:
+            for parent in self.describe(pending.pop(), server).parents:
+                if parent not in names:
+                    names.add(parent)
+                    pending.append(parent)
+        return [self.describe(name, server) for name in sorted(names)]
+
+    def mark(self, caller: Caller, tools: Sequence[Tool], server: Any) -> Sequence[Tool]:
+        """The listing with each tool's groups in its ``_meta``, for a client that speaks
+        the extension; unchanged for any other."""
+        if not advertised(caller):
+            return tools
+        signatures = (self.store.signatures([tool.name for tool in tools])
+                      if self.store.directory is not None else {})
+        prefixes = self.prefixes(server)
+        marked: list[Tool] = []
+        for tool in tools:
+            groups = self.of(tool, server, signatures, prefixes)
+            if not groups:
+                marked.append(tool)
+                continue
+            memo: tuple[tuple[str, ...], Tool] | None = self._marked.get(tool)
+            if memo is None or memo[0] != groups:
+                meta = {**(tool.meta or {}), GROUPS_META_KEY: list(groups)}
+                memo = (groups, tool.model_copy(update={"meta": meta}))
+                self._marked.put(tool, memo)
+            marked.append(memo[1])
+        return marked
+
+    # -- descriptions of groups ------------------------------------------------------------------
+    def describe(self, name: str, server: Any) -> Group:
+        """Group ``name``: from its file, else its declaration, else its mounted server."""
+        file = self._group_file(name)
+        declared = self._declared.get(name)
+        base = declared.group if declared is not None else Group(
+            name, description=self._namespace_instructions(server, name))
+        if file is None:
+            return base
+        title = getattr(file, "title", None)
+        return Group(
+            name,
+            title=title if isinstance(title, str) else base.title,
+            description=file.description or file.summary or base.description,
+            summary=file.summary,
+            parents=tuple(file.groups or base.parents),
+        )
+
+    # -- groups/list ---------------------------------------------------------------------------
+    def page(self, groups: Sequence[Group], params: Any, server: Any, caller: Caller
+             ) -> dict[str, Any]:
+        """One page of a ``groups/list`` result (``params.cursor`` as FastMCP's lists)."""
+        cursor = params.get("cursor") if isinstance(params, Mapping) else None
+        start = _offset(cursor)
+        size = list_page_size(server)
+        end = len(groups) if size is None else start + size
+        result: dict[str, Any] = {
+            "resultType": "complete",
+            "groups": [group.wire() for group in groups[start:end]],
+        }
+        if end < len(groups):
+            result["nextCursor"] = _cursor(end)
+        stamp = server_info_stamp(server) if caller.era == "modern" else None
+        if stamp is not None:
+            result["_meta"] = {mt.SERVER_INFO_META_KEY: stamp}
+        return result
+
+    def answer_groups(
+        self,
+        requested: Sequence[str],
+        tools: Sequence[Tool],
+        server: Any,
+        line_of: Callable[[Tool], str],
+    ) -> dict[str, Any]:
+        """The bridge's answer to ``{"groups": [...]}``: each group's line and its visible
+        tools, one line each; a group with none of them answers an error entry."""
+        members = self.members(tools, server)
+        answer: dict[str, Any] = {}
+        for name in requested:
+            if name not in members:
+                answer[name] = {"error": f"Group {name[:128]!r} not found",
+                                "available_groups": list(members)[:200]}
+                continue
+            group = self.describe(name, server)
+            entry: dict[str, Any] = {}
+            if group.line():
+                entry["description"] = group.line()
+            entry["tools"] = {tool.name: line_of(tool) for tool in members[name]}
+            answer[name] = entry
+        return answer
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _from_file(self, name: str, signatures: Mapping[str, Signature] | None
+                   ) -> tuple[str, ...]:
+        sig = (signatures.get(name) if signatures is not None else self.store.signature(name))
+        if sig is None:
+            return ()
+        known = self._file_groups.get(name)
+        if known is not None and known[0] == sig:
+            return known[1]
+        file = self.store.lookup_at(name, sig)
+        groups = tuple(file.groups or ()) if file is not None else ()
+        self._file_groups[name] = (sig, groups)
+        return groups
+
+    def prefixes(self, server: Any) -> dict[str, str]:
+        """Tool-name prefix -> group: mount namespaces and declared prefixes."""
+        namespaces = self._namespace_map(server)
+        declared = {d.prefix: n for n, d in self._declared.items() if d.prefix}
+        if not namespaces:
+            return declared
+        return {**{f"{ns}_": ns for ns in namespaces}, **declared}
+
+    def _namespace_map(self, server: Any) -> dict[str, Any]:
+        """Namespace -> mounted server (or None), recomputed when the providers change."""
+        if server is None:
+            return {}
+        providers = tuple(id(p) for p in getattr(server, "providers", ()))
+        try:
+            known = self._namespaces.get(server)
+        except TypeError:
+            known = None
+        if known is not None and known[0] == providers:
+            return known[1]
+        mapping = dict(mounted_namespaces(server))
+        with contextlib.suppress(TypeError):
+            self._namespaces[server] = (providers, mapping)
+        return mapping
+
+    def _namespace_instructions(self, server: Any, name: str) -> str | None:
+        mounted = self._namespace_map(server).get(name)
+        text = getattr(mounted, "instructions", None)
+        return text if isinstance(text, str) and text.strip() else None
+
+    def _group_file(self, name: str) -> DescriptionFile | None:
+        directory = self.store.directory
+        if directory is None:
+            return None
+        if self._folder is None:
+            folder = Path(directory) / GROUPS_FOLDER
+            if not folder.is_dir():
+                return None
+            self._folder = DescriptionStore(folder, cache_size=256)
+        return self._folder.lookup(name)
+
+
+def _cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"groups:{offset}".encode()).decode()
+
+
+def _offset(cursor: Any) -> int:
+    if cursor is None:
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(str(cursor).encode()).decode()
+        kind, _, number = text.partition(":")
+        offset = int(number)
+        if kind != "groups" or offset < 0:
+            raise ValueError(text)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise MCPError(code=INVALID_PARAMS, message="Invalid cursor for groups/list") from None
+    return offset

@@ -1,0 +1,251 @@
+"""The description store: one folder's description files, parsed on demand and cached.
+
+The middleware, the listing, the definitions and the watcher ask the store, never the
+disk. Files are read lazily and checked with one ``stat`` per read: a changed
+mtime/size/inode means "parse again", so an edit is served by the next read with no
+restart and no watcher needed for correctness (the watcher invalidates eagerly, which
+also catches the rare edit a stat cannot see, and notifies clients).
+Parsed files sit in a bounded LRU; a file that stops parsing keeps its last good version
+being served, and its error is logged once per change, never sent to a client.
+
+What counts as a description file and how one is read safely is ``description_folder.py``;
+what a file means is ``file_parsing.py``; the model it becomes is ``description_file.py``.
+
+Example:
+    ```python
+    store = DescriptionStore("tool_descriptions")
+    store.lookup("create_invoice")  # DescriptionFile | None
+    ```
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from cachetools import LRUCache
+
+from fastmcp_progressive.files.dirstat import stats_in
+from fastmcp_progressive.files.errors import DescriptionError, at_path
+from fastmcp_progressive.files.folder import (
+    MAX_FILE_BYTES,
+    SUFFIXES,
+    FolderScan,
+    read_description,
+    read_folder,
+    safe_file_name,
+)
+from fastmcp_progressive.files.model import DescriptionFile
+from fastmcp_progressive.log import get_logger
+from fastmcp_progressive.settings import CacheSettings
+
+logger = get_logger("descriptions")
+
+SCAN_TRUST_NS = 2_000_000_000  # a folder stat younger than this may hide a new entry
+FEW_FILES = 32  # files stat'ed by full path rather than through a directory descriptor
+MAX_GENERATIONS = 100_000  # names with their own invalidation count before one epoch bump
+
+Signature = tuple[int, int, int, str, int]
+"""(mtime_ns, size, inode, suffix, generation) of a description file: equal means unchanged.
+
+``generation`` grows with every ``invalidate`` covering the file, so an edit a stat cannot
+see (same size and inode, within the mtime granularity) still gives a new signature once
+the watcher reports it: to the store and to every memo keyed by signatures (the listing).
+"""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    signature: Signature
+    parsed: DescriptionFile | None
+    last_good: DescriptionFile | None
+
+
+class DescriptionStore:
+    """Description files of one directory, parsed on demand and cached by file signature."""
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str] | None,
+        *,
+        cache_size: int = CacheSettings.files,
+        max_file_bytes: int = MAX_FILE_BYTES,
+    ) -> None:
+        if cache_size < 1:
+            raise ValueError("cache_size must be at least 1")
+        self.directory = Path(directory).absolute() if directory is not None else None
+        # one string prefix: a ``Path`` built per stat cost as much as the stat itself
+        self._prefix = os.path.join(self.directory, "") if self.directory is not None else ""
+        self.max_file_bytes = max_file_bytes
+        self._cache: LRUCache[str, _Entry] = LRUCache(maxsize=cache_size)
+        self._lock = threading.Lock()
+        self._logged: set[tuple[str, tuple[int, int, int, str]]] = set()
+        self._epoch = 0  # invalidate(): every file
+        self._generations: dict[str, int] = {}  # invalidate(name): that file
+        self._scan: tuple[tuple[int, int, int, int], FolderScan] | None = None
+        if self.directory is not None and not self.directory.is_dir():
+            logger.warning(
+                "descriptions directory %s does not exist (yet): serving registered "
+                "definitions until it appears",
+                self.directory,
+            )
+
+    def signature(self, name: str) -> Signature | None:
+        """The stat signature of the file describing ``name``, or None when there is none."""
+        if self.directory is None or not safe_file_name(name):
+            return None
+        for suffix in SUFFIXES:
+            try:
+                st = os.stat(f"{self._prefix}{name}{suffix}")
+            except (OSError, ValueError):
+                continue
+            return (st.st_mtime_ns, st.st_size, st.st_ino, suffix, self._generation(name))
+        return None
+
+    def signatures(self, names: Iterable[str] | None = None) -> dict[str, Signature]:
+        """Signatures of the description files of ``names`` (None: of every file in the
+        folder), one ``stat`` per file.
+
+        Which files exist comes from a directory scan kept until the directory changes
+        (its own stat, or the watcher's ``invalidate``), so a listing stats only the files
+        of the tools it lists: its cost follows the listed tools, never the folder (50,000
+        files of tools that do not exist cost a listing nothing), and each listed tool's
+        file is stat'ed, so an edit is served by the very next listing.
+        """
+        found: dict[str, Signature] = {}
+        if self.directory is None:
+            return found
+        present = self._described_files()
+        wanted: Collection[tuple[str, tuple[str, ...]]]
+        if names is None:
+            wanted = present.items()
+        else:
+            wanted = [(n, present[n]) for n in dict.fromkeys(names) if n in present]
+        stats: list[tuple[str, str, os.stat_result]] = []
+        few = len(wanted) <= FEW_FILES  # a descriptor costs more than it saves on these
+        with stats_in(self.directory, few=few) as stat_file:  # a third of full paths' cost
+            for stem, suffixes in wanted:
+                for suffix in suffixes:  # precedence order: the first that stats is read
+                    try:
+                        stats.append((stem, suffix, stat_file(f"{stem}{suffix}")))
+                    except OSError:
+                        continue
+                    break
+        with self._lock:  # read after the stats, as each file's generation always was
+            epoch, generations = self._epoch, dict(self._generations)
+        for stem, suffix, st in stats:
+            found[stem] = (st.st_mtime_ns, st.st_size, st.st_ino, suffix,
+                           epoch + generations.get(stem, 0))
+        return found
+
+    def _described_files(self) -> dict[str, tuple[str, ...]]:
+        """Every tool with description files in the folder, and their suffixes (precedence order).
+
+        Rescanned only when the folder's own stat changes, or when that stat is too recent
+        to trust (an entry added within the file system's mtime granularity of the last
+        scan would otherwise go unseen), or after ``invalidate``.
+        """
+        assert self.directory is not None
+        try:
+            st = os.stat(self.directory)
+        except OSError:
+            return {}
+        key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+        with self._lock:
+            cached = self._scan
+        if cached is not None and cached[0] == key:
+            return cached[1].present
+        try:
+            scan = read_folder(self.directory)
+        except OSError:
+            return {}
+        if time.time_ns() - st.st_mtime_ns > SCAN_TRUST_NS:
+            with self._lock:
+                self._scan = (key, scan)
+        return scan.present
+
+    def lookup(self, name: str) -> DescriptionFile | None:
+        """The description file for ``name`` as it is on disk now (or its last good version).
+
+        A cache hit costs one ``stat`` and no read.
+        """
+        return self.lookup_at(name, self.signature(name))
+
+    def lookup_at(self, name: str, sig: Signature | None) -> DescriptionFile | None:
+        """Like ``lookup`` when the caller already stat'ed the file (a listing's scan)."""
+        if sig is None:
+            with self._lock:
+                self._cache.pop(name, None)
+            return None
+        with self._lock:
+            entry = self._cache.get(name)
+        if entry is not None and entry.signature == sig:
+            return entry.parsed or entry.last_good
+        last_good = (entry.parsed or entry.last_good) if entry is not None else None
+        parsed = self._load(name, sig)
+        with self._lock:
+            self._cache[name] = _Entry(sig, parsed, parsed or last_good)
+        return parsed or last_good
+
+    def invalidate(self, name: str | None = None) -> None:
+        """Make the next lookup of ``name`` (None: of every file) parse it again.
+
+        The watcher calls this on every change it sees. It moves the file's signature on,
+        so cached parses and listing memos are redone even when the stat looks the same;
+        the last good version is kept for a file that no longer parses.
+        """
+        with self._lock:
+            self._scan = None  # the watcher saw a change: which files exist may have too
+            if name is None:
+                self._epoch += 1
+            elif len(self._generations) >= MAX_GENERATIONS and name not in self._generations:
+                self._epoch += max(self._generations.values()) + 1  # stays above all of them
+                self._generations = {name: 1}
+            else:
+                self._generations[name] = self._generations.get(name, 0) + 1
+
+    def _generation(self, name: str) -> int:
+        with self._lock:  # epoch and counts read together, never across a roll-over
+            return self._epoch + self._generations.get(name, 0)
+
+    def cached(self) -> int:
+        """How many parsed files the LRU holds."""
+        return len(self._cache)
+
+    def _load(self, name: str, sig: Signature) -> DescriptionFile | None:
+        assert self.directory is not None
+        path = self.directory / f"{name}{sig[3]}"
+        try:
+            return read_description(
+                self.directory, name, sig[3], max_bytes=self.max_file_bytes
+            )
+        except DescriptionError as exc:
+            self._log_once(path, sig, exc)
+            return None
+        except RecursionError as exc:
+            self._log_once(path, sig, DescriptionError(f"line 1, column 1: {exc}"))
+            return None
+        except OSError as exc:
+            # permission denied, EMFILE, EIO: may clear with no change a stat can see (a
+            # chmod moves no mtime), so the failure must not stick to this signature: a new
+            # generation makes the next lookup, and every memo keyed by it, try again.
+            self._log_once(path, sig, exc)
+            self.invalidate(name)
+            return None
+
+    def _log_once(self, path: Path, sig: Signature, exc: Exception) -> None:
+        key = (path.name, sig[:4])  # once per change on disk, however often invalidated
+        if key in self._logged:
+            return
+        if len(self._logged) > 10_000:
+            self._logged.clear()
+        self._logged.add(key)
+        logger.warning(
+            "description file not usable: %s; serving its last good version "
+            "or the registered definition",
+            at_path(path, exc),
+        )

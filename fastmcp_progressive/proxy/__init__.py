@@ -1,0 +1,56 @@
+"""A progressive front for any MCP server, or for many (``proxy --config mcpServers.json``).
+
+Imports everything below it, the middleware included; only ``cli`` imports it.
+
+Modules: ``front`` (``progressive_proxy``, ``serve``), ``upstream`` (start, name and explain
+an upstream), ``gateway`` (many upstreams, one front), ``roots`` (the host's roots forwarded),
+``prespawn`` and ``stderr_tail`` (upstreams started before FastMCP is imported; their stderr
+kept bounded), ``backend_sessions`` (one backend session per client).
+Names load on first use, so ``prespawn`` runs before FastMCP is imported.
+
+Example:
+    ```python
+    from fastmcp_progressive.proxy import progressive_proxy
+    ```
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fastmcp_progressive.proxy.front import (
+        DEFAULT_REQUEST_TIMEOUT,
+        DEFAULT_STARTUP_TIMEOUT,
+        Target,
+        UpstreamError,
+        check_upstream,
+        is_url,
+        parse_listen,
+        progressive_proxy,
+        serve,
+        upstream_of,
+    )
+
+__all__ = [
+    "DEFAULT_REQUEST_TIMEOUT",
+    "DEFAULT_STARTUP_TIMEOUT",
+    "Target",
+    "UpstreamError",
+    "check_upstream",
+    "is_url",
+    "parse_listen",
+    "progressive_proxy",
+    "serve",
+    "upstream_of",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Each public name comes from ``front``, imported on first use (see the docstring)."""
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.front"), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,140 @@
+"""A FastMCP proxy that keeps one backend session per client, so grants survive it.
+
+By default a FastMCP proxy (``create_proxy(url)``, ``fastmcp run <url>``) opens a new
+backend session for every request it forwards. Behind it, a server with
+``ProgressiveDisclosure`` sees every request as a new caller: the grant a read makes is
+gone by the next call. ``SessionBackends`` is a client factory for ``FastMCPProxy`` that
+keeps one connected backend client per front caller instead: per handshake-era session
+(closed when that session closes) and per authenticated principal. Callers with no identity
+(2026-07-28 without auth, on any transport: that protocol keys nothing to a connection)
+still get a fresh backend session per request. The backend speaks the front's protocol era.
+
+Kept sessions are bounded: a handshake session's backend closes with it; a
+principal's (which has no end the proxy sees) closes after ``idle_ttl`` seconds unused, and
+at most ``max_sessions`` are open at once (the least recently used closes first). A session
+closed while a request still uses it closes when that request ends (FastMCP's client counts
+its users).
+
+Example:
+    ```python
+    from fastmcp_progressive.proxy.backend_sessions import session_proxy
+
+    proxy = session_proxy("http://127.0.0.1:8000/mcp")  # instead of create_proxy(...)
+    proxy.run()
+    ```
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from fastmcp import Client
+from fastmcp.server.dependencies import get_context
+from fastmcp.server.providers.proxy import FastMCPProxy, ProxyClient
+
+from fastmcp_progressive.access.caller import identify
+from fastmcp_progressive.fastmcp_internals import close_with_connection, connect_with_mode
+
+_KEPT_KINDS = frozenset({"session", "principal"})
+DEFAULT_IDLE_TTL = 600.0
+DEFAULT_MAX_SESSIONS = 256
+
+
+class SessionBackends:
+    """Client factory: one connected backend client per front caller (see module doc)."""
+
+    def __init__(
+        self,
+        target: Any,
+        *,
+        idle_ttl: float = DEFAULT_IDLE_TTL,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        clock: Callable[[], float] = time.monotonic,
+        **client_kwargs: Any,
+    ) -> None:
+        if not idle_ttl > 0 or math.isinf(idle_ttl):
+            raise ValueError(f"idle_ttl must be a positive number of seconds, not {idle_ttl!r}")
+        if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) \
+                or max_sessions < 1:
+            raise ValueError(f"max_sessions must be a positive integer, not {max_sessions!r}")
+        self._base: Client[Any] = ProxyClient(target, **client_kwargs)
+        self._open: OrderedDict[str, tuple[Client[Any], float]] = OrderedDict()
+        self.idle_ttl = idle_ttl
+        self.max_sessions = max_sessions
+        self._clock = clock
+
+    @property
+    def open_sessions(self) -> int:
+        """How many backend sessions are connected right now."""
+        return len(self._open)
+
+    async def __call__(self) -> Client[Any]:
+        try:
+            ctx = get_context()
+        except RuntimeError:
+            return self._base.new()
+        await self._close_idle()
+        caller = identify(ctx)
+        rc = ctx.request_context
+        mode = "legacy" if caller.era == "legacy" or rc is None else rc.protocol_version
+        if caller.kind not in _KEPT_KINDS or caller.key is None:
+            fresh = self._base.new()
+            connect_with_mode(fresh, mode)
+            return fresh
+        key = f"{caller.kind}:{caller.key}"
+        kept = self._open.get(key)
+        if kept is not None and kept[0].is_connected():
+            self._open[key] = (kept[0], self._clock())
+            self._open.move_to_end(key)
+            return kept[0]
+        client = self._base.new()
+        connect_with_mode(client, mode)
+        await client.__aenter__()  # type: ignore[no-untyped-call]
+        self._open[key] = (client, self._clock())
+        self._open.move_to_end(key)
+
+        async def close() -> None:
+            kept = self._open.get(key)
+            if kept is not None and kept[0] is client:
+                del self._open[key]
+            await _leave(client)
+
+        close_with_connection(caller.anchor, close)  # handshake sessions: when they end
+        while len(self._open) > self.max_sessions:  # the least recently used goes first
+            _, (oldest, _) = self._open.popitem(last=False)
+            await _leave(oldest)
+        return client
+
+    async def _close_idle(self) -> None:
+        """Close the kept sessions unused for ``idle_ttl`` seconds (oldest first)."""
+        deadline = self._clock() - self.idle_ttl
+        while self._open:
+            key, (client, used) = next(iter(self._open.items()))
+            if used > deadline:
+                return
+            del self._open[key]
+            await _leave(client)
+
+    async def aclose(self) -> None:
+        """Disconnect every backend session still open."""
+        while self._open:
+            _, (client, _) = self._open.popitem()
+            await _leave(client)
+
+
+async def _leave(client: Client[Any]) -> None:
+    """Our hold on a backend client ends; it disconnects once no request uses it."""
+    # a backend that is already gone has nothing left to close
+    with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+        await client.__aexit__(None, None, None)  # type: ignore[no-untyped-call]
+
+
+def session_proxy(target: Any, **settings: Any) -> FastMCPProxy:
+    """``create_proxy(target)`` with one backend session per client (``SessionBackends``)."""
+    return FastMCPProxy(client_factory=SessionBackends(target), **settings)

@@ -1,0 +1,259 @@
+"""Tool resolution (``tools/resolve``, extension ``io.modelcontextprotocol/tool-resolution``).
+
+A client about to call a multi-action tool asks which behaviour hints apply to the exact
+arguments it will send; the answer comes from the ``resolution`` rules of the tool's
+description file (``rules.py``) or from a Python hook registered for the tool. This module
+serves the method, marks resolvable tools in listings and advertises the extension.
+
+Why a middleware answers the method: FastMCP hands ``on_request`` every JSON-RPC method it
+has no component handler for, on both protocol eras, before the SDK would answer "method
+not found". FastMCP's public alternative, ``add_extension`` with a ``MethodBinding``, needs
+the server object at add time (a middleware never gets it) and is not advertised on
+handshake-era ``initialize``. A short-circuited answer gets no envelope from the SDK, so
+``resultType: "complete"`` is set here on both eras.
+
+The server's rules, in the order they are applied:
+
+1. the extension must be advertised on this request (2026-07-28: in the request's own
+   ``_meta`` client capabilities; handshake era: at ``initialize``), with empty settings,
+   else ``-32021``;
+2. ``name`` must name a tool this caller may see (``catalog.py``) that is resolvable (a
+   ``resolution`` rule in its file, or a hook); unknown, hidden and unmarked tools all
+   get the same ``-32602``, so an answer never reveals a tool the caller cannot see;
+3. ``arguments`` must be accepted by the tool as FastMCP's own validation of a call
+   would accept them (``-32602`` with the validation message, ``validation.py``); rules
+   and hooks see the arguments as sent, nothing defaulted or normalised;
+4. a hook, else the first matching rule, else the static annotations give the hints; a
+   result that breaks the bound (``rules.violations``) is refused with ``-32603`` and
+   logged, never answered;
+5. the result carries all four hints (and on 2026-07-28 the ``serverInfo`` stamp the SDK
+   puts on results it serializes). Nothing runs, nothing is granted, nothing recorded.
+
+Example:
+    ```python
+    ProgressiveDisclosure(descriptions_dir="tool_descriptions",
+                          resolvers={"run_sql": lambda args: {"readOnlyHint":
+                                     args["query"].lstrip().lower().startswith("select")}})
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import mcp_types as mt
+from fastmcp.server.context import Context
+from fastmcp.tools.base import Tool
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
+from pydantic import ValidationError
+
+from fastmcp_progressive.access.arguments import ArgumentChecker
+from fastmcp_progressive.access.caller import Caller, identify
+from fastmcp_progressive.access.catalog import Catalog
+from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
+from fastmcp_progressive.fastmcp_internals import server_info_stamp
+from fastmcp_progressive.files.definitions import Definitions
+from fastmcp_progressive.files.rules import Hints, Rule, ToolHints, first_match, violations
+from fastmcp_progressive.files.store import DescriptionStore, Signature
+from fastmcp_progressive.log import get_logger
+from fastmcp_progressive.memo import IdentityMemo
+from fastmcp_progressive.settings import ResolutionSettings
+
+logger = get_logger()
+
+RESOLUTION_EXTENSION_ID = "io.modelcontextprotocol/tool-resolution"
+"""The experimental extension's identifier, used in capabilities and in ``Tool._meta``."""
+
+RESOLVE_METHOD = "tools/resolve"
+RESOLVABLE_META = {"resolvable": True}
+
+HookResult = Hints | Mapping[str, bool] | None
+ResolverHook = Callable[[dict[str, Any]], HookResult | Awaitable[HookResult]]
+"""A per-tool Python resolver: gets the arguments as sent, returns some of the four hints
+(wire-named dict or ``Hints``), or None to defer to the file's rules and static hints.
+It may read what it needs to classify (sync or async) but must not change anything. A
+synchronous hook runs in a worker thread; each gets ``ResolutionSettings.hook_timeout``."""
+
+_MAX_NAME_ECHO = 128
+_MAX_LOGGED = 10_000
+
+
+def advertised(caller: Caller) -> bool:
+    """Whether the client behind this request advertised tool resolution (empty settings).
+
+    Settings that are not empty mean a revision this server does not know: unsupported.
+    """
+    settings = caller.extensions.get(RESOLUTION_EXTENSION_ID)
+    return isinstance(settings, Mapping) and not settings
+
+
+class ToolResolution:
+    """Answers ``tools/resolve``, marks resolvable tools, advertises the extension."""
+
+    def __init__(
+        self,
+        store: DescriptionStore,
+        catalog: Catalog,
+        hooks: Mapping[str, ResolverHook] | None = None,
+        *,
+        definitions: Definitions | None = None,
+        checker: ArgumentChecker | None = None,
+        hook_timeout: float = ResolutionSettings.hook_timeout,
+    ) -> None:
+        self.store = store
+        self.hook_timeout = hook_timeout
+        self._hook_threads = hook_limiter()
+        self.catalog = catalog
+        self.definitions = definitions or Definitions(store)
+        self.checker = checker or ArgumentChecker()
+        self.hooks = dict(hooks or {})  # checked by ResolutionSettings
+        self._marked = IdentityMemo()
+        self._logged: set[tuple[str, str, Any]] = set()
+
+    # -- advertising ----------------------------------------------------------------------
+    def advertise(self, result: Any) -> Any:
+        """``result`` (initialize or discover) with the extension in its capabilities."""
+        if not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):
+            return result
+        capabilities = result.capabilities
+        extensions = dict(capabilities.extensions or {})
+        extensions[RESOLUTION_EXTENSION_ID] = {}
+        return result.model_copy(update={
+            "capabilities": capabilities.model_copy(update={"extensions": extensions}),
+        })
+
+    def mark(self, caller: Caller, tools: Sequence[Tool]) -> Sequence[Tool]:
+        """The listing with resolvable tools marked, for a request that advertised us."""
+        if not advertised(caller):
+            return tools
+        signatures = (self.store.signatures([tool.name for tool in tools])
+                      if self.store.directory is not None else {})
+        marked: list[Tool] = []
+        for tool in tools:
+            sig = signatures.get(tool.name)
+            if sig is None and tool.name not in self.hooks:
+                marked.append(tool)
+                continue
+            memo: tuple[Signature | None, Tool] | None = self._marked.get(tool)
+            if memo is None or memo[0] != sig:
+                memo = (sig, _with_mark(tool) if self._resolvable(tool.name, sig) else tool)
+                self._marked.put(tool, memo)
+            marked.append(memo[1])
+        return marked
+
+    # -- tools/resolve --------------------------------------------------------------------
+    async def answer(self, ctx: Context, params: Any) -> dict[str, Any]:
+        """The result of one ``tools/resolve`` request; raises ``MCPError`` per the draft."""
+        if not advertised(identify(ctx)):
+            raise MCPError(
+                code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+                message=f"{RESOLVE_METHOD} needs the client capability "
+                        f"extensions[{RESOLUTION_EXTENSION_ID!r}] = {{}} on this request",
+                data={"requiredCapabilities": {"extensions": {RESOLUTION_EXTENSION_ID: {}}}},
+            )
+        params = params if isinstance(params, Mapping) else {}
+        name = params.get("name")
+        arguments = params.get("arguments", {})
+        if not isinstance(name, str):
+            raise MCPError(code=INVALID_PARAMS, message="params.name must be a tool name")
+        if not isinstance(arguments, dict):
+            raise MCPError(code=INVALID_PARAMS,
+                           message="params.arguments must be the complete arguments object")
+        tool = await self.catalog.tool(ctx, name)
+        file_rules = self._rules(name) if tool is not None else None
+        if tool is None or (file_rules is None and name not in self.hooks):
+            raise MCPError(code=INVALID_PARAMS, message=(
+                f"Tool {_echo(name)} cannot be resolved: no such tool, or its hints do not "
+                "depend on its arguments (use its static annotations)"))
+        await self._validate(tool, arguments)
+        hints = await self._resolve(tool, file_rules or [], arguments)
+        result: dict[str, Any] = {"resultType": "complete", "name": name,
+                                  "annotations": hints.wire()}
+        stamp = server_info_stamp(ctx.fastmcp) if identify(ctx).era == "modern" else None
+        if stamp is not None:  # what the SDK adds to every 2026-07-28 result it serializes
+            result["_meta"] = {mt.SERVER_INFO_META_KEY: stamp}
+        return result
+
+    async def _resolve(self, tool: Tool, rules: Sequence[Rule],
+                       arguments: dict[str, Any]) -> ToolHints:
+        static = ToolHints.of(tool.annotations)
+        given: dict[str, bool] | None = None
+        source = "static annotations"
+        hook = self.hooks.get(tool.name)
+        if hook is not None:
+            given = await self._run_hook(tool.name, hook, arguments)
+            source = "resolver hook"
+        if given is None:
+            found = first_match(rules, arguments)
+            if found is not None:
+                given, source = found[1].given(), f"resolution[{found[0]}]"
+        resolved = static.updated(given or {})
+        broken = violations(static, resolved)
+        if broken:
+            self._log_once(tool.name, source, "breaks the conservative bound: " + "; ".join(broken))
+            raise _untrustworthy(tool.name)
+        return resolved
+
+    async def _run_hook(self, name: str, hook: ResolverHook,
+                        arguments: dict[str, Any]) -> dict[str, bool] | None:
+        """The hook's hints, run bounded (``hooks.call_hook``: a synchronous hook in a
+        worker thread, ``hook_timeout`` seconds); any failure answers ``-32603``."""
+        try:
+            out = await call_hook(hook, dict(arguments), timeout=self.hook_timeout,
+                                  limiter=self._hook_threads)
+            if out is None:
+                return None
+            return (out if isinstance(out, Hints) else Hints.model_validate(out)).given()
+        except ValidationError as exc:
+            self._log_once(name, "resolver hook", f"returned something that is not hints: {exc}")
+        except HookFailed as failed:
+            logger.error("tool resolution of %r refused: its resolver hook %s (answered "
+                         "-32603)", name, failed.reason,
+                         exc_info=failed.__cause__ if failed.__cause__ else None)
+        raise _untrustworthy(name)
+
+    def _rules(self, name: str) -> list[Rule] | None:
+        file = self.store.lookup(name)
+        return file.resolution if file is not None and file.resolution else None
+
+    def _resolvable(self, name: str, sig: Signature | None) -> bool:
+        if name in self.hooks:
+            return True
+        file = self.store.lookup_at(name, sig) if sig is not None else None
+        return file is not None and bool(file.resolution)
+
+    async def _validate(self, tool: Tool, arguments: dict[str, Any]) -> None:
+        """Arguments checked as FastMCP's own validation of a call would check them, the
+        check calls of callers without grants get (``validation.py``)."""
+        problem = await self.checker.problem(tool, arguments)
+        if problem is not None:
+            raise MCPError(code=INVALID_PARAMS,
+                           message=f"Invalid arguments for tool {_echo(tool.name)}: {problem}")
+
+    def _log_once(self, name: str, source: str, what: str) -> None:
+        key = (name, f"{source} {what}", self.store.signature(name))
+        if key in self._logged:
+            return
+        if len(self._logged) >= _MAX_LOGGED:
+            self._logged.clear()
+        self._logged.add(key)
+        logger.error("tool resolution of %r refused: %s %s (answered -32603; fix the "
+                     "description file or the hook)", name, source, what)
+
+
+def _with_mark(tool: Tool) -> Tool:
+    meta = {**(tool.meta or {}), RESOLUTION_EXTENSION_ID: dict(RESOLVABLE_META)}
+    return tool.model_copy(update={"meta": meta})
+
+
+def _untrustworthy(name: str) -> MCPError:
+    return MCPError(code=INTERNAL_ERROR,
+                    message=f"Could not compute trustworthy hints for tool {_echo(name)}; "
+                            "use its static annotations")
+
+
+def _echo(name: str) -> str:
+    """``name`` quoted for an error message, cut so a huge name is not sent back whole."""
+    return repr(name if len(name) <= _MAX_NAME_ECHO else name[:_MAX_NAME_ECHO] + "...")
