@@ -17,17 +17,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from fastmcp_progressive.access.grants import KeyValue
-    from fastmcp_progressive.access.hosts import (
+    from fastmcp_progressive.access.modes import Mode
+    from fastmcp_progressive.disclosure.groups import GROUPING_EXTENSION_ID, GROUPS_META_KEY, Group
+    from fastmcp_progressive.files.model import DescriptionFile, Example
+    from fastmcp_progressive.hosts import (
         HOST_PROFILES,
         HOST_TOOL_CAPS,
         ClientLevel,
         HostCap,
         HostProfile,
     )
-    from fastmcp_progressive.access.modes import ClientDescription, Mode, ModeResolver
-    from fastmcp_progressive.disclosure.groups import GROUPING_EXTENSION_ID, GROUPS_META_KEY, Group
-    from fastmcp_progressive.files.model import DescriptionFile, Example
     from fastmcp_progressive.middleware import ProgressiveDisclosure
     from fastmcp_progressive.payloads import (
         DESCRIPTIONS_URI,
@@ -38,34 +37,37 @@ if TYPE_CHECKING:
         TOO_MANY_TOOLS,
         TOOL_DESCRIPTION_REQUIRED,
     )
-    from fastmcp_progressive.resolution.server import ResolverHook
     from fastmcp_progressive.settings import (
         AnonymousPolicy,
         CacheSettings,
+        ClientDescription,
         ClientSettings,
         GrantSettings,
+        KeyValue,
         ListingLevel,
         ListingSettings,
+        ModeResolver,
         ResolutionSettings,
+        ResolverHook,
         StoreErrorPolicy,
         SurfaceSettings,
     )
 
 _WHERE: dict[str, str] = {  # public name -> the module defining it (imported on first use)
-    "ClientDescription": "access.modes",
+    "ClientDescription": "settings",
     "Mode": "access.modes",
-    "ModeResolver": "access.modes",
+    "ModeResolver": "settings",
     "DescriptionFile": "files.model",
     "Example": "files.model",
-    "KeyValue": "access.grants",
+    "KeyValue": "settings",
     "GROUPING_EXTENSION_ID": "disclosure.groups",
     "GROUPS_META_KEY": "disclosure.groups",
     "Group": "disclosure.groups",
-    "HOST_PROFILES": "access.hosts",
-    "HOST_TOOL_CAPS": "access.hosts",
-    "ClientLevel": "access.hosts",
-    "HostCap": "access.hosts",
-    "HostProfile": "access.hosts",
+    "HOST_PROFILES": "hosts",
+    "HOST_TOOL_CAPS": "hosts",
+    "ClientLevel": "hosts",
+    "HostCap": "hosts",
+    "HostProfile": "hosts",
     "ProgressiveDisclosure": "middleware",
     "DESCRIPTIONS_URI": "payloads",
     "EXTENSION_ID": "payloads",
@@ -74,7 +76,7 @@ _WHERE: dict[str, str] = {  # public name -> the module defining it (imported on
     "QUERY_TOO_LONG": "payloads",
     "TOO_MANY_TOOLS": "payloads",
     "TOOL_DESCRIPTION_REQUIRED": "payloads",
-    "ResolverHook": "resolution.server",
+    "ResolverHook": "settings",
     "AnonymousPolicy": "settings",
     "CacheSettings": "settings",
     "ClientSettings": "settings",

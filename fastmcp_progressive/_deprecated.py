@@ -14,7 +14,6 @@ MOVED: dict[str, str] = {  # old path -> new path
     "fastmcp_progressive.caller": "fastmcp_progressive.access.caller",
     "fastmcp_progressive.client": "fastmcp_progressive.resolution.client",
     "fastmcp_progressive.guidance": "fastmcp_progressive.disclosure.guidance",
-    "fastmcp_progressive.hosts": "fastmcp_progressive.access.hosts",
     "fastmcp_progressive.selection": "fastmcp_progressive.disclosure.selection",
     "fastmcp_progressive.tokens": "fastmcp_progressive.cli.tokens",
 }

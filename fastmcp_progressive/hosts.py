@@ -1,6 +1,266 @@
-"""Deprecated path, kept for one release: use ``fastmcp_progressive.access.hosts``."""
+"""Host profiles: the listing level a known agent host gets by default.
 
-from fastmcp_progressive._deprecated import moved
-from fastmcp_progressive.access.hosts import *  # noqa: F403
+Hosts differ in what a progressive listing does to them (see the README's "Hosts"
+section for the evidence behind every row):
 
-moved(__name__)
+- hosts that already defer tools themselves (Claude Code, claude.ai / Claude Desktop,
+  GitHub Copilot CLI, Codex, Cursor, VS Code) search and load tools on their own; a
+  reduced listing would be deferred twice (their search sees one line, and the schema
+  they load is the stripped one), so they get the ``full`` listing, never gated. Where
+  such a host also has a tool cap (``HOST_TOOL_CAPS``: Cursor, VS Code) and the server
+  lists more tools than it takes, the full listing would lose tools silently: that
+  client gets the server's progressive level within the cap instead (``toolcap.py``);
+- every other host gets the server's progressive level (``typed`` by default: every
+  argument declared with a plain type, which hosts that build a validation model from the
+  listed schema need).
+
+A profile matches on the ``clientInfo`` name (a glob, case-sensitive as hosts send it),
+optionally its version (a glob), and the caller's protocol era and transport where that
+decides. The table is a plain tuple: pass ``ClientSettings(host_profiles=...)`` to
+extend it (``[HostProfile(...), *HOST_PROFILES]``), replace it, or turn it off (``()``).
+
+Example:
+    ```python
+    from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile
+
+    mine = HostProfile("acme-agent", "skeleton", host="Acme agent")
+    ProgressiveDisclosure(clients=ClientSettings(host_profiles=[mine, *HOST_PROFILES]))
+    ```
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal, Protocol, get_args
+
+ClientLevel = Literal["full", "typed", "minimal", "skeleton"]
+"""What one client's ``tools/list`` shows: as registered, or reduced at a listing level."""
+CLIENT_LEVELS: tuple[ClientLevel, ...] = get_args(ClientLevel)
+
+
+class Caller(Protocol):
+    """What a profile reads of a caller (``access.caller.Caller`` has it): kept as a protocol
+    so host profiles, a setting, sit in the base below the wing that identifies callers."""
+
+    @property
+    def client_name(self) -> str | None: ...
+    @property
+    def client_version(self) -> str | None: ...
+    @property
+    def era(self) -> str: ...
+    @property
+    def capabilities(self) -> frozenset[str]: ...
+    @property
+    def channel(self) -> str | None: ...
+    @property
+    def transport(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class HostProfile:
+    """One row of the host table: which clients it matches and the level they get."""
+
+    name: str
+    """Glob on ``clientInfo.name``, e.g. ``"claude-code"`` or ``"acme-*"``."""
+    level: ClientLevel | None
+    """The level it gets; None: the server's own (``ListingSettings.level``)."""
+    version: str | None = None
+    """Glob on ``clientInfo.version`` (None: any version)."""
+    era: Literal["legacy", "modern"] | None = None
+    transport: Literal["http", "duplex", "stdio"] | None = None
+    """``"stdio"``: a real stdio pipe only (``"duplex"`` includes in-memory clients)."""
+    capability: str | None = None
+    """A client capability it must advertise (e.g. ``"elicitation"``), None: any."""
+    per_call: bool = False
+    """The client opens a new session (over stdio: a new server process) for every tool
+    call, so no grant can follow it to its next call: its calls are judged by their
+    arguments, like other callers the server cannot follow (``ClientSettings.anonymous``)."""
+    host: str = ""
+    """The product's name, for people reading the table."""
+    evidence: str = ""
+    """Where the client name was seen (an issue thread or a file), for people checking."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError("a host profile needs a non-empty client name pattern")
+        if self.level is not None and self.level not in CLIENT_LEVELS:
+            raise ValueError(
+                f"host profile {self.name!r}: level must be one of {CLIENT_LEVELS}, "
+                f"not {self.level!r}"
+            )
+
+    def matches(self, caller: Caller) -> bool:
+        """Whether ``caller``'s client name, version, era and transport fit this row."""
+        if caller.client_name is None or not fnmatch.fnmatchcase(caller.client_name, self.name):
+            return False
+        if self.version is not None and not fnmatch.fnmatchcase(
+            caller.client_version or "", self.version
+        ):
+            return False
+        if self.era is not None and caller.era != self.era:
+            return False
+        if self.capability is not None and self.capability not in caller.capabilities:
+            return False
+        if self.transport == "stdio":
+            return caller.channel == "stdio"
+        return self.transport is None or caller.transport == self.transport
+
+
+HOST_PROFILES: tuple[HostProfile, ...] = (
+    HostProfile(
+        "claude-code",
+        "full",
+        host="Claude Code",
+        evidence="https://github.com/makenotion/lsp-mcp/pull/61",
+    ),
+    HostProfile(
+        "claude-ai",
+        "full",
+        host="Claude Desktop, claude.ai connectors",
+        evidence="https://github.com/0x4m4/hexstrike-ai/issues/11",
+    ),
+    HostProfile(
+        "github-copilot-developer",
+        "full",
+        host="GitHub Copilot CLI",
+        evidence="https://github.com/github/copilot-cli/issues/1268",
+    ),
+    HostProfile(
+        "fastmcp",
+        None,
+        transport="stdio",
+        capability="elicitation",
+        per_call=True,
+        host="FastMCP's CLI (fastmcp call / list) over stdio: FastMCP's default client "
+             "name, with the terminal elicitation handler the CLI installs",
+        evidence="https://github.com/jlowin/fastmcp src/fastmcp/client/client.py: the "
+                 "default client_info is Implementation(name=\"fastmcp\"); "
+                 "src/fastmcp/cli/client.py: every `fastmcp call` starts the server anew "
+                 "(`fastmcp run <file>` over stdio), lists and calls once; _build_client "
+                 "passes elicitation_handler=_terminal_elicitation_handler",
+    ),
+    HostProfile(
+        "codex-mcp-client",
+        "full",
+        host="Codex (CLI and IDE extension)",
+        evidence="https://github.com/openai/codex codex-rs: the constant "
+                 "CODEX_MCP_CLIENT_NAME (also its User-Agent codex-mcp-client/<version>); "
+                 "defers MCP tools at >= 100 tools or >= 2,000 schema tokens "
+                 "(codex-rs/core/src/mcp_tool_exposure.rs)",
+    ),
+    HostProfile(
+        "cursor-vscode",
+        "full",
+        host="Cursor (IDE)",
+        evidence="shared/notes/hosts.md: Cursor's initialize clientInfo name; it sends "
+                 "tool names only and looks details up on demand (no public source link "
+                 "recorded yet)",
+    ),
+    HostProfile(
+        "Visual Studio Code*",
+        "full",
+        host="VS Code (stable, Insiders)",
+        evidence="https://github.com/microsoft/vscode/blob/main/src/vs/workbench/contrib/"
+                 "mcp/common/mcpServerRequestHandler.ts: clientInfo.name = "
+                 "productService.nameLong "
+                 "(\"Visual Studio Code\", \"Visual Studio Code - Insiders\"); about 30 "
+                 "core tools, the rest defer_loading",
+    ),
+    HostProfile(
+        "Code - OSS",
+        "full",
+        host="VS Code OSS builds",
+        evidence="https://github.com/microsoft/vscode/blob/main/product.json: nameLong "
+                 "of OSS builds",
+    ),
+)
+"""The shipped table; first match wins. See the README's "Hosts" section."""
+
+
+def profile_for(profiles: Iterable[HostProfile], caller: Caller) -> HostProfile | None:
+    """The first profile ``caller`` matches, or None when none does."""
+    if caller.client_name is None:
+        return None
+    for profile in profiles:
+        if profile.matches(caller):
+            return profile
+    return None
+
+
+def profile_level(profiles: Iterable[HostProfile], caller: Caller) -> ClientLevel | None:
+    """The level of the first profile ``caller`` matches, or None (none does, or it leaves
+    the level to the server)."""
+    profile = profile_for(profiles, caller)
+    return profile.level if profile is not None else None
+
+
+def check_profiles(profiles: object) -> tuple[HostProfile, ...]:
+    """``profiles`` as a tuple, or a ``ValueError`` naming what is wrong with it."""
+    if profiles is None:
+        return ()
+    if isinstance(profiles, (str, bytes, HostProfile)) or not isinstance(profiles, Iterable):
+        raise ValueError(
+            "clients.host_profiles takes a sequence of HostProfile (or None/() for none)"
+        )
+    rows = tuple(profiles)
+    for row in rows:
+        if not isinstance(row, HostProfile):
+            raise ValueError(
+                f"clients.host_profiles holds {type(row).__name__}, expected HostProfile"
+            )
+    return rows
+
+
+# -- tool caps (toolcap.py) ----------------------------------------------------------------
+@dataclass(frozen=True)
+class HostCap:
+    """A host that takes at most ``max_tools`` tools, matched on its ``clientInfo.name``."""
+
+    name: str
+    """Glob on ``clientInfo.name`` (case-sensitive, as hosts send it)."""
+    max_tools: int
+    host: str = ""
+    evidence: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError("a host cap needs a non-empty client name pattern")
+        if not isinstance(self.max_tools, int) or isinstance(self.max_tools, bool) or not (
+            MIN_CAP <= self.max_tools <= MAX_CAP
+        ):
+            raise ValueError(f"host cap {self.name!r}: max_tools must be an integer from "
+                             f"{MIN_CAP} to {MAX_CAP}, not {self.max_tools!r}")
+
+    def matches(self, caller: Caller) -> bool:
+        return caller.client_name is not None and fnmatch.fnmatchcase(caller.client_name,
+                                                                      self.name)
+
+
+MIN_CAP = 3
+"""The smallest cap: the two bridges and one tool."""
+MAX_CAP = 100_000
+
+HOST_TOOL_CAPS: tuple[HostCap, ...] = (
+    HostCap("cursor-vscode", 40, host="Cursor",
+            evidence="reported tool cap about 40 (shared/notes/hosts.md)"),
+    HostCap("Visual Studio Code*", 128, host="VS Code",
+            evidence="hard cap of 128 tools per request (shared/notes/hosts.md)"),
+)
+"""Hosts with a known tool cap; ``ListingSettings(host_caps=...)`` extends or replaces it."""
+
+
+def check_caps(caps: object) -> tuple[HostCap, ...]:
+    """``caps`` as a tuple, or a ``ValueError`` naming what is wrong with it."""
+    if caps is None:
+        return ()
+    if isinstance(caps, (str, bytes, HostCap)) or not isinstance(caps, Iterable):
+        raise ValueError("listing.host_caps takes a sequence of HostCap (or () for none)")
+    rows = tuple(caps)
+    for row in rows:
+        if not isinstance(row, HostCap):
+            raise ValueError(f"listing.host_caps holds {type(row).__name__}, expected HostCap")
+    return rows
+
+

@@ -45,7 +45,6 @@ from fastmcp_progressive.access.engagement import IGNORED_METHODS, Engagement
 from fastmcp_progressive.access.gate import ANONYMOUS_POLICIES as ANONYMOUS_POLICIES
 from fastmcp_progressive.access.gate import Gate, GateCall
 from fastmcp_progressive.access.grants import GrantStore
-from fastmcp_progressive.access.hosts import ClientLevel
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.access.mounts import (
     call_prefix,
@@ -58,7 +57,6 @@ from fastmcp_progressive.access.passage import let_through, passed_outer_gate
 from fastmcp_progressive.access.site import RequestSite, gateways_of
 from fastmcp_progressive.access.targets import hashed_target
 from fastmcp_progressive.disclosure.bridge import (
-    DISPATCH_TOOL_NAME,
     bridge_description_with_groups,
     dispatched_arguments,
     requested_names,
@@ -86,6 +84,7 @@ from fastmcp_progressive.disclosure.toolcap import ToolCap
 from fastmcp_progressive.fastmcp_internals import is_nested_tool_call, serving_tool_call
 from fastmcp_progressive.files.definitions import Definitions, compact_json
 from fastmcp_progressive.files.store import DescriptionStore
+from fastmcp_progressive.hosts import ClientLevel
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.options import folder, names
 from fastmcp_progressive.resolution.server import RESOLVE_METHOD, ToolResolution
@@ -377,7 +376,7 @@ class ProgressiveDisclosure(Middleware):
             inner = {}
         if not isinstance(name, str) or not name or not isinstance(inner, dict):
             return _error_result(payloads.dispatch_usage(
-                self._dispatch_name or DISPATCH_TOOL_NAME))
+                self._dispatch_name or payloads.DISPATCH_TOOL_NAME))
         if name == self._dispatch_name:
             return _error_result(payloads.dispatch_usage(name))
         if await self.catalog.tool(ctx, name) is None:

@@ -31,11 +31,11 @@ Example:
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, get_args
+from typing import Any, Literal, ParamSpec, Protocol, TypeVar, get_args
 
-from fastmcp_progressive.access.hosts import (
+from fastmcp_progressive.hosts import (
     HOST_PROFILES,
     HOST_TOOL_CAPS,
     MAX_CAP,
@@ -45,7 +45,6 @@ from fastmcp_progressive.access.hosts import (
     check_caps,
     check_profiles,
 )
-from fastmcp_progressive.disclosure.bridge import BRIDGE_TOOL_NAME, DISPATCH_TOOL_NAME
 from fastmcp_progressive.options import (
     MAX_CACHE_SIZE,
     MAX_GRANT_TTL,
@@ -64,11 +63,7 @@ from fastmcp_progressive.options import (
     seconds,
     tool_name,
 )
-
-if TYPE_CHECKING:
-    from fastmcp_progressive.access.grants import KeyValue
-    from fastmcp_progressive.access.modes import ModeResolver
-    from fastmcp_progressive.resolution.server import ResolverHook
+from fastmcp_progressive.payloads import BRIDGE_TOOL_NAME, DISPATCH_TOOL_NAME
 
 ListingLevel = Literal["typed", "minimal", "skeleton"]
 """How much of a tool a progressive listing shows (see ``listing.py``)."""
@@ -76,6 +71,49 @@ AnonymousPolicy = Literal["validate", "full", "shared"]
 """What callers no grant can follow get (see ``ClientSettings.anonymous``)."""
 StoreErrorPolicy = Literal["open", "closed"]
 """What a call gets while the grant store fails (see ``GrantSettings.on_store_error``)."""
+
+
+# -- the hooks a server author plugs in (their types live here, below every wing using them) --
+class KeyValue(Protocol):
+    """The subset of py-key-value's ``AsyncKeyValue`` the grants use (``GrantSettings.store``)."""
+
+    async def get(self, key: str, *, collection: str | None = None) -> Any: ...
+
+    async def put_many(
+        self,
+        keys: Sequence[str],
+        values: Sequence[Mapping[str, Any]],
+        *,
+        collection: str | None = None,
+        ttl: Any = None,
+    ) -> None: ...
+
+
+Choice = Literal["progressive", "full", "typed", "minimal", "skeleton"]
+"""What a mode resolver, the client extension or the header may ask for."""
+
+
+@dataclass(frozen=True)
+class ClientDescription:
+    """What a ``mode_resolver`` may look at to choose a client's mode."""
+
+    name: str | None
+    version: str | None
+    era: Literal["legacy", "modern"]
+    principal: str | None
+    headers: Mapping[str, str]
+    extension_settings: Mapping[str, Any] | None
+
+
+ModeResolver = Callable[[ClientDescription], "Choice | None"]
+"""The operator's per-client decision (``ClientSettings.mode_resolver``), run bounded."""
+
+ResolverHook = Callable[[dict[str, Any]], "object | Awaitable[object]"]
+"""A per-tool Python resolver (``ResolutionSettings.resolvers``): gets the arguments as sent,
+returns some of the four hints (``files.rules.Hints`` or a wire-named dict of booleans), or
+None to defer to the file's rules and static hints; sync or async. It may read what it needs
+to classify but must not change anything. A synchronous hook runs in a worker thread; each
+gets ``ResolutionSettings.hook_timeout``. What it returns is checked when it returns."""
 
 P = ParamSpec("P")
 R = TypeVar("R")

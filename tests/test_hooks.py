@@ -20,7 +20,7 @@ from mcp.client.extension import advertise
 
 from fastmcp_progressive import EXTENSION_ID, ClientSettings, ResolutionSettings
 from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
-from fastmcp_progressive.access.modes import ClientDescription
+from fastmcp_progressive.settings import ClientDescription
 from tests.conftest import build_server, connect
 from tests.test_resolution import opened, raw_resolve, resolve_error
 from tests.waiting import until

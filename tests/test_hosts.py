@@ -26,9 +26,9 @@ from fastmcp_progressive import (
     ProgressiveDisclosure,
 )
 from fastmcp_progressive.access.caller import Caller
-from fastmcp_progressive.access.hosts import HOST_PROFILES, HostProfile, profile_level
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.disclosure.guidance import PROMPT_NAME
+from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile, profile_level
 from fastmcp_progressive.payloads import INSTRUCTIONS
 from tests.conftest import (
     ERAS,

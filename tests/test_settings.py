@@ -25,10 +25,10 @@ from fastmcp_progressive import (
     StoreErrorPolicy,
     SurfaceSettings,
 )
-from fastmcp_progressive.access.hosts import CLIENT_LEVELS, HOST_TOOL_CAPS, ClientLevel
 from fastmcp_progressive.access.modes import CHOICES, MODES, Choice, Mode
 from fastmcp_progressive.cli.commands import _parser
 from fastmcp_progressive.disclosure.listing import LEVELS
+from fastmcp_progressive.hosts import CLIENT_LEVELS, HOST_TOOL_CAPS, ClientLevel
 from fastmcp_progressive.proxy.front import progressive_proxy
 from fastmcp_progressive.settings import GROUPS, MOVED
 

@@ -40,12 +40,12 @@ from fastmcp.tools.base import Tool
 from fastmcp_progressive.access.arguments import ArgumentChecker
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.engagement import Engagement
-from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable, KeyValue
-from fastmcp_progressive.access.hosts import ClientLevel
+from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.files.definitions import Definitions
+from fastmcp_progressive.hosts import ClientLevel
 from fastmcp_progressive.log import get_logger
-from fastmcp_progressive.settings import AnonymousPolicy
+from fastmcp_progressive.settings import AnonymousPolicy, KeyValue
 
 logger = get_logger()
 

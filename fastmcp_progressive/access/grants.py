@@ -47,7 +47,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 from cachetools import LRUCache, TTLCache
@@ -56,7 +56,7 @@ from key_value.aio.stores.memory import MemoryStore
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.fastmcp_internals import on_connection_close
 from fastmcp_progressive.log import get_logger
-from fastmcp_progressive.settings import GrantSettings
+from fastmcp_progressive.settings import GrantSettings, KeyValue
 from fastmcp_progressive.settings import StoreErrorPolicy as StoreErrorPolicy
 
 logger = get_logger("grants")
@@ -74,19 +74,6 @@ DEFAULT_CONFIRMED_SIZE = 10_000
 T = TypeVar("T")
 
 
-class KeyValue(Protocol):
-    """The subset of py-key-value's ``AsyncKeyValue`` the grants use."""
-
-    async def get(self, key: str, *, collection: str | None = None) -> Any: ...
-
-    async def put_many(
-        self,
-        keys: Sequence[str],
-        values: Sequence[Mapping[str, Any]],
-        *,
-        collection: str | None = None,
-        ttl: Any = None,
-    ) -> None: ...
 
 
 ServerStore = Callable[[], KeyValue]

@@ -35,23 +35,27 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import inspect
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
-from fastmcp_progressive.access.hosts import ClientLevel, profile_for, profile_level
+from fastmcp_progressive.hosts import ClientLevel, profile_for, profile_level
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.memo import IdentityMemo
 from fastmcp_progressive.payloads import EXTENSION_ID
-from fastmcp_progressive.settings import ClientSettings, ListingLevel, ListingSettings
+from fastmcp_progressive.settings import (
+    Choice,
+    ClientDescription,
+    ClientSettings,
+    ListingLevel,
+    ListingSettings,
+)
 
 logger = get_logger("compat")
 
 Mode = Literal["progressive", "full"]
 MODES: tuple[Mode, ...] = get_args(Mode)
-Choice = Literal["progressive", "full", "typed", "minimal", "skeleton"]
 CHOICES: tuple[Choice, ...] = get_args(Choice)
 """What a resolver, the client extension or the header may ask for."""
 MAX_CLIENTS_KEPT = 1024
@@ -62,19 +66,6 @@ SHA-256 (64 characters), so the memo holds at most about 400 KB whatever clients
 (clientInfo is the client's to choose, unauthenticated, and outlives its session here)."""
 
 
-@dataclass(frozen=True)
-class ClientDescription:
-    """What a ``resolver`` may look at to choose a client's mode."""
-
-    name: str | None
-    version: str | None
-    era: Literal["legacy", "modern"]
-    principal: str | None
-    headers: Mapping[str, str]
-    extension_settings: Mapping[str, Any] | None
-
-
-ModeResolver = Callable[[ClientDescription], "Choice | None"]
 
 
 class ModePolicy:

@@ -22,10 +22,10 @@ from fastmcp.server.context import Context
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.access.catalog import Catalog, gateway_tools
-from fastmcp_progressive.access.grants import KeyValue
 from fastmcp_progressive.fastmcp_internals import state_storage
 from fastmcp_progressive.files.pins import is_pinned
 from fastmcp_progressive.files.store import DescriptionStore
+from fastmcp_progressive.settings import KeyValue
 
 _Seen = tuple[tuple[Any, ...], frozenset[str]]
 _gateways: weakref.WeakKeyDictionary[FastMCP[Any], _Seen] = weakref.WeakKeyDictionary()

@@ -22,10 +22,7 @@ from fastmcp.server.context import Context
 from fastmcp.server.dependencies import get_context
 from fastmcp.tools.base import Tool, ToolResult
 
-from fastmcp_progressive.payloads import DEFAULT_BRIDGE_TOOL, DESCRIPTIONS_URI
-
-BRIDGE_TOOL_NAME = DEFAULT_BRIDGE_TOOL
-
+from fastmcp_progressive.payloads import DESCRIPTIONS_URI
 
 Answer = Callable[[Context, dict[str, Any] | None], Awaitable[ToolResult]]
 
@@ -69,12 +66,6 @@ def bridge_description_with_groups(lines: list[str], dispatch: str | None) -> st
         "lists a group's tools, one line each; describe_tools(tools=[...]) gives a tool's "
         f"full definition{call}.\nGroups:\n" + "\n".join(lines)
     )
-
-
-DISPATCH_TOOL_NAME = "run_tool"
-"""Not ``call_tool``: Semantic Kernel's MCP plugin skips a tool whose name is one of its own
-attributes (it has a ``call_tool`` method), and FastMCP's search transforms list a
-``call_tool`` of their own."""
 
 
 def dispatched_arguments(name: str, inner: dict[str, Any]) -> dict[str, Any]:

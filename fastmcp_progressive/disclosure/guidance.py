@@ -78,10 +78,9 @@ def agent_guidance(tools: Iterable[Any], resources: Iterable[Any]) -> str | None
     """
     if not uses_progressive_disclosure(resources):
         return None
-    from fastmcp_progressive.disclosure.bridge import BRIDGE_TOOL_NAME
 
     names = {t.get("name") if isinstance(t, dict) else getattr(t, "name", None) for t in tools}
-    return system_prompt(BRIDGE_TOOL_NAME if BRIDGE_TOOL_NAME in names else None)
+    return system_prompt(DEFAULT_BRIDGE_TOOL if DEFAULT_BRIDGE_TOOL in names else None)
 
 
 def guidance_prompt(bridge_tool: str | None) -> Prompt:

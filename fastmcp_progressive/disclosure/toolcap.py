@@ -44,7 +44,7 @@ from collections.abc import Collection, Sequence
 
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.grants import GrantStore, ServerStore
-from fastmcp_progressive.access.hosts import HOST_TOOL_CAPS, HostCap
+from fastmcp_progressive.hosts import HOST_TOOL_CAPS, HostCap
 
 POPULAR_REFRESH = 3600.0
 """Seconds between snapshots of the call counts a new caller's listing starts from."""

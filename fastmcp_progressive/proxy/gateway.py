@@ -61,6 +61,7 @@ from pydantic import ValidationError
 from fastmcp_progressive.fastmcp_internals import keep_on, kept_on
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.middleware import ProgressiveDisclosure
+from fastmcp_progressive.proxy.failures import UpstreamFailures
 from fastmcp_progressive.proxy.roots import RootsForwarding
 from fastmcp_progressive.proxy.upstream import (
     DEFAULT_REQUEST_TIMEOUT,
@@ -381,7 +382,6 @@ class UpstreamProvider(ProxyProvider):
 def _server_for(upstream: Upstream, entry: Any, include: Sequence[str],
                 exclude: Sequence[str]) -> FastMCP[Any]:
     """One server's FastMCP proxy, with its filters, to be mounted under its name."""
-    from fastmcp_progressive.proxy.front import UpstreamFailures
 
     child: FastMCP[Any] = FastMCP(upstream.name or upstream.label)
     child.add_provider(UpstreamProvider(upstream))

@@ -39,7 +39,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import mcp_types as mt
@@ -59,7 +59,7 @@ from fastmcp_progressive.files.rules import Hints, Rule, ToolHints, first_match,
 from fastmcp_progressive.files.store import DescriptionStore, Signature
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.memo import IdentityMemo
-from fastmcp_progressive.settings import ResolutionSettings
+from fastmcp_progressive.settings import ResolutionSettings, ResolverHook
 
 logger = get_logger()
 
@@ -70,11 +70,6 @@ RESOLVE_METHOD = "tools/resolve"
 RESOLVABLE_META = {"resolvable": True}
 
 HookResult = Hints | Mapping[str, bool] | None
-ResolverHook = Callable[[dict[str, Any]], HookResult | Awaitable[HookResult]]
-"""A per-tool Python resolver: gets the arguments as sent, returns some of the four hints
-(wire-named dict or ``Hints``), or None to defer to the file's rules and static hints.
-It may read what it needs to classify (sync or async) but must not change anything. A
-synchronous hook runs in a worker thread; each gets ``ResolutionSettings.hook_timeout``."""
 
 _MAX_NAME_ECHO = 128
 _MAX_LOGGED = 10_000

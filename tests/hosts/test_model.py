@@ -6,7 +6,8 @@ import json
 import urllib.request
 from typing import Any
 
-from fastmcp_progressive.disclosure.bridge import DISPATCH_TOOL_NAME, bridge_description_with_groups
+from fastmcp_progressive.disclosure.bridge import bridge_description_with_groups
+from fastmcp_progressive.payloads import DISPATCH_TOOL_NAME
 from tests.hosts.model import (
     Exchange,
     Script,
