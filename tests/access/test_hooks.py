@@ -22,7 +22,7 @@ from fastmcp_progressive import EXTENSION_ID, ClientSettings, ResolutionSettings
 from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
 from fastmcp_progressive.settings import ClientDescription
 from tests.conftest import build_server, connect
-from tests.test_resolution import opened, raw_resolve, resolve_error
+from tests.resolution.test_server import opened, raw_resolve, resolve_error
 from tests.waiting import until
 
 LOGGER = "fastmcp_progressive"

@@ -25,7 +25,7 @@ from fastmcp.client.transports import StreamableHttpTransport
 
 from fastmcp_progressive.proxy.gateway import STATUS_URI
 from tests.conftest import ERAS, Era
-from tests.test_proxy_npm import (
+from tests.proxy.test_proxy_npm import (
     DEADLINE,
     MARKER,
     cli_over_http,

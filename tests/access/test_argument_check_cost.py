@@ -28,7 +28,7 @@ from pydantic import Field
 from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings
 from fastmcp_progressive.access.arguments import ArgumentChecker
 from tests.conftest import connect, serve_http
-from tests.test_resolution import opened, resolve_error
+from tests.resolution.test_server import opened, resolve_error
 
 STALL_BOUND = 1.0
 """Seconds the loop may go without a heartbeat: generous (a fixed check stalls it for

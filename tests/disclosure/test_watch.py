@@ -29,11 +29,10 @@ from fastmcp_progressive.disclosure.sessions import LegacySessions
 from fastmcp_progressive.fastmcp_internals import server_running
 from fastmcp_progressive.files.folder import description_name
 from fastmcp_progressive.files.watcher import DirectoryWatcher
-
-from .conftest import build_server, connect, fetch, serve_http
-from .spies import batch_handled, count_calls
-from .waiting import ListChangedRecorder as Recorder
-from .waiting import until, watcher_ready
+from tests.conftest import build_server, connect, fetch, serve_http
+from tests.spies import batch_handled, count_calls
+from tests.waiting import ListChangedRecorder as Recorder
+from tests.waiting import until, watcher_ready
 
 REGISTERED_ADD = "Add two integers. Returns their sum as an integer."
 

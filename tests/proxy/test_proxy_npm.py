@@ -35,7 +35,7 @@ from fastmcp_progressive.cli.tokens import listing_field_tokens, listing_json_to
 from fastmcp_progressive.proxy.front import progressive_proxy
 from tests.conftest import ERAS, Era, fetch
 from tests.npm_servers import NodeMissing, ensure_installed, required
-from tests.test_proxy import BOUND, refusal_code
+from tests.proxy.test_front import BOUND, refusal_code
 from tests.waiting import free_port, until
 
 DEADLINE = 30.0
