@@ -3,10 +3,10 @@
 Imports the base, ``files`` and ``access``; never ``resolution``, the middleware or above.
 
 Modules: ``listing`` and ``listed_schema`` (one line and a truthful schema per tool, per
-level), ``headers`` (``x-mcp-header`` properties every level keeps), ``groups`` (the grouping
-draft), ``toolcap`` (listings within a host's tool cap), ``components`` and ``bridge`` (the
-descriptions resource, ``describe_tools``, ``run_tool``), ``selection`` (the resource's
-``?tools=`` query), ``guidance`` (system-prompt text), ``suggestions`` (``available_tools``),
+level, ``x-mcp-header`` properties kept), ``groups`` (the grouping draft), ``toolcap``
+(listings within a host's tool cap), ``components`` and ``bridge`` (the descriptions
+resource, ``describe_tools``, ``run_tool``), ``selection`` (the resource's ``?tools=``
+query), ``guidance`` (system-prompt text), ``suggestions`` (``available_tools``),
 ``hot_reload``, ``sessions`` and ``preload`` (keeping what clients were shown current).
 
 Example:

@@ -26,6 +26,13 @@ argument whose sole type is ``null`` is listed as ``{"type": "null"}``. An argum
 declares no type at all (``Any``) is listed as an ``anyOf`` of every non-null type, since
 AutoGen refuses a property without one.
 
+Every level also keeps the properties annotated ``x-mcp-header`` (``with_headers``), each
+with its type and its annotation and nothing else of them: on 2026-07-28 HTTP a client
+turns each such property of the *listed* schema into an ``Mcp-Param-*`` header, and FastMCP
+>= 4.2 validates those headers against the schemas it last listed (one server-wide cache,
+refreshed by every ``tools/list``), so a listing that dropped one would make calls fail
+(HTTP 400) for whichever client listed before or after.
+
 Example:
     ```python
     typed({"properties": {"n": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}})
@@ -48,6 +55,8 @@ JSON_TYPES = ("string", "integer", "number", "boolean", "array", "object")
 """The non-null JSON Schema types, in the order an untyped argument lists them."""
 MAX_DEPTH = 8
 """Nesting (array items, ``skeleton``'s object properties) followed before a bare type."""
+HEADER_KEY = "x-mcp-header"
+_KEPT_OF_HEADERS = ("type", HEADER_KEY)
 
 _PYTHON_TYPES: tuple[tuple[type, str], ...] = (
     (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
@@ -166,3 +175,27 @@ def _plain(kind: str, source: Any, *, deep: bool, depth: int) -> dict[str, Any]:
         if values:
             out["enum"] = values
     return out
+
+
+def header_properties(schema: dict[str, Any]) -> dict[str, Any]:
+    """The top-level properties of ``schema`` annotated ``x-mcp-header``, reduced to
+    their type and annotation."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return {}
+    return {
+        name: {key: spec[key] for key in _KEPT_OF_HEADERS if key in spec}
+        for name, spec in properties.items()
+        if isinstance(spec, dict) and HEADER_KEY in spec
+    }
+
+
+def with_headers(reduced: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """``reduced`` with the header properties of ``schema`` (the registered one) put back."""
+    headers = header_properties(schema)
+    if not headers:
+        return reduced
+    properties = dict(reduced.get("properties") or {})
+    for name, spec in headers.items():
+        properties[name] = {**properties.get(name, {}), **spec}
+    return {**reduced, "properties": properties}

@@ -36,10 +36,9 @@ from cachetools import LRUCache
 from fastmcp.tools.base import Tool, ToolResult
 from pydantic import BaseModel
 
-from fastmcp_progressive.disclosure.headers import with_headers
 from fastmcp_progressive.disclosure.listed_schema import MINIMAL_SCHEMA as MINIMAL_SCHEMA
 from fastmcp_progressive.disclosure.listed_schema import skeleton as skeleton
-from fastmcp_progressive.disclosure.listed_schema import typed
+from fastmcp_progressive.disclosure.listed_schema import typed, with_headers
 from fastmcp_progressive.fastmcp_internals import default_title
 from fastmcp_progressive.files.model import DescriptionFile
 from fastmcp_progressive.files.pins import pinned

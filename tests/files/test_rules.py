@@ -21,8 +21,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
 from pydantic import ValidationError
 
-from fastmcp_progressive.cli.checks import check
-from fastmcp_progressive.cli.rule_checks import rule_locations
+from fastmcp_progressive.cli.checks import check, rule_locations
 from fastmcp_progressive.files.errors import DescriptionError
 from fastmcp_progressive.files.parsing import parse_text
 from fastmcp_progressive.files.rules import Rule, json_equal
