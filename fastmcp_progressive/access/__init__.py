@@ -2,8 +2,8 @@
 
 Imports the base and ``files``; never ``disclosure``, ``resolution``, the middleware or above.
 
-Modules: ``caller`` (whose grants a request uses), ``grants`` (where they live), ``hosts``
-(host profiles), ``modes`` (full or progressive, per client), ``hooks`` (author hooks run
+Modules: ``caller`` (whose grants a request uses), ``grants`` (where they live), ``modes``
+(full or progressive, per client, by the base's host profiles), ``hooks`` (author hooks run
 bounded), ``engagement`` (sessions opened for one call), ``catalog`` and ``lookup`` (what
 the caller may see, asked of FastMCP), ``targets`` and ``mounts`` (which tool a name runs),
 ``site`` (what the server tells the gate), ``arguments`` (FastMCP's own argument check),
