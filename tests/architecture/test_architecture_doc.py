@@ -1,0 +1,152 @@
+"""``docs/architecture.md`` names only paths and names that exist (issue #22).
+
+The page tells a maintainer where each step of a request lives; a module moved or a method
+renamed without it would send the next reader to a file that is not there. So every path
+it gives (``fastmcp_progressive/...py``, ``tests/...py``, ``examples/...md`` or a
+wing-relative ``access/gate.py``), every ``path.py:Name.attr``, every dotted
+``fastmcp_progressive.x.y`` name and every ``test_...`` name is resolved here: the file must
+exist, the module import, each attribute be found on it, the test be defined under
+``tests/``. A failure names the page's line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "architecture.md"
+PACKAGE = "fastmcp_progressive"
+ROOTED = (f"{PACKAGE}/", "tests/", "examples/", "benchmarks/", "docs/")
+
+_TICKED = re.compile(r"`([^`\n]+)`")
+_PATH = re.compile(r"^(?P<path>[\w./-]+\.(?:py|md))(?::(?P<names>[\w.]+))?$")
+_TEST = re.compile(r"^test_\w+$")
+_DOTTED = re.compile(rf"^{PACKAGE}(\.\w+)+$")
+_BARE_PATH = re.compile(rf"(?<![\w/]){PACKAGE}/[\w/]+\.py\b|(?<![\w/])tests/[\w/]+\.py\b")
+
+
+def _file_of(path: str) -> Path:
+    """``path`` in the repository: rooted paths as written, others inside the package."""
+    return ROOT / path if path.startswith(ROOTED) else ROOT / PACKAGE / path
+
+
+def _has(obj: Any, name: str) -> tuple[bool, Any]:
+    """Whether ``obj`` has ``name`` as an attribute, or as a declared (annotated) field."""
+    try:
+        return True, getattr(obj, name)
+    except AttributeError:
+        pass
+    for klass in getattr(obj, "__mro__", ()):
+        if name in getattr(klass, "__annotations__", {}):
+            return True, None
+    return False, None
+
+
+def _resolve(module_name: str, names: list[str]) -> str | None:
+    """None when ``module_name`` imports and has the attribute chain ``names``, else why not."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # a stub named on purpose
+        try:
+            obj: Any = importlib.import_module(module_name)
+        except ImportError as exc:
+            return f"{module_name} does not import ({exc})"
+    where = module_name
+    for name in names:
+        found, obj = _has(obj, name)
+        if not found:
+            return f"{where} has no attribute {name!r}"
+        if obj is None:
+            break  # a declared field: nothing further to follow
+        where = f"{where}.{name}"
+    return None
+
+
+def _dotted(name: str) -> str | None:
+    """Resolve ``fastmcp_progressive.a.b.C.d``: the longest importable module, then attributes."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        module = ".".join(parts[:cut])
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                importlib.import_module(module)
+        except ImportError:
+            continue
+        return _resolve(module, parts[cut:])
+    return f"no module of {name} imports"
+
+
+def _test_names() -> set[str]:
+    """Every test function defined under ``tests/``."""
+    names: set[str] = set()
+    for file in (ROOT / "tests").rglob("test_*.py"):
+        names.update(re.findall(r"^\s*(?:async )?def (test_\w+)", file.read_text("utf-8"), re.M))
+    return names
+
+
+def problems(text: str) -> list[str]:
+    """Every path or name in ``text`` (the page's Markdown) that does not resolve."""
+    found: list[str] = []
+    tests = _test_names()
+    for number, line in enumerate(text.splitlines(), 1):
+        for path in _BARE_PATH.findall(line):
+            if not _file_of(path).is_file():
+                found.append(f"line {number}: {path} does not exist")
+        for token in _TICKED.findall(line):
+            if (match := _PATH.match(token)) is not None:
+                file = _file_of(match["path"])
+                if not file.is_file():
+                    found.append(f"line {number}: {match['path']} does not exist")
+                    continue
+                if match["names"] and file.is_relative_to(ROOT / PACKAGE):
+                    module = ".".join(file.relative_to(ROOT).with_suffix("").parts)
+                    module = module.removesuffix(".__init__")
+                    if (why := _resolve(module, match["names"].split("."))) is not None:
+                        found.append(f"line {number}: `{token}`: {why}")
+            elif _DOTTED.match(token) and (why := _dotted(token)) is not None:
+                found.append(f"line {number}: `{token}`: {why}")
+            elif _TEST.match(token) and token not in tests:
+                found.append(f"line {number}: no test named {token} under tests/")
+    return found
+
+
+def test_every_path_and_name_on_the_page_exists() -> None:
+    assert problems(PAGE.read_text(encoding="utf-8")) == []
+
+
+def test_the_page_names_the_wings_and_the_ranks_test() -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    for wing in ("files", "access", "disclosure", "resolution", "proxy", "cli"):
+        assert f"`{PACKAGE}.{wing}`" in text, wing
+    assert "tests/architecture/test_import_direction.py" in text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("see `access/gate.py`", []),
+        ("see `gate.py`", ["line 1: gate.py does not exist"]),
+        ("in fastmcp_progressive/access/gone.py", ["fastmcp_progressive/access/gone.py"]),
+        ("`access/gate.py:Gate.decide`", []),
+        ("`access/gate.py:Gate.chooses`", ["has no attribute 'chooses'"]),
+        ("`access/caller.py:Caller.kind`", []),  # a dataclass field without a default
+        ("`fastmcp_progressive.hosts.HOST_PROFILES`", []),
+        ("`fastmcp_progressive.proxy.progressive_proxy`", []),  # a lazy re-export
+        ("`fastmcp_progressive.disclosure.nowhere`", ["has no attribute 'nowhere'"]),
+        ("`fastmcp_progressive.proxy.front.Nope`", ["has no attribute 'Nope'"]),
+        ("`examples/authoring.md`", []),
+        ("`test_no_import_circle`", []),
+        ("`test_no_such_thing`", ["no test named test_no_such_thing"]),
+    ],
+)
+def test_the_check_finds_what_it_looks_for(text: str, expected: list[str]) -> None:
+    found = problems(text)
+    assert len(found) == len(expected), found
+    for problem, part in zip(found, expected, strict=True):
+        assert part in problem
