@@ -478,7 +478,7 @@ async def mounted_original(tool: Any) -> Any | None:
     return await server.get_tool(name)
 
 
-# -- the client side (proxy.py, upstream.py, backend_sessions.py) --------------------------------
+# -- the client side (proxy/front.py, upstream.py, backend_sessions.py) ---------------------------
 def stdio_session_ended(transport: Any) -> bool:
     """Whether a kept-alive FastMCP stdio transport's process has exited by itself.
 

@@ -119,7 +119,7 @@ def _first(key: Hashable) -> Hashable:
 
 class IdentityMemo:
     """Values keyed by object identity, dropped when the object dies (so bounded by the
-    objects alive): for results about one object, not its content (``resolution.py``
+    objects alive): for results about one object, not its content (``resolution/server.py``
     marks the listed tools, which the listing memo keeps)."""
 
     def __init__(self) -> None:

@@ -191,7 +191,7 @@ class GrantSettings:
 
 @dataclass(frozen=True)
 class ClientSettings:
-    """Which clients are gated, at what level (rules in order: see ``compat.py``).
+    """Which clients are gated, at what level (rules in order: see ``access/modes.py``).
 
     Attributes:
         anonymous: what callers the server cannot follow get (2026-07-28 HTTP without

@@ -195,7 +195,7 @@ class Gate:
 
     async def _checked(self, call: GateCall, site: CallSite) -> Verdict:
         """An unfollowable caller's call: it runs when FastMCP's own validation would accept
-        its arguments (``validation.py``); otherwise the teaching refusal says what does not
+        its arguments (``arguments.py``); otherwise the teaching refusal says what does not
         fit."""
         tool = call.hashed if call.hashed is not None else await site.tool(call.name)
         if tool is None:

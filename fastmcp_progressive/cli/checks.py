@@ -76,7 +76,7 @@ def check(tools: dict[str, Tool], directory: Path, *,
 def _description_files(directory: Path, problems: list[Problem]) -> dict[str, str]:
     """Tool name -> suffix of the file the server reads for it, by the server's own scan.
 
-    The scan (``description_folder``) decides which files count and which one wins; this
+    The scan (``files/folder.py``) decides which files count and which one wins; this
     adds only why each other file named like a description file is passed over.
     """
     scan = read_folder(directory)

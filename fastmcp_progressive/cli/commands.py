@@ -13,7 +13,7 @@ lifespan is entered and no port is opened.
 - ``tokens SERVER [DIR]``: o200k_base tokens of ``tools/list`` without and with the
   middleware, and of each tool's full description (needs the ``bpe-openai`` package).
 - ``proxy [options] -- COMMAND...`` / ``proxy [options] URL``: serve any MCP server, in any
-  language, with progressive disclosure on (``proxy.py``); this one does start a server.
+  language, with progressive disclosure on (``proxy/front.py``); this one does start a server.
 
 Exit status: 0 fine, 1 problems found, 2 could not run (usage, SERVER not loadable,
 missing directory or dependency).

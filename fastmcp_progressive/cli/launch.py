@@ -2,7 +2,7 @@
 
 Importing FastMCP takes most of the proxy's own start-up time. For ``proxy``, the upstream
 commands are started before that import (``prespawn.py``), so they boot while we import;
-then the command runs as usual (``cli.py``). This module and the package's ``__init__``
+then the command runs as usual (``commands.py``). This module and the package's ``__init__``
 import nothing heavy.
 """
 

@@ -16,8 +16,8 @@ edit is served by the next read even with no watcher. The watcher adds two thing
   see the change on their next ``tools/list``.
 
 This module is the policy between two mechanisms: the watcher thread
-(``directory_watcher.py``) says which files changed, the session registry
-(``legacy_sessions.py``) reaches connected legacy sessions. The first request starts the
+(``files/watcher.py``) says which files changed, the session registry
+(``sessions.py``) reaches connected legacy sessions. The first request starts the
 watcher; it stops by itself within ``wakeup`` seconds of the last server lifespan ending,
 on ``close()``, or at interpreter exit, and the next request after a stop starts it again.
 

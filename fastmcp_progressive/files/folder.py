@@ -3,7 +3,7 @@
 One file per tool, named ``<tool>.json`` or ``<tool>.md`` directly in the folder. When
 both exist the ``.json`` one is read (``SUFFIXES`` is in that order); hidden files, other
 extensions and names that could not name a file safely are not description files. The
-store (``descriptions.py``), the watcher and ``check`` all ask this module, so the rules
+store (``store.py``), the watcher and ``check`` all ask this module, so the rules
 for what counts, what wins and what may be opened are written once: the checker only adds
 why it passes a file over.
 

@@ -1,7 +1,7 @@
 """Turning one description file's text into a validated ``DescriptionFile``.
 
 The only place that decides what a file means: JSON or front matter plus Markdown
-(``file_format``), ``name`` defaulted from the file name and checked against it, pydantic
+(``format``), ``name`` defaulted from the file name and checked against it, pydantic
 validation, and a last check that what a read serves can be serialized. Every failure,
 of whatever kind, comes out as a ``DescriptionError`` that names the line and column it
 can, so the store can keep a file's last good version on exactly that exception.

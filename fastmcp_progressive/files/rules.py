@@ -2,7 +2,7 @@
 
 A multi-action tool must annotate its worst case statically (``manage_notes`` deletes, so
 ``destructiveHint: true``), which makes hosts ask for confirmation even for a read. Tool
-resolution (``tools/resolve``, see ``resolution.py``) lets a client ask which hints apply
+resolution (``tools/resolve``, see ``resolution/server.py``) lets a client ask which hints apply
 to the exact arguments it is about to send. The answer comes from ordered rules in the
 tool's description file, key ``resolution``; the first rule whose ``when`` matches decides,
 and hints it leaves out fall back to the tool's static annotations::

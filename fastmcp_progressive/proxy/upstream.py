@@ -6,7 +6,7 @@ kept, its process group stopped with it) or a URL (FastMCP's own remote transpor
 ``MCPConfig`` builds it), reached through one FastMCP ``StatefulProxyClient``. An
 ``mcpServers`` entry (``Upstream.from_config``) gives the same. ``Upstream.explain`` turns a
 failure to reach it (not found, exited, unreachable, too slow) into one sentence naming it;
-``proxy.py`` and ``gateway.py`` put that sentence in front of the client, and ``status()``
+``front.py`` and ``gateway.py`` put that sentence in front of the client, and ``status()``
 says where each upstream stands.
 
 Example:

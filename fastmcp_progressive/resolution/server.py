@@ -21,7 +21,7 @@ The server's rules, in the order they are applied:
    ``resolution`` rule in its file, or a hook); unknown, hidden and unmarked tools all
    get the same ``-32602``, so an answer never reveals a tool the caller cannot see;
 3. ``arguments`` must be accepted by the tool as FastMCP's own validation of a call
-   would accept them (``-32602`` with the validation message, ``validation.py``); rules
+   would accept them (``-32602`` with the validation message, ``access/arguments.py``); rules
    and hooks see the arguments as sent, nothing defaulted or normalised;
 4. a hook, else the first matching rule, else the static annotations give the hints; a
    result that breaks the bound (``rules.violations``) is refused with ``-32603`` and
@@ -221,7 +221,7 @@ class ToolResolution:
 
     async def _validate(self, tool: Tool, arguments: dict[str, Any]) -> None:
         """Arguments checked as FastMCP's own validation of a call would check them, the
-        check calls of callers without grants get (``validation.py``)."""
+        check calls of callers without grants get (``access/arguments.py``)."""
         problem = await self.checker.problem(tool, arguments)
         if problem is not None:
             raise MCPError(code=INVALID_PARAMS,
