@@ -26,6 +26,7 @@ ROOTED = (f"{PACKAGE}/", "tests/", "examples/", "benchmarks/", "docs/")
 
 _TICKED = re.compile(r"`([^`\n]+)`")
 _PATH = re.compile(r"^(?P<path>[\w./-]+\.(?:py|md))(?::(?P<names>[\w.]+))?$")
+_FROM = re.compile(rf"\bfrom ({PACKAGE}[\w.]*) import ([\w, ]+)")
 _TEST = re.compile(r"^test_\w+$")
 _DOTTED = re.compile(rf"^{PACKAGE}(\.\w+)+$")
 _BARE_PATH = re.compile(rf"(?<![\w/]){PACKAGE}/[\w/]+\.py\b|(?<![\w/])tests/[\w/]+\.py\b")
@@ -90,16 +91,25 @@ def _test_names() -> set[str]:
     return names
 
 
-def problems(text: str) -> list[str]:
-    """Every path or name in ``text`` (the page's Markdown) that does not resolve."""
+def problems(text: str, *, ours_only: bool = False) -> list[str]:
+    """Every path or name in ``text`` (the page's Markdown) that does not resolve.
+
+    ``ours_only``: only rooted paths and dotted names of the package (the README also names
+    other projects' files, ``cli/client.py`` of FastMCP, which no rule here can place)."""
     found: list[str] = []
     tests = _test_names()
     for number, line in enumerate(text.splitlines(), 1):
         for path in _BARE_PATH.findall(line):
             if not _file_of(path).is_file():
                 found.append(f"line {number}: {path} does not exist")
+        for module, imported in _FROM.findall(line):
+            for name in filter(None, (n.strip() for n in imported.split(","))):
+                if (why := _dotted(f"{module}.{name}")) is not None:
+                    found.append(f"line {number}: from {module} import {name}: {why}")
         for token in _TICKED.findall(line):
             if (match := _PATH.match(token)) is not None:
+                if ours_only and not match["path"].startswith(f"{PACKAGE}/"):
+                    continue
                 file = _file_of(match["path"])
                 if not file.is_file():
                     found.append(f"line {number}: {match['path']} does not exist")
@@ -111,13 +121,26 @@ def problems(text: str) -> list[str]:
                         found.append(f"line {number}: `{token}`: {why}")
             elif _DOTTED.match(token) and (why := _dotted(token)) is not None:
                 found.append(f"line {number}: `{token}`: {why}")
-            elif _TEST.match(token) and token not in tests:
+            elif _TEST.match(token) and not ours_only and token not in tests:
                 found.append(f"line {number}: no test named {token} under tests/")
     return found
 
 
 def test_every_path_and_name_on_the_page_exists() -> None:
     assert problems(PAGE.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize("doc", ["README.md", "examples/authoring.md", "benchmarks/README.md"])
+def test_the_module_paths_users_are_shown_exist(doc: str) -> None:
+    """The import paths the README and its companions document (``from
+    fastmcp_progressive.proxy import progressive_proxy``) are real, and none is a stub."""
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    assert problems(text, ours_only=True) == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from fastmcp_progressive._deprecated import MOVED
+    stale = sorted(old for old in MOVED if re.search(rf"{re.escape(old)}\b(?!\.)", text))
+    assert stale == [], f"{doc} documents deprecated paths: {stale}"
 
 
 def test_the_page_names_the_wings_and_the_ranks_test() -> None:
@@ -141,6 +164,8 @@ def test_the_page_names_the_wings_and_the_ranks_test() -> None:
         ("`fastmcp_progressive.disclosure.nowhere`", ["has no attribute 'nowhere'"]),
         ("`fastmcp_progressive.proxy.front.Nope`", ["has no attribute 'Nope'"]),
         ("`examples/authoring.md`", []),
+        ("from fastmcp_progressive.proxy import serve, progressive_proxy", []),
+        ("from fastmcp_progressive.proxy.front import nothing", ["import nothing"]),
         ("`test_no_import_circle`", []),
         ("`test_no_such_thing`", ["no test named test_no_such_thing"]),
     ],
@@ -150,3 +175,14 @@ def test_the_check_finds_what_it_looks_for(text: str, expected: list[str]) -> No
     assert len(found) == len(expected), found
     for problem, part in zip(found, expected, strict=True):
         assert part in problem
+
+
+def test_the_changelog_names_every_stub_and_its_new_home() -> None:
+    """Each deprecated path's stub and the CHANGELOG's "Deprecated" table agree, so a user
+    reading the migration note finds every path that warns, and where it went."""
+    from fastmcp_progressive._deprecated import MOVED
+
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    section = text.split("### Deprecated", 1)[1].split("\n### ", 1)[0]
+    rows = dict(re.findall(rf"\|\s*`({PACKAGE}[\w.]*)`\s*\|\s*`({PACKAGE}[\w.]*)`\s*\|", section))
+    assert rows == MOVED
