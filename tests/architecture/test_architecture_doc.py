@@ -27,6 +27,7 @@ ROOTED = (f"{PACKAGE}/", "tests/", "examples/", "benchmarks/", "docs/")
 _TICKED = re.compile(r"`([^`\n]+)`")
 _PATH = re.compile(r"^(?P<path>[\w./-]+\.(?:py|md))(?::(?P<names>[\w.]+))?$")
 _FROM = re.compile(rf"\bfrom ({PACKAGE}[\w.]*) import ([\w, ]+)")
+_FOLDER = re.compile(r"^(?:tests|examples|benchmarks|docs|fastmcp_progressive)(?:/\w+)*/$")
 _TEST = re.compile(r"^test_\w+$")
 _DOTTED = re.compile(rf"^{PACKAGE}(\.\w+)+$")
 _BARE_PATH = re.compile(rf"(?<![\w/]){PACKAGE}/[\w/]+\.py\b|(?<![\w/])tests/[\w/]+\.py\b")
@@ -121,6 +122,8 @@ def problems(text: str, *, ours_only: bool = False) -> list[str]:
                         found.append(f"line {number}: `{token}`: {why}")
             elif _DOTTED.match(token) and (why := _dotted(token)) is not None:
                 found.append(f"line {number}: `{token}`: {why}")
+            elif _FOLDER.match(token) and not ours_only and not (ROOT / token).is_dir():
+                found.append(f"line {number}: {token} is not a folder")
             elif _TEST.match(token) and not ours_only and token not in tests:
                 found.append(f"line {number}: no test named {token} under tests/")
     return found
@@ -141,6 +144,19 @@ def test_the_module_paths_users_are_shown_exist(doc: str) -> None:
         from fastmcp_progressive._deprecated import MOVED
     stale = sorted(old for old in MOVED if re.search(rf"{re.escape(old)}\b(?!\.)", text))
     assert stale == [], f"{doc} documents deprecated paths: {stale}"
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a Markdown heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_page_links_to_readme_sections_that_exist() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    anchors = {_slug(h) for h in re.findall(r"^#+ (.+)$", readme, re.M)}
+    linked = re.findall(r"\]\(\.\./README\.md#([\w-]+)\)", PAGE.read_text(encoding="utf-8"))
+    assert linked, "the wings table links the README's sections"
+    assert sorted(set(linked) - anchors) == []
 
 
 def test_the_page_names_the_wings_and_the_ranks_test() -> None:
@@ -167,6 +183,8 @@ def test_the_page_names_the_wings_and_the_ranks_test() -> None:
         ("from fastmcp_progressive.proxy import serve, progressive_proxy", []),
         ("from fastmcp_progressive.proxy.front import nothing", ["import nothing"]),
         ("`test_no_import_circle`", []),
+        ("`tests/conformance/`", []),
+        ("`tests/nowhere/`", ["tests/nowhere/ is not a folder"]),
         ("`test_no_such_thing`", ["no test named test_no_such_thing"]),
     ],
 )
