@@ -159,6 +159,27 @@ def test_the_page_links_to_readme_sections_that_exist() -> None:
     assert sorted(set(linked) - anchors) == []
 
 
+def test_the_internals_table_is_the_imports() -> None:
+    """The page's table of who calls which ``fastmcp_internals`` function equals the code's
+    imports: a new touch of FastMCP's internals shows up on the page, where reviewers look."""
+    import ast
+
+    section = PAGE.read_text(encoding="utf-8").split("## Where FastMCP internals", 1)[1]
+    rows = "\n".join(line for line in section.split("\n## ", 1)[0].splitlines()
+                     if line.startswith("|"))
+    on_page = {
+        path: set(re.findall(r"`(\w+)`", names))
+        for path, names in re.findall(r"`([\w/]+\.py)` \(([^)]*)\)", rows)
+    }
+    in_code: dict[str, set[str]] = {}
+    for file in sorted((ROOT / PACKAGE).rglob("*.py")):
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == f"{PACKAGE}.fastmcp_internals":
+                path = file.relative_to(ROOT / PACKAGE).as_posix()
+                in_code.setdefault(path, set()).update(a.name for a in node.names)
+    assert on_page == in_code
+
+
 def test_the_page_names_the_wings_and_the_ranks_test() -> None:
     text = PAGE.read_text(encoding="utf-8")
     for wing in ("files", "access", "disclosure", "resolution", "proxy", "cli"):
