@@ -1,7 +1,7 @@
 """Rules about description files that several parts of the package share, checked together.
 
-Each rule is written once (``description_folder``, ``file_format``, ``selection``); these
-tests pin that the parts using it agree: the store and ``check`` read the same file for a
+Each rule is written once (``files/folder.py``, ``files/format.py``, ``disclosure/selection.py``):
+these tests pin that the parts using it agree: the store and ``check`` read the same file for a
 tool, ``extract`` writes front matter the parser reads back, and the guidance recognises
 the descriptions resource by every address a read accepts.
 """

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command (see ``cli.main``); its exit status."""
+    """Run one command (see ``commands.main``); its exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
     ours = args[: args.index("--")] if "--" in args else args
     if ours[:1] == ["proxy"] and not {"-h", "--help"} & set(ours):

@@ -6,6 +6,8 @@ paragraph naming each module in double backticks with a clause on its job, and e
 ``Example:``. A module added to a folder without a word in that paragraph, or a name left
 there after its module moved or merged, fails here naming it. Names inside parentheses say
 what a module holds (a class, a function), so they are not taken for modules.
+
+And every import an example shows (in any module's docstring, or the README) resolves.
 """
 
 from __future__ import annotations
@@ -79,3 +81,39 @@ def test_the_docstring_ends_with_an_example(wing: str) -> None:
     after = doc.split("\nExample:\n", 1)[1].splitlines()
     assert all(not line or line.startswith(" ") for line in after), (
         f"fastmcp_progressive/{wing}/__init__.py: the Example: closes the docstring")
+
+
+IMPORT_LINE = re.compile(r"^\s*from (fastmcp_progressive[\w.]*) import ([\w, ]+?)\s*$", re.M)
+
+
+def _shown_imports() -> list[tuple[str, str, str]]:
+    """(where, module, name) for each one-line ``from fastmcp_progressive... import ...``
+    in a module docstring of the package or in the README."""
+    texts = {str(p.relative_to(PACKAGE.parent)): ast.get_docstring(ast.parse(
+        p.read_text(encoding="utf-8"))) or "" for p in sorted(PACKAGE.rglob("*.py"))}
+    texts["README.md"] = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    return [(where, m.group(1), name.strip())
+            for where, text in texts.items()
+            for m in IMPORT_LINE.finditer(text)
+            for name in m.group(2).split(",") if name.strip()]
+
+
+def test_every_import_a_docstring_or_the_readme_shows_resolves() -> None:
+    """An ``Example:`` is copied as written: a name it imports must be where it says (the
+    files wing's example once imported a ``Descriptions`` no module defines)."""
+    import importlib
+    import warnings
+
+    shown = _shown_imports()
+    assert len(shown) >= 10  # the search itself still finds the examples
+    broken = []
+    for where, module, name in shown:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # an old path still resolves
+            try:
+                found = hasattr(importlib.import_module(module), name)
+            except ImportError:
+                found = False
+        if not found:
+            broken.append(f"{where}: from {module} import {name}")
+    assert not broken, "imports shown that do not resolve:\n" + "\n".join(broken)
