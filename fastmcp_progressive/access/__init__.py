@@ -5,9 +5,10 @@ Imports the base and ``files``; never ``disclosure``, ``resolution``, the middle
 Modules: ``caller`` (whose grants a request uses), ``grants`` (where they live), ``modes``
 (full or progressive, per client, by the base's host profiles), ``hooks`` (author hooks run
 bounded), ``engagement`` (sessions opened for one call), ``catalog`` and ``lookup`` (what
-the caller may see, asked of FastMCP), ``targets`` and ``mounts`` (which tool a name runs),
+the caller may see, asked of FastMCP), ``request`` (one request's record: its caller found
+once, which tool a call runs, whether an outer gate passed it), ``mounts`` (mount prefixes),
 ``site`` (what the server tells the gate), ``arguments`` (FastMCP's own argument check),
-``passage`` (an outer gate already passed), ``ordering`` (middleware that may not sit in
+``ordering`` (middleware that may not sit in
 front), ``gate`` (the one decision per call).
 
 Example:

@@ -170,8 +170,8 @@ class Catalog:
         with batch(server) as lookups:
             found = {name: await lookups.get(server, name) for name in names}
         candidates = [tool for tool in found.values() if tool is not None]
-        if candidates and self.filters(ctx):
-            shown = await self.visible(ctx, candidates)
+        if candidates:
+            shown = await self.visible(ctx, candidates)  # every name when nothing filters
             found = {name: tool if name in shown else None for name, tool in found.items()}
         return found
 
@@ -206,6 +206,11 @@ class Catalog:
         if isinstance(listed, mt.ListToolsResult):
             listed = listed.tools
         return {t.name for t in listed or () if isinstance(t, (Tool, mt.Tool))}
+
+    async def keep_visible(self, ctx: Context, tools: list[Tool]) -> list[Tool]:
+        """``tools`` minus those a listing filter outside our middleware hides."""
+        shown = await self.visible(ctx, tools)
+        return [t for t in tools if t.name in shown]
 
     async def names(self, ctx: Context) -> list[str]:
         """Names of every tool this caller's ``tools/list`` shows, in listing order."""

@@ -1,7 +1,11 @@
 """The gate: whether one ``tools/call`` runs, and where each caller's grants are kept.
 
-Every rule about who is gated lives here, in the order it is applied:
+Every rule about a call lives here, in the order it is applied; the middleware builds the
+call once (``request.py``), asks once and acts on the verdict:
 
+0. a call with no request in flight (``await mcp.call_tool(...)`` from code) runs; a call of
+   our bridge (``describe_tools``) or dispatch bridge (``run_tool``) is answered by us, and
+   a bridge call counts as engaging with the workflow (``engagement.py``);
 1. a call nested inside a call an outer gate already let through runs;
 2. an exempt tool (configured, or a gateway FastMCP's own transforms generate) runs;
 3. a call with no client behind it (``internal``) runs;
@@ -14,7 +18,9 @@ Every rule about who is gated lives here, in the order it is applied:
    ``"shared"`` gates it under one grant set common to all such callers;
 6. everyone else runs a tool they were granted; a tool not granted answers the teaching
    refusal (which grants it); an unknown tool is left to FastMCP's own answer, a pinned
-   one runs, and a grant store that fails closed answers ``GRANT_STORE_UNAVAILABLE``.
+   one runs, and a grant store that fails closed answers ``GRANT_STORE_UNAVAILABLE``. A
+   tool our lookup does not know is asked of FastMCP once more (a proxy's cache that
+   refreshes on this very call): a tool FastMCP would run is gated like any other.
 
 What only the server can tell (does a tool exist, is it visible, pinned, a gateway; where
 its session state lives) is asked through a ``CallSite``, and only when a rule needs it, so
@@ -51,11 +57,16 @@ logger = get_logger()
 
 ANONYMOUS_POLICIES: tuple[AnonymousPolicy, ...] = get_args(AnonymousPolicy)
 
-Outcome = Literal["run", "run_checked", "refuse", "store_unavailable", "unknown"]
+Outcome = Literal["run", "run_checked", "refuse", "store_unavailable", "unknown", "bridge",
+                  "dispatch"]
 """``run``: the call goes on; ``run_checked``: it goes on because FastMCP's own validation
 accepts its arguments (an unfollowable caller); ``refuse``: the teaching refusal;
 ``store_unavailable``: the grant store failed and fails closed; ``unknown``: FastMCP
-answers the unknown tool."""
+answers the unknown tool; ``bridge`` / ``dispatch``: the middleware answers the call of its
+own bridge tool itself."""
+
+Bridge = Literal["bridge", "dispatch"]
+"""Which of our own tools a call names: ``describe_tools`` or the dispatch ``run_tool``."""
 
 PROCEEDS: frozenset[Outcome] = frozenset({"run", "run_checked", "unknown"})
 """Outcomes after which the call is handed on to FastMCP."""
@@ -67,7 +78,8 @@ class GateCall:
 
     ``name`` is the tool FastMCP will run (for a ``<hash>_<tool>`` name, the tool the hash
     resolves to, given as ``hashed``); ``nested``: an inner call of a call an outer gate
-    let through.
+    let through; ``bridge``: the call names one of our own tools; ``served``: a client
+    request is in flight. Built once per call by ``request.Request.call``.
     """
 
     caller: Caller
@@ -75,6 +87,13 @@ class GateCall:
     arguments: dict[str, Any] | None = None
     hashed: Tool | None = None
     nested: bool = False
+    bridge: Bridge | None = None
+    served: bool = True
+
+    @property
+    def counted(self) -> bool:
+        """Whether a run of this call is the client's own (not nested, not from code)."""
+        return self.served and not self.nested and self.bridge is None
 
 
 @dataclass(frozen=True)
@@ -96,6 +115,8 @@ RUN = Verdict("run")
 RUN_CHECKED = Verdict("run_checked")
 UNKNOWN = Verdict("unknown")
 STORE_UNAVAILABLE = Verdict("store_unavailable")
+ANSWER_BRIDGE = Verdict("bridge")
+ANSWER_DISPATCH = Verdict("dispatch")
 
 
 class CallSite(Protocol):
@@ -119,6 +140,11 @@ class CallSite(Protocol):
 
     def state_store(self) -> KeyValue:
         """The server's session-state store (principal grants by default live there)."""
+        ...
+
+    async def refreshed(self, name: str) -> CallSite | None:
+        """After the lookup found no ``name``: a site that knows the tool as FastMCP itself
+        resolves it now, when the caller may see it; else None."""
         ...
 
 
@@ -160,8 +186,28 @@ class Gate:
             return self.anonymous == "shared"
         return caller.kind != "internal"
 
-    async def decide(self, call: GateCall, site: CallSite) -> Verdict:
-        """What happens to ``call`` (see the module docstring for the rules)."""
+    async def decide(self, call: GateCall, site: CallSite | None) -> Verdict:
+        """What happens to ``call`` (see the module docstring for the rules); ``site`` is
+        None only when no request is in flight."""
+        if not call.served or site is None:
+            return RUN  # no request in flight: nothing to gate
+        if call.bridge == "bridge":
+            self.engagement.note_bridge_call(call.caller)
+            return ANSWER_BRIDGE
+        if call.bridge == "dispatch":
+            # not noted as engagement: a host with a session per call stays unfollowable
+            return ANSWER_DISPATCH
+        verdict = await self._decide(call, site)
+        if verdict.outcome == "unknown" and call.hashed is None:
+            # Unknown to our lookup, yet FastMCP may still find it (a proxy's cache that
+            # refreshes on this very call, an upstream that added the tool mid-session):
+            # a tool FastMCP would run is gated like any other, never run unread.
+            found = await site.refreshed(call.name)
+            if found is not None:
+                verdict = await self._decide(call, found)
+        return verdict
+
+    async def _decide(self, call: GateCall, site: CallSite) -> Verdict:
         caller, name = call.caller, call.name
         if call.nested or name in self.exempt_tools or site.is_gateway(name):
             return RUN

@@ -9,6 +9,9 @@ gate, which means lockouts and calls that skip the gate. There is no start-up ho
 middleware, so the check runs on the first request the server sees and refuses every
 request (with the fix in the message) until the order is right; it never waits for a read.
 
+The order changes only with a server's middleware list, so ``OrderCheck`` asks again only
+when that list is no longer the one it last found in order.
+
 Example:
     ```python
     problem = misordered(server.middleware, middleware)
@@ -19,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +30,11 @@ from fastmcp.server.middleware.caching import ResponseCachingMiddleware
 from mcp.shared.exceptions import MCPError
 
 from fastmcp_progressive.fastmcp_internals import cached_methods
+from fastmcp_progressive.log import get_logger
+
+logger = get_logger()
+
+HANDSHAKE_METHODS = frozenset({"initialize", "server/discover", "notifications/initialized"})
 
 
 class MiddlewareOrderError(MCPError):
@@ -57,3 +66,42 @@ def misordered(chain: Sequence[Any], middleware: Any) -> str | None:
                     "caching of those methods."
                 )
     return None
+
+
+class OrderCheck:
+    """``misordered`` for one middleware, asked again only when a server's list changes.
+
+    Example:
+        ```python
+        order = OrderCheck(middleware)
+        if not order.settled(server):
+            order.check(server, "tools/list")  # raises MiddlewareOrderError, logged once
+        ```
+    """
+
+    def __init__(self, middleware: Any) -> None:
+        self._middleware = middleware
+        self._in_order: weakref.WeakKeyDictionary[Any, tuple[Any, ...]] = (
+            weakref.WeakKeyDictionary())
+        self._reported = False
+
+    def settled(self, server: Any) -> bool:
+        """Whether ``server``'s middleware list is the one last found in order."""
+        known, chain = self._in_order.get(server), server.middleware
+        return known is not None and len(known) == len(chain) and all(
+            seen is current for seen, current in zip(known, chain, strict=True))
+
+    def check(self, server: Any, method: str | None = None) -> None:
+        """Refuse to serve while middleware in front of ours would bypass the gate (a
+        handshake passes: the client connects and hears why on its next request)."""
+        if method in HANDSHAKE_METHODS:
+            return
+        chain = tuple(server.middleware)
+        problem = misordered(chain, self._middleware)
+        if problem is None:
+            self._in_order[server] = chain
+            return
+        if not self._reported:
+            self._reported = True
+            logger.error("%s", problem)
+        raise MiddlewareOrderError(problem)

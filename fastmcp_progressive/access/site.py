@@ -84,8 +84,7 @@ class RequestSite:
         tool = await self._ctx.fastmcp.get_tool(name)
         if tool is None:
             return None
-        if self._catalog.filters(self._ctx) and not await self._catalog.visible(self._ctx,
-                                                                                [tool]):
+        if not await self._catalog.visible(self._ctx, [tool]):
             return None
         return FoundSite(self, name, tool)
 
@@ -112,3 +111,6 @@ class FoundSite:
 
     def state_store(self) -> KeyValue:
         return self._site.state_store()
+
+    async def refreshed(self, name: str) -> FoundSite | None:
+        return await self._site.refreshed(name)

@@ -36,7 +36,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from fastmcp import FastMCP
 from fastmcp.prompts.base import Prompt
@@ -44,10 +44,12 @@ from fastmcp.resources.function_resource import FunctionResource
 from fastmcp.resources.template import ResourceTemplate
 from fastmcp.server.context import Context
 from fastmcp.server.dependencies import get_context
-from fastmcp.tools.base import ToolResult
+from fastmcp.tools.base import Tool, ToolResult
 from fastmcp.utilities.components import FastMCPComponent
 
 from fastmcp_progressive import payloads
+from fastmcp_progressive.access.gate import Bridge
+from fastmcp_progressive.access.request import same_tool
 from fastmcp_progressive.disclosure.bridge import bridge_tool, dispatch_tool
 from fastmcp_progressive.disclosure.selection import is_descriptions_uri
 from fastmcp_progressive.fastmcp_internals import local_component
@@ -104,6 +106,52 @@ class DisclosureComponents:
         ctx = get_context()
         return await self._read(ctx, payloads.resource_uri_for(tools.split(",")) if tools
                                 else payloads.DESCRIPTIONS_URI)
+
+    @property
+    def bridge_name(self) -> str | None:
+        return self.bridge.name if self.bridge is not None else None
+
+    @property
+    def dispatch_name(self) -> str | None:
+        return self.dispatch.name if self.dispatch is not None else None
+
+    def bridges(self) -> dict[Bridge, Tool | None]:
+        """Our two tools by kind, for resolving a call's target (``request.py``)."""
+        return {"bridge": self.bridge, "dispatch": self.dispatch}
+
+    def is_bridge(self, tool: Tool | None) -> bool:
+        return same_tool(tool, self.bridge)
+
+    def is_dispatch(self, tool: Tool | None) -> bool:
+        return same_tool(tool, self.dispatch)
+
+    def is_ours(self, tool: Tool | None) -> bool:
+        """Whether ``tool`` is one of our bridges (not one of the user's tools)."""
+        return self.is_bridge(tool) or self.is_dispatch(tool)
+
+    def shown(self, listed: Any, kind: Literal["resource", "template"] | None, *,
+              full: bool) -> Any:
+        """A prompt, resource or template listing as a client is shown it: one descriptions
+        entry, ours when listed (``one_descriptions_entry``), and for a client served in
+        ``full`` none of what teaches the workflow (``without_teaching``)."""
+        if kind == "resource":
+            listed = one_descriptions_entry(listed, lambda r: str(r.uri),
+                                            partial(same_component, ours=self.resource))
+        elif kind == "template":
+            listed = one_descriptions_entry(listed, lambda t: t.uri_template,
+                                            partial(same_component, ours=self.template))
+        return self.without_teaching(listed) if full else listed
+
+    def without_teaching(self, listed: Any) -> Any:
+        """``listed`` without our guidance prompt and descriptions resource, for a client
+        served in full: their texts teach the progressive workflow (``describe_tools``,
+        the refusal), which such a client's listing and calls never show. Reads still
+        answer."""
+        if not isinstance(listed, Sequence):
+            return listed
+        ours = [part for part in self.parts() if part is not self.bridge
+                and part is not self.dispatch]
+        return [item for item in listed if not any(same_component(item, p) for p in ours)]
 
     def parts(self) -> list[FastMCPComponent]:
         """Every component this package may add, the optional ones when configured."""
@@ -205,3 +253,11 @@ def one_descriptions_entry(listed: Any, address: Callable[[Any], str],
     keep = next((item for item in at_address if is_ours(item)), at_address[0])
     return [item for item in listed if item is keep or not any(
         item is other for other in at_address)]
+
+
+def same_component(listed: Any, ours: Any) -> bool:
+    """Whether a listed component is ``ours`` (itself, or a copy FastMCP made of it)."""
+    if listed is ours:
+        return True
+    fn = getattr(ours, "fn", None)
+    return fn is not None and getattr(listed, "fn", None) is fn

@@ -24,7 +24,7 @@ on ``close()``, or at interpreter exit, and the next request after a stop starts
 Example:
     ```python
     hot = HotReload(store, summary_max_chars=100)
-    hot.observe(ctx)  # from on_message: starts the watcher, remembers a legacy session
+    hot.observe(ctx, caller)  # from on_message: starts the watcher, remembers a legacy session
     hot.close()       # or let it stop with the server
     ```
 """
@@ -36,7 +36,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from fastmcp_progressive.access.caller import Caller, identify
+from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.disclosure.listing import NO_FILE_FACTS, FileFacts, listed_facts
 from fastmcp_progressive.disclosure.sessions import LegacySessions
 from fastmcp_progressive.fastmcp_internals import server_running
@@ -81,8 +81,9 @@ class HotReload:
                 wakeup=wakeup,
             )
 
-    def observe(self, ctx: Any) -> None:
-        """Called for every inbound message: start the watcher, remember a legacy session."""
+    def observe(self, ctx: Any, caller: Caller) -> None:
+        """Called for every inbound message (``caller``: its client, identified once by
+        the request's record): start the watcher, remember a legacy session."""
         if not self.enabled or self.watcher is None:
             return
         rc = getattr(ctx, "request_context", None)
@@ -93,7 +94,6 @@ class HotReload:
             self._servers.add(server)
             self._last_server = weakref.ref(server)
         self.watcher.start()
-        caller = identify(ctx)
         if caller.kind == "session":
             self.sessions.remember(caller, rc.session)
 

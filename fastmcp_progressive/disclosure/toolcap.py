@@ -64,6 +64,8 @@ class ToolCap:
         self._snapshot: dict[str, int] = {}
         self._snapshot_at = -POPULAR_REFRESH
         self._lock = threading.Lock()
+        self.largest_listing = 0
+        """The most entries a progressive listing of this server held (0: none yet)."""
 
     @property
     def possible(self) -> bool:
@@ -75,6 +77,10 @@ class ToolCap:
         limits = [self.max_tools] if self.max_tools is not None else []
         limits.extend(cap.max_tools for cap in self.host_caps if cap.matches(caller))
         return min(limits) if limits else None
+
+    def note_listing(self, count: int) -> None:
+        """Remember a progressive listing's length: below the cap, nothing needs adding."""
+        self.largest_listing = max(self.largest_listing, count)
 
     def note_call(self, name: str) -> None:
         """Count a call that ran: new callers' listings start from the most called tools."""

@@ -92,6 +92,9 @@ class FakeSite:
         self.asked.append("state_store")
         return self._kv
 
+    async def refreshed(self, name: str) -> None:
+        return None  # the lookup is FastMCP's own: nothing new to find
+
 
 @dataclass(frozen=True)
 class Row:

@@ -167,4 +167,6 @@ def test_a_kept_index_answers_as_a_fresh_one() -> None:
 
 
 def test_middleware_keeps_its_own_index() -> None:
-    assert isinstance(ProgressiveDisclosure().suggestions, Suggestions)
+    first, second = ProgressiveDisclosure(), ProgressiveDisclosure()
+    assert isinstance(first.describer.suggestions, Suggestions)  # the describe path's
+    assert first.describer.suggestions is not second.describer.suggestions

@@ -533,11 +533,11 @@ def test_cli_proxy_refuses_config_and_target_together(
 def test_our_loggers_are_under_fastmcps_tree() -> None:
     import logging
 
-    from fastmcp_progressive import middleware
     from fastmcp_progressive.access import gate
+    from fastmcp_progressive.disclosure import describer
     from fastmcp_progressive.proxy import gateway, upstream
 
-    for module in (gate, gateway, middleware, upstream):
+    for module in (gate, gateway, describer, upstream):
         assert module.logger.name.startswith("fastmcp.progressive"), module.__name__
     assert logging.getLogger("fastmcp") in _ancestors(gateway.logger)
 

@@ -1,0 +1,153 @@
+"""One request as the middleware carries it: the caller, found once, and what it asks for.
+
+FastMCP runs a middleware's hooks for one message in one pass (``on_message``, then
+``on_request``, then the typed hook such as ``on_call_tool``), each with the same context.
+So the caller is identified once, at the top of that pass, and the record of the request
+(its ``Context``, its ``Caller``, the listing level it is served at, the ``RequestSite``
+the gate asks) is carried to the typed hook, as Starlette's scope carries the user its
+authentication middleware found. A hook reached without that pass (a component answering
+for ``run_middleware=False``) builds its own record.
+
+A ``tools/call`` adds which tool it runs, resolved the way FastMCP resolves it and only
+once: the plain name, then, for a ``<hash>_<tool>`` name that finds nothing, the tool the
+hash names (the backend name of an app-visible tool; ``get_tool`` alone does not know such
+names, so a gate asking only ``get_tool`` would take them for unknown tools and let them
+run). Whether the name is one of our bridges, and whether an outer
+``ProgressiveDisclosure`` already let the enclosing call through (``let_through``), are
+read here too; ``gate.py`` decides on all of it.
+
+The "passed an outer gate" flag is shared by every ``ProgressiveDisclosure`` on purpose:
+a tool body may call other tools of its server (a search transform's ``call_tool``,
+CodeMode's ``execute``), and a parent server runs a mounted child's tool by calling the
+child; a child's middleware learns that way that its parent's gate already passed the
+call, while a child under a parent without the middleware keeps gating its own tools.
+
+Example:
+    ```python
+    requests = Requests(catalog, store, levels=gate.level)
+    request = requests.open(ctx)                # identify(ctx), once per request
+    with requests.carrying(request):
+        ...                                      # the typed hook: requests.open(ctx) again
+    call = await request.call("refund_order", arguments, bridges={"bridge": describe})
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, TypeVar
+
+from fastmcp.server.context import Context
+from fastmcp.server.middleware import CallNext
+from fastmcp.server.providers.addressing import parse_hashed_backend_name
+from fastmcp.tools.base import Tool
+
+from fastmcp_progressive.access.caller import Caller, identify
+from fastmcp_progressive.access.catalog import Catalog
+from fastmcp_progressive.access.gate import Bridge, GateCall
+from fastmcp_progressive.access.site import RequestSite
+from fastmcp_progressive.fastmcp_internals import is_nested_tool_call
+from fastmcp_progressive.files.store import DescriptionStore
+from fastmcp_progressive.hosts import ClientLevel
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_passed: ContextVar[bool] = ContextVar("fastmcp_progressive_passed_gate", default=False)
+_carried: ContextVar[Request | None] = ContextVar("fastmcp_progressive_request", default=None)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request: its context, its caller (identified once) and the site the gate asks."""
+
+    ctx: Context | None
+    caller: Caller
+    site: RequestSite | None = None
+    levels: Callable[[Caller], ClientLevel] | None = field(default=None, repr=False,
+                                                            compare=False)
+
+    @cached_property
+    def level(self) -> ClientLevel:
+        """What this caller's listing shows (``full`` is never gated), decided on first use."""
+        assert self.levels is not None, "a Request built by Requests knows its levels"
+        return self.levels(self.caller)
+
+    async def call(self, name: str, arguments: dict[str, Any] | None = None, *,
+                   bridges: Mapping[Bridge, Tool | None] | None = None) -> GateCall:
+        """The ``tools/call`` of ``name`` in this request, its target resolved once."""
+        ctx = self.ctx
+        if ctx is None:
+            return GateCall(self.caller, name, arguments, served=False)
+        ours = [kind for kind, tool in (bridges or {}).items()
+                if tool is not None and tool.name == name]
+        hashed = parse_hashed_backend_name(name)
+        plain = (await ctx.fastmcp.get_tool(name)) if ours or hashed is not None else None
+        for kind in ours:  # a user's tool of a bridge's name wins over ours
+            if same_tool(plain, (bridges or {})[kind]):
+                return GateCall(self.caller, name, arguments, bridge=kind)
+        target = None
+        if hashed is not None and plain is None:
+            target = await ctx.fastmcp.get_tool_by_hash(*hashed)
+        return GateCall(
+            self.caller,
+            target.name if target is not None else name,
+            arguments=arguments,
+            hashed=target,
+            nested=_passed.get() and is_nested_tool_call(),  # cheaper read first
+        )
+
+
+class Requests:
+    """Builds each request's record once and carries it from ``on_message`` to the hooks."""
+
+    def __init__(self, catalog: Catalog, store: DescriptionStore, *,
+                 levels: Callable[[Caller], ClientLevel]) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._levels = levels
+
+    def open(self, ctx: Context | None) -> Request:
+        """The record of the request ``ctx`` belongs to: the one carried, else a new one."""
+        carried = _carried.get()
+        if carried is not None and carried.ctx is ctx and ctx is not None:
+            return carried
+        site = RequestSite(ctx, self._catalog, self._store) if ctx is not None else None
+        return Request(ctx, identify(ctx), site, self._levels)
+
+    @contextmanager
+    def carrying(self, request: Request) -> Iterator[Request]:
+        """Hand ``request`` to the hooks this pass runs next."""
+        token = _carried.set(request)
+        try:
+            yield request
+        finally:
+            _carried.reset(token)
+
+
+def same_tool(tool: Tool | None, ours: Tool | None) -> bool:
+    """Whether ``tool`` is ``ours`` (one of our bridges), not a user's tool of its name."""
+    return (tool is not None and ours is not None
+            and getattr(tool, "fn", None) is getattr(ours, "fn", None))
+
+
+def passed_outer_gate() -> bool:
+    """True inside a call an outer gate let through."""
+    return _passed.get()
+
+
+def let_through(call_next: CallNext[T, R]) -> CallNext[T, R]:
+    """``call_next`` that marks everything it runs as having passed the gate."""
+
+    async def passed(context: Any) -> R:
+        token = _passed.set(True)
+        try:
+            return await call_next(context)
+        finally:
+            _passed.reset(token)
+
+    return passed

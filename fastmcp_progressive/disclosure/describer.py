@@ -1,0 +1,285 @@
+"""The describe path: full definitions for a read, a ``describe_tools`` call or a refusal.
+
+Three requests hand a tool's full definition over, and each grants what it describes to
+the caller: a read of ``resource:///tool_descriptions?tools=a,b``, a call of the bridge
+``describe_tools`` (the same answer as a tool, with the groups a capped listing names),
+and the teaching refusal of a call the gate stopped. The dispatch bridge ``run_tool`` is
+answered here too: it runs the tool it names through FastMCP's own ``call_tool``. Each
+answer takes the request's record (``access/request.py``), so the caller identified for
+the request is the one granted; the components FastMCP routes (``components.py``) answer
+through the same methods for the paths that skip middleware.
+
+A tool the caller may not see answers like an unknown one, with the closest names of its
+own listing (``suggestions.py``); a read never widens what a caller may see.
+
+Example:
+    ```python
+    described = await describer.describe(request, parse_selection(uri, limit=32))
+    described.text()  # the JSON body; described.granted: the tools granted
+    ```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import mcp_types as mt
+from fastmcp.exceptions import FastMCPError
+from fastmcp.server.context import Context
+from fastmcp.tools.base import Tool, ToolResult
+
+from fastmcp_progressive import payloads
+from fastmcp_progressive.access.catalog import Catalog
+from fastmcp_progressive.access.gate import Gate
+from fastmcp_progressive.access.mounts import (
+    call_prefix,
+    read_prefix,
+    refusal_for_mount,
+    unprefixed,
+)
+from fastmcp_progressive.access.request import Request, Requests
+from fastmcp_progressive.disclosure.bridge import dispatched_arguments, requested_names
+from fastmcp_progressive.disclosure.components import DisclosureComponents
+from fastmcp_progressive.disclosure.groups import Groups
+from fastmcp_progressive.disclosure.guidance import guidance_prompt as guidance_prompt_for
+from fastmcp_progressive.disclosure.listing import Lister
+from fastmcp_progressive.disclosure.selection import (
+    MAX_QUERY_CHARS,
+    Selection,
+    parse_selection,
+    resolve_trimmed,
+    selection_from_names,
+)
+from fastmcp_progressive.disclosure.suggestions import Suggestions
+from fastmcp_progressive.disclosure.toolcap import ToolCap
+from fastmcp_progressive.files.definitions import Definitions, compact_json
+from fastmcp_progressive.log import get_logger
+
+logger = get_logger()
+
+
+@dataclass
+class Described:
+    """A descriptions answer: its JSON body, whether the whole request was refused (an
+    error body, not a map of tools), and which tools it granted. Kept apart because a tool
+    may well be named ``error``."""
+
+    body: dict[str, Any]
+    refused: bool = False
+    granted: list[str] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)
+
+    def text(self) -> str:
+        """The body as compact JSON, reusing each definition's pre-serialized text."""
+        if not self.texts:
+            return compact_json(self.body)
+        parts = (
+            f"{compact_json(name)}:{self.texts.get(name) or compact_json(entry)}"
+            for name, entry in self.body.items()
+        )
+        return "{" + ",".join(parts) + "}"
+
+
+class Describer:
+    """Answers reads of the descriptions resource, the bridges and the teaching refusal."""
+
+    def __init__(self, *, requests: Requests, gate: Gate, catalog: Catalog,
+                 definitions: Definitions, lister: Lister, groups: Groups, cap: ToolCap,
+                 max_tools_per_read: int, bridge_name: str | None, dispatch_name: str | None,
+                 guidance_prompt: bool = True) -> None:
+        self.requests, self.gate, self.catalog = requests, gate, catalog
+        self.definitions, self.lister, self.groups, self.cap = definitions, lister, groups, cap
+        self.max_tools_per_read = max_tools_per_read
+        self.suggestions = Suggestions()
+        self.components = DisclosureComponents(
+            read=self._read_component, bridge=self._bridge_component, bridge_name=bridge_name,
+            prompt=guidance_prompt_for(bridge_name) if guidance_prompt else None,
+            description=payloads.resource_description(bridge_name),
+            dispatch=self._dispatch_component, dispatch_name=dispatch_name,
+        )
+
+    # -- the components' own answers (paths that skip the middleware's hooks) -------------
+    async def _read_component(self, ctx: Context, uri: str) -> str:
+        return await self.read(self.requests.open(ctx), uri)
+
+    async def _bridge_component(self, ctx: Context, arguments: dict[str, Any] | None
+                                ) -> ToolResult:
+        return await self.answer_bridge(self.requests.open(ctx), arguments)
+
+    async def _dispatch_component(self, ctx: Context, arguments: dict[str, Any] | None
+                                  ) -> ToolResult:
+        return await self.answer_dispatch(self.requests.open(ctx), arguments)
+
+    # -- resources/read ------------------------------------------------------------------
+    async def read(self, request: Request, uri: str) -> str:
+        """The JSON text answering a read of ``uri`` (through a parent that mounted us too)."""
+        assert request.ctx is not None
+        selection = parse_selection(uri, limit=self.max_tools_per_read)
+        prefix = read_prefix(request.ctx, uri)
+        if prefix:
+            selection = replace(selection, names=tuple(unprefixed(selection.names, prefix)))
+        return (await self.describe(request, selection, prefix=prefix)).text()
+
+    async def describe_uri(self, request: Request, uri: str) -> dict[str, Any]:
+        """The JSON body answering a read of ``uri`` (no mount prefix), granting it."""
+        selection = parse_selection(uri, limit=self.max_tools_per_read)
+        return (await self.describe(request, selection)).body
+
+    async def describe(self, request: Request, selection: Selection, *, prefix: str = ""
+                       ) -> Described:
+        """The definitions ``selection`` names, granted to the request's caller."""
+        if selection.too_long:
+            return Described(payloads.query_too_long(MAX_QUERY_CHARS), refused=True)
+        if selection.count > self.max_tools_per_read:
+            body = payloads.too_many_tools(selection.count, self.max_tools_per_read)
+            return Described(body, refused=True)
+        if selection.missing:
+            return Described(payloads.missing_selection(await self.available(request)),
+                             refused=True)
+        ctx, site = request.ctx, request.site
+        assert ctx is not None and site is not None
+        described = Described({})
+        found = await resolve_trimmed(selection.names, lambda names: self.catalog.tools(ctx, names))
+        # the caller's own listing, asked once per read and only when a name is not in it:
+        # a hidden name and an unknown one are answered from it alike (suggestions.py)
+        visible = await self.available(request) if None in found.values() else []
+        for name, tool in found.items():
+            if tool is None:
+                closest = self.suggestions.closest(name, visible)
+                described.body[name] = payloads.unknown_tool(name, [prefix + n for n in closest])
+            else:
+                described.body[name], described.texts[name] = self.definitions.for_tool(tool)
+                described.granted.append(name)
+        await self.gate.grant(request.caller, described.granted, site)
+        await self._list_described(request, described.granted)
+        return described
+
+    async def available(self, request: Request) -> list[str]:
+        """The tools worth describing to this caller: its listing minus the bridges (none
+        when a listing filter fails: never wider than the caller's listing)."""
+        assert request.ctx is not None
+        try:
+            names = await self.catalog.names(request.ctx)
+        except Exception:
+            logger.exception("listing this caller's tools failed; suggesting none")
+            return []
+        ours = {self.components.bridge_name, self.components.dispatch_name}
+        return [n for n in names if n not in ours]
+
+    async def _list_described(self, request: Request, names: list[str]) -> None:
+        """Put tools just described in a followable caller's capped listing, and tell it."""
+        limit = self.cap.limit(request.caller)
+        if limit is None or not names or 0 < self.cap.largest_listing <= limit:
+            return
+        assert request.ctx is not None and request.site is not None
+        if await self.cap.add(request.caller, names, limit, request.site.state_store):
+            try:
+                await request.ctx.send_notification(mt.ToolListChangedNotification())
+            except Exception as exc:  # a client gone mid-request: its listing is kept anyway
+                logger.debug("tools/list_changed after a describe failed: %s", exc)
+
+    # -- describe_tools --------------------------------------------------------------------
+    async def answer_bridge(self, request: Request, arguments: dict[str, Any] | None
+                            ) -> ToolResult:
+        """``describe_tools``: the definitions and (``groups``) the groups it names."""
+        ctx = request.ctx
+        assert ctx is not None
+        names = requested_names(arguments)
+        group_names = requested_names(arguments, "groups")
+        if names is None and group_names is None:
+            return error_result(payloads.missing_selection(await self.available(request)))
+        groups: dict[str, Any] | None = None
+        if group_names is not None:
+            if len(group_names) > self.max_tools_per_read:
+                return error_result(payloads.too_many_tools(len(group_names),
+                                                            self.max_tools_per_read))
+            groups = self.groups.answer_groups(group_names, await self.visible_tools(ctx),
+                                               ctx.fastmcp, self._line_of)
+            if names is None:
+                return _result({"groups": groups})
+        assert names is not None
+        bridge = self.components.bridge_name
+        prefix = call_prefix(ctx, bridge) if bridge is not None else ""
+        names = unprefixed(names, prefix)
+        described = await self.describe(
+            request, selection_from_names(names, limit=self.max_tools_per_read), prefix=prefix)
+        if described.refused:
+            return error_result(described.body)
+        if groups is not None:
+            return _result({"tools": described.body, "groups": groups})
+        return ToolResult(content=[mt.TextContent(type="text", text=described.text())],
+                          structured_content=described.body)
+
+    def _line_of(self, tool: Tool) -> str:
+        """``tool``'s listing line (its file's, else its own first sentence)."""
+        return self.lister.summary(tool, self.lister.store.signature(tool.name))
+
+    async def visible_tools(self, ctx: Context) -> list[Tool]:
+        """Every tool this caller may see, as registered (our bridges left out): FastMCP's
+        own listing without middleware (providers, transforms, visibility, component auth),
+        then what the other middleware's listing filters keep (``catalog.py``); a quarter
+        of a listing through the whole chain at 10,000 tools."""
+        first: dict[str, Tool] = {}
+        for tool in await ctx.fastmcp.list_tools(run_middleware=False):
+            if not self.components.is_ours(tool):
+                first.setdefault(tool.name, tool)
+        return await self.catalog.keep_visible(ctx, list(first.values()))
+
+    async def answer_groups_list(self, request: Request, params: Any) -> dict[str, Any]:
+        """``groups/list``: the groups of the tools this caller may see, one page."""
+        assert request.ctx is not None
+        server = request.ctx.fastmcp
+        groups = self.groups.listed(await self.visible_tools(request.ctx), server)
+        return self.groups.page(groups, params, server, request.caller)
+
+    # -- run_tool ----------------------------------------------------------------------------
+    async def answer_dispatch(self, request: Request, arguments: dict[str, Any] | None
+                              ) -> ToolResult:
+        """Run the tool ``arguments["name"]`` names through FastMCP's own ``call_tool``:
+        the middleware chain (this gate included), component auth and logs see it under
+        its own name. A tool this caller may not see answers like an unknown one."""
+        ctx = request.ctx
+        assert ctx is not None
+        dispatch = self.components.dispatch_name
+        arguments = arguments or {}
+        name, inner = arguments.get("name"), arguments.get("arguments", {})
+        if inner is None:
+            inner = {}
+        if not isinstance(name, str) or not name or not isinstance(inner, dict):
+            return error_result(payloads.dispatch_usage(dispatch or payloads.DISPATCH_TOOL_NAME))
+        if name == dispatch:
+            return error_result(payloads.dispatch_usage(name))
+        if await self.catalog.tool(ctx, name) is None:
+            return error_result(payloads.dispatch_unknown(name, self.components.bridge_name))
+        try:
+            return await ctx.fastmcp.call_tool(name, dispatched_arguments(name, inner))
+        except FastMCPError as exc:
+            return error_result(payloads.dispatch_failed(name, str(exc)))
+
+    # -- the teaching refusal ----------------------------------------------------------------
+    def refusal(self, request: Request, name: str, definition: dict[str, Any], *,
+                problem: str | None = None, mounted: bool = True) -> ToolResult:
+        """The teaching refusal, in the names a parent that mounted us shows (a hashed
+        backend name is not a mount prefix)."""
+        prefix = call_prefix(request.ctx, name) if mounted else ""
+        bridge_name = self.components.bridge_name
+        bridge = prefix + bridge_name if bridge_name else None
+        body = payloads.description_required(prefix + name, bridge, definition=definition,
+                                             problem=problem)
+        return error_result(refusal_for_mount(body, prefix))
+
+
+def _result(body: dict[str, Any]) -> ToolResult:
+    return ToolResult(content=[mt.TextContent(type="text", text=compact_json(body))],
+                      structured_content=body)
+
+
+def error_result(body: dict[str, Any]) -> ToolResult:
+    """A tool-execution error whose text and structuredContent carry the same JSON body."""
+    return ToolResult(
+        content=[mt.TextContent(type="text", text=compact_json(body))],
+        structured_content=body,
+        is_error=True,
+    )
+

@@ -1,0 +1,201 @@
+"""The ``tools/list`` path: what one caller's listing holds, from FastMCP's listing.
+
+A caller served ``full`` (compatibility mode, a host that defers tools itself) gets the
+listing as registered, without our bridges; everyone else the reduced listing of their
+level (``listing.py``), exempt tools in full, the bridge ``describe_tools`` added when a
+transform replaced the listing. A host that takes fewer tools than this server lists gets
+a capped listing (``toolcap.py``): pinned and exempt tools, the bridges (the bridge's
+description then names every group the caller may see), and the tools it keeps or this
+server's most called. Each listing is marked with the grouping extension's fields, and a
+legacy session remembers which lines it was shown, so the hot reload tells it only about
+those.
+
+Every step takes the request's record (``access/request.py``): the caller and its level
+were found once for the request.
+
+Example:
+    ```python
+    listed = await tools_list.answer(request, await call_next(context))
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import cached_property
+
+from fastmcp.tools.base import Tool
+
+from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.catalog import Catalog
+from fastmcp_progressive.access.gate import Gate
+from fastmcp_progressive.access.request import Request
+from fastmcp_progressive.access.site import gateways_of
+from fastmcp_progressive.disclosure.bridge import bridge_description_with_groups
+from fastmcp_progressive.disclosure.components import DisclosureComponents
+from fastmcp_progressive.disclosure.groups import Groups
+from fastmcp_progressive.disclosure.hot_reload import HotReload
+from fastmcp_progressive.disclosure.listing import ListedTool, Lister
+from fastmcp_progressive.disclosure.preload import Preload
+from fastmcp_progressive.disclosure.toolcap import ToolCap
+from fastmcp_progressive.fastmcp_internals import serving_tool_call
+from fastmcp_progressive.settings import ListingLevel
+
+Marks = Callable[[Caller, Sequence[Tool]], Sequence[Tool]]
+"""A higher wing's marks on a listing (tool resolution's ``_meta``), given by the middleware."""
+
+
+class ToolsList:
+    """Answers ``tools/list`` for one caller (see the module docstring)."""
+
+    def __init__(self, *, lister: Lister, preload: Preload, gate: Gate, catalog: Catalog,
+                 groups: Groups, cap: ToolCap, components: DisclosureComponents,
+                 marks: Marks | None = None) -> None:
+        self.lister, self.preload, self.gate, self.catalog = lister, preload, gate, catalog
+        self.groups, self.cap, self.components, self.marks = groups, cap, components, marks
+        self._listers: dict[ListingLevel, Lister] = {lister.level: lister}
+        self._bridge_copy: tuple[tuple[str, ...], Tool] | None = None
+
+    # A watcher thread started by the first request invalidates edited description files
+    # and sends tools/list_changed to live legacy sessions; it stops with the server.
+    @cached_property
+    def hot_reload(self) -> HotReload:
+        """The description-file watcher and the legacy sessions it notifies."""
+        return HotReload(self.lister.store, summary_max_chars=self.lister.summary_max_chars,
+                         facts_at=self.lister.file_facts)
+
+    async def answer(self, request: Request, tools: Sequence[Tool]) -> Sequence[Tool]:
+        """What ``request``'s caller is shown of ``tools`` (FastMCP's listing); passed on
+        as is for our own catalog query or a catalog built inside a tool call."""
+        if self.catalog.passthrough() or serving_tool_call():
+            return tools
+        ctx, caller, level = request.ctx, request.caller, request.level
+        bridge, dispatch = self.components.bridge, self.components.dispatch
+        limit = self.cap.limit(caller)
+        if level == "full":
+            own = [t for t in tools if not self.components.is_ours(t)]
+            if limit is None or len(own) <= limit:
+                return self._mark(request, own)
+            # a host that defers tools itself but takes fewer than this server lists: in
+            # full it would drop tools unseen, so it gets the capped progressive listing
+            level = self.lister.level
+        exempt = self.gate.exempt_tools
+        if ctx is not None:
+            exempt |= gateways_of(ctx.fastmcp)
+        exempt |= {t.name for t in (bridge, dispatch) if t is not None}
+        with self.preload.serving():  # the files this listing needs: parsed here, once
+            reduced = self._lister(level).reduce(tools, exempt)
+        if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
+            await self._remember_listing(request, [t for t in tools if t.name not in exempt])
+        if bridge is not None and all(t.name != bridge.name for t in tools):
+            reduced.append(bridge)  # e.g. a search transform replaced the listing
+        if dispatch is not None:
+            reduced = [t for t in reduced
+                       if t.name != dispatch.name or not self.components.is_dispatch(t)]
+        self.cap.note_listing(len(reduced))
+        if limit is not None and ctx is not None and len(reduced) > limit:
+            reduced = await self._capped(request, tools, reduced, limit)
+        elif bridge is not None:
+            reduced = [self._plain_bridge if t.name == bridge.name
+                       and self.components.is_bridge(t) else t for t in reduced]
+        return self._mark(request, reduced)
+
+    def _mark(self, request: Request, tools: Sequence[Tool]) -> Sequence[Tool]:
+        """The listing with the marks of the extensions this request's client speaks
+        (grouping here, tool resolution through ``marks``)."""
+        if request.ctx is None:
+            return tools
+        tools = self.groups.mark(request.caller, tools, request.ctx.fastmcp)
+        return tools if self.marks is None else self.marks(request.caller, tools)
+
+    def _lister(self, level: ListingLevel) -> Lister:
+        """The lister (and its memo) for one progressive level, made on first use."""
+        lister = self._listers.get(level)
+        if lister is None:
+            lister = Lister(self.lister.store, replace(self.lister.settings, level=level),
+                            cache_size=self.lister.cache_size)
+            lister.share_file_facts(self.lister)  # what the preload read serves every level
+            self._listers[level] = lister
+        return lister
+
+    async def _remember_listing(self, request: Request, shown: list[Tool]) -> None:
+        """Which reduced lines this legacy session sees, after any middleware outside us
+        filters them: its ``tools/list_changed`` notifications follow only those."""
+        assert request.ctx is not None
+        names = await self.catalog.visible(request.ctx, shown)
+        self.hot_reload.listed(request.caller, frozenset(names))
+
+    @cached_property
+    def _listed_dispatch(self) -> Tool:
+        """The dispatch bridge as a capped listing shows it (no name-derived title)."""
+        assert self.components.dispatch is not None
+        return ListedTool.of(self.components.dispatch, {"strip_noise": True})
+
+    @cached_property
+    def _plain_bridge(self) -> Tool:
+        """The bridge as an uncapped listing shows it: ``tools`` only (its ``groups``
+        argument is offered where most tools are not listed by name)."""
+        bridge = self.components.bridge
+        assert bridge is not None
+        schema = dict(bridge.parameters)
+        schema["properties"] = {k: v for k, v in schema.get("properties", {}).items()
+                                if k != "groups"}
+        return bridge.model_copy(update={"parameters": schema})
+
+    # -- a listing within a tool cap (toolcap.py) ----------------------------------------
+    async def _capped(self, request: Request, tools: Sequence[Tool],
+                      reduced: Sequence[Tool], limit: int) -> list[Tool]:
+        """At most ``limit`` entries: pinned and exempt tools, the bridges, then the tools
+        this caller keeps in its listing (or this server's most called), in listing order."""
+        assert request.site is not None
+        ours = {n for n in (self.components.bridge_name, self.components.dispatch_name) if n}
+        registered = {t.name: t for t in tools}
+        fixed: set[str] = set()
+        candidates: list[str] = []
+        for shown in reduced:
+            if shown.name in ours:
+                continue
+            if registered.get(shown.name) is shown:
+                fixed.add(shown.name)  # pinned or exempt: listed as registered
+            else:
+                candidates.append(shown.name)
+        bridges: list[Tool] = []
+        if self.components.bridge is not None:
+            bridges.append(await self._bridge_naming_groups(request, tools))
+        if self.components.dispatch is not None:
+            bridges.append(self._listed_dispatch)
+        slots = limit - len(fixed) - len(bridges)
+        chosen = set(await self.cap.choose(request.caller, candidates, slots,
+                                           request.site.state_store))
+        kept = [t for t in reduced
+                if t.name not in ours and (t.name in fixed or t.name in chosen)]
+        return [*kept, *bridges]
+
+    async def _bridge_naming_groups(self, request: Request, tools: Sequence[Tool]) -> Tool:
+        """The bridge as a capped listing shows it: its description names every group the
+        caller may see, one line each."""
+        bridge, ctx = self.components.bridge, request.ctx
+        assert bridge is not None and ctx is not None
+        visible = await self.catalog.keep_visible(
+            ctx, [t for t in tools if not self.components.is_ours(t)])
+        members = self.groups.members(visible, ctx.fastmcp)
+        lines = tuple(
+            f"{g.name}: {g.line() or describe_members(g.name, members.get(g.name, []))}"
+            for g in self.groups.listed(visible, ctx.fastmcp))
+        known = self._bridge_copy
+        if known is not None and known[0] == lines:
+            return known[1]
+        description = bridge_description_with_groups(list(lines), self.components.dispatch_name)
+        schema = {k: v for k, v in bridge.parameters.items() if k != "required"}
+        copy = ListedTool.of(bridge, {"description": description, "parameters": schema,
+                                      "strip_noise": True})
+        self._bridge_copy = (lines, copy)
+        return copy
+
+
+def describe_members(group: str, tools: Sequence[Tool], count: int = 3) -> str:
+    """A group with no description in a line: how many tools it has and a few names."""
+    names = [t.name.removeprefix(f"{group}_") for t in tools[:count]]
+    more = ", ..." if len(tools) > count else ""
+    return f"{len(tools)} tools ({', '.join(names)}{more})" if tools else "nested groups"

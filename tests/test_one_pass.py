@@ -1,0 +1,74 @@
+"""One pass per request (#22): a request identifies its caller once and asks the gate once.
+
+A spy counts every call of ``identify`` (whatever module of the package calls it) while
+one request is served: a ``tools/call``, a ``tools/list``, a read of the descriptions
+resource and a ``describe_tools`` call each count exactly one, in memory and over
+streamable HTTP, in both protocol eras. Before #22 a ``tools/call`` asked three times and a
+listing four (``on_message``, the hot reload, the mode resolver, the typed hook, the marks).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from fastmcp_progressive import DESCRIPTIONS_URI
+from fastmcp_progressive.access import caller as caller_module
+from fastmcp_progressive.access.gate import Gate
+from tests.conftest import ERAS, TRANSPORTS, Era, Transport, build_server, clients
+from tests.spies import Calls, count_calls
+
+
+def _spy_identify(monkeypatch: pytest.MonkeyPatch) -> Calls:
+    """Count every call of ``identify``, wherever the package imported it."""
+    original = caller_module.identify
+    calls = Calls()
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.add()
+        return original(*args, **kwargs)
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("fastmcp_progressive") and getattr(module, "identify", None) is original:
+            monkeypatch.setattr(module, "identify", spy)
+    return calls
+
+
+async def _counted(calls: Calls, request: Callable[[], Awaitable[Any]]) -> int:
+    calls.count = 0
+    await request()
+    return calls.count
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("era", ERAS)
+async def test_each_request_identifies_its_caller_once(
+    monkeypatch: pytest.MonkeyPatch, transport: Transport, era: Era
+) -> None:
+    calls = _spy_identify(monkeypatch)
+    async with clients(build_server(), transport, era) as (client,):
+        counts = {
+            "tools/list": await _counted(calls, client.list_tools),
+            "resources/read": await _counted(
+                calls, lambda: client.read_resource(f"{DESCRIPTIONS_URI}?tools=add")),
+            "describe_tools": await _counted(
+                calls, lambda: client.call_tool("describe_tools", {"tools": ["echo"]})),
+            "tools/call": await _counted(
+                calls, lambda: client.call_tool("add", {"a": 1, "b": 2})),
+            "tools/call refused": await _counted(
+                calls, lambda: client.call_tool("shout", {"text": "x"}, raise_on_error=False)),
+        }
+    assert counts == dict.fromkeys(counts, 1)
+
+
+@pytest.mark.parametrize("name", ["add", "describe_tools", "run_tool_absent", "missing"])
+async def test_a_tools_call_asks_the_gate_once(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    decisions = count_calls(monkeypatch, Gate, "decide")
+    arguments: dict[str, Any] = {"a": 1, "b": 2} if name == "add" else {"tools": ["add"]}
+    async with clients(build_server(), "memory", "legacy") as (client,):
+        decisions.count = 0
+        await client.call_tool(name, arguments, raise_on_error=False)
+    assert decisions.count == 1
