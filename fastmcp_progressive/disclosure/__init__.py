@@ -2,8 +2,11 @@
 
 Imports the base, ``files`` and ``access``; never ``resolution``, the middleware or above.
 
-Modules: ``listing`` and ``listed_schema`` (one line and a truthful schema per tool, per
-level, ``x-mcp-header`` properties kept), ``groups`` (the grouping draft), ``toolcap``
+Modules: ``tools_list`` (the ``tools/list`` answer for one caller), ``describer`` (reads
+of the descriptions resource, ``describe_tools``, ``run_tool`` and the teaching refusal),
+``announce`` (the extension in ``initialize`` / ``server/discover``), ``listing`` and
+``listed_schema`` (one line and a truthful schema per tool, per level, ``x-mcp-header``
+properties kept), ``groups`` (the grouping draft), ``toolcap``
 (listings within a host's tool cap), ``components`` and ``bridge`` (the descriptions
 resource, ``describe_tools``, ``run_tool``), ``selection`` (the resource's ``?tools=``
 query), ``guidance`` (system-prompt text), ``suggestions`` (``available_tools``),
