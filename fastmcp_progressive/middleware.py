@@ -265,7 +265,8 @@ class ProgressiveDisclosure(Middleware):
                                                            context.message)
         if context.method != RESOLVE_METHOD or self.resolution is None or ctx is None:
             return await call_next(context)
-        return await self.resolution.answer(ctx, context.message)
+        return await self.resolution.answer(ctx, context.message,
+                                            self.requests.open(ctx).caller)
 
     # -- the handshake ----------------------------------------------------------------------
     async def on_initialize(

@@ -2,8 +2,8 @@
 
 A spy counts every call of ``identify`` (whatever module of the package calls it) while
 one request is served: a ``tools/call``, a ``tools/list``, a read of the descriptions
-resource and a ``describe_tools`` call each count exactly one, in memory and over
-streamable HTTP, in both protocol eras. Before #22 a ``tools/call`` asked three times and a
+resource, a ``describe_tools`` call, a ``tools/resolve`` and a ``groups/list`` each count
+exactly one, in memory and over streamable HTTP. Before #22 a ``tools/call`` asked three times and a
 listing four (``on_message``, the hot reload, the mode resolver, the typed hook, the marks).
 """
 
@@ -11,14 +11,31 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
 from typing import Any
 
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from fastmcp_progressive import DESCRIPTIONS_URI
 from fastmcp_progressive.access import caller as caller_module
 from fastmcp_progressive.access.gate import Gate
-from tests.conftest import ERAS, TRANSPORTS, Era, Transport, build_server, clients
+from fastmcp_progressive.resolution.client import (
+    grouping,
+    list_groups,
+    resolve_tool,
+    tool_resolution,
+)
+from tests.conftest import (
+    ERAS,
+    TRANSPORTS,
+    Era,
+    Transport,
+    build_server,
+    clients,
+    connect,
+    serve_http,
+)
 from tests.spies import Calls, count_calls
 
 
@@ -60,6 +77,31 @@ async def test_each_request_identifies_its_caller_once(
                 calls, lambda: client.call_tool("add", {"a": 1, "b": 2})),
             "tools/call refused": await _counted(
                 calls, lambda: client.call_tool("shout", {"text": "x"}, raise_on_error=False)),
+        }
+    assert counts == dict.fromkeys(counts, 1)
+
+
+async def _resolve_add(client: Any) -> None:
+    with pytest.raises(MCPError):  # add's hints do not depend on its arguments
+        await resolve_tool(client, "add", {"a": 1, "b": 2})
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_resolve_and_groups_identify_their_caller_once(
+    monkeypatch: pytest.MonkeyPatch, transport: Transport
+) -> None:
+    calls = _spy_identify(monkeypatch)
+    server = build_server()
+    async with AsyncExitStack() as stack:
+        target: Any = server
+        if transport == "http":
+            target = await stack.enter_async_context(serve_http(server))
+        client = await stack.enter_async_context(
+            connect(target, "legacy", extensions=[tool_resolution(), grouping()]))
+        await client.list_tools()
+        counts = {
+            "tools/resolve": await _counted(calls, lambda: _resolve_add(client)),
+            "groups/list": await _counted(calls, lambda: list_groups(client)),
         }
     assert counts == dict.fromkeys(counts, 1)
 

@@ -67,14 +67,12 @@ class Request:
 
     ctx: Context | None
     caller: Caller
-    site: RequestSite | None = None
-    levels: Callable[[Caller], ClientLevel] | None = field(default=None, repr=False,
-                                                            compare=False)
+    site: RequestSite | None
+    levels: Callable[[Caller], ClientLevel] = field(repr=False, compare=False)
 
     @cached_property
     def level(self) -> ClientLevel:
         """What this caller's listing shows (``full`` is never gated), decided on first use."""
-        assert self.levels is not None, "a Request built by Requests knows its levels"
         return self.levels(self.caller)
 
     async def call(self, name: str, arguments: dict[str, Any] | None = None, *,

@@ -139,9 +139,12 @@ class ToolResolution:
         return marked
 
     # -- tools/resolve --------------------------------------------------------------------
-    async def answer(self, ctx: Context, params: Any) -> dict[str, Any]:
-        """The result of one ``tools/resolve`` request; raises ``MCPError`` per the draft."""
-        if not advertised(identify(ctx)):
+    async def answer(self, ctx: Context, params: Any, caller: Caller | None = None
+                     ) -> dict[str, Any]:
+        """The result of one ``tools/resolve`` request; raises ``MCPError`` per the draft.
+        ``caller``: the request's, when its record already identified it."""
+        caller = caller if caller is not None else identify(ctx)
+        if not advertised(caller):
             raise MCPError(
                 code=MISSING_REQUIRED_CLIENT_CAPABILITY,
                 message=f"{RESOLVE_METHOD} needs the client capability "
@@ -166,7 +169,7 @@ class ToolResolution:
         hints = await self._resolve(tool, file_rules or [], arguments)
         result: dict[str, Any] = {"resultType": "complete", "name": name,
                                   "annotations": hints.wire()}
-        stamp = server_info_stamp(ctx.fastmcp) if identify(ctx).era == "modern" else None
+        stamp = server_info_stamp(ctx.fastmcp) if caller.era == "modern" else None
         if stamp is not None:  # what the SDK adds to every 2026-07-28 result it serializes
             result["_meta"] = {mt.SERVER_INFO_META_KEY: stamp}
         return result
