@@ -7,8 +7,10 @@ finished handling a change to a given file, through the watcher's public ``on_ch
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Collection
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -38,6 +40,23 @@ def count_calls(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> Ca
         return original(*args, **kwargs)
 
     monkeypatch.setattr(owner, name, spy)
+    return calls
+
+
+def count_calls_everywhere(monkeypatch: pytest.MonkeyPatch, owner: ModuleType, name: str,
+                           package: str = "fastmcp_progressive") -> Calls:
+    """Wrap the function ``owner.name`` with a counter wherever ``package``'s modules imported
+    it by name (``from owner import name`` binds a copy a plain ``count_calls`` misses)."""
+    original: Callable[..., Any] = getattr(owner, name)
+    calls = Calls()
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.add()
+        return original(*args, **kwargs)
+
+    for module_name, module in list(sys.modules.items()):
+        if module_name.startswith(package) and getattr(module, name, None) is original:
+            monkeypatch.setattr(module, name, spy)
     return calls
 
 

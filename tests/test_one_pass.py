@@ -3,13 +3,13 @@
 A spy counts every call of ``identify`` (whatever module of the package calls it) while
 one request is served: a ``tools/call``, a ``tools/list``, a read of the descriptions
 resource, a ``describe_tools`` call, a ``tools/resolve`` and a ``groups/list`` each count
-exactly one, in memory and over streamable HTTP. Before #22 a ``tools/call`` asked three times and a
-listing four (``on_message``, the hot reload, the mode resolver, the typed hook, the marks).
-"""
+exactly one, in memory and over streamable HTTP. Before #22 the caller was asked for at
+each use: twice per ``tools/call`` and ``tools/resolve``, three times per read or
+``describe_tools``, four times per listing (``on_message``, the hot reload, the typed hook,
+the marks), and the gate was never asked about ``describe_tools``."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import Any
@@ -36,22 +36,7 @@ from tests.conftest import (
     connect,
     serve_http,
 )
-from tests.spies import Calls, count_calls
-
-
-def _spy_identify(monkeypatch: pytest.MonkeyPatch) -> Calls:
-    """Count every call of ``identify``, wherever the package imported it."""
-    original = caller_module.identify
-    calls = Calls()
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        calls.add()
-        return original(*args, **kwargs)
-
-    for name, module in list(sys.modules.items()):
-        if name.startswith("fastmcp_progressive") and getattr(module, "identify", None) is original:
-            monkeypatch.setattr(module, "identify", spy)
-    return calls
+from tests.spies import Calls, count_calls, count_calls_everywhere
 
 
 async def _counted(calls: Calls, request: Callable[[], Awaitable[Any]]) -> int:
@@ -65,7 +50,7 @@ async def _counted(calls: Calls, request: Callable[[], Awaitable[Any]]) -> int:
 async def test_each_request_identifies_its_caller_once(
     monkeypatch: pytest.MonkeyPatch, transport: Transport, era: Era
 ) -> None:
-    calls = _spy_identify(monkeypatch)
+    calls = count_calls_everywhere(monkeypatch, caller_module, "identify")
     async with clients(build_server(), transport, era) as (client,):
         counts = {
             "tools/list": await _counted(calls, client.list_tools),
@@ -90,7 +75,7 @@ async def _resolve_add(client: Any) -> None:
 async def test_resolve_and_groups_identify_their_caller_once(
     monkeypatch: pytest.MonkeyPatch, transport: Transport
 ) -> None:
-    calls = _spy_identify(monkeypatch)
+    calls = count_calls_everywhere(monkeypatch, caller_module, "identify")
     server = build_server()
     async with AsyncExitStack() as stack:
         target: Any = server
