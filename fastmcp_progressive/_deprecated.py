@@ -13,6 +13,7 @@ MOVED: dict[str, str] = {  # old path -> new path
     "fastmcp_progressive.backend_sessions": "fastmcp_progressive.proxy.backend_sessions",
     "fastmcp_progressive.caller": "fastmcp_progressive.access.caller",
     "fastmcp_progressive.client": "fastmcp_progressive.resolution.client",
+    "fastmcp_progressive.gateway": "fastmcp_progressive.proxy.gateway",
     "fastmcp_progressive.guidance": "fastmcp_progressive.disclosure.guidance",
     "fastmcp_progressive.selection": "fastmcp_progressive.disclosure.selection",
     "fastmcp_progressive.tokens": "fastmcp_progressive.cli.tokens",

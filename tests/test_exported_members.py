@@ -151,6 +151,6 @@ def test_an_old_path_warns_and_reexports_the_new_module(
     monkeypatch.delitem(sys.modules, old, raising=False)  # import it afresh, restored after
     with pytest.warns(DeprecationWarning, match=MOVED[old].replace(".", r"\.")):
         stub = importlib.import_module(old)
-    public = {name for name in vars(new) if not name.startswith("_")}
+    public = set(getattr(new, "__all__", [n for n in vars(new) if not n.startswith("_")]))
     missing = sorted(name for name in public if getattr(stub, name, None) is not vars(new)[name])
     assert not missing, f"{old} does not re-export {missing} from {MOVED[old]}"

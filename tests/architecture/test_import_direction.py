@@ -15,8 +15,6 @@ import ast
 from collections.abc import Collection
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parents[2] / "fastmcp_progressive"
 NAME = "fastmcp_progressive"
 
@@ -133,15 +131,3 @@ def test_no_import_circle() -> None:
         if start not in state:
             visit(start, [start])
     assert circles == [], "import circles:\n" + "\n".join(circles)
-
-
-@pytest.mark.parametrize("old", ["guidance", "client", "tokens", "caller", "selection",
-                                 "backend_sessions"])
-def test_old_paths_still_import_and_warn(old: str) -> None:
-    import importlib
-    import sys
-
-    sys.modules.pop(f"{NAME}.{old}", None)
-    with pytest.warns(DeprecationWarning, match=f"{NAME}.{old} is deprecated"):
-        module = importlib.import_module(f"{NAME}.{old}")
-    assert module.__doc__ and "Deprecated path" in module.__doc__
