@@ -34,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -58,7 +59,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 _passed: ContextVar[bool] = ContextVar("fastmcp_progressive_passed_gate", default=False)
-_carried: ContextVar[Request | None] = ContextVar("fastmcp_progressive_request", default=None)
+_instances = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -108,10 +109,14 @@ class Requests:
         self._catalog = catalog
         self._store = store
         self._levels = levels
+        # One slot per middleware, like the catalog's flag: a mounted child's middleware
+        # runs with its parent's context, yet its record holds its own site and levels.
+        self._carried: ContextVar[Request | None] = ContextVar(
+            f"fastmcp_progressive_request_{next(_instances)}", default=None)
 
     def open(self, ctx: Context | None) -> Request:
         """The record of the request ``ctx`` belongs to: the one carried, else a new one."""
-        carried = _carried.get()
+        carried = self._carried.get()
         if carried is not None and carried.ctx is ctx and ctx is not None:
             return carried
         site = RequestSite(ctx, self._catalog, self._store) if ctx is not None else None
@@ -120,11 +125,11 @@ class Requests:
     @contextmanager
     def carrying(self, request: Request) -> Iterator[Request]:
         """Hand ``request`` to the hooks this pass runs next."""
-        token = _carried.set(request)
+        token = self._carried.set(request)
         try:
             yield request
         finally:
-            _carried.reset(token)
+            self._carried.reset(token)
 
 
 def same_tool(tool: Tool | None, ours: Tool | None) -> bool:
