@@ -8,8 +8,7 @@ bounded), ``engagement`` (sessions opened for one call), ``catalog`` and ``looku
 the caller may see, asked of FastMCP), ``request`` (one request's record: its caller found
 once, which tool a call runs, whether an outer gate passed it), ``mounts`` (mount prefixes),
 ``site`` (what the server tells the gate), ``arguments`` (FastMCP's own argument check),
-``ordering`` (middleware that may not sit in
-front), ``gate`` (the one decision per call).
+``ordering`` (middleware that may not sit in front), ``gate`` (the one decision per call).
 
 Example:
     ```python
