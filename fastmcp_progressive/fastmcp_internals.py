@@ -581,53 +581,37 @@ async def force_disconnect(client: Any) -> None:
 
 
 def front_request(ctx: Any) -> Any:
-    """What FastMCP's proxy components stash on a ``ProxyClient`` before each backend call
-    (``_stash_proxy_request_context``): the front request's ``RequestContext`` and a weak
-    reference to its server, read now (a ``Context``'s properties read context variables,
-    stale later). Reads ``Context._fastmcp``. Verified on FastMCP 4.2.3.
+    """The front request ``ctx`` serves, in the form FastMCP's proxy relays take: its
+    ``RequestContext`` and a weak reference to its server, read now (a ``Context``'s
+    properties read context variables, stale later). What ``relay_as`` takes.
+    Reads ``Context._fastmcp``. Verified on FastMCP 4.1.2 and 4.2.3.
     """
     return (ctx.request_context, ctx._fastmcp)
 
 
-def stash_front_request(client: Any, front: Any) -> None:
-    """Point a ``ProxyClient``'s forwarding handlers (roots, sampling, elicitation, log,
-    progress) at ``front`` (``front_request(ctx)``), as FastMCP's proxy components do
-    before each backend call. Used before a backend request the proxy makes on its own
-    behalf (asking an upstream to re-read the front's roots). Verified on FastMCP 4.2.3.
+def relay_as(front: Any) -> None:
+    """Make the current task serve ``front`` (``front_request(ctx)``): FastMCP's
+    ``get_context()`` then answers that front request, so its proxy relays
+    (``default_proxy_elicitation_handler`` and the others) reach that request's client.
+
+    Calls the private ``fastmcp.server.providers.proxy._restore_request_context`` with
+    ``front`` in place of the one slot a ``ProxyClient`` shares among all its callers
+    (``_proxy_rc_ref``, last writer wins), which ``proxy/forwarding.py`` replaces.
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.3.
     """
-    client._proxy_rc_ref[0] = front
+    from fastmcp.server.providers.proxy import _restore_request_context
+
+    _restore_request_context([front])
 
 
-def front_request_stashed(client: Any) -> bool:
-    """Whether any front request was stashed on ``client`` (see ``stash_front_request``).
-
-    Reads ``ProxyClient._proxy_rc_ref``. Verified on FastMCP 4.2.3.
+def shared_slot_relays(client: Any) -> frozenset[str]:
+    """Which of FastMCP's relays on a ``ProxyClient`` still read the one front request
+    slot its callers share (private ``_proxy_restoring_handler_keys``: roots, sampling,
+    elicitation, log, progress, message), i.e. were not replaced by handlers given to the
+    constructor. Empty when FastMCP no longer keeps the set.
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.3.
     """
-    ref: list[Any] | None = getattr(client, "_proxy_rc_ref", None)
-    return bool(ref) and ref is not None and ref[0] is not None
-
-
-def around_roots_answer(client: Any, before: Callable[[], None],
-                        after: Callable[[], None]) -> None:
-    """Call ``before`` and ``after`` around each answer ``client`` (not yet connected)
-    gives its upstream's ``roots/list``.
-
-    Wraps the ``list_roots_callback`` session argument FastMCP's ``ProxyClient`` installs
-    (its forwarding handler, kept as it is). Verified on FastMCP 4.2.3.
-    """
-    kwargs = client._session_kwargs
-    inner = kwargs.get("list_roots_callback")
-    if inner is None:
-        return
-
-    async def answered(*args: Any, **kw: Any) -> Any:
-        before()
-        try:
-            return await inner(*args, **kw)
-        finally:
-            after()
-
-    kwargs["list_roots_callback"] = answered
+    return frozenset(getattr(client, "_proxy_restoring_handler_keys", ()))
 
 
 _SPAWN_RECORDER: Any = None  # ContextVar[Callable[[int], None] | None], made on first use

@@ -612,33 +612,41 @@ def test_front_request() -> None:
     assert front[1] is ctx._fastmcp
 
 
-def test_stash_front_request() -> None:
-    client = ProxyClient(FastMCP("backend"))
-    ref = getattr(client, "_proxy_rc_ref", None)
-    assert isinstance(ref, list), moved("ProxyClient._proxy_rc_ref", "stash_front_request")
-    assert not internals.front_request_stashed(client)
-    internals.stash_front_request(client, ("rc", "server"))
-    assert ref[0] == ("rc", "server")
-    source = inspect.getsource(fastmcp.server.providers.proxy._stash_proxy_request_context)
-    assert "_proxy_rc_ref[0]" in source and "ctx._fastmcp" in source, moved(
-        "fastmcp.server.providers.proxy._stash_proxy_request_context", "stash_front_request")
+def test_relay_as() -> None:
+    import contextvars
+    import weakref
+
+    from fastmcp.server.dependencies import get_context
+
+    assert callable(getattr(fastmcp.server.providers.proxy, "_restore_request_context",
+                            None)), moved(
+        "fastmcp.server.providers.proxy._restore_request_context", "relay_as")
+    server = FastMCP("front")
+
+    class Request:  # a front request's context: FastMCP reads its session
+        session = object()
+
+    request = Request()
+
+    def relayed() -> tuple[Any, Any]:
+        internals.relay_as((request, weakref.ref(server)))
+        ctx = get_context()
+        return ctx.request_context, ctx.fastmcp
+
+    answer = contextvars.copy_context().run(relayed)  # leaves this test's context alone
+    assert answer == (request, server), moved(
+        "the context variables _restore_request_context sets", "relay_as")
 
 
-def test_front_request_stashed() -> None:
-    client = ProxyClient(FastMCP("backend"))
-    assert not internals.front_request_stashed(client)
-    internals.stash_front_request(client, ("rc", "server"))
-    assert internals.front_request_stashed(client)
+def test_shared_slot_relays() -> None:
+    from fastmcp_progressive.proxy.forwarding import RoutingProxyClient
 
-
-def test_around_roots_answer() -> None:
-    client = ProxyClient(FastMCP("backend"))
-    kwargs = getattr(client, "_session_kwargs", None)
-    assert isinstance(kwargs, dict) and callable(kwargs.get("list_roots_callback")), moved(
-        "ProxyClient._session_kwargs['list_roots_callback']", "around_roots_answer")
-    before = kwargs["list_roots_callback"]
-    internals.around_roots_answer(client, lambda: None, lambda: None)
-    assert kwargs["list_roots_callback"] is not before
+    plain = ProxyClient(FastMCP("backend"))
+    assert {"roots", "sampling_handler", "elicitation_handler", "log_handler",
+            "progress_handler"} <= internals.shared_slot_relays(plain), moved(
+        "ProxyClient._proxy_restoring_handler_keys", "shared_slot_relays")
+    routing = RoutingProxyClient(FastMCP("backend"), label="`backend`")
+    assert internals.shared_slot_relays(routing) == frozenset()  # every relay is ours
 
 
 async def test_record_spawned_pids() -> None:

@@ -3,7 +3,8 @@
 Imports everything below it, the middleware included; only ``cli`` imports it.
 
 Modules: ``front`` (``progressive_proxy``, ``serve``), ``upstream`` (start, name and explain
-an upstream), ``failures`` (an upstream's failures named, as a tool or JSON-RPC error),
+an upstream), ``forwarding`` (what an upstream asks or says reaches only its own caller),
+``failures`` (an upstream's failures named, as a tool or JSON-RPC error),
 ``gateway`` (many upstreams, one front), ``roots`` (the host's roots forwarded),
 ``prespawn`` and ``stderr_tail`` (upstreams started before FastMCP is imported; their stderr
 kept bounded), ``backend_sessions`` (one backend session per client).

@@ -3,7 +3,8 @@
 ``Upstream`` wraps what ``create_proxy`` is given: a command (``UpstreamCommand``, FastMCP's
 stdio transport started once per proxy run, its stderr passed through and its last lines
 kept, its process group stopped with it) or a URL (FastMCP's own remote transport, as
-``MCPConfig`` builds it), reached through one FastMCP ``StatefulProxyClient``. An
+``MCPConfig`` builds it), reached through one ``RoutingProxyClient`` (FastMCP's
+``StatefulProxyClient`` relaying per caller, ``forwarding.py``). An
 ``mcpServers`` entry (``Upstream.from_config``) gives the same. ``Upstream.explain`` turns a
 failure to reach it (not found, exited, unreachable, too slow) into one sentence naming it;
 ``front.py`` and ``gateway.py`` put that sentence in front of the client, and ``status()``
@@ -35,24 +36,21 @@ import mcp_types as mt
 from fastmcp import Client, FastMCP
 from fastmcp.client.transports import ClientTransport, StdioTransport
 from fastmcp.mcp_config import RemoteMCPServer, StdioMCPServer
-from fastmcp.server.providers.proxy import StatefulProxyClient
 from mcp import MCPError
 from mcp.client.session import ClientSession
 
 from fastmcp_progressive.fastmcp_internals import (
-    around_roots_answer,
     connect_failure,
     force_disconnect,
     front_request,
-    front_request_stashed,
     record_spawned_pids,
     send_stderr_to,
-    stash_front_request,
     stdio_session_ended,
 )
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.options import MAX_UPSTREAM_TIMEOUT, fail, seconds, text_mapping
 from fastmcp_progressive.proxy import prespawn
+from fastmcp_progressive.proxy.forwarding import RoutingProxyClient
 from fastmcp_progressive.proxy.stderr_tail import (
     StderrTail,
 )
@@ -288,15 +286,22 @@ UpstreamState = Literal["not started", "starting", "serving", "failed", "exited"
 class Upstream:
     """One server behind the proxy: how to name it, reach it, and explain its failures.
 
-    A command or URL upstream is served through one FastMCP ``StatefulProxyClient``,
-    connected once (at start, or on the first request) and reused by every request, the
-    way FastMCP's own multi-server ``MCPConfig`` proxy reuses its connected clients. One
-    client means FastMCP's forwarding handlers (roots, sampling, elicitation, logging,
-    progress, list-changed notifications) always reach the front request being served:
-    each proxied request points that client at itself before it goes out. It speaks the
-    handshake era to the upstream, the era in which an upstream can ask its client for
-    roots, sampling and elicitation. The front's HTTP headers are not forwarded (one
-    session serves every caller); a URL upstream's own ``headers`` and ``auth`` are.
+    A command or URL upstream is served through one client, connected once (at start, or
+    on the first request) and reused by every request, the way FastMCP's own multi-server
+    ``MCPConfig`` proxy reuses its connected clients: one process, one session, for every
+    front caller. It speaks the handshake era to the upstream, the era in which an
+    upstream can ask its client for roots, sampling and elicitation.
+
+    What the upstream sends on its own never reaches the wrong caller
+    (``RoutingProxyClient``): progress goes to the call it reports on; an elicitation or
+    sampling request and a log message go to the one front caller (handshake session)
+    with requests in flight. With several callers in flight, as over HTTP, nothing on
+    stdio says whose call asked, so such a request is refused to the upstream with an
+    error saying so (its tool sees the error) and a log message stays in the proxy's log;
+    FastMCP alone relays each to whichever caller used the session last. Roots go to the
+    front session whose roots the upstream holds (``RootsForwarding``). The front's HTTP
+    headers are not forwarded (one session serves every caller); a URL upstream's own
+    ``headers`` and ``auth`` are.
     """
 
     def __init__(
@@ -329,7 +334,7 @@ class Upstream:
         self.roots_front: Any = None  # the last front session with roots (front_request)
         self.on_connected: list[Callable[[Upstream], None]] = []  # e.g. keep its instructions
         self._transport: ClientTransport | None = None
-        self._client: StatefulProxyClient[Any] | None = None
+        self._client: RoutingProxyClient | None = None
         self._lock: anyio.Lock | None = None
         self._roots_answered: anyio.Event | None = None
         self.proxy_target: Any = None
@@ -375,15 +380,14 @@ class Upstream:
                    startup_timeout=startup_timeout, request_timeout=request_timeout)
 
     # -- the one backend client -----------------------------------------------------------
-    def _new_client(self) -> StatefulProxyClient[Any]:
+    def _new_client(self) -> RoutingProxyClient:
         assert self._transport is not None
-        client: StatefulProxyClient[Any] = StatefulProxyClient(
-            self._transport, mode="legacy", init_timeout=self.startup_timeout,
-            timeout=self.request_timeout, forward_incoming_headers=False,
+        return RoutingProxyClient(
+            self._transport, label=self.label, roots_front=lambda: self.roots_front,
+            roots_answered=self._note_roots_answered, mode="legacy",
+            init_timeout=self.startup_timeout, timeout=self.request_timeout,
+            forward_incoming_headers=False,
         )
-        around_roots_answer(client, lambda: self._before_roots(client),
-                            self._note_roots_answered)
-        return client
 
     async def connected(self) -> Client[Any]:
         """The upstream's client, connected (started now if it is not yet): the proxy's
@@ -400,7 +404,7 @@ class Upstream:
             client = self._client = self._new_client()
             try:
                 with anyio.fail_after(self.startup_timeout):
-                    await client.__aenter__()  # type: ignore[no-untyped-call]
+                    await client.hold()
             except TimeoutError as exc:
                 self._client = None
                 raise self._failed(UpstreamError(self._timed_out(self.startup_timeout,
@@ -489,12 +493,6 @@ class Upstream:
         """Remember the front session (of ``ctx``) whose roots this upstream should get."""
         self.roots_front = front_request(ctx)
 
-    def _before_roots(self, client: Client[Any]) -> None:
-        """A roots question with no front request to relay to (the upstream asked while
-        starting): relay it to the last front session that has roots, if there is one."""
-        if not front_request_stashed(client) and self.roots_front is not None:
-            stash_front_request(client, self.roots_front)
-
     def _note_roots_answered(self) -> None:
         self.roots_asked = True
         if self._roots_answered is not None:
@@ -504,17 +502,16 @@ class Upstream:
         """Have the upstream read the roots of the front request ``ctx`` now.
 
         An upstream that asks for roots does so when its session starts, which the proxy
-        does before any client is there to answer; FastMCP's handler then has nobody to
-        relay to. So when a front session that has roots arrives (or says its roots
-        changed), the upstream is told its roots changed, asks again, and FastMCP's
-        handler relays the question to this front session. Waits (at most ``wait`` s) for
+        does before any client is there to answer; the relay then has nobody to ask. So
+        when a front session that has roots arrives (or says its roots changed), the
+        upstream is told its roots changed, asks again, and the relay puts the question
+        to this front session (``roots_front``). Waits (at most ``wait`` s) for
         the answer, so the request that triggered it runs against the new roots.
         """
         self.note_roots_front(ctx)
         client = self._client
         if client is None or not client.is_connected() or not self.roots_asked:
             return False
-        stash_front_request(client, self.roots_front)
         answered = self._roots_answered = anyio.Event()
         try:
             with warnings.catch_warnings():
