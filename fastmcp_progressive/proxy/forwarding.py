@@ -148,7 +148,8 @@ class RoutingProxyClient(StatefulProxyClient[Any]):
         if count == 0 or not any(u.front is not None for u in self._uses):
             return (f"{sent} no client request was in flight on its session; the proxy "
                     "has no client to relay it to")
-        return (f"{sent} requests of {count} clients were in flight on its one shared "
+        # no count: the upstream's tool may hand this to its caller, who need not learn it
+        return (f"{sent} requests of more than one client were in flight on its one shared "
                 "session; the proxy cannot tell which client it is for, so it refuses it "
                 "rather than risk reaching the wrong one")
 

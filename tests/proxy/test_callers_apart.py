@@ -129,6 +129,7 @@ def own_or_refused(result: dict[str, str], me: str) -> None:
             continue
         assert got.startswith("refused:"), f"{me}'s tool got {got!r} for its {kind}"
         assert "cannot tell which" in got and "in flight" in got, got
+        assert "2 clients" not in got  # how many others call is not the caller's to learn
 
 
 @pytest.mark.slow  # an upstream process behind a real HTTP front
