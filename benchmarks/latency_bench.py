@@ -49,7 +49,7 @@ from fastmcp_progressive.payloads import resource_uri_for
 from . import probes
 from .corpus import Catalog
 from .fixtures import sample_arguments, write_descriptions
-from .replay import ReplayServer, build_server
+from .replay import DEFAULT, ReplayServer, build_server
 from .results import LatencyRow, Stats
 from .scenarios import read_selection, scenario_for
 from .timing import ListingObserver, Probe, ServerTimer, alternate, time_once
@@ -146,7 +146,7 @@ class _Pair:
         self.plain_timer, self.ours_timer = timer(), timer()
         self.plain = build_server(catalog, "plain", outer=[self.plain_timer],
                                   static_resources=bodies, auth=_auth(transport))
-        self.ours = build_server(catalog, "minimal", descriptions_dir=files,
+        self.ours = build_server(catalog, DEFAULT, descriptions_dir=files,
                                  outer=[self.ours_timer], auth=_auth(transport))
 
 
@@ -170,7 +170,7 @@ class Toucher:
 
 async def static_bodies(catalog: Catalog, files: Path) -> dict[str, str]:
     """The JSON ours answers for each read size, for plain to serve as static text."""
-    server = build_server(catalog, "minimal", descriptions_dir=files)
+    server = build_server(catalog, DEFAULT, descriptions_dir=files)
     bodies: dict[str, str] = {}
     async with Client(server.mcp) as client:
         for size in READ_SIZES:
@@ -306,7 +306,7 @@ async def listing_per_catalog(catalogs: Sequence[Catalog], iterations: int) -> l
     rows: list[LatencyRow] = []
     for catalog in catalogs:
         plain = build_server(catalog, "plain")
-        ours = build_server(catalog, "minimal")
+        ours = build_server(catalog, DEFAULT)
         async with Client(plain.mcp) as p, Client(ours.mcp) as o:
             ps, os_ = await alternate(probes.listing(p), probes.listing(o),
                                       iterations=iterations)

@@ -27,6 +27,7 @@ from .corpus import REPO_ROOT, Catalog, load_corpus
 from .findings import derive
 from .latency_bench import Budget
 from .machine import describe
+from .replay import DEFAULT
 from .results import Results
 from .scenarios import scenario_for
 from .targets import HEADLINE_CATALOG
@@ -151,6 +152,7 @@ async def run(plan: Plan) -> Results:
     config: dict[str, Any] = {k: v for k, v in asdict(plan).items() if k != "budget"}
     config["budget"] = asdict(plan.budget)
     config["session_tools"] = {c.name: scenario_for(c).tools(5) for c in catalogs}
+    config["ours_level"] = DEFAULT
     results = Results(machine=describe(REPO_ROOT), config=config)
     if "tokens" in plan.sections:
         await _tokens(results, catalogs)

@@ -45,7 +45,7 @@ from fastmcp_progressive.payloads import resource_uri_for
 from . import probes
 from .corpus import Catalog
 from .fixtures import rewrite_marker, write_descriptions
-from .replay import ReplayServer, build_server
+from .replay import DEFAULT, ReplayServer, build_server
 from .results import FileEditRow, GrantScaleRow, ListingScaleRow, Stats
 from .synthetic import synthetic_catalog
 from .timing import ListingObserver, rotate, time_once
@@ -66,7 +66,7 @@ def _build(catalog: Catalog, variant: str, files: Path,
     if variant == "plain":
         return build_server(catalog, "plain", outer=outer)
     directory = files if variant == "ours+files" else None
-    return build_server(catalog, "minimal", descriptions_dir=directory, outer=outer)
+    return build_server(catalog, DEFAULT, descriptions_dir=directory, outer=outer)
 
 
 async def _memory(catalog: Catalog, variant: str, files: Path) -> tuple[float, float]:
@@ -209,7 +209,7 @@ async def file_edits(catalog: Catalog, *, trials: int) -> list[FileEditRow]:
     rows: list[FileEditRow] = []
     with tempfile.TemporaryDirectory(prefix="bench-edit-") as tmp:
         files = write_descriptions(catalog, Path(tmp))
-        server = build_server(catalog, "minimal", descriptions_dir=files)
+        server = build_server(catalog, DEFAULT, descriptions_dir=files)
         name = catalog.names[0]
         path = files / f"{name}.json"
         uri = resource_uri_for([name])

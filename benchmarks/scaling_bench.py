@@ -73,7 +73,7 @@ from . import probes
 from .corpus import Catalog
 from .fixtures import write_descriptions
 from .latency_bench import TRANSPORTS, Transport, _auth, call_arguments, connect, unread_calls
-from .replay import ReplayServer, build_server
+from .replay import DEFAULT, ReplayServer, build_server
 from .results import MemoryRow, ScalingRow, Stats
 from .scenarios import read_selection, scenario_for
 from .synthetic import synthetic_catalog
@@ -169,7 +169,7 @@ class _Servers:
               auth: AuthProvider | None, http: bool) -> _Side:
         timer = ServerTimer()
         if shape == "local":
-            server = build_server(self.catalog, "minimal" if ours else "plain",
+            server = build_server(self.catalog, DEFAULT if ours else "plain",
                                   descriptions_dir=self.files if ours else None,
                                   outer=[timer], static_resources=bodies, auth=auth,
                                   list_page_size=HTTP_PAGE_SIZE if http else None)
@@ -188,7 +188,7 @@ class _Servers:
         middleware = ProgressiveDisclosure(self.files) if ours else None
         if middleware is not None:
             gateway.add_middleware(middleware)
-        return _Side(ReplayServer("minimal" if ours else "plain", gateway, middleware), timer)
+        return _Side(ReplayServer(DEFAULT if ours else "plain", gateway, middleware), timer)
 
 
 async def _text(client: Client[Any], uri: str) -> str:
@@ -342,7 +342,7 @@ async def first_listing(catalog: Catalog, iterations: int) -> tuple[list[Scaling
             ours_ns: list[int] = []
             for i in range(iterations):
                 plain = build_server(catalog, "plain")
-                ours = build_server(catalog, "minimal", descriptions_dir=files)
+                ours = build_server(catalog, DEFAULT, descriptions_dir=files)
                 async with Client(plain.mcp) as p, Client(ours.mcp) as o:
                     if wait:
                         took = await ours.preloaded()
@@ -368,7 +368,7 @@ async def unknown_names(sizes: Sequence[int]) -> dict[str, float]:
     facts: dict[str, float] = {}
     uri = resource_uri_for([f"no_such_tool_{i}" for i in range(UNKNOWN_NAMES)])
     for size in sizes:
-        ours = build_server(synthetic_catalog(size), "minimal")
+        ours = build_server(synthetic_catalog(size), DEFAULT)
         async with Client(ours.mcp) as client:
             text = await _text(client, uri)
             times = [await time_once(probes.read(client, uri)) for _ in range(5)]
