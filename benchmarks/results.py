@@ -1,13 +1,14 @@
-"""The measured numbers, as plain dataclasses shared by the benches, the report and plots.
+"""The measured numbers as plain data: what ``measure/`` writes and ``report/`` reads.
 
-Keeping results as data (and dumping them to ``results.json``) separates measuring from
-presenting: the report and the plots can be re-rendered, and the smoke test can assert
-on numbers instead of scraping Markdown.
+The bottom of the benchmarks (it imports nothing else of them): the rows, the names both
+sides agree on, and ``results.json`` in and out. Keeping results as data separates measuring
+from presenting, so the report and the figures are re-rendered from the file alone and the
+smoke test asserts on numbers instead of scraping Markdown.
 
 Example:
     ```python
-    stats = Stats.from_ns([1_000, 2_000, 3_000])
-    stats.median_us  # 2.0
+    results = Results.read_json(Path("benchmarks/results.json"))
+    results.token("github-mcp-server", "typed").fields
     ```
 """
 
@@ -15,9 +16,17 @@ from __future__ import annotations
 
 import json
 import statistics
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+DEFAULT = "typed"
+"""The listing level ours runs at unless a row names another (``ListingSettings``' default)."""
+HEADLINE_CATALOG = "github-mcp-server"
+RANK_CATALOG = "livemcptool"
+GROUPED_CASE = "groups, capped"
+FIRST_LISTING_CASE = "first listing"
+HOST_LISTINGS = ("plain", "default", "minimal", "skeleton")
 
 
 @dataclass(frozen=True)
@@ -39,10 +48,8 @@ class Stats:
 
 @dataclass(frozen=True)
 class TokenRow:
-    """Tokens one mode costs on one catalog (see ``tokens.py`` for the three counts).
-
-    ``names_visible``: how many of the catalog's tools the model can name afterwards.
-    """
+    """Tokens one mode costs on one catalog (per field, one JSON array, the whole wire
+    result); ``names_visible``: the catalog's tools the model can name afterwards."""
 
     catalog: str
     tools: int
@@ -77,8 +84,8 @@ class SweepRow:
 
 @dataclass(frozen=True)
 class RankRow:
-    """How many of the tasks' tools an offline BM25 ranker finds in the top ``k``, ranking
-    over ``source`` (the full definitions, or the listing at ``summary_max_chars``)."""
+    """Task tools a ranker finds in the top ``k``, ranking over ``source`` (the full
+    definitions, or the listing at ``summary_max_chars``)."""
 
     catalog: str
     ranker: str
@@ -95,7 +102,8 @@ class RankRow:
 
 @dataclass(frozen=True)
 class LatencyRow:
-    """Plain FastMCP vs ours for one operation on one transport, measured alternately."""
+    """Plain FastMCP against ours for one operation, timed alternately; ``transport``
+    names the case (transport and deployment shape), ``tools`` the catalog size."""
 
     transport: str
     op: str
@@ -103,6 +111,11 @@ class LatencyRow:
     ours: Stats
     plain_server: Stats | None = None
     ours_server: Stats | None = None
+    tools: int = 0
+
+    @property
+    def case(self) -> str:
+        return self.transport
 
     @property
     def ratio_median(self) -> float:
@@ -111,6 +124,7 @@ class LatencyRow:
     @property
     def ratio_p95(self) -> float:
         return self.ours.p95_us / self.plain.p95_us
+
 
 
 @dataclass(frozen=True)
@@ -146,11 +160,8 @@ class GrantScaleRow:
 
 @dataclass(frozen=True)
 class FileEditRow:
-    """From a description-file write to the first read that serves the new content.
-
-    ``served``: trials whose new text was served before the deadline; ``stale_reads``:
-    reads, over all served trials, that still answered the old text.
-    """
+    """From a description-file write to the first read serving it: ``served`` trials
+    before the deadline, ``stale_reads`` over them that still answered the old text."""
 
     how: str
     trials: int
@@ -161,20 +172,8 @@ class FileEditRow:
 
 
 @dataclass(frozen=True)
-class ScalingRow(LatencyRow):
-    """A ``LatencyRow`` at one catalog size; ``transport`` names the case (deployment
-    shape and transport, e.g. ``mounted`` or ``http+auth``)."""
-
-    tools: int = 0
-
-    @property
-    def case(self) -> str:
-        return self.transport
-
-
-@dataclass(frozen=True)
 class MemoryRow:
-    """What one of ours' caches holds per entry, and its bound (entries; 0: none)."""
+    """What one of ours' caches holds per entry, and its bound (entries)."""
 
     cache: str
     entries: int
@@ -189,17 +188,9 @@ class MemoryRow:
 
 @dataclass(frozen=True)
 class HostRow:
-    """One agent host's first model request for one catalog and listing (``host_bench.py``).
-
-    ``tokens``: o200k_base of the ``tools`` array as the host sent it (compact JSON);
-    ``tools_sent``: entries in it; ``steps_to_first_success``: model steps up to and
-    including the one whose tool call first succeeded (None: never); ``floor_tokens``: the
-    same array with every tool's description removed (what the host's wrapping, the names
-    and the schemas cost on their own); ``arguments_declared``: whether the schema sent for
-    the scenario's tool lets a model send its arguments (``declared``, ``open``,
-    ``forbidden``: ``additionalProperties: false`` without them); ``session_tokens``: o200k
-    of every request body the host sent the model in the run, summed (``requests`` of them).
-    """
+    """One agent host's run for one catalog and listing (``measure/hosts.py``): ``tokens``
+    of its first request's ``tools`` array (-1: none sent), ``floor_tokens`` of the same
+    without descriptions, ``session_tokens`` of every request body (``requests`` of them)."""
 
     host: str
     catalog: str
@@ -218,9 +209,18 @@ class HostRow:
     requests: int = 0
 
 
+ROWS: dict[str, type] = {
+    "tokens": TokenRow, "anatomy": AnatomyRow, "sweep": SweepRow, "ranking": RankRow,
+    "latency": LatencyRow, "listing_scale": ListingScaleRow, "grants": GrantScaleRow,
+    "file_edits": FileEditRow, "scaling": LatencyRow, "memory": MemoryRow, "hosts": HostRow,
+}
+"""The ``Results`` lists of rows, and each one's row type (``read_json``)."""
+
+
 @dataclass
 class Results:
-    """Everything one run measured, plus where and how it ran."""
+    """Everything measured, where and how. ``config["measured"]`` says per section when, on
+    which revision and under what load it ran (sections are measured and merged apart)."""
 
     machine: dict[str, str]
     config: dict[str, Any]
@@ -232,11 +232,18 @@ class Results:
     listing_scale: list[ListingScaleRow] = field(default_factory=list)
     grants: list[GrantScaleRow] = field(default_factory=list)
     file_edits: list[FileEditRow] = field(default_factory=list)
-    scaling: list[ScalingRow] = field(default_factory=list)
+    scaling: list[LatencyRow] = field(default_factory=list)
     memory: list[MemoryRow] = field(default_factory=list)
     facts: dict[str, float] = field(default_factory=dict)
     hosts: list[HostRow] = field(default_factory=list)
-    findings: list[str] = field(default_factory=list)
+    gateway: dict[str, Any] = field(default_factory=dict)
+    gateway_hosts: dict[str, Any] = field(default_factory=dict)
+    """The host matrix on the gateway (``note``, ``rows``), copied from a run of
+    ``tests/hosts/test_matrix.py``: no section measures it, so none replaces it."""
+    lookups: dict[str, Any] = field(default_factory=dict)
+    resolution: list[dict[str, Any]] = field(default_factory=list)
+    hostile: dict[str, Any] = field(default_factory=dict)
+    proxy_start: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
 
     def token(self, catalog: str, mode: str) -> TokenRow | None:
@@ -245,44 +252,34 @@ class Results:
     def latency_row(self, transport: str, op: str) -> LatencyRow | None:
         return next((r for r in self.latency if r.transport == transport and r.op == op), None)
 
+    def measured(self, section: str) -> str:
+        """When and where ``section`` was measured ("" when unknown)."""
+        stamp: str = self.config.get("measured", {}).get(section, "")
+        return stamp
+
     @classmethod
     def read_json(cls, path: Path) -> Results:
         """Results as ``write_json`` stored them (to re-render without measuring again)."""
         data = json.loads(path.read_text(encoding="utf-8"))
-
-        def stats(raw: dict[str, Any] | None) -> Stats | None:
-            return Stats(**raw) if raw else None
-
-        def stats_of(raw: dict[str, Any], *keys: str) -> dict[str, Any]:
-            return {**raw, **{k: stats(raw[k]) for k in keys}}
-
-        def timed(raw: dict[str, Any]) -> dict[str, Any]:
-            kept = {k: v for k, v in raw.items() if not k.startswith("ratio")}
-            return stats_of(kept, "plain", "ours", "plain_server", "ours_server")
-
-        latency = [LatencyRow(**timed(row)) for row in data["latency"]]
-        return cls(
-            machine=data["machine"], config=data["config"],
-            tokens=[TokenRow(**r) for r in data["tokens"]],
-            anatomy=[AnatomyRow(**r) for r in data["anatomy"]],
-            sweep=[SweepRow(**r) for r in data["sweep"]],
-            ranking=[RankRow(**r) for r in data.get("ranking", [])],
-            latency=latency,
-            listing_scale=[ListingScaleRow(**stats_of(r, "warm")) for r in data["listing_scale"]],
-            grants=[GrantScaleRow(**stats_of(r, "write", "hit", "miss")) for r in data["grants"]],
-            file_edits=[FileEditRow(**stats_of(r, "write_to_served")) for r in data["file_edits"]],
-            scaling=[ScalingRow(**timed(r)) for r in data.get("scaling", [])],
-            memory=[MemoryRow(**r) for r in data.get("memory", [])],
-            facts=data.get("facts", {}),
-            hosts=[HostRow(**r) for r in data.get("hosts", [])],
-            findings=data["findings"], seconds=data["seconds"],
-        )
+        known = {f.name for f in fields(cls)}
+        out = cls(**{k: v for k, v in data.items() if k in known and k not in ROWS})
+        for name, row_type in ROWS.items():
+            setattr(out, name, [_row(row_type, raw) for raw in data.get(name, [])])
+        return out
 
     def write_json(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         data = asdict(self)
-        rows = [*self.latency, *self.scaling]
-        for row, raw in zip(rows, [*data["latency"], *data["scaling"]], strict=True):
-            raw["ratio_median"] = round(row.ratio_median, 4)
-            raw["ratio_p95"] = round(row.ratio_p95, 4)
-        path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        for name in ("latency", "scaling"):
+            for row, raw in zip(getattr(self, name), data[name], strict=True):
+                raw["ratio_median"] = round(row.ratio_median, 4)
+                raw["ratio_p95"] = round(row.ratio_p95, 4)
+        path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _row(row_type: type, raw: dict[str, Any]) -> Any:
+    """One row from its JSON (timing summaries back to ``Stats``; derived ratios dropped)."""
+    names = {f.name: f.type for f in fields(row_type)}
+    values = {k: Stats(**v) if isinstance(v, dict) and "median_us" in v else v
+              for k, v in raw.items() if k in names}
+    return row_type(**values)

@@ -1,9 +1,10 @@
-"""What a run measures (a ``Plan``) and the loop that measures it into ``Results``.
+"""What a run measures (a ``Plan``), the sections it runs, and how they merge into one file.
 
-Two plans: ``FULL`` (every catalog, four transports, synthetic catalogs up to 10,000
-tools, 100,000 callers: under ten minutes on two cores) and ``SMOKE`` (the smallest
-catalog, a few iterations, small sizes: well under a minute, for CI). The sections are
-independent, so ``sections`` can pick some of them while working on one.
+Two plans: ``FULL`` (every catalog and section; about half an hour on two cores, the host
+matrix more the first time it builds its virtualenvs) and ``SMOKE`` (the smallest catalog,
+a few iterations, small sizes: well under a minute, for CI). Sections are independent: a
+run of some (``--section``) replaces just theirs in ``results.json``, and each stamps when,
+on which revision and under what load it was measured (``config["measured"]``).
 
 Example:
     ```python
@@ -14,25 +15,37 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import functools
+import datetime
+import os
+import platform
+import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, replace
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import host_bench, latency_bench, ranking, scale_bench, scaling_bench, token_bench
-from .corpus import REPO_ROOT, Catalog, load_corpus
-from .findings import derive
-from .latency_bench import Budget
-from .machine import describe
-from .replay import DEFAULT
-from .results import Results
-from .scenarios import scenario_for
-from .targets import HEADLINE_CATALOG
+from tests.corpus import REPO_ROOT, load_tasks
 
-SECTIONS = ("tokens", "latency", "scale", "hosts", "scaling")
+from .measure import (
+    cost,
+    gateway,
+    hostile,
+    hosts,
+    proxy_start,
+    ranking,
+    resolve,
+    scale,
+    scaling,
+    tokens,
+)
+from .measure.catalogs import Catalog, load_corpus, scenario_for
+from .results import DEFAULT, HEADLINE_CATALOG, RANK_CATALOG, Results
+
+PACKAGES = ("fastmcp", "mcp", "mcp-types", "fastmcp-progressive", "pydantic", "uvicorn",
+            "py-key-value-aio", "bpe-openai", "bm25s", "matplotlib")
 
 
 @dataclass(frozen=True)
@@ -40,153 +53,174 @@ class Plan:
     """Everything a run measures and how hard; see ``FULL`` and ``SMOKE``."""
 
     name: str
-    catalogs: tuple[str, ...] | None
-    latency_catalog: str | None
-    transports: tuple[str, ...]
-    budget: Budget
-    per_catalog_lists: int
-    listing_sizes: tuple[int, ...]
-    listing_iterations: int
-    grant_callers: int
-    grant_batches: int
-    edit_trials: int
-    scaling: scaling_bench.ScalingBudget = scaling_bench.FULL
-    sections: tuple[str, ...] = SECTIONS
+    sections: tuple[str, ...]
+    catalogs: tuple[str, ...] | None = None
+    latency_catalog: str = "azure-mcp"
+    transports: tuple[str, ...] = ("memory", "http", "http legacy", "http+auth")
+    budget: cost.Budget = cost.FULL
+    listing_sizes: tuple[int, ...] = scale.LISTING_SIZES
+    listing_iterations: int = 20
+    grant_callers: int = 100_000
+    grant_batches: int = 50
+    edit_trials: int = 20
+    scaling: scaling.ScalingBudget = scaling.FULL
+    resolutions: int = 2_000
+    hostile_repeat: int = 3
+    proxy_rounds: int = 5
 
 
-FULL = Plan(
-    name="full", catalogs=None, latency_catalog=None,
-    transports=tuple(latency_bench.TRANSPORTS), budget=latency_bench.FULL,
-    per_catalog_lists=40, listing_sizes=scale_bench.LISTING_SIZES, listing_iterations=20,
-    grant_callers=100_000, grant_batches=50, edit_trials=20,
-)
-SMOKE = Plan(
-    name="smoke", catalogs=None, latency_catalog=None,
-    transports=("memory", "http"), budget=latency_bench.SMOKE,
-    per_catalog_lists=0, listing_sizes=(10, 100), listing_iterations=3,
-    grant_callers=1_000, grant_batches=5, edit_trials=2, scaling=scaling_bench.SMOKE,
-    sections=("tokens", "latency", "scale", "scaling"),  # hosts need the framework virtualenvs
-)
-
-
-def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-async def _timed(label: str, work: Callable[[], Awaitable[Any]]) -> Any:
-    began = time.perf_counter()
-    _log(f"[bench] {label} ...")
-    result = await work()
-    _log(f"[bench] {label}: {time.perf_counter() - began:.1f} s")
-    return result
-
-
-def _catalogs(plan: Plan) -> list[Catalog]:
-    catalogs = load_corpus(plan.catalogs)
-    return catalogs[:1] if plan.name == "smoke" and plan.catalogs is None else catalogs
-
-
-async def _tokens(results: Results, catalogs: list[Catalog]) -> None:
+async def _tokens(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
     for catalog in catalogs:
-        rows, anatomy = await _timed(f"tokens {catalog.name}",
-                                     functools.partial(token_bench.measure_catalog, catalog))
+        rows, anatomy = await tokens.measure_catalog(catalog)
         results.tokens += rows
         results.anatomy += anatomy
-    headline = next((c for c in catalogs if c.name == HEADLINE_CATALOG), None)
-    if headline is not None:
-        results.sweep = await _timed("summary_max_chars sweep",
-                                     lambda: token_bench.sweep_summary_chars(headline))
-    ranked = next((c for c in catalogs if c.name == ranking.RANK_CATALOG), None)
-    if ranked is not None and (ranked_tasks := ranking.load_tasks()):
-        results.ranking = await _timed(
-            "ranking (BM25, LiveMCPBench tasks)",
-            lambda: ranking.measure_ranking(ranked, ranked_tasks))
+    by_name = {c.name: c for c in catalogs}
+    if HEADLINE_CATALOG in by_name:
+        results.sweep = await tokens.sweep_summary_chars(by_name[HEADLINE_CATALOG])
+    if RANK_CATALOG in by_name:
+        results.ranking = await ranking.measure_ranking(by_name[RANK_CATALOG], load_tasks())
+    results.config["session_tools"] = {c.name: scenario_for(c).tools(5) for c in catalogs}
+
+
+def _latency_catalog(plan: Plan, catalogs: list[Catalog]) -> Catalog:
+    chosen = [c for c in catalogs if c.name == plan.latency_catalog]
+    return chosen[0] if chosen else catalogs[-1]
 
 
 async def _latency(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
-    name = plan.latency_catalog
-    catalog = load_corpus([name])[0] if name else catalogs[-1]
-    results.config["latency_catalog"] = catalog.name
-    results.config["latency_tools"] = len(catalog.tools)
-    results.latency += await _timed(
-        f"latency {catalog.name}",
-        lambda: latency_bench.measure(catalog, budget=plan.budget, transports=plan.transports))
-    results.latency += await _timed(
-        "latency with a listing middleware",
-        lambda: latency_bench.listing_hook_cost(catalog, budget=plan.budget))
-    if plan.per_catalog_lists:
-        results.latency += await _timed(
-            "tools/list per catalog",
-            lambda: latency_bench.listing_per_catalog(catalogs, plan.per_catalog_lists))
+    catalog = _latency_catalog(plan, catalogs)
+    results.config.update(latency_catalog=catalog.name, latency_tools=len(catalog.tools))
+    results.latency = await cost.measure(catalog, budget=plan.budget, transports=plan.transports)
+    if plan.budget.per_catalog_lists:
+        results.latency += await cost.listing_per_catalog(catalogs, plan.budget.per_catalog_lists)
 
 
 async def _scale(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
-    results.listing_scale = await _timed(
-        "listing at scale",
-        lambda: scale_bench.listing_scale(plan.listing_sizes, iterations=plan.listing_iterations))
-    results.grants = await _timed(
-        "grant store at scale",
-        lambda: scale_bench.grant_scale(plan.grant_callers, batches=plan.grant_batches))
-    results.file_edits = await _timed(
-        "file edits", lambda: scale_bench.file_edits(catalogs[0], trials=plan.edit_trials))
+    results.listing_scale = await scale.listing_scale(plan.listing_sizes,
+                                                      iterations=plan.listing_iterations)
+    results.grants = await scale.grant_scale(plan.grant_callers, batches=plan.grant_batches)
+    results.file_edits = await scale.file_edits(catalogs[0], trials=plan.edit_trials)
 
 
 async def _scaling(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
-    name = plan.latency_catalog
-    first = load_corpus([name])[0] if name else catalogs[-1]
-    results.scaling, results.memory, facts = await _timed(
-        "scaling (issue 14)", lambda: scaling_bench.measure(plan.scaling, first))
-    results.facts.update(facts)
+    first = _latency_catalog(plan, catalogs)
+    results.scaling, results.memory, results.facts = await scaling.measure(plan.scaling, first)
     results.config["first_listing_catalog"] = first.name
 
 
-async def _hosts(results: Results) -> None:
-    results.hosts = await _timed("what hosts send", lambda: asyncio.to_thread(host_bench.measure))
-    results.config["hosts_measured"] = f"{results.machine['date']}, {results.machine['revision']}"
+async def _hosts(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
+    results.hosts = await asyncio.to_thread(hosts.measure)
+
+
+async def _gateway(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
+    results.gateway = await gateway.measure()
+
+
+async def _resolution(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
+    results.resolution = await resolve.measure(plan.resolutions)
+
+
+async def _hostile(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
+    results.hostile = await hostile.measure(plan.hostile_repeat)
+
+
+async def _proxy_start(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
+    results.proxy_start = await proxy_start.measure(plan.proxy_rounds)
+
+
+Section = Callable[[Results, Plan, list[Catalog]], Awaitable[None]]
+SECTIONS: dict[str, tuple[Section, tuple[str, ...], tuple[str, ...]]] = {
+    "tokens": (_tokens, ("tokens", "anatomy", "sweep", "ranking"), ("session_tools",)),
+    "hosts": (_hosts, ("hosts",), ()),
+    "latency": (_latency, ("latency",), ("latency_catalog", "latency_tools")),
+    "scale": (_scale, ("listing_scale", "grants", "file_edits"), ()),
+    "scaling": (_scaling, ("scaling", "memory", "facts"), ("first_listing_catalog",)),
+    "gateway": (_gateway, ("gateway",), ()),
+    "resolution": (_resolution, ("resolution",), ()),
+    "hostile": (_hostile, ("hostile",), ()),
+    "proxy-start": (_proxy_start, ("proxy_start",), ()),
+}
+"""Each section: what measures it, the ``Results`` fields and config keys it fills."""
+
+FULL = Plan("full", tuple(SECTIONS))
+SMOKE = Plan("smoke", ("tokens", "latency", "scale", "scaling"), transports=("memory", "http"),
+             budget=cost.SMOKE, listing_sizes=(10, 100), listing_iterations=3,
+             grant_callers=1_000, grant_batches=5, edit_trials=2, scaling=scaling.SMOKE)
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def describe() -> dict[str, str]:
+    """Machine, OS, interpreter, package versions and source revision of this run."""
+    try:
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
+        revision = _git("rev-parse", "--short", "HEAD") + (" + uncommitted changes" if dirty
+                                                           else "")
+    except (OSError, subprocess.CalledProcessError):
+        revision = "unknown"
+    cpu = next((line.split(":", 1)[1].strip() for line in _lines("/proc/cpuinfo")
+                if line.startswith("model name")), platform.machine())
+    kib = next((int(line.split()[1]) for line in _lines("/proc/meminfo")
+                if line.startswith("MemTotal:")), 0)
+    info = {"date": _now(), "cpu": f"{cpu} ({len(os.sched_getaffinity(0))} of "
+            f"{os.cpu_count()} logical CPUs usable)", "memory": f"{kib / 2**20:.1f} GiB",
+            "os": platform.platform(),
+            "python": f"{platform.python_implementation()} {platform.python_version()}",
+            "revision": revision}
+    for package in PACKAGES:
+        try:
+            info[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            info[package] = "not installed"
+    return info
+
+
+def _lines(path: str) -> list[str]:
+    try:
+        return Path(path).read_text().splitlines()
+    except OSError:
+        return []
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 async def run(plan: Plan) -> Results:
-    """Measure every section the plan names."""
+    """Measure every section the plan names, each stamped with when and under what load."""
+    catalogs = load_corpus(plan.catalogs)
+    if plan.name == "smoke" and plan.catalogs is None:
+        catalogs = catalogs[:1]
+    config: dict[str, Any] = {"plan": asdict(plan), "ours_level": DEFAULT, "measured": {}}
+    results = Results(machine=describe(), config=config)
     began = time.perf_counter()
-    catalogs = _catalogs(plan)
-    config: dict[str, Any] = {k: v for k, v in asdict(plan).items() if k != "budget"}
-    config["budget"] = asdict(plan.budget)
-    config["session_tools"] = {c.name: scenario_for(c).tools(5) for c in catalogs}
-    config["ours_level"] = DEFAULT
-    results = Results(machine=describe(REPO_ROOT), config=config)
-    if "tokens" in plan.sections:
-        await _tokens(results, catalogs)
-    if "latency" in plan.sections:
-        await _latency(results, plan, catalogs)
-    if "scale" in plan.sections:
-        await _scale(results, plan, catalogs)
-    if "scaling" in plan.sections:
-        await _scaling(results, plan, catalogs)
-    if "hosts" in plan.sections:
-        await _hosts(results)
-    results.findings = derive(results)
+    for name in plan.sections:
+        print(f"[bench] {name} ...", file=sys.stderr, flush=True)
+        before, started = os.getloadavg()[0], time.perf_counter()
+        await SECTIONS[name][0](results, plan, catalogs)
+        low, high = sorted((before, os.getloadavg()[0]))
+        config["measured"][name] = (f"{_now()} on {results.machine['revision']}, 1-minute load "
+                                    f"{low:.1f} to {high:.1f}")
+        print(f"[bench] {name}: {time.perf_counter() - started:.1f} s", file=sys.stderr,
+              flush=True)
     results.seconds = time.perf_counter() - began
     return results
 
 
-SECTION_FIELDS = {"tokens": ("tokens", "anatomy", "sweep"), "latency": ("latency",),
-                  "scale": ("listing_scale", "grants", "file_edits"),
-                  "scaling": ("scaling", "memory", "facts"), "hosts": ("hosts",)}
-SECTION_CONFIG = {"latency": ("latency_catalog", "latency_tools"),
-                  "scaling": ("first_listing_catalog",), "hosts": ("hosts_measured",)}
-"""Which ``Results`` fields and config keys each section fills (``merged``)."""
-
-
-def merged(previous: Results, new: Results, sections: Sequence[str]) -> Results:
-    """``previous`` with the sections ``new`` measured replaced by ``new``'s: a run of one
+def merged(previous: Results, new: Results, sections: tuple[str, ...]) -> Results:
+    """``previous`` with the sections ``new`` measured taken from ``new``: a run of one
     section (``--section hosts``) updates the report without dropping the others."""
-    out = replace(previous, config=dict(previous.config))
+    config = {**previous.config, "measured": {**previous.config.get("measured", {})}}
+    out = replace(previous, machine=new.machine, config=config)
     for section in sections:
-        for name in SECTION_FIELDS[section]:
+        _, names, keys = SECTIONS[section]
+        for name in names:
             setattr(out, name, getattr(new, name))
-        for key in SECTION_CONFIG.get(section, ()):
-            if key in new.config:
-                out.config[key] = new.config[key]
+        config.update({k: new.config[k] for k in keys if k in new.config})
+        config["measured"][section] = new.config["measured"][section]
     return out
 
 
@@ -197,14 +231,6 @@ def customized(plan: Plan, *, catalogs: list[str] | None, sections: list[str] | 
     if sections:
         unknown = set(sections) - set(SECTIONS)
         if unknown:
-            raise ValueError(f"unknown sections {sorted(unknown)}; choose from {SECTIONS}")
+            raise ValueError(f"unknown sections {sorted(unknown)}; choose from {list(SECTIONS)}")
         plan = replace(plan, sections=tuple(sections))
     return plan
-
-
-def default_paths(plan: Plan, out: Path | None) -> tuple[Path, Path, Path]:
-    """(report, figures folder, results JSON) for a run writing into ``out``."""
-    if out is not None:
-        return out / "BENCHMARKS.md", out / "figures", out / "results.json"
-    return (REPO_ROOT / "BENCHMARKS.md", REPO_ROOT / "benchmarks" / "figures",
-            REPO_ROOT / "benchmarks" / "results.json")

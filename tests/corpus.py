@@ -53,3 +53,25 @@ def smallest_catalog() -> tuple[str, list[dict[str, Any]]]:
     loaded = {name: catalog_tools(catalog_path(name)) for name in names}
     name = min(loaded, key=lambda n: (len(loaded[n]), n))
     return name, loaded[name]
+
+
+SERVERS_FILE = "livemcptool.servers.json"
+TASKS_FILE = "livemcpbench-tasks.public.json"
+
+
+def servers_path() -> Path:
+    """LiveMCPBench's 70 servers (``server``, ``title``, ``description``, ``tools``)."""
+    return corpus_dir() / SERVERS_FILE
+
+
+def load_servers() -> list[dict[str, Any]]:
+    data = json.loads(servers_path().read_text(encoding="utf-8"))
+    if not isinstance(data, list) or not all(isinstance(s, dict) and "server" in s for s in data):
+        raise ValueError(f"{servers_path()}: expected a JSON array of servers")
+    return data
+
+
+def load_tasks() -> list[dict[str, Any]]:
+    """LiveMCPBench's public tasks: a ``question`` and the ``tools`` (short names) it needs."""
+    data = json.loads((corpus_dir() / TASKS_FILE).read_text(encoding="utf-8"))
+    return [t for t in data if isinstance(t, dict) and isinstance(t.get("question"), str)]

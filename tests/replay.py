@@ -9,7 +9,8 @@ so a client that validates structured output accepts the answer.
 
 ``ReplayTool`` keeps FastMCP's own equality semantics (and so is unhashable, exactly like
 ``FunctionTool``). Tests replay corpus catalogs with it, and so do the benchmarks
-(``benchmarks/replay.py``), so both count the same listing.
+(``benchmarks/measure/servers.py``), so both count the same listing. ``gateway()`` replays
+LiveMCPBench's 70 servers (527 tools) behind one front, each mounted under its name.
 
 Example:
     ```python
@@ -24,7 +25,11 @@ from __future__ import annotations
 from typing import Any
 
 import mcp_types as mt
+from fastmcp import FastMCP
+from fastmcp.server.middleware import Middleware
 from fastmcp.tools.base import Tool, ToolResult
+
+from tests.corpus import load_servers
 
 REPLY = "ok"
 
@@ -84,3 +89,19 @@ def placeholder(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> A
     return {"array": [], "string": "", "integer": 0, "number": 0, "boolean": False}.get(
         str(kind)
     )
+
+
+def gateway(middleware: Middleware | None = None,
+            servers: list[dict[str, Any]] | None = None) -> FastMCP:
+    """The LiveMCPTool gateway: every server replayed (its description as its
+    instructions) and mounted under its name, as ``proxy --config`` serves upstreams, so
+    each is a group; ``middleware`` (ours, or None for plain) on the front."""
+    front = FastMCP("livemcptool-gateway")
+    for spec in servers if servers is not None else load_servers():
+        child = FastMCP(spec["server"], instructions=spec.get("description") or None)
+        for tool in spec["tools"]:
+            child.add_tool(replay_tool(tool))
+        front.mount(child, namespace=spec["server"])
+    if middleware is not None:
+        front.add_middleware(middleware)
+    return front

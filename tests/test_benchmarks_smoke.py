@@ -119,3 +119,17 @@ def test_scaling_section_ran(smoke: tuple[Path, dict[str, Any]]) -> None:
     assert all(m["entries"] <= m["bound"] for m in data["memory"])
     assert data["facts"]["unknown_bytes_100"] > 0
     assert "## 4. Scaling" in (out / "BENCHMARKS.md").read_text(encoding="utf-8")
+
+
+def test_the_report_is_its_results_file_rendered(smoke: tuple[Path, dict[str, Any]]) -> None:
+    """``--from-json`` re-renders the very report the run wrote, from results.json alone."""
+    out, _ = smoke
+    written = (out / "BENCHMARKS.md").read_text(encoding="utf-8")
+    again = out.parent / f"{out.name}-again"
+    again.mkdir(exist_ok=True)
+    (again / "results.json").write_bytes((out / "results.json").read_bytes())
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--from-json", "--no-plots", "--out", str(again)],
+        cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert (again / "BENCHMARKS.md").read_text(encoding="utf-8") == written

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from benchmarks.host_bench import row, without_descriptions
-from benchmarks.host_report import section, target_rows
+from benchmarks.measure.hosts import row, without_descriptions
+from benchmarks.report.hosts import section
+from benchmarks.report.targets import judge
 from benchmarks.results import HostRow, Results
 from fastmcp_progressive.cli.tokens import count
 
@@ -50,7 +51,7 @@ def _host(listing: str, tokens: int, sent: int = 118, host: str = "h",
 
 
 def _met(results: Results) -> dict[str, bool | None]:
-    return {name: met for name, _, _, met in target_rows(results)}
+    return {t.name: t.met for t in judge(results) if t.name.startswith(("h:", "median"))}
 
 
 def test_tools_target_needs_60_percent_and_every_name() -> None:
@@ -91,9 +92,9 @@ def test_session_target_needs_50_percent_and_the_body_run() -> None:
 
 def test_section_renders_only_when_hosts_were_measured() -> None:
     results = Results(machine={}, config={})
-    assert section(results) == []
+    assert section(results, "figures") == []
     results.hosts = [_host("plain", 10_000, session=30_000),
                      _host("default", 1_600, session=9_000)]
-    text = "\n".join(section(results))
+    text = "\n".join(section(results, "figures"))
     assert "What hosts send the model" in text and "1,600 (-84%)" in text
     assert "30,000 / 9,000 (-70%)" in text

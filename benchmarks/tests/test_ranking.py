@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.ranking import listed_text, rankers, recall
-from benchmarks.report import _ranking
+from benchmarks.measure.ranking import listed_text, rankers, recall
+from benchmarks.report.targets import judge
+from benchmarks.report.tokens import _ranking
 from benchmarks.results import RankRow, Results
-from benchmarks.targets import judge
 
 NAMES = ["weather__get_forecast", "mail__send_email", "files__read_file", "other__read_file"]
 TEXTS = ["get forecast Weather forecast for a city", "send email Send an e-mail message",
@@ -38,5 +38,6 @@ def test_report_and_targets_judge_the_ratio_per_ranker() -> None:
     ])
     text = "\n".join(_ranking(results))
     assert "| r | typed listing | 100 | 5 | 26 / 100 | 26.0% | 0.87 |" in text
+    assert "| r | 0.87 |" in text  # the summary at the default length
     (target,) = [t for t in judge(results) if "finds tasks' tools" in t.name]
     assert target.met is False and "26 vs 30" in target.measured  # only the default length

@@ -5,7 +5,7 @@ arguments alone. The check used to run pure-Python ``jsonschema`` on the event l
 unauthenticated call stalled every client for seconds: ``uniqueItems`` of a ``set[str]`` is
 quadratic there, a ``pattern`` like ``^(\\w+\\s?)*$`` backtracks exponentially. It now asks
 the validator FastMCP itself runs (pydantic-core: linear, Rust regexes), so the same call
-costs what plain FastMCP costs (``benchmarks/hostile_bench.py`` times it).
+costs what plain FastMCP costs (``benchmarks/measure/hostile.py`` times it).
 
 Each attack below stalled the loop 4-11 s on the old code; the tests measure the loop's
 longest stall while the attack is served (a heartbeat task), against a generous bound.

@@ -4,7 +4,7 @@ A listing used to ``stat`` every description file in the folder: 50,000 files fo
 that do not exist made each ``tools/list`` take 774 ms instead of 1 ms. It now stats only
 the files of the tools it lists (which files exist comes from a directory scan kept until
 the folder changes), so an edit to a listed tool's file is still served by the very next
-listing. ``benchmarks/hostile_bench.py`` times it.
+listing. ``benchmarks/measure/hostile.py`` times it.
 """
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ def catalog_server(name: str) -> FastMCP:
 
     replay.REPLY = REPLY
     if name == "livemcptool":
-        from benchmarks.gateway import gateway
+        from tests.replay import gateway
 
         return gateway()
     server = FastMCP(f"replay-{name}")

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.gateway import servers_path
+from tests.corpus import servers_path
 from tests.hosts.frameworks import FRAMEWORKS
 from tests.hosts.harness import Cell, run_cells
 from tests.hosts.make_venvs import ensure

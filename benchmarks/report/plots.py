@@ -1,7 +1,7 @@
 """PNG figures that show the savings and costs at a glance.
 
 matplotlib is an optional, benchmark-only dependency (the ``bench`` extra): without it the
-report is written with its tables and says the figures were skipped.
+report is written with its tables and the figures are left as they are.
 
 - ``tokens_by_mode.png``: model-visible tokens per catalog for each mode (log scale);
 - ``latency_ratios.png``: median (bar) and p95 (dot) time ratio ours / plain per operation
@@ -22,7 +22,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .results import Results
+from ..results import HEADLINE_CATALOG, Results
+from .hosts import MEDIAN_TOOLS_CUT, SESSION_CUT, TOOLS_CUT, cuts
 
 TOKEN_MODES = ("plain", "skeleton", "typed", "minimal", "typed+2", "typed+5", "regex+search",
                "bm25+search")
@@ -85,7 +86,8 @@ def _tokens(plt: Any, results: Results, folder: Path) -> Path | None:
                         xytext=(4, 0), textcoords="offset points", fontsize=7, ha="left",
                         va="top")
     ax.set_yticks(range(len(catalogs)))
-    ax.set_yticklabels([f"{c} ({_tool_count(results, c)})" for c in catalogs])
+    ax.set_yticklabels([f"{c} ({getattr(results.token(c, 'plain'), 'tools', 0)})"
+                        for c in catalogs])
     ax.invert_yaxis()
     ax.set_xscale("log")
     ax.set_xlabel("model-visible tokens (o200k_base, per field; log scale)")
@@ -93,11 +95,6 @@ def _tokens(plt: Any, results: Results, folder: Path) -> Path | None:
     ax.set_xlim(right=max(r.fields for r in results.tokens) * 4)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(plt, fig, folder / "tokens_by_mode.png")
-
-
-def _tool_count(results: Results, catalog: str) -> int:
-    row = results.token(catalog, "plain")
-    return row.tools if row else 0
 
 
 def _latency(plt: Any, results: Results, folder: Path) -> Path | None:
@@ -147,8 +144,6 @@ def _scale(plt: Any, results: Results, folder: Path) -> Path | None:
 
 
 def _hosts(plt: Any, results: Results, folder: Path) -> Path | None:
-    from .host_report import MEDIAN_TOOLS_CUT, SESSION_CUT, TARGET_CATALOG, TOOLS_CUT, cuts
-
     rows = [(host, tools, session) for host, tools, session in cuts(results)
             if tools is not None]
     if not rows:
@@ -171,6 +166,6 @@ def _hosts(plt: Any, results: Results, folder: Path) -> Path | None:
     ax.invert_yaxis()
     ax.set_xlim(min(0, *(100 * (s or 0) for _, _, s in rows)), 100)
     ax.set_xlabel("% fewer o200k tokens than the same framework against the plain server")
-    ax.set_title(f"What agent frameworks send the model: {TARGET_CATALOG}, default level")
+    ax.set_title(f"What agent frameworks send the model: {HEADLINE_CATALOG}, default level")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(plt, fig, folder / "hosts_cuts.png")

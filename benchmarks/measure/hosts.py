@@ -1,18 +1,15 @@
 """What real agent hosts send the model, and how many model steps first use takes.
 
-The server-side token counts (``token_bench.py``) measure the listing as FastMCP emits it.
-A host re-wraps every tool before the model sees it (``{"type": "function", ...}``,
-``"strict": false``, an added ``"properties": {}``, re-serialised schemas), so this section
-drives the host matrix's real frameworks (``tests/hosts/``: each in its own virtualenv,
-against a scripted OpenAI-compatible endpoint that records every request) over streamable
-HTTP and counts the ``tools`` array of the host's first model request: o200k_base over
-compact JSON, exactly as sent; and the whole session: every request body of the run
-(system prompt, messages, tool results, the ``tools`` array each time), summed. Per host,
-per catalog (the demo server and a replayed github-mcp-server), per listing (``plain`` = no
-middleware, ``default`` = as shipped, ``minimal``, ``skeleton``), with the model steps to the
-first successful call.
+Drives the host matrix's frameworks (``tests/hosts/``, a virtualenv each, made on first use)
+over streamable HTTP against a scripted model endpoint recording every request, per catalog
+(demo, github-mcp-server) and listing (plain, default, minimal, skeleton): o200k of the
+``tools`` array of the first request as sent (hosts re-wrap every tool), of the whole
+session, and the model steps to the first successful call.
 
-Needs the framework virtualenvs (``python tests/hosts/make_venvs.py``; made on first use).
+Example:
+    ```python
+    rows = measure(["langchain"])
+    ```
 """
 
 from __future__ import annotations
@@ -24,10 +21,9 @@ from typing import Any
 
 from fastmcp_progressive.cli.tokens import count
 
-from .results import HostRow
+from ..results import HOST_LISTINGS, HostRow
 
 CATALOGS = ("demo", "github-mcp-server")
-LISTINGS = ("plain", "default", "minimal", "skeleton")
 
 
 def without_descriptions(tools: list[Any]) -> list[Any]:
@@ -45,26 +41,24 @@ def row(host: str, catalog: str, listing: str, summary: dict[str, Any]) -> HostR
     """One measured cell as a ``HostRow`` (``tokens`` -1 when the host sent no request)."""
     arrays = summary.get("tools_arrays") or []
     sent = arrays[0] if arrays else []
-    clients = summary.get("client_info") or [{}]
+    client = (summary.get("client_info") or [{}])[0]
     return HostRow(
         host=host, catalog=catalog, listing=listing, tools_sent=len(sent),
         tokens=count(sent) if arrays else -1,
         steps_to_first_success=summary.get("steps_to_first_success"),
-        refusals=int(summary.get("refusals") or 0),
-        body_ran=bool(summary.get("body_ran")),
+        refusals=int(summary.get("refusals") or 0), body_ran=bool(summary.get("body_ran")),
         arguments_intact=bool(summary.get("arguments_intact")),
-        client=f"{clients[0].get('name')} {clients[0].get('version')}",
+        client=f"{client.get('name')} {client.get('version')}",
         floor_tokens=count(without_descriptions(sent)) if arrays else -1,
         arguments_declared=str(summary.get("arguments_declared") or ""),
         error=(summary.get("error") or "")[:300],
         session_tokens=int(summary.get("session_tokens", -1)),
-        requests=int(summary.get("requests") or 0),
-    )
+        requests=int(summary.get("requests") or 0))
 
 
 def measure(frameworks: Sequence[str] | None = None, catalogs: Sequence[str] = CATALOGS,
-            listings: Sequence[str] = LISTINGS, parallel: int = 2) -> list[HostRow]:
-    """Run every host x catalog x listing over streamable HTTP; one ``HostRow`` each."""
+            listings: Sequence[str] = HOST_LISTINGS, parallel: int = 2) -> list[HostRow]:
+    """Every host x catalog x listing over streamable HTTP; one ``HostRow`` each."""
     from tests.hosts.frameworks import FRAMEWORKS
     from tests.hosts.harness import Cell, run_cells
     from tests.hosts.make_venvs import ensure

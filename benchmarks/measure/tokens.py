@@ -1,0 +1,137 @@
+"""Section 1: tokens per catalog and mode, counted from what a real client receives.
+
+Each catalog replayed on FastMCP and listed by an in-memory ``fastmcp.Client``: plain, ours
+at each level (no description files: what one line of middleware gives), plus reads of 2 or
+5 full definitions, what ours adds outside the listing (``extras``), and FastMCP's search
+transforms with one search. Counts are ``fastmcp_progressive.cli.tokens``' (the CLI's).
+
+Example:
+    ```python
+    rows, anatomy = await measure_catalog(catalog)
+    ```
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from fastmcp import Client
+
+from fastmcp_progressive import ListingSettings
+from fastmcp_progressive.cli.tokens import (
+    count,
+    count_text,
+    listing_field_tokens,
+    listing_json_tokens,
+    model_view,
+)
+from fastmcp_progressive.payloads import DESCRIPTIONS_URI, resource_uri_for
+
+from ..results import DEFAULT, AnatomyRow, SweepRow, TokenRow
+from .catalogs import SESSION_SIZES, Catalog, scenario_for
+from .servers import PROGRESSIVE, SEARCH, build_server, text_of, wire
+
+SWEEP_CHARS = (40, 60, 80, 100, 140)
+
+
+@dataclass(frozen=True)
+class _Counted:
+    """A payload's three counts plus how many catalog names it lets the model see."""
+
+    fields: int
+    json: int
+    wire: int
+    visible: int
+
+    def plus_text(self, text: str, result: dict[str, Any], found: int = 0) -> _Counted:
+        """This payload followed by a read or search whose text the model is given."""
+        tokens = count_text(text)
+        return _Counted(self.fields + tokens, self.json + tokens, self.wire + count(result),
+                        self.visible + found)
+
+    def row(self, catalog: Catalog, mode: str) -> TokenRow:
+        return TokenRow(catalog.name, len(catalog.tools), mode, self.fields, self.json,
+                        self.wire, self.visible)
+
+
+async def listed(client: Client[Any], catalog: Catalog) -> tuple[_Counted, list[dict[str, Any]]]:
+    """The listing's counts, and the listed tools as JSON."""
+    result = wire(await client.list_tools_mcp(cache_mode="bypass"))
+    tools: list[dict[str, Any]] = result["tools"]
+    visible = len({t["name"] for t in tools} & set(catalog.names))
+    return _Counted(listing_field_tokens(tools), listing_json_tokens(tools), count(result),
+                    visible), tools
+
+
+def _anatomy(catalog: Catalog, mode: str, tools: list[dict[str, Any]]) -> AnatomyRow:
+    return AnatomyRow(catalog.name, mode, len(tools),
+                      names=sum(count_text(t["name"]) for t in tools),
+                      descriptions=sum(count_text(t.get("description") or "") for t in tools),
+                      schemas=sum(count(t.get("inputSchema", {})) for t in tools))
+
+
+async def _progressive(catalog: Catalog, level: str) -> tuple[list[TokenRow], AnatomyRow]:
+    async with Client(build_server(catalog, level).mcp) as client:
+        listing, tools = await listed(client, catalog)
+        rows = [listing.row(catalog, level)]
+        sessions = [(f"{level}+{n}", scenario_for(catalog).tools(n)) for n in SESSION_SIZES]
+        if level == DEFAULT:
+            largest = sorted(catalog.tools, key=lambda t: count(model_view(t)), reverse=True)
+            sessions.append((f"{level}+5 largest", [t["name"] for t in largest[:5]]))
+        for mode, names in sessions:
+            read = await client.read_resource_mcp(resource_uri_for(names))
+            rows.append(listing.plus_text(text_of(read.contents), wire(read)).row(catalog, mode))
+        if level == DEFAULT:  # instructions, our resource and prompt entries
+            resources = wire(await client.list_resources_mcp())["resources"]
+            entries = [r for r in resources if r["uri"].startswith(DESCRIPTIONS_URI)]
+            entries += wire(await client.list_prompts_mcp())["prompts"]
+            extra = count_text(client.instructions or "") + sum(count(e) for e in entries)
+            rows.append(_Counted(extra, extra, extra, 0).row(catalog, "extras"))
+    return rows, _anatomy(catalog, level, tools)
+
+
+async def _search(catalog: Catalog, variant: str) -> list[TokenRow]:
+    scenario = scenario_for(catalog)
+    arguments = {"pattern": scenario.regex} if variant == "regex" else {"query": scenario.query}
+    async with Client(build_server(catalog, variant).mcp) as client:
+        listing, _ = await listed(client, catalog)
+        result = await client.call_tool_mcp("search_tools", arguments)
+    text = text_of(result.content)
+    try:
+        found = json.loads(text)
+    except json.JSONDecodeError:
+        found = []
+    names = set(catalog.names)
+    hits = sum(1 for item in found if isinstance(item, dict) and item.get("name") in names) \
+        if isinstance(found, list) else 0
+    searched = listing.plus_text(text, wire(result), hits)
+    return [listing.row(catalog, variant), searched.row(catalog, f"{variant}+search")]
+
+
+async def measure_catalog(catalog: Catalog) -> tuple[list[TokenRow], list[AnatomyRow]]:
+    """Every mode's token row for one catalog, and where each listing's tokens go."""
+    async with Client(build_server(catalog, "plain").mcp) as client:
+        listing, tools = await listed(client, catalog)
+    rows, anatomy = [listing.row(catalog, "plain")], [_anatomy(catalog, "plain", tools)]
+    for level in PROGRESSIVE:
+        more, parts = await _progressive(catalog, level)
+        rows += more
+        anatomy.append(parts)
+    for variant in SEARCH:
+        rows += await _search(catalog, variant)
+    return rows, anatomy
+
+
+async def sweep_summary_chars(catalog: Catalog, chars: tuple[int, ...] = SWEEP_CHARS
+                              ) -> list[SweepRow]:
+    """Default-level listing tokens as ``summary_max_chars`` varies."""
+    rows: list[SweepRow] = []
+    for limit in chars:
+        server = build_server(catalog, DEFAULT,
+                              options={"listing": ListingSettings(summary_max_chars=limit)})
+        async with Client(server.mcp) as client:
+            listing, _ = await listed(client, catalog)
+        rows.append(SweepRow(catalog.name, limit, listing.fields, listing.json))
+    return rows

@@ -1,0 +1,219 @@
+"""The issues' targets judged against the results: one list, used by the report and the CLI.
+
+Token targets are judged on both model-visible counts (per field, the README's; one JSON
+array, the issue's own "plain: 25,136"), because they disagree on github-mcp-server. A
+target whose input was not measured (the smoke run has no github catalog) is reported as
+not measured rather than passed. Scaling targets (issue 14) are judged at the largest size
+measured; the meaning target (issue 19) at the default ``summary_max_chars``.
+
+Example:
+    ```python
+    for t in judge(results):
+        print(t.name, t.measured, t.met)
+    ```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import median
+
+from fastmcp_progressive import ListingSettings
+
+from ..results import DEFAULT, FIRST_LISTING_CASE, HEADLINE_CATALOG, LatencyRow, Results
+from . import hosts
+from .markdown import ratio
+
+DEFAULT_CUT = 0.60
+MEANING_RATIO = 0.9
+LISTING_BUDGET = 3_000
+SESSION_BUDGET = 4_000
+CALL_RATIO = 1.05
+LIST_RATIO = 1.10
+READ_BUDGET_US = 1_000.0
+READ_20_RATIO = HOOKED_RATIO = SHAPE_READ_RATIO = 1.5
+WARM_LISTING_RATIO = 0.35
+FIRST_LISTING_RATIO = 1.2
+MAIN_TRANSPORTS = ("memory", "http", "http legacy", "http+auth")
+LISTING_OPS = ("tools/list", "tools/list (cold)", "tools/list (cold, no files)")
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a target asks, what was measured, and whether it holds (None: unmeasured)."""
+
+    name: str
+    goal: str
+    measured: str
+    met: bool | None
+
+
+def _tokens(results: Results) -> list[Target]:
+    """The default level's cut against plain (issue 19: what keeps every host working),
+    and the earlier absolute budgets, which only ``minimal`` (no arguments declared) buys."""
+    out: list[Target] = []
+    plain, ours = results.token(HEADLINE_CATALOG, "plain"), results.token(HEADLINE_CATALOG, DEFAULT)
+    minimal = results.token(HEADLINE_CATALOG, "minimal")
+    session = results.token(HEADLINE_CATALOG, "minimal+2")
+    for count, label in (("fields", "per field"), ("json", "as one JSON array")):
+        if plain is None or ours is None:
+            out.append(Target(f"{HEADLINE_CATALOG} default listing ({label})",
+                              f">= {DEFAULT_CUT:.0%} smaller than plain, all names",
+                              "not measured", None))
+        else:
+            mine, theirs = getattr(ours, count), getattr(plain, count)
+            cut = 1 - mine / theirs if theirs else 0.0
+            out.append(Target(
+                f"{HEADLINE_CATALOG} default (`{DEFAULT}`) listing ({label})",
+                f">= {DEFAULT_CUT:.0%} smaller than plain, all {ours.tools} names visible",
+                f"{theirs:,} -> {mine:,} tokens (-{cut:.1%}), "
+                f"{ours.names_visible}/{ours.tools} names",
+                cut >= DEFAULT_CUT and ours.names_visible == ours.tools))
+    for count, label in (("fields", "per field"), ("json", "as one JSON array")):
+        if minimal is None or session is None:
+            out.append(Target(f"{HEADLINE_CATALOG} `minimal` listing ({label})",
+                              f"<= {LISTING_BUDGET:,}, all names", "not measured", None))
+            continue
+        value = getattr(minimal, count)
+        out.append(Target(
+            f"{HEADLINE_CATALOG} `minimal` listing ({label})",
+            f"<= {LISTING_BUDGET:,} tokens, all {minimal.tools} names visible",
+            f"{value:,} tokens, {minimal.names_visible}/{minimal.tools} names",
+            value <= LISTING_BUDGET and minimal.names_visible == minimal.tools))
+        value = getattr(session, count)
+        out.append(Target(f"{HEADLINE_CATALOG} `minimal` 2-tool session ({label})",
+                          f"<= {SESSION_BUDGET:,} tokens", f"{value:,} tokens",
+                          value <= SESSION_BUDGET))
+    return out
+
+
+def _meaning(results: Results) -> list[Target]:
+    """Issue 19: a ranker finds a task's tools from the listing about as well as from the
+    full definitions (at the default ``summary_max_chars``)."""
+    full = {(r.ranker, r.k): r for r in results.ranking if r.summary_max_chars is None}
+    out = []
+    for row in results.ranking:
+        base = full.get((row.ranker, row.k))
+        if row.summary_max_chars != ListingSettings.summary_max_chars or not base or not base.found:
+            continue
+        share = row.found / base.found
+        out.append(Target(f"{row.catalog}: {row.ranker} finds tasks' tools in the top {row.k} "
+                          "from the listing", f">= {MEANING_RATIO} of what the full "
+                          "definitions give",
+                          f"{row.found} vs {base.found} of {row.total} ({share:.2f})",
+                          share >= MEANING_RATIO))
+    return out
+
+
+def _latency(results: Results) -> list[Target]:
+    rows = [r for r in results.latency if r.transport in MAIN_TRANSPORTS]
+    tools = results.config.get("latency_tools")
+    out = [Target(f"tools/call, {r.transport}", f"<= {CALL_RATIO:.2f}x plain (median)",
+                  ratio(r), r.ratio_median <= CALL_RATIO)
+           for r in rows if r.op == "tools/call (granted)"]
+    out += [Target(f"{r.op} of {tools} tools, {r.transport}",
+                   f"<= {LIST_RATIO:.2f}x plain (median)", ratio(r), r.ratio_median <= LIST_RATIO)
+            for r in rows if r.op in LISTING_OPS]
+    out += [Target(f"5 cached descriptions, server side, {r.transport}",
+                   f"< {READ_BUDGET_US / 1000:.0f} ms (median)",
+                   f"{r.ours_server.median_us / 1000:.2f} ms (p95 "
+                   f"{r.ours_server.p95_us / 1000:.2f} ms)",
+                   r.ours_server.median_us < READ_BUDGET_US)
+            for r in rows if r.op == "resources/read 5 (hit)" and r.ours_server is not None]
+    return out
+
+
+def _hosts(results: Results) -> list[Target]:
+    """Per host its tools array and its session, then the median host's tools array."""
+    out: list[Target] = []
+    shares: list[float] = []
+    for host in hosts.hosts(results):
+        plain = hosts.find(results, host, HEADLINE_CATALOG, "plain")
+        ours = hosts.find(results, host, HEADLINE_CATALOG, "default")
+        name = f"{host}: {HEADLINE_CATALOG}, default level"
+        share = hosts.cut(ours, plain)
+        if share is None or ours is None or plain is None:
+            out.append(Target(f"{name}, tools array sent",
+                              f">= {hosts.TOOLS_CUT:.0%} below plain", "not measured", None))
+        else:
+            shares.append(share)
+            out.append(Target(f"{name}, tools array sent",
+                              f">= {hosts.TOOLS_CUT:.0%} below plain, all names",
+                              f"{ours.tokens:,} vs {plain.tokens:,} tokens: -{share:.1%}, "
+                              f"{ours.tools_sent} tools sent",
+                              share >= hosts.TOOLS_CUT and ours.tools_sent >= plain.tools_sent))
+        whole = hosts.cut(ours, plain, session=True)
+        goal = f">= {hosts.SESSION_CUT:.0%} below plain"
+        if whole is None or ours is None or plain is None:
+            out.append(Target(f"{name}, whole session of a first use", goal, "not measured",
+                              None))
+            continue
+        ran = ours.body_ran and ours.arguments_intact
+        out.append(Target(f"{name}, whole session of a first use", goal,
+                          f"{ours.session_tokens:,} vs {plain.session_tokens:,} tokens in "
+                          f"{ours.requests} vs {plain.requests} requests: -{whole:.1%}"
+                          + ("" if ran else " (the tool body never ran)"),
+                          whole >= hosts.SESSION_CUT and ran))
+    if shares:
+        out.append(Target(f"median framework: {HEADLINE_CATALOG}, default level, tools array "
+                          "sent", f">= {hosts.MEDIAN_TOOLS_CUT:.0%} below plain",
+                          f"-{median(shares):.1%}", median(shares) >= hosts.MEDIAN_TOOLS_CUT))
+    return out
+
+
+def _largest(results: Results, case: str, op: str) -> LatencyRow | None:
+    rows = [r for r in results.scaling if r.case == case and r.op == op]
+    return max(rows, key=lambda r: r.tools) if rows else None
+
+
+def _scaled(name: str, goal: str, row: LatencyRow | None, limit: float) -> Target:
+    if row is None:
+        return Target(name, goal, "not measured", None)
+    return Target(f"{name} ({row.tools:,} tools)", goal, ratio(row), row.ratio_median <= limit)
+
+
+def _scaling(results: Results) -> list[Target]:
+    """Issue 14's targets at the largest size measured."""
+    if not results.scaling:
+        return []
+    out = [
+        _scaled("read of 20 vs a static resource", f"<= {READ_20_RATIO}x",
+                _largest(results, "local", "resources/read 20 (hit)"), READ_20_RATIO),
+        _scaled("refused call, listing middleware present", f"<= {HOOKED_RATIO}x",
+                _largest(results, "listing middleware", "tools/call (refused)"), HOOKED_RATIO),
+        _scaled("read of 5, listing middleware present", f"<= {HOOKED_RATIO}x",
+                _largest(results, "listing middleware", "resources/read 5 (hit)"), HOOKED_RATIO),
+        _scaled("warm listing", f"<= {WARM_LISTING_RATIO}x",
+                _largest(results, "local", "tools/list"), WARM_LISTING_RATIO),
+    ]
+    for case in dict.fromkeys(r.case for r in results.scaling):
+        row = _largest(results, case, "tools/call (granted)")
+        if row is not None:
+            out.append(_scaled(f"granted call, {case}", f"<= {CALL_RATIO:.2f}x", row, CALL_RATIO))
+    out += [_scaled(f"read of 5, {case}", f"<= {SHAPE_READ_RATIO}x (memos hit)",
+                    _largest(results, case, "resources/read 5 (hit)"), SHAPE_READ_RATIO)
+            for case in ("mounted", "proxied")]
+    out.append(_scaled("first listing with a file per tool, after start-up",
+                       f"<= {FIRST_LISTING_RATIO}x",
+                       _largest(results, FIRST_LISTING_CASE, "tools/list, after start-up"),
+                       FIRST_LISTING_RATIO))
+    sizes = unknown_sizes(results)
+    if sizes:
+        small, big = (results.facts[f"unknown_bytes_{n}"] for n in (sizes[0], sizes[-1]))
+        out.append(Target(f"answer naming 32 unknown tools, {sizes[0]:,} → {sizes[-1]:,} tools",
+                          "bounded whatever the catalog",
+                          f"{small / 1024:,.1f} KiB → {big / 1024:,.1f} KiB",
+                          big <= max(small * 1.5, 64 * 1024)))
+    return out
+
+
+def unknown_sizes(results: Results) -> list[int]:
+    """The catalog sizes the unknown-name reads were measured at."""
+    return sorted(int(k.rsplit("_", 1)[1]) for k in results.facts
+                  if k.startswith("unknown_bytes_"))
+
+
+def judge(results: Results) -> list[Target]:
+    """Every target with this run's measurement."""
+    return (_tokens(results) + _meaning(results) + _latency(results) + _hosts(results)
+            + _scaling(results))
