@@ -185,21 +185,25 @@ async def measure(catalog: Catalog, *, budget: Budget,
 async def _listing_hook_cost(catalog: Catalog, files: Path, bodies: dict[str, str],
                              budget: Budget) -> list[LatencyRow]:
     """Reads and refused calls when another middleware also hooks ``tools/list``: ours
-    cannot know it does not filter, so it checks each tool against the caller's listing."""
-    memory = TRANSPORTS["memory"]
-    pair = _Pair(catalog, files, bodies, memory, listing_hook=True)
+    cannot know it does not filter, so it checks each tool against the caller's listing.
+    Refusals in the handshake era (where ours gates in memory), reads in both."""
     five = read_selection(catalog, 5)
     uri = resource_uri_for(five)
-    case = f"{memory.name} + listing middleware"
-    async with pair.connected(memory, [uri]) as (p, o):
-        unread = unread_calls(catalog, set(five))
-        return [await compared(case, "tools/call (refused)",
-                               call_each(p, unread, pair.plain_timer),
-                               call_each(o, unread, pair.ours_timer),
-                               max(1, min(budget.calls, len(unread) - 3))),
-                await compared(case, f"resources/read {len(five)} (hit)",
-                               read(p, uri, pair.plain_timer), read(o, uri, pair.ours_timer),
-                               budget.reads)]
+    rows: list[LatencyRow] = []
+    for transport in (TRANSPORTS["memory"], Transport("memory legacy", legacy=True)):
+        pair = _Pair(catalog, files, bodies, transport, listing_hook=True)
+        case = f"{transport.name} + listing middleware"
+        async with pair.connected(transport, [uri]) as (p, o):
+            if transport.gated:
+                unread = unread_calls(catalog, set(five))
+                rows.append(await compared(case, "tools/call (refused)",
+                                           call_each(p, unread, pair.plain_timer),
+                                           call_each(o, unread, pair.ours_timer),
+                                           max(1, min(budget.calls, len(unread) - 3))))
+            rows.append(await compared(case, f"resources/read {len(five)} (hit)",
+                                       read(p, uri, pair.plain_timer),
+                                       read(o, uri, pair.ours_timer), budget.reads))
+    return rows
 
 
 async def listing_per_catalog(catalogs: Sequence[Catalog], iterations: int) -> list[LatencyRow]:

@@ -230,13 +230,14 @@ async def _case(servers: _Servers, shape: str, case: str, transport: Transport,
 async def _size_rows(size: int, budget: ScalingBudget) -> list[LatencyRow]:
     catalog = synthetic_catalog(size)
     memory = TRANSPORTS["memory"]
+    legacy = Transport("memory legacy", legacy=True)  # ours gates it (2026-07-28: anonymous)
     plans: list[tuple[str, str, Transport, tuple[str, ...], bool]] = [
         ("local", "local", memory, ("tools/list", "resources/read 5", "resources/read 20",
-                                    "tools/call (granted)", "tools/call (refused)"), False),
-        ("local", "local, legacy", Transport("memory legacy", legacy=True),
-         ("tools/call (granted)",), False),
-        ("local", "listing middleware", memory,
-         ("tools/call (refused)", "resources/read 5"), True),
+                                    "tools/call (granted)"), False),
+        ("local", "local, legacy", legacy, ("tools/call (granted)", "tools/call (refused)"),
+         False),
+        ("local", "listing middleware", memory, ("resources/read 5",), True),
+        ("local", "listing middleware, legacy", legacy, ("tools/call (refused)",), True),
     ]
     if size <= GATEWAY_MAX_TOOLS:
         plans.append(("mounted", "mounted", memory,

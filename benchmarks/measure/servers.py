@@ -192,7 +192,10 @@ class Transport:
 
     @property
     def gated(self) -> bool:
-        return not self.http or self.legacy or self.auth
+        """Whether ours refuses an undescribed tool here: for a handshake-era session or a
+        principal; a 2026-07-28 caller without auth (in memory too, since #21) is anonymous,
+        its calls checked by their arguments instead."""
+        return self.legacy or self.auth
 
     def verifier(self) -> AuthProvider | None:
         if not self.auth:

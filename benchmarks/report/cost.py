@@ -36,16 +36,20 @@ def cost(results: Results, figures: str) -> list[str]:
            "column). Medians and p95 per side; ratios are ours / plain.", "",
            "- `tools/call (granted)`: a tool whose description was read, called with its "
            "required arguments; `(refused)`: ours answers `TOOL_DESCRIPTION_REQUIRED` where "
-           "plain runs the tool (only where ours gates).",
+           "plain runs the tool (only where ours gates: a handshake-era session or a bearer "
+           "token; a 2026-07-28 caller without auth, in memory too since #21, is anonymous: "
+           "no grants, each call's arguments checked against the full schema, "
+           "`anonymous=\"validate\"`).",
            "- `resources/read N`: plain serves the same JSON as a static resource, so the ratio "
            "is the price of building definitions on demand. `hit`: files unchanged; `miss`: "
            "every file of the selection touched (new mtime) before each read, so it is stat'ed, "
            "re-read, parsed, merged and hashed.",
-           "- Transports: `memory` (default client, 2026-07-28; grants per client stream), "
-           "`http` (streamable HTTP, 2026-07-28 without auth: no grants, ours checks each "
-           "call's arguments against the schema, `anonymous=\"validate\"`), `http legacy` "
+           "- Transports: `memory` (the default in-memory client, 2026-07-28, anonymous), "
+           "`http` (streamable HTTP, 2026-07-28 without auth, anonymous), `http legacy` "
            "(handshake era; grants per `Mcp-Session-Id`), `http+auth` (2026-07-28 with a bearer "
-           "token; grants per principal in FastMCP's session-state store).", ""]
+           "token; grants per principal in FastMCP's session-state store); `+ listing "
+           "middleware`: another middleware hooking `tools/list` next to ours, in memory "
+           "(`memory legacy`: the handshake era, where ours gates).", ""]
     per_catalog = [r for r in results.latency if r.op.startswith("tools/list ") and "(" in r.op
                    and "cold" not in r.op]
     for transport in dict.fromkeys(r.transport for r in results.latency):
@@ -127,25 +131,26 @@ def scaling(results: Results) -> list[str]:
     sizes = sorted({r.tools for r in rows})
     cells = {(r.case, r.op, r.tools): r for r in rows}
     out = ["## 4. Scaling (100 / 1,000 / 10,000 tools)", "",
-           f"Measured {results.measured('scaling')}. Synthetic catalogs (~1 KB of JSON per "
-           f"tool), one description file per tool for ours (`{DEFAULT}`, the default level). "
-           "Each cell is ours / plain FastMCP, median (p95 in brackets), timed interleaved in "
-           "this run. Reads compare with plain serving a static resource of the very same "
-           "bytes. `local` is in memory, 2026-07-28; `local, legacy` the handshake era in "
-           "memory; `listing middleware`: a pass-through `on_list_tools` middleware next to "
-           "ours; `mounted`: the catalog on a child server mounted on a gateway (fresh tool "
-           "objects per request), ours on the gateway (up to 1,000 tools); `proxied`: behind "
-           "`create_proxy` (100 tools); `http legacy` (handshake era), `http` (2026-07-28 "
-           "anonymous: calls argument-checked) and `http+auth` (bearer token, grants per "
-           "principal): streamable HTTP on 127.0.0.1, both servers listing in pages of 1,000 "
-           "tools (FastMCP's `list_page_size`: a 10,000-tool listing in one answer exceeds the "
-           "client's 1 MiB limit per server-sent event, plain and ours alike). Fewer sizes where "
-           "each request costs seconds at 10,000 tools. `tools/list` server times are FastMCP's "
-           "`list_tools` with its middleware (ours included), seen by a listing hook placed "
-           "outermost for that row; the wire form, the SDK's serialization and the transport "
-           "are only in the client-side time. Each listing sample starts from a collected heap "
-           "(`gc.collect()`, untimed, before each side's request), so neither side pays for "
-           "the other's garbage." + _load(results), "",
+           f"Measured {results.measured('scaling')}. "
+           "Synthetic catalogs (~1 KB of JSON per tool), one description file per tool for ours "
+           f"(`{DEFAULT}`, the default level). Each cell is ours / plain FastMCP, median (p95 in "
+           "brackets), timed interleaved in this run. Reads compare with plain serving a static "
+           "resource of the very same bytes. `local` is in memory, 2026-07-28 (anonymous since "
+           "#21: calls checked by their arguments); `local, legacy` the handshake era in memory "
+           "(gated, so refusals are timed there); `listing middleware`: a pass-through "
+           "`on_list_tools` middleware next to ours; `mounted`: the catalog on a child server "
+           "mounted on a gateway (fresh tool objects per request), ours on the gateway (up to "
+           "1,000 tools); `proxied`: behind `create_proxy` (100 tools); `http legacy` (handshake "
+           "era), `http` (2026-07-28 anonymous: calls argument-checked) and `http+auth` (bearer "
+           "token, grants per principal): streamable HTTP on 127.0.0.1, both servers listing in "
+           "pages of 1,000 tools (FastMCP's `list_page_size`: a 10,000-tool listing in one answer "
+           "exceeds the client's 1 MiB limit per server-sent event, plain and ours alike). Fewer "
+           "sizes where each request costs seconds at 10,000 tools. `tools/list` server times are "
+           "FastMCP's `list_tools` with its middleware (ours included), seen by a listing hook "
+           "placed outermost for that row; the wire form, the SDK's serialization and the "
+           "transport are only in the client-side time. Each listing sample starts from a "
+           "collected heap (`gc.collect()`, untimed, before each side's request), so neither side "
+           "pays for the other's garbage." + _load(results), "",
            table(("case", "operation", *(f"{n:,} tools" for n in sizes)),
                  [(case, op, *(ratio(cells.get((case, op, n)), "") for n in sizes))
                   for case, op in dict.fromkeys((r.case, r.op) for r in rows)],

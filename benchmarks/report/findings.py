@@ -41,7 +41,7 @@ def _search(results: Results) -> str | None:
 
 
 def _listing_hook(results: Results) -> str | None:
-    hooked = next((r for r in results.latency if r.transport.endswith("+ listing middleware")
+    hooked = next((r for r in results.latency if r.transport == "memory + listing middleware"
                    and r.op.startswith("resources/read")), None)
     base = hooked and results.latency_row("memory", hooked.op)
     if hooked is None or not base or base.ours_server is None or hooked.ours_server is None:
