@@ -199,11 +199,12 @@ async def run(plan: Plan) -> Results:
     began = time.perf_counter()
     for name in plan.sections:
         print(f"[bench] {name} ...", file=sys.stderr, flush=True)
-        before, started = os.getloadavg()[0], time.perf_counter()
+        before, started, began_at = os.getloadavg()[0], time.perf_counter(), _now()
         await SECTIONS[name][0](results, plan, catalogs)
         low, high = sorted((before, os.getloadavg()[0]))
-        config["measured"][name] = (f"{_now()} on {results.machine['revision']}, 1-minute load "
-                                    f"{low:.1f} to {high:.1f}")
+        config["measured"][name] = (f"{began_at} to {_now()[11:]} on "
+                                    f"{results.machine['revision']}, 1-minute load {low:.1f} "
+                                    f"to {high:.1f} (at its start and end)")
         print(f"[bench] {name}: {time.perf_counter() - started:.1f} s", file=sys.stderr,
               flush=True)
     results.seconds = time.perf_counter() - began
