@@ -1,15 +1,8 @@
 """The measured numbers as plain data: what ``measure/`` writes and ``report/`` reads.
 
 The bottom of the benchmarks (it imports nothing else of them): the rows, the names both
-sides agree on, and ``results.json`` in and out. Keeping results as data separates measuring
-from presenting, so the report and the figures are re-rendered from the file alone and the
-smoke test asserts on numbers instead of scraping Markdown.
-
-Example:
-    ```python
-    results = Results.read_json(Path("benchmarks/results.json"))
-    results.token("github-mcp-server", "typed").fields
-    ```
+sides agree on, and ``results.json`` in and out, so the report is re-rendered from the file
+alone and the smoke test asserts on numbers instead of scraping Markdown.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """What a run measures (a ``Plan``), the sections it runs, and how they merge into one file.
 
-Two plans: ``FULL`` (every catalog and section; about half an hour on two cores, the host
-matrix more the first time it builds its virtualenvs) and ``SMOKE`` (the smallest catalog,
-a few iterations, small sizes: well under a minute, for CI). Sections are independent: a
-run of some (``--section``) replaces just theirs in ``results.json``, and each stamps when,
-on which revision and under what load it was measured (``config["measured"]``).
-
-Example:
-    ```python
-    results = asyncio.run(run(SMOKE))
-    ```
+``FULL`` (every catalog and section) and ``SMOKE`` (the smallest catalog, few iterations:
+about a minute, for CI). Sections are independent: a run of some (``--section``) replaces
+just theirs in ``results.json``, each stamped with when, on which revision and under what
+load it ran (``config["measured"]``).
 """
 
 from __future__ import annotations
@@ -148,26 +142,33 @@ SMOKE = Plan("smoke", ("tokens", "latency", "scale", "scaling"), transports=("me
              grant_callers=1_000, grant_batches=5, edit_trials=2, scaling=scaling.SMOKE)
 
 
-def _git(*args: str) -> str:
-    return subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True,
-                          text=True, check=True).stdout.strip()
+def _read(path: str, prefix: str) -> str:
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError:
+        return ""
+    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith(prefix)), "")
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def describe() -> dict[str, str]:
     """Machine, OS, interpreter, package versions and source revision of this run."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True,
+                              text=True, check=True).stdout.strip()
+
     try:
-        dirty = _git("status", "--porcelain", "--untracked-files=no")
-        revision = _git("rev-parse", "--short", "HEAD") + (" + uncommitted changes" if dirty
-                                                           else "")
+        dirty = " + uncommitted changes" if git("status", "--porcelain", "-uno") else ""
+        revision = git("rev-parse", "--short", "HEAD") + dirty
     except (OSError, subprocess.CalledProcessError):
         revision = "unknown"
-    cpu = next((line.split(":", 1)[1].strip() for line in _lines("/proc/cpuinfo")
-                if line.startswith("model name")), platform.machine())
-    kib = next((int(line.split()[1]) for line in _lines("/proc/meminfo")
-                if line.startswith("MemTotal:")), 0)
-    info = {"date": _now(), "cpu": f"{cpu} ({len(os.sched_getaffinity(0))} of "
-            f"{os.cpu_count()} logical CPUs usable)", "memory": f"{kib / 2**20:.1f} GiB",
-            "os": platform.platform(),
+    kib = int((_read("/proc/meminfo", "MemTotal") or "0 kB").split()[0])
+    info = {"date": _now(), "cpu": f"{_read('/proc/cpuinfo', 'model name') or platform.machine()}"
+            f" ({len(os.sched_getaffinity(0))} of {os.cpu_count()} logical CPUs usable)",
+            "memory": f"{kib / 2**20:.1f} GiB", "os": platform.platform(),
             "python": f"{platform.python_implementation()} {platform.python_version()}",
             "revision": revision}
     for package in PACKAGES:
@@ -176,17 +177,6 @@ def describe() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             info[package] = "not installed"
     return info
-
-
-def _lines(path: str) -> list[str]:
-    try:
-        return Path(path).read_text().splitlines()
-    except OSError:
-        return []
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 async def run(plan: Plan) -> Results:

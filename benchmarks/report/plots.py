@@ -1,15 +1,5 @@
-"""PNG figures that show the savings and costs at a glance.
-
-matplotlib is an optional, benchmark-only dependency (the ``bench`` extra): without it the
-report is written with its tables and the figures are left as they are.
-
-- ``tokens_by_mode.png``: model-visible tokens per catalog for each mode (log scale);
-- ``latency_ratios.png``: median (bar) and p95 (dot) time ratio ours / plain per operation
-  and transport, with the 1.05x and 1.10x targets;
-- ``scale_listing.png``: listing time and retained memory against catalog size;
-- ``hosts_cuts.png``: per agent framework, how far below plain (github-mcp-server, default
-  level) the ``tools`` array it sends and the whole session of a first use are, with the
-  60% / 70% (median) / 50% targets.
+"""The PNG figures (matplotlib, the optional ``bench`` extra; without it they are left as
+they are): tokens per catalog and mode, latency ratios, listing at scale, what hosts send.
 
 Example:
     ```python
