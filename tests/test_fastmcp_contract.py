@@ -749,7 +749,7 @@ def private_touches(path: Path) -> list[str]:
 
 
 def test_no_private_fastmcp_access_outside_the_adapter() -> None:
-    touches = [touch for path in sorted(PACKAGE.glob("*.py")) if path.name != ADAPTER
+    touches = [touch for path in sorted(PACKAGE.rglob("*.py")) if path.name != ADAPTER
                for touch in private_touches(path)]
     assert not touches, (
         "private attributes read outside fastmcp_internals.py (move each behind a function "

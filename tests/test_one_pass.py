@@ -6,7 +6,12 @@ resource, a ``describe_tools`` call, a ``tools/resolve`` and a ``groups/list`` e
 exactly one, in memory and over streamable HTTP. Before #22 the caller was asked for at
 each use: twice per ``tools/call`` and ``tools/resolve``, three times per read or
 ``describe_tools``, four times per listing (``on_message``, the hot reload, the typed hook,
-the marks), and the gate was never asked about ``describe_tools``."""
+the marks), and the gate was never asked about ``describe_tools``.
+
+On FastMCP < 4.2 a 2026-07-28 ``tools/call`` over HTTP makes two passes through the
+middleware (the SDK first runs the server's own ``tools/list`` to check ``Mcp-Param-*``
+headers, with a fresh ``Context`` over the same HTTP request): that second pass reuses the
+caller of the first (``access/request.py:identify_once``), for each caller its own."""
 
 from __future__ import annotations
 
@@ -19,7 +24,9 @@ from mcp.shared.exceptions import MCPError
 
 from fastmcp_progressive import DESCRIPTIONS_URI
 from fastmcp_progressive.access import caller as caller_module
+from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.gate import Gate
+from fastmcp_progressive.access.request import Request, Requests
 from fastmcp_progressive.resolution.client import (
     grouping,
     list_groups,
@@ -37,6 +44,7 @@ from tests.conftest import (
     serve_http,
 )
 from tests.spies import Calls, count_calls, count_calls_everywhere
+from tests.versions import HIDDEN_LISTING_IN_MODERN_HTTP_CALL
 
 
 async def _counted(calls: Calls, request: Callable[[], Awaitable[Any]]) -> int:
@@ -64,6 +72,36 @@ async def test_each_request_identifies_its_caller_once(
                 calls, lambda: client.call_tool("shout", {"text": "x"}, raise_on_error=False)),
         }
     assert counts == dict.fromkeys(counts, 1)
+
+
+async def test_the_sdks_hidden_listing_is_served_the_calls_own_caller(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each pass of one HTTP ``tools/call`` gets that request's caller, never another's."""
+    calls = count_calls_everywhere(monkeypatch, caller_module, "identify")
+    opened: list[Request] = []
+    original = Requests.open
+
+    def spy(self: Requests, ctx: Any) -> Request:
+        opened.append(original(self, ctx))
+        return opened[-1]
+
+    monkeypatch.setattr(Requests, "open", spy)
+    tokens: list[str | None] = ["alice-token", "bob-token"]
+    async with clients(build_server(auth=True), "http", "modern", 2, tokens=tokens) as both:
+        for client in both:
+            await client.list_tools()
+            await client.read_resource(f"{DESCRIPTIONS_URI}?tools=add")
+        for client, user in zip(both, ("alice", "bob"), strict=True):
+            opened.clear()
+            calls.count = 0
+            assert (await client.call_tool("add", {"a": 1, "b": 2})).data == 3
+            contexts = {id(request.ctx) for request in opened}
+            callers: list[Caller] = [request.caller for request in opened]
+            assert len(contexts) == (2 if HIDDEN_LISTING_IN_MODERN_HTTP_CALL else 1)
+            assert calls.count == 1
+            assert all(caller is callers[0] for caller in callers)
+            assert callers[0].principal is not None and user in callers[0].principal
 
 
 async def _resolve_add(client: Any) -> None:

@@ -8,6 +8,15 @@ the gate asks) is carried to the typed hook, as Starlette's scope carries the us
 authentication middleware found. A hook reached without that pass (a component answering
 for ``run_middleware=False``) builds its own record.
 
+One HTTP request may still make two passes. With FastMCP < 4.2 on 2026-07-28 streamable
+HTTP, the MCP SDK checks a ``tools/call``'s ``Mcp-Param-*`` headers by first running the
+server's own ``tools/list`` for the caller, through every middleware, with a fresh
+``Context`` but the same Starlette ``Request`` (``mcp.server._streamable_http_modern``:
+``_tool_input_schema``; FastMCP 4.2 serves the SDK's ``get_tool_input_schema`` hook from a
+schema cache instead). The caller is what that request presents (its authorization, its
+headers, its envelope), so it is kept in the request's ASGI scope with the JSON-RPC id, and
+the second pass reuses it rather than asking again (``identify_once``).
+
 A ``tools/call`` adds which tool it runs, resolved the way FastMCP resolves it and only
 once: the plain name, then, for a ``<hash>_<tool>`` name that finds nothing, the tool the
 hash names (the backend name of an app-visible tool; ``get_tool`` alone does not know such
@@ -119,8 +128,10 @@ class Requests:
         carried = self._carried.get()
         if carried is not None and carried.ctx is ctx and ctx is not None:
             return carried
-        site = RequestSite(ctx, self._catalog, self._store) if ctx is not None else None
-        return Request(ctx, identify(ctx), site, self._levels)
+        if ctx is None:
+            return Request(None, identify(None), None, self._levels)
+        site = RequestSite(ctx, self._catalog, self._store)
+        return Request(ctx, identify_once(ctx), site, self._levels)
 
     @contextmanager
     def carrying(self, request: Request) -> Iterator[Request]:
@@ -130,6 +141,32 @@ class Requests:
             yield request
         finally:
             self._carried.reset(token)
+
+
+_CALLER_KEY = "fastmcp_progressive.caller"
+"""The ASGI scope key the caller of an HTTP request is kept under, with its JSON-RPC id."""
+
+
+def identify_once(ctx: Context) -> Caller:
+    """``identify(ctx)``, once per HTTP request and JSON-RPC id.
+
+    A second pass of the same request (the SDK's hidden ``tools/list`` before a 2026-07-28
+    ``tools/call`` on FastMCP < 4.2, see the module docstring) has a new ``Context`` but
+    the same HTTP request and id, and reuses the caller kept in that request's ASGI scope,
+    as Starlette's ``AuthenticationMiddleware`` keeps ``scope["user"]``. ASGI makes a new
+    scope for each HTTP request and the id must match too, so no other request reads it.
+    Without an HTTP request (stdio, in memory) each ``Context`` is its own request."""
+    rc = ctx.request_context
+    scope = getattr(getattr(rc, "request", None), "scope", None)
+    request_id = getattr(rc, "request_id", None)
+    if not isinstance(scope, dict) or request_id is None:
+        return identify(ctx)
+    kept = scope.get(_CALLER_KEY)
+    if isinstance(kept, tuple) and kept[0] == request_id and isinstance(kept[1], Caller):
+        return kept[1]
+    caller = identify(ctx)
+    scope[_CALLER_KEY] = (request_id, caller)
+    return caller
 
 
 def same_tool(tool: Tool | None, ours: Tool | None) -> bool:
