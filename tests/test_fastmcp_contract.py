@@ -5,7 +5,8 @@ the FastMCP attribute that moved, so a FastMCP release that breaks one says wher
 ``test_every_touch_has_a_contract_test`` keeps that one-to-one, and
 ``test_no_private_fastmcp_access_outside_the_adapter`` fails, naming file and line, when
 any other module of the package reads a private attribute. CI runs this file on the
-default install (FastMCP 4.1) and on the newest FastMCP (4.2, see ``.ci/run``).
+default install (the newest FastMCP, 4.2) and on the oldest supported one (4.1.2, see
+``.ci/run``).
 """
 
 from __future__ import annotations
