@@ -42,6 +42,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from fastmcp_progressive.files.schema_refs import inline_refs
@@ -55,6 +56,7 @@ JSON_TYPES = ("string", "integer", "number", "boolean", "array", "object")
 """The non-null JSON Schema types, in the order an untyped argument lists them."""
 MAX_DEPTH = 8
 """Nesting (array items, ``skeleton``'s object properties) followed before a bare type."""
+_SCALARS = frozenset(("string", "integer", "number", "boolean"))
 HEADER_KEY = "x-mcp-header"
 _KEPT_OF_HEADERS = ("type", HEADER_KEY)
 
@@ -62,6 +64,20 @@ _PYTHON_TYPES: tuple[tuple[type, str], ...] = (
     (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
     (list, "array"), (dict, "object"), (type(None), "null"),
 )
+
+
+def fresh_minimal() -> dict[str, Any]:
+    """``MINIMAL_SCHEMA`` as a new dict: a listed copy never shares the module's constant."""
+    return {"type": "object", "properties": {}}
+
+
+def _fresh(value: Any) -> Any:
+    """``value`` itself when immutable, else a deep copy: every level's schema is built
+    of new dicts and lists, so a listed copy shares nothing with the registered schema
+    (the listing keeps it without a deep copy of the whole)."""
+    if value is None or isinstance(value, str | int | float):
+        return value
+    return copy.deepcopy(value)
 
 
 def typed(schema: dict[str, Any]) -> dict[str, Any]:
@@ -84,12 +100,16 @@ def _object(schema: dict[str, Any], *, deep: bool, depth: int) -> dict[str, Any]
         }
     required = schema.get("required")
     if isinstance(required, list) and required:
-        out["required"] = list(required)
+        out["required"] = [_fresh(name) for name in required]
     return out
 
 
 def _argument(spec: Any, *, deep: bool, depth: int) -> dict[str, Any]:
     """One argument's listed schema: a plain type, or an ``anyOf`` of plain types."""
+    if isinstance(spec, dict):  # the common case, answered as ``_members`` would answer it
+        kind = spec.get("type")
+        if isinstance(kind, str) and kind in _SCALARS and not (deep and "enum" in spec):
+            return {"type": kind}
     members = _members(spec, deep=deep, depth=depth)
     if not members:
         members = [_plain(kind, None, deep=False, depth=depth) for kind in JSON_TYPES]
@@ -171,7 +191,7 @@ def _plain(kind: str, source: Any, *, deep: bool, depth: int) -> dict[str, Any]:
         if "required" in nested:
             out["required"] = nested["required"]
     if deep and isinstance(source.get("enum"), list):
-        values = [v for v in source["enum"] if _value_type(v) == kind]
+        values = [_fresh(v) for v in source["enum"] if _value_type(v) == kind]
         if values:
             out["enum"] = values
     return out
@@ -184,7 +204,7 @@ def header_properties(schema: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(properties, dict):
         return {}
     return {
-        name: {key: spec[key] for key in _KEPT_OF_HEADERS if key in spec}
+        name: {key: _fresh(spec[key]) for key in _KEPT_OF_HEADERS if key in spec}
         for name, spec in properties.items()
         if isinstance(spec, dict) and HEADER_KEY in spec
     }

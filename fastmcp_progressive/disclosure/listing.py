@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import copy
 import operator
 import re
 import threading
@@ -37,8 +36,8 @@ from fastmcp.tools.base import Tool, ToolResult
 from pydantic import BaseModel
 
 from fastmcp_progressive.disclosure.listed_schema import MINIMAL_SCHEMA as MINIMAL_SCHEMA
+from fastmcp_progressive.disclosure.listed_schema import fresh_minimal, typed, with_headers
 from fastmcp_progressive.disclosure.listed_schema import skeleton as skeleton
-from fastmcp_progressive.disclosure.listed_schema import typed, with_headers
 from fastmcp_progressive.fastmcp_internals import default_title
 from fastmcp_progressive.files.model import DescriptionFile
 from fastmcp_progressive.files.pins import pinned
@@ -259,6 +258,7 @@ class Lister:
         self._lines_lock = threading.Lock()  # the start-up preload fills it from a thread
         self._parsing: dict[str, threading.Event] = {}  # files being parsed, by name
         self._last: _LastListing | None = None  # one listing: bounded
+        self._built: tuple[Tool, dict[str, Any]] | None = None  # the last schema derived
 
     def reduce(self, tools: Sequence[Tool], exempt: Collection[str] = ()) -> list[Tool]:
         """The listing as progressive clients see it, in the same order; ``exempt`` as is.
@@ -267,17 +267,23 @@ class Lister:
         the last answer again without a lookup per tool (a local server's repeated
         listing); anything else goes tool by tool through the memo.
         """
+        return list(self.reduced(tools, exempt))
+
+    def reduced(self, tools: Sequence[Tool], exempt: Collection[str] = ()) -> tuple[Tool, ...]:
+        """``reduce``'s answer as the tuple this lister keeps: the very same object while
+        tools, files and exemptions stay the same, so a caller can memoize what it derives
+        from it by identity. Never changed once made."""
         signatures = self.store.signatures([tool.name for tool in tools])
         exempt = frozenset(exempt)
         last = self._last
         if (last is not None and last.exempt == exempt and last.signatures == signatures
                 and len(last.tools) == len(tools) and all(map(operator.is_, last.tools, tools))):
-            return list(last.reduced)
-        reduced = [
+            return last.reduced
+        reduced = tuple([
             tool if tool.name in exempt else self._reduced(tool, signatures.get(tool.name))
             for tool in tools
-        ]
-        self._last = _LastListing(tuple(tools), signatures, exempt, tuple(reduced))
+        ])
+        self._last = _LastListing(tuple(tools), signatures, exempt, reduced)
         return reduced
 
     def summary(self, tool: Tool, sig: Signature | None) -> str:
@@ -341,11 +347,24 @@ class Lister:
         )
 
     def _schema(self, tool: Tool) -> dict[str, Any]:
+        """``tool``'s listed schema, built afresh (no dict or list shared with the registered
+        schema or another listed copy, so no deep copy is needed), and kept for the
+        ``_reduced`` that follows the content key's computation: derived once per tool."""
         if self.level == "minimal":
-            schema = MINIMAL_SCHEMA
+            schema = fresh_minimal()
         else:
             schema = (typed if self.level == "typed" else skeleton)(tool.parameters)
-        return with_headers(schema, tool.parameters)  # Mcp-Param-* headers need them
+        schema = with_headers(schema, tool.parameters)  # Mcp-Param-* headers need them
+        self._built = (tool, schema)
+        return schema
+
+    def _listed_schema(self, tool: Tool) -> dict[str, Any]:
+        """The schema ``_content`` just built for this very ``tool``, else a new one."""
+        built = self._built
+        self._built = None
+        if built is not None and built[0] is tool:
+            return built[1]
+        return self._schema(tool)
 
     def _reduced(self, tool: Tool, sig: Signature | None) -> Tool:
         memo: tuple[Signature | None, Tool | None] | None = self._memo.get(tool)
@@ -354,10 +373,9 @@ class Lister:
         if pinned(tool, self.file_facts(tool.name, sig)[1] if sig is not None else None):
             self._memo.put(tool, (sig, None))
             return tool
-        schema = self._schema(tool)
         reduced = ListedTool.of(tool, {
             "description": self.summary(tool, sig),
-            "parameters": copy.deepcopy(schema),
+            "parameters": self._listed_schema(tool),
             "output_schema": None,
             "strip_noise": self.strip_noise,
         })

@@ -56,6 +56,8 @@ class ToolsList:
         self.groups, self.cap, self.components, self.marks = groups, cap, components, marks
         self._listers: dict[ListingLevel, Lister] = {lister.level: lister}
         self._bridge_copy: tuple[tuple[str, ...], Tool] | None = None
+        self._shown: dict[ListingLevel, tuple[tuple[Tool, ...], Tool | None, Tool | None,
+                                              tuple[Tool, ...], tuple[Tool, ...]]] = {}
 
     # A watcher thread started by the first request invalidates edited description files
     # and sends tools/list_changed to live legacy sessions; it stops with the server.
@@ -85,21 +87,39 @@ class ToolsList:
             exempt |= gateways_of(ctx.fastmcp)
         exempt |= {t.name for t in (bridge, dispatch) if t is not None}
         with self.preload.serving():  # the files this listing needs: parsed here, once
-            reduced = self._lister(level).reduce(tools, exempt)
+            reduced = self._lister(level).reduced(tools, exempt)
         if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
             await self._remember_listing(request, [t for t in tools if t.name not in exempt])
-        if bridge is not None and all(t.name != bridge.name for t in tools):
-            reduced.append(bridge)  # e.g. a search transform replaced the listing
+        shown, plain = self._with_bridges(level, reduced)
+        self.cap.note_listing(len(shown))
+        if limit is not None and ctx is not None and len(shown) > limit:
+            return self._mark(request, await self._capped(request, tools, list(shown), limit))
+        return self._mark(request, list(plain))
+
+    def _with_bridges(self, level: ListingLevel, reduced: tuple[Tool, ...]
+                      ) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
+        """``reduced`` with the bridge added where a transform replaced the listing and the
+        dispatch bridge left out, and that listing with the bridge as an uncapped listing
+        shows it (``_plain_bridge``). The lister keeps ``reduced`` as one object while
+        nothing changes, so both are derived once per change, not per listing (they depend
+        on no caller; one per level)."""
+        bridge, dispatch = self.components.bridge, self.components.dispatch
+        known = self._shown.get(level)
+        if (known is not None and known[0] is reduced and known[1] is bridge
+                and known[2] is dispatch):
+            return known[3], known[4]
+        shown = list(reduced)
+        if bridge is not None and all(t.name != bridge.name for t in reduced):
+            shown.append(bridge)  # e.g. a search transform replaced the listing
         if dispatch is not None:
-            reduced = [t for t in reduced
-                       if t.name != dispatch.name or not self.components.is_dispatch(t)]
-        self.cap.note_listing(len(reduced))
-        if limit is not None and ctx is not None and len(reduced) > limit:
-            reduced = await self._capped(request, tools, reduced, limit)
-        elif bridge is not None:
-            reduced = [self._plain_bridge if t.name == bridge.name
-                       and self.components.is_bridge(t) else t for t in reduced]
-        return self._mark(request, reduced)
+            shown = [t for t in shown
+                     if t.name != dispatch.name or not self.components.is_dispatch(t)]
+        plain = shown
+        if bridge is not None:
+            plain = [self._plain_bridge if t.name == bridge.name
+                     and self.components.is_bridge(t) else t for t in shown]
+        self._shown[level] = (reduced, bridge, dispatch, tuple(shown), tuple(plain))
+        return tuple(shown), tuple(plain)
 
     def _mark(self, request: Request, tools: Sequence[Tool]) -> Sequence[Tool]:
         """The listing with the marks of the extensions this request's client speaks

@@ -134,22 +134,27 @@ class DescriptionStore:
             wanted = present.items()
         else:
             wanted = [(n, present[n]) for n in dict.fromkeys(names) if n in present]
-        stats: list[tuple[str, str, os.stat_result]] = []
+        stats: list[tuple[str, int, int, int, str]] = []
+        keep = stats.append
         few = len(wanted) <= FEW_FILES  # a descriptor costs more than it saves on these
+        # one tight loop (a listing runs it over every listed tool): the stat fields taken
+        # at once, no stat_result kept, no second pass building tuples
         with stats_in(self.directory, few=few) as stat_file:  # a third of full paths' cost
             for stem, suffixes in wanted:
                 for suffix in suffixes:  # precedence order: the first that stats is read
                     try:
-                        stats.append((stem, suffix, stat_file(f"{stem}{suffix}")))
+                        st = stat_file(stem + suffix)
                     except OSError:
                         continue
+                    keep((stem, st.st_mtime_ns, st.st_size, st.st_ino, suffix))
                     break
         with self._lock:  # read after the stats, as each file's generation always was
             epoch, generations = self._epoch, dict(self._generations)
-        for stem, suffix, st in stats:
-            found[stem] = (st.st_mtime_ns, st.st_size, st.st_ino, suffix,
-                           epoch + generations.get(stem, 0))
-        return found
+        if not generations:
+            return {stem: (mtime, size, ino, suffix, epoch)
+                    for stem, mtime, size, ino, suffix in stats}
+        return {stem: (mtime, size, ino, suffix, epoch + generations.get(stem, 0))
+                for stem, mtime, size, ino, suffix in stats}
 
     def _described_files(self) -> dict[str, tuple[str, ...]]:
         """Every tool with description files in the folder, and their suffixes (precedence order).

@@ -9,6 +9,7 @@ parent's and a mounted child's never see each other's.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -16,7 +17,8 @@ from fastmcp import Client, FastMCP
 from fastmcp.server.auth import AuthContext
 from fastmcp.tools.base import Tool
 
-from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings
+from fastmcp_progressive import ListingSettings, ProgressiveDisclosure, ResolutionSettings
+from fastmcp_progressive.disclosure import listing as listing_module
 from fastmcp_progressive.disclosure.listing import ListedTool, Lister
 from fastmcp_progressive.files.store import DescriptionStore
 from fastmcp_progressive.resolution.client import is_resolvable, tool_resolution
@@ -87,6 +89,72 @@ def test_a_copy_of_a_listed_tool_is_serialized_afresh() -> None:
     marked = listed.model_copy(update={"meta": {"mark": True}})
     assert (marked.to_mcp_tool(name=marked.name).meta or {}).get("mark") is True
     assert listed.to_mcp_tool(name=listed.name) is before  # the original keeps its own
+
+
+@pytest.mark.parametrize("level", ["minimal", "typed", "skeleton"])
+def test_a_listed_schema_shares_nothing_with_the_registered_one(level: str) -> None:
+    """A listed copy's schema is built of new dicts and lists (no deep copy of the whole
+    is made): editing the registered schema, or another listed copy, changes no listing."""
+    schema = {"type": "object", "properties": {
+        "mode": {"type": "object", "enum": [{"deep": ["a"]}], "properties": {}},
+        "region": {"type": ["string", "null"], "x-mcp-header": {"name": ["Region"]}},
+        "n": {"type": "integer"}}, "required": ["mode"]}
+    tool = Tool(name="t", description="T.", parameters=schema)
+    lister = Lister(DescriptionStore(None), ListingSettings(level=level))  # type: ignore[arg-type]
+    (listed,) = lister.reduce([tool])
+    before = listed.to_mcp_tool(name="t").inputSchema
+    shown = copy.deepcopy(listed.parameters)
+    for value in _containers(schema):
+        value.clear()
+    assert listed.parameters == shown
+    second = Lister(DescriptionStore(None), ListingSettings(level=level))  # type: ignore[arg-type]
+    (other,) = second.reduce([Tool(name="t", description="T.", parameters=copy.deepcopy(
+        tool.parameters))])
+    for value in _containers(other.parameters):
+        value.clear()
+    assert listed.parameters == shown and listed.to_mcp_tool(name="t").inputSchema == before
+
+
+def _containers(value: Any) -> list[Any]:
+    """Every dict and list inside ``value`` (itself included), innermost first."""
+    found: list[Any] = []
+    inner = value.values() if isinstance(value, dict) else value if isinstance(
+        value, list) else ()
+    for item in inner:
+        found += _containers(item)
+    if isinstance(value, dict | list):
+        found.append(value)
+    return found
+
+
+def test_a_first_listing_derives_each_listed_schema_once(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """The content key and the listed copy share one derivation of the typed schema."""
+    derived: list[str] = []
+    real = listing_module.typed
+
+    def counted(schema: dict[str, Any]) -> dict[str, Any]:
+        derived.append(next(iter(schema.get("properties", {})), ""))
+        return real(schema)
+
+    monkeypatch.setattr(listing_module, "typed", counted)
+    tools = [Tool(name=f"t{i}", description="T.", parameters={
+        "type": "object", "properties": {f"a{i}": {"type": "integer"}}}) for i in range(5)]
+    lister = Lister(DescriptionStore(None))
+    assert [t.parameters for t in lister.reduce(tools)] == [
+        {"type": "object", "properties": {f"a{i}": {"type": "integer"}}} for i in range(5)]
+    assert sorted(derived) == [f"a{i}" for i in range(5)]
+    assert lister.reduce(tools) == lister.reduce(tools) and len(derived) == 5
+
+
+def test_a_repeated_listing_answers_the_very_same_reduced_tuple() -> None:
+    """What the tools/list path derives from a listing (the bridges' places) is kept by the
+    identity of the lister's answer, which therefore stays one object while nothing changes."""
+    tools = [registered(timed_tool_server())]
+    lister = Lister(DescriptionStore(None))
+    first = lister.reduced(tools)
+    assert lister.reduced(tools) is first and lister.reduce(tools) == list(first)
+    assert lister.reduced(tools, exempt={"add"}) is not first
 
 
 @pytest.mark.parametrize("era", ERAS)
