@@ -227,12 +227,13 @@ class Groups:
                     pending.append(parent)
         return [self.describe(name, server) for name in sorted(names)]
 
-    def mark(self, caller: Caller, tools: Sequence[Tool], server: Any) -> Sequence[Tool]:
+    def mark(self, caller: Caller, tools: Sequence[Tool], server: Any,
+             known: Mapping[str, Signature] | None = None) -> Sequence[Tool]:
         """The listing with each tool's groups in its ``_meta``, for a client that speaks
-        the extension; unchanged for any other."""
+        the extension; unchanged for any other. ``known``: the listing's file signatures."""
         if not advertised(caller):
             return tools
-        signatures = (self.store.signatures([tool.name for tool in tools])
+        signatures = (self.store.signatures_known([tool.name for tool in tools], known)
                       if self.store.directory is not None else {})
         prefixes = self.prefixes(server)
         marked: list[Tool] = []

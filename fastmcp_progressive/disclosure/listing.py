@@ -267,24 +267,26 @@ class Lister:
         the last answer again without a lookup per tool (a local server's repeated
         listing); anything else goes tool by tool through the memo.
         """
-        return list(self.reduced(tools, exempt))
+        return list(self.reduced(tools, exempt)[0])
 
-    def reduced(self, tools: Sequence[Tool], exempt: Collection[str] = ()) -> tuple[Tool, ...]:
-        """``reduce``'s answer as the tuple this lister keeps: the very same object while
+    def reduced(self, tools: Sequence[Tool], exempt: Collection[str] = ()
+                ) -> tuple[tuple[Tool, ...], Mapping[str, Signature]]:
+        """``reduce``'s answer as the tuple this lister keeps (the very same object while
         tools, files and exemptions stay the same, so a caller can memoize what it derives
-        from it by identity. Never changed once made."""
+        from it by identity; never changed once made), and the file signatures it was
+        made from (the listing's marks reuse them rather than stat every file again)."""
         signatures = self.store.signatures([tool.name for tool in tools])
         exempt = frozenset(exempt)
         last = self._last
         if (last is not None and last.exempt == exempt and last.signatures == signatures
                 and len(last.tools) == len(tools) and all(map(operator.is_, last.tools, tools))):
-            return last.reduced
+            return last.reduced, last.signatures
         reduced = tuple([
             tool if tool.name in exempt else self._reduced(tool, signatures.get(tool.name))
             for tool in tools
         ])
         self._last = _LastListing(tuple(tools), signatures, exempt, reduced)
-        return reduced
+        return reduced, signatures
 
     def summary(self, tool: Tool, sig: Signature | None) -> str:
         """The one line shown for ``tool``: its file's line, else its own first sentence."""

@@ -21,7 +21,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
 
@@ -40,10 +40,12 @@ from fastmcp_progressive.disclosure.listing import ListedTool, Lister
 from fastmcp_progressive.disclosure.preload import Preload
 from fastmcp_progressive.disclosure.toolcap import ToolCap
 from fastmcp_progressive.fastmcp_internals import serving_tool_call
+from fastmcp_progressive.files.store import Signature
 from fastmcp_progressive.settings import ListingLevel
 
-Marks = Callable[[Caller, Sequence[Tool]], Sequence[Tool]]
-"""A higher wing's marks on a listing (tool resolution's ``_meta``), given by the middleware."""
+Marks = Callable[[Caller, Sequence[Tool], Mapping[str, Signature] | None], Sequence[Tool]]
+"""A higher wing's marks on a listing (tool resolution's ``_meta``), given by the middleware;
+the mapping: the file signatures the listing was made from, when it has them."""
 
 
 class ToolsList:
@@ -87,14 +89,15 @@ class ToolsList:
             exempt |= gateways_of(ctx.fastmcp)
         exempt |= {t.name for t in (bridge, dispatch) if t is not None}
         with self.preload.serving():  # the files this listing needs: parsed here, once
-            reduced = self._lister(level).reduced(tools, exempt)
+            reduced, signatures = self._lister(level).reduced(tools, exempt)
         if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
             await self._remember_listing(request, [t for t in tools if t.name not in exempt])
         shown, plain = self._with_bridges(level, reduced)
         self.cap.note_listing(len(shown))
         if limit is not None and ctx is not None and len(shown) > limit:
-            return self._mark(request, await self._capped(request, tools, list(shown), limit))
-        return self._mark(request, list(plain))
+            return self._mark(request, await self._capped(request, tools, list(shown), limit),
+                              signatures)
+        return self._mark(request, list(plain), signatures)
 
     def _with_bridges(self, level: ListingLevel, reduced: tuple[Tool, ...]
                       ) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
@@ -121,13 +124,15 @@ class ToolsList:
         self._shown[level] = (reduced, bridge, dispatch, tuple(shown), tuple(plain))
         return tuple(shown), tuple(plain)
 
-    def _mark(self, request: Request, tools: Sequence[Tool]) -> Sequence[Tool]:
+    def _mark(self, request: Request, tools: Sequence[Tool],
+              known: Mapping[str, Signature] | None = None) -> Sequence[Tool]:
         """The listing with the marks of the extensions this request's client speaks
-        (grouping here, tool resolution through ``marks``)."""
+        (grouping here, tool resolution through ``marks``); ``known``: the signatures
+        of the files the listing was made from (each file stat'ed once per listing)."""
         if request.ctx is None:
             return tools
-        tools = self.groups.mark(request.caller, tools, request.ctx.fastmcp)
-        return tools if self.marks is None else self.marks(request.caller, tools)
+        tools = self.groups.mark(request.caller, tools, request.ctx.fastmcp, known)
+        return tools if self.marks is None else self.marks(request.caller, tools, known)
 
     def _lister(self, level: ListingLevel) -> Lister:
         """The lister (and its memo) for one progressive level, made on first use."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,6 +155,17 @@ class DescriptionStore:
                     for stem, mtime, size, ino, suffix in stats}
         return {stem: (mtime, size, ino, suffix, epoch + generations.get(stem, 0))
                 for stem, mtime, size, ino, suffix in stats}
+
+    def signatures_known(self, names: Sequence[str],
+                         known: Mapping[str, Signature] | None) -> Mapping[str, Signature]:
+        """``signatures(names)``, taking those in ``known`` (the same listing's stats, made
+        a moment ago) as they are and stat'ing only the rest: a listing marked for the
+        grouping and resolution extensions stats each file once, not three times."""
+        if known is None:
+            return self.signatures(names)
+        missing = [name for name in names if name not in known]
+        extra = self.signatures(missing) if missing else {}
+        return {**known, **extra} if extra else known
 
     def _described_files(self) -> dict[str, tuple[str, ...]]:
         """Every tool with description files in the folder, and their suffixes (precedence order).

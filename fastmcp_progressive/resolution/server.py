@@ -119,11 +119,13 @@ class ToolResolution:
             "capabilities": capabilities.model_copy(update={"extensions": extensions}),
         })
 
-    def mark(self, caller: Caller, tools: Sequence[Tool]) -> Sequence[Tool]:
-        """The listing with resolvable tools marked, for a request that advertised us."""
+    def mark(self, caller: Caller, tools: Sequence[Tool],
+             known: Mapping[str, Signature] | None = None) -> Sequence[Tool]:
+        """The listing with resolvable tools marked, for a request that advertised us.
+        ``known``: the listing's file signatures (only the others are stat'ed)."""
         if not advertised(caller):
             return tools
-        signatures = (self.store.signatures([tool.name for tool in tools])
+        signatures = (self.store.signatures_known([tool.name for tool in tools], known)
                       if self.store.directory is not None else {})
         marked: list[Tool] = []
         for tool in tools:

@@ -9,7 +9,11 @@ parent's and a mounted child's never see each other's.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,9 +23,11 @@ from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import ListingSettings, ProgressiveDisclosure, ResolutionSettings
 from fastmcp_progressive.disclosure import listing as listing_module
+from fastmcp_progressive.disclosure.groups import GROUPS_META_KEY
 from fastmcp_progressive.disclosure.listing import ListedTool, Lister
+from fastmcp_progressive.files import store as store_module
 from fastmcp_progressive.files.store import DescriptionStore
-from fastmcp_progressive.resolution.client import is_resolvable, tool_resolution
+from fastmcp_progressive.resolution.client import grouping, is_resolvable, tool_resolution
 from tests.conftest import ERAS, Era, connect
 from tests.servers import ADD_TYPED, add_basic_tools
 
@@ -152,9 +158,38 @@ def test_a_repeated_listing_answers_the_very_same_reduced_tuple() -> None:
     identity of the lister's answer, which therefore stays one object while nothing changes."""
     tools = [registered(timed_tool_server())]
     lister = Lister(DescriptionStore(None))
-    first = lister.reduced(tools)
-    assert lister.reduced(tools) is first and lister.reduce(tools) == list(first)
-    assert lister.reduced(tools, exempt={"add"}) is not first
+    first = lister.reduced(tools)[0]
+    assert lister.reduced(tools)[0] is first and lister.reduce(tools) == list(first)
+    assert lister.reduced(tools, exempt={"add"})[0] is not first
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_marked_listing_stats_each_description_file_once(
+        era: Era, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The grouping and resolution marks take the listing's own file signatures: a client
+    speaking both extensions costs one stat per file per listing, as any other client."""
+    for name, groups in (("add", ["math"]), ("echo", ["text"])):
+        (tmp_path / f"{name}.json").write_text(json.dumps({"summary": f"{name} it.",
+                                                           "groups": groups}))
+    server = FastMCP("marks")
+    add_basic_tools(server)
+    server.add_middleware(ProgressiveDisclosure(tmp_path, resolution=ResolutionSettings(
+        resolvers={"add": lambda arguments: None})))
+    stats: list[str] = []
+    real = store_module.stats_in
+
+    @contextlib.contextmanager
+    def counted(directory: Path, *, few: bool = False) -> Iterator[Any]:
+        with real(directory, few=few) as stat_file:
+            yield lambda name: stats.append(name) or stat_file(name)
+
+    async with connect(server, era, extensions=[tool_resolution(), grouping()]) as client:
+        await client.list_tools()
+        monkeypatch.setattr(store_module, "stats_in", counted)
+        listed = {t.name: t for t in await client.list_tools()}
+    assert sorted(stats) == ["add.json", "echo.json"]
+    assert is_resolvable(listed["add"]) and listed["add"].description == "add it."
+    assert (listed["echo"].meta or {}).get(GROUPS_META_KEY) == ["text"]
 
 
 @pytest.mark.parametrize("era", ERAS)
