@@ -82,8 +82,41 @@ def _edits(results: Results) -> str | None:
             f"{coarse.write_to_served.p95_us / 1000:.0f} ms.")
 
 
+def _listing_time(results: Results) -> str | None:
+    """Where a repeated listing's time goes: the server (ours' share of the work) against
+    the rest, which follows the size of the listing (#19)."""
+    rows = sorted((r for r in results.scaling if r.transport == "local"
+                   and r.op == "tools/list" and r.plain_server and r.ours_server),
+                  key=lambda r: r.tools)
+    cells = []
+    for row in rows:
+        assert row.plain_server is not None and row.ours_server is not None
+        plain_rest = row.plain.median_us - row.plain_server.median_us
+        ours_rest = row.ours.median_us - row.ours_server.median_us
+        if plain_rest <= 0 or ours_rest <= 0:
+            continue
+        cells.append(f"{row.tools:,} tools: server {row.ours_server.median_us / 1000:,.1f} ms "
+                     f"(plain {row.plain_server.median_us / 1000:,.1f}), the rest "
+                     f"{ours_rest / 1000:,.1f} ms (plain {plain_rest / 1000:,.1f}, "
+                     f"{ours_rest / plain_rest:.2f}x)")
+    if not cells:
+        return None
+    return ("Where a repeated `tools/list` in memory spends its time (section 4, medians; "
+            "server: FastMCP's listing with its middleware, ours included; the rest: the "
+            "answer serialized, validated by the client, carried): " + "; ".join(cells) + ". "
+            "The rest is most of it and follows the bytes listed: at `typed` every argument "
+            "keeps its name and type, so that share is the level's price, not ours' waste "
+            "(`minimal` lists no arguments). Ours' own work on a repeated listing is one "
+            "`stat` per description file (an edit is served by the very next listing) and "
+            "lookups: a profile (#19) found the listed schema derived twice per tool on a "
+            "first listing and deep-copied, the bridges' places found afresh on every listing, "
+            "and every file stat'ed three times for a client speaking the grouping and "
+            "resolution extensions; now the schema is built once, the bridges' places once "
+            "per change, and each file stat'ed once per listing.")
+
+
 def derive(results: Results) -> list[str]:
     """Every finding the results have data for."""
-    found = (f(results) for f in (_listing_anatomy, _search, _listing_hook, _principal_store,
-                                  _edits))
+    found = (f(results) for f in (_listing_anatomy, _search, _listing_hook, _listing_time,
+                                  _principal_store, _edits))
     return [text for text in found if text]
