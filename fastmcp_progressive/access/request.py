@@ -155,7 +155,11 @@ def identify_once(ctx: Context) -> Caller:
     the same HTTP request and id, and reuses the caller kept in that request's ASGI scope,
     as Starlette's ``AuthenticationMiddleware`` keeps ``scope["user"]``. ASGI makes a new
     scope for each HTTP request and the id must match too, so no other request reads it.
-    Without an HTTP request (stdio, in memory) each ``Context`` is its own request."""
+    Without an HTTP request (stdio, in memory) each ``Context`` is its own request.
+
+    Only a 2026-07-28 caller is kept: no handshake-era request makes a second pass, and a
+    handshake-era scope can outlive its session for a while (its connection's, not ours),
+    which would keep the caller and its headers alive with it (``test_load``)."""
     rc = ctx.request_context
     scope = getattr(getattr(rc, "request", None), "scope", None)
     request_id = getattr(rc, "request_id", None)
@@ -165,7 +169,8 @@ def identify_once(ctx: Context) -> Caller:
     if isinstance(kept, tuple) and kept[0] == request_id and isinstance(kept[1], Caller):
         return kept[1]
     caller = identify(ctx)
-    scope[_CALLER_KEY] = (request_id, caller)
+    if caller.era == "modern":
+        scope[_CALLER_KEY] = (request_id, caller)
     return caller
 
 

@@ -3,10 +3,14 @@ middleware that built it and to no other."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import pytest
 from fastmcp import FastMCP
 from fastmcp.server.context import Context
 from fastmcp.server.middleware import Middleware
 
+from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.request import Requests
 from fastmcp_progressive.files.store import DescriptionStore
@@ -35,3 +39,20 @@ def test_without_a_context_nothing_is_carried_and_nothing_gated() -> None:
     assert opened.caller.kind == "internal" and opened.site is None
     with requests.carrying(opened):
         assert requests.open(None) is not opened
+
+
+def test_only_a_2026_07_28_caller_is_kept_in_its_http_requests_scope(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only that era's calls make a second pass (the SDK's hidden listing on FastMCP < 4.2);
+    a handshake-era scope may outlive its session, and a caller kept in it would too."""
+    from fastmcp_progressive.access import request as module
+
+    for era, kept in (("legacy", False), ("modern", True)):
+        caller = Caller(kind="session" if era == "legacy" else "anonymous", era=era)
+        monkeypatch.setattr(module, "identify", lambda ctx, caller=caller: caller)
+        scope: dict[str, object] = {}
+        ctx = SimpleNamespace(request_context=SimpleNamespace(
+            request=SimpleNamespace(scope=scope), request_id=7))
+        assert module.identify_once(ctx) is caller  # type: ignore[arg-type]
+        assert (module._CALLER_KEY in scope) is kept, era
