@@ -8,8 +8,9 @@ lazy import; a failure names the import.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
+
+from tests.import_graph import circles, import_graph, modules_below
 
 ROOT = Path(__file__).resolve().parents[1]
 ALLOWED = {
@@ -22,28 +23,10 @@ ALLOWED = {
 """What each part of ``benchmarks`` may import from the rest of it."""
 
 
-def _name(path: Path) -> str:
-    parts = ("benchmarks", *path.relative_to(ROOT).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 def _graph() -> dict[str, set[str]]:
     """Each module of ``benchmarks`` (tests aside) and the ``benchmarks`` modules it imports."""
-    paths = {_name(p): p for p in ROOT.rglob("*.py") if "tests" not in p.parts}
-    graph: dict[str, set[str]] = {}
-    for name, path in paths.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                found.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = package.rsplit(".", node.level - 1)[0] if node.level else ""
-                module = ".".join(p for p in (base, node.module or "") if p)
-                found.update(f"{module}.{a.name}" if f"{module}.{a.name}" in paths else module
-                             for a in node.names)
-        graph[name] = {m for m in found if m in paths and m != name}
-    return graph
+    modules = {n: p for n, p in modules_below(ROOT).items() if "tests" not in p.parts}
+    return import_graph(modules)
 
 
 def _part(module: str) -> str:
@@ -59,23 +42,8 @@ def test_every_part_imports_only_what_it_may() -> None:
 
 
 def test_no_import_circle() -> None:
-    graph = _graph()
-    state: dict[str, int] = {}
-    circles: list[str] = []
-
-    def visit(node: str, path: list[str]) -> None:
-        state[node] = 1
-        for nxt in sorted(graph.get(node, set())):
-            if state.get(nxt) == 1:
-                circles.append(" -> ".join([*path[path.index(nxt):], nxt]))
-            elif nxt not in state:
-                visit(nxt, [*path, nxt])
-        state[node] = 2
-
-    for start in sorted(graph):
-        if start not in state:
-            visit(start, [start])
-    assert circles == [], "import circles in benchmarks/:\n" + "\n".join(circles)
+    found = circles(_graph())
+    assert found == [], "import circles in benchmarks/:\n" + "\n".join(found)
 
 
 def test_the_graph_sees_imports() -> None:

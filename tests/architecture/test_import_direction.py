@@ -11,9 +11,9 @@ ranks: they only re-export.
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Collection
 from pathlib import Path
+
+from tests.import_graph import circles, import_graph, modules_below
 
 PACKAGE = Path(__file__).resolve().parents[2] / "fastmcp_progressive"
 NAME = "fastmcp_progressive"
@@ -37,51 +37,17 @@ RANKS: dict[str, int] = {
 OUTSIDE = {"__init__", "__main__", "_deprecated"}  # the surface, the entry, the stubs' helper
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
 def _is_stub(path: Path) -> bool:
     return "from fastmcp_progressive._deprecated import moved" in path.read_text()
 
 
 def _modules() -> dict[str, Path]:
-    return {_module_name(p): p for p in PACKAGE.rglob("*.py")}
-
-
-def _imports(path: Path, here: str, modules: Collection[str]) -> set[str]:
-    """Every package module ``path`` imports, at any depth of its code (``from pkg import
-    module`` counts as importing ``module``, not ``pkg``)."""
-    found: set[str] = set()
-    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.startswith(NAME))
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                module = f"{base}.{node.module}" if node.module else base
-            else:
-                module = node.module or ""
-            if not module.startswith(NAME):
-                continue
-            for alias in node.names:
-                submodule = f"{module}.{alias.name}"
-                found.add(submodule if submodule in modules else module)
-    return found
+    return modules_below(PACKAGE)
 
 
 def _graph() -> dict[str, set[str]]:
-    modules = _modules()
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        if _is_stub(path):
-            continue
-        graph[name] = {m for m in _imports(path, name, modules) if m in modules and m != name}
-    return graph
+    """The package's modules and the package modules each imports."""
+    return import_graph(_modules())
 
 
 def _rank(module: str) -> int | None:
@@ -115,19 +81,5 @@ def test_no_import_points_up() -> None:
 
 def test_no_import_circle() -> None:
     graph = {k: {m for m in v if m != NAME} for k, v in _graph().items() if k != NAME}
-    state: dict[str, int] = {}
-    circles: list[str] = []
-
-    def visit(node: str, path: list[str]) -> None:
-        state[node] = 1
-        for nxt in sorted(graph.get(node, set())):
-            if state.get(nxt) == 1:
-                circles.append(" -> ".join([*path[path.index(nxt):], nxt]))
-            elif nxt not in state:
-                visit(nxt, [*path, nxt])
-        state[node] = 2
-
-    for start in sorted(graph):
-        if start not in state:
-            visit(start, [start])
-    assert circles == [], "import circles:\n" + "\n".join(circles)
+    found = circles(graph)
+    assert found == [], "import circles:\n" + "\n".join(found)
