@@ -40,7 +40,7 @@ ClientLevel = Literal["full", "typed", "minimal", "skeleton"]
 CLIENT_LEVELS: tuple[ClientLevel, ...] = get_args(ClientLevel)
 
 
-class Caller(Protocol):
+class CallerFacts(Protocol):
     """What a profile reads of a caller (``access.caller.Caller`` has it): kept as a protocol
     so host profiles, a setting, sit in the base below the wing that identifies callers."""
 
@@ -91,7 +91,7 @@ class HostProfile:
                 f"not {self.level!r}"
             )
 
-    def matches(self, caller: Caller) -> bool:
+    def matches(self, caller: CallerFacts) -> bool:
         """Whether ``caller``'s client name, version, era and transport fit this row."""
         if caller.client_name is None or not fnmatch.fnmatchcase(caller.client_name, self.name):
             return False
@@ -179,7 +179,7 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
 """The shipped table; first match wins. See the README's "Hosts" section."""
 
 
-def profile_for(profiles: Iterable[HostProfile], caller: Caller) -> HostProfile | None:
+def profile_for(profiles: Iterable[HostProfile], caller: CallerFacts) -> HostProfile | None:
     """The first profile ``caller`` matches, or None when none does."""
     if caller.client_name is None:
         return None
@@ -189,7 +189,7 @@ def profile_for(profiles: Iterable[HostProfile], caller: Caller) -> HostProfile 
     return None
 
 
-def profile_level(profiles: Iterable[HostProfile], caller: Caller) -> ClientLevel | None:
+def profile_level(profiles: Iterable[HostProfile], caller: CallerFacts) -> ClientLevel | None:
     """The level of the first profile ``caller`` matches, or None (none does, or it leaves
     the level to the server)."""
     profile = profile_for(profiles, caller)
@@ -233,7 +233,7 @@ class HostCap:
             raise ValueError(f"host cap {self.name!r}: max_tools must be an integer from "
                              f"{MIN_CAP} to {MAX_CAP}, not {self.max_tools!r}")
 
-    def matches(self, caller: Caller) -> bool:
+    def matches(self, caller: CallerFacts) -> bool:
         return caller.client_name is not None and fnmatch.fnmatchcase(caller.client_name,
                                                                       self.name)
 
