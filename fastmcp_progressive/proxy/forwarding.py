@@ -105,9 +105,10 @@ class RoutingProxyClient(StatefulProxyClient[Any]):
             message_handler=self._relay_message,
             **kwargs,
         )
-        if shared_slot_relays(self):  # a relay FastMCP added since: it could reach anyone
+        leftover = shared_slot_relays(self)  # a relay FastMCP added since: it could reach anyone
+        if leftover:
             logger.warning("FastMCP relays %s from upstream %s to the last caller, not "
-                           "per caller", ", ".join(sorted(shared_slot_relays(self))), label)
+                           "per caller", ", ".join(sorted(leftover)), label)
 
     # -- who is using the session ------------------------------------------------------------
     async def hold(self) -> None:
