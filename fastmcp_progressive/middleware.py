@@ -202,7 +202,7 @@ class ProgressiveDisclosure(Middleware):
             return await self.describer.answer_dispatch(request, call.arguments)
         if verdict.proceeds:
             if verdict.outcome != "unknown" and call.counted and self.cap.possible:
-                self.cap.note_call(call.name)
+                await self.cap.note_call(call, request.site)
             return await let_through(call_next)(context)  # what passes here passes nested calls
         if verdict.outcome == "store_unavailable" or verdict.definition is None:
             return error_result(payloads.store_unavailable())

@@ -43,6 +43,7 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 
 from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.gate import CallSite, GateCall
 from fastmcp_progressive.access.grants import GrantStore, ServerStore
 from fastmcp_progressive.hosts import HOST_TOOL_CAPS, HostCap
 
@@ -50,6 +51,9 @@ POPULAR_REFRESH = 3600.0
 """Seconds between snapshots of the call counts a new caller's listing starts from."""
 MAX_COUNTED = 100_000
 """Most distinct tool names whose calls are counted (then the counts start over)."""
+MAX_COUNTED_CHARS = 1_000_000
+"""Most characters of distinct tool names counted at once (then the counts start over): a
+server may name its tools at any length (a proxied upstream's 100,000-character name)."""
 
 
 class ToolCap:
@@ -61,6 +65,7 @@ class ToolCap:
         self.max_tools = max_tools
         self.host_caps = tuple(host_caps)
         self._calls: Counter[str] = Counter()
+        self._counted_chars = 0
         self._snapshot: dict[str, int] = {}
         self._snapshot_at = -POPULAR_REFRESH
         self._lock = threading.Lock()
@@ -82,11 +87,23 @@ class ToolCap:
         """Remember a progressive listing's length: below the cap, nothing needs adding."""
         self.largest_listing = max(self.largest_listing, count)
 
-    def note_call(self, name: str) -> None:
-        """Count a call that ran: new callers' listings start from the most called tools."""
+    async def note_call(self, call: GateCall, site: CallSite | None) -> None:
+        """Count a call that ran: new callers' listings start from the most called tools.
+
+        Only a tool that exists is counted: a client served in full runs whatever name it
+        sends (FastMCP answers an unknown one), and a name it made up must not stay here."""
+        name = call.name
+        if name not in self._calls and call.hashed is None and (
+                site is None or not await site.exists(name)):
+            return
         with self._lock:
-            if len(self._calls) >= MAX_COUNTED and name not in self._calls:
+            if name not in self._calls and (
+                    len(self._calls) >= MAX_COUNTED
+                    or self._counted_chars + len(name) > MAX_COUNTED_CHARS):
                 self._calls.clear()
+                self._counted_chars = 0
+            if name not in self._calls:
+                self._counted_chars += len(name)
             self._calls[name] += 1
 
     def popular(self, candidates: Sequence[str], count: int,
