@@ -197,7 +197,7 @@ class Describer:
             groups = self.groups.answer_groups(group_names, await self.visible_tools(ctx),
                                                ctx.fastmcp, self._line_of)
             if names is None:
-                return _result({"groups": groups})
+                return _result(groups)
         assert names is not None
         bridge = self.components.bridge_name
         prefix = call_prefix(ctx, bridge) if bridge is not None else ""
@@ -207,7 +207,7 @@ class Describer:
         if described.refused:
             return error_result(described.body)
         if groups is not None:
-            return _result({"tools": described.body, "groups": groups})
+            return _result({"tools": described.body, **groups})
         return ToolResult(content=[mt.TextContent(type="text", text=described.text())],
                           structured_content=described.body)
 

@@ -109,11 +109,14 @@ class Group:
         return out
 
     def line(self, max_chars: int = GROUP_LINE_CHARS) -> str:
-        """The group in one line: its file's summary, else its description's first sentence
-        without the words every MCP server's description opens with."""
+        """The group in one line: its file's summary, else the first sentence of its
+        description's prose (past Markdown headings and markup: an upstream's instructions
+        open with "# Everything Server – Server Instructions") without the words every MCP
+        server's description opens with."""
         if self.summary:
             return cut_line(self.summary, max_chars)
-        return summarize(plain_description(self.description or self.title or ""), max_chars)
+        text = first_prose(self.description or "") or self.title or ""
+        return summarize(plain_description(text), max_chars)
 
 
 _PROTOCOL_ASIDE = re.compile(r"\s*\((?:MCP|Model Context Protocol)\)", re.IGNORECASE)
@@ -134,6 +137,47 @@ def plain_description(text: str) -> str:
     if len(rest) < 10:
         return shorter
     return rest[:1].upper() + rest[1:]
+
+
+PROSE_READ_CHARS = 8_000
+"""How far into a description ``first_prose`` looks for prose (instructions can be long)."""
+_FENCE = re.compile(r"^(?:```|~~~)")
+_RULE = re.compile(r"^(?:[-*_=]\s*){3,}$")
+_LIST_MARK = re.compile(r"^(?:>\s*)*(?:[-*+]|\d{1,3}[.)])\s+")
+_QUOTE_MARK = re.compile(r"^(?:>\s*)+")
+_LINK = re.compile(r"!?\[([^\]\n]{0,500})\]\([^)\s]{0,2000}\)")
+_EMPHASIS = re.compile(r"\*\*|__|`+|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
+
+
+def first_prose(text: str) -> str:
+    """The first paragraph of prose in a Markdown ``text``, markup removed: headings,
+    rules, code blocks, tables and comments skipped; list, quote, link and emphasis marks
+    dropped. A text that is only headings gives its first heading's words. Reads at most
+    ``PROSE_READ_CHARS`` characters."""
+    head = _COMMENT.sub("", text[:PROSE_READ_CHARS])
+    paragraph: list[str] = []
+    heading = ""
+    fenced = False
+    for raw in head.splitlines():
+        line = raw.strip()
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        if line.startswith("#"):
+            if paragraph:
+                break
+            heading = heading or line.lstrip("#").strip()
+            continue
+        if not line or _RULE.match(line) or line.startswith("|") or line.startswith("<"):
+            if paragraph:
+                break
+            continue
+        paragraph.append(_QUOTE_MARK.sub("", _LIST_MARK.sub("", line)))
+    words = " ".join(paragraph) or heading
+    return _EMPHASIS.sub("", _LINK.sub(r"\1", words)).strip()
 
 
 @dataclass(frozen=True)
@@ -195,13 +239,15 @@ class Groups:
         if prefixes is None:
             prefixes = self.prefixes(server)
         if prefixes:
+            # One lookup per prefix length, shortest first: bounded by the prefixes, not by
+            # the name (a lookup at each "_" of a 100,000-character name was quadratic).
             name = tool.name
-            at = name.find("_")
-            while at > 0:
-                group = prefixes.get(name[: at + 1])
+            for length in sorted({len(prefix) for prefix in prefixes}):
+                if length > len(name):
+                    break
+                group = prefixes.get(name[:length])
                 if group is not None:
                     found.append(group)
-                at = name.find("_", at + 1)
         return tuple(dict.fromkeys(found))
 
     def members(self, tools: Sequence[Tool], server: Any) -> dict[str, list[Tool]]:
@@ -294,14 +340,18 @@ class Groups:
         server: Any,
         line_of: Callable[[Tool], str],
     ) -> dict[str, Any]:
-        """The bridge's answer to ``{"groups": [...]}``: each group's line and its visible
-        tools, one line each; a group with none of them answers an error entry."""
+        """The bridge's answer to ``{"groups": [...]}``: ``groups``, each group's line and
+        its visible tools, one line each (a group with none of them: an error entry); and,
+        when one is unknown, ``available_groups`` once for the whole answer (not once per
+        unknown name: 32 of them repeated 200 names each), bounded (``available_names``)."""
         members = self.members(tools, server)
         answer: dict[str, Any] = {}
+        unknown = False
         for name in requested:
             if name not in members:
-                answer[name] = {"error": f"Group {name[:128]!r} not found",
-                                "available_groups": list(members)[:200]}
+                answer[name] = {"error": f"Group {name[:128]!r} not found; available_groups "
+                                         "lists the groups you may ask for"}
+                unknown = True
                 continue
             group = self.describe(name, server)
             entry: dict[str, Any] = {}
@@ -309,7 +359,13 @@ class Groups:
                 entry["description"] = group.line()
             entry["tools"] = {tool.name: line_of(tool) for tool in members[name]}
             answer[name] = entry
-        return answer
+        if not unknown:
+            return {"groups": answer}
+        names, left_off = available_names(list(members))
+        result: dict[str, Any] = {"groups": answer, "available_groups": names}
+        if left_off:
+            result["available_groups_left_off"] = left_off
+        return result
 
     # -- helpers -------------------------------------------------------------------------------
     def _from_file(self, name: str, signatures: Mapping[str, Signature] | None
@@ -364,6 +420,25 @@ class Groups:
                 return None
             self._folder = DescriptionStore(folder, cache_size=256)
         return self._folder.lookup(name)
+
+
+AVAILABLE_GROUPS = 200
+"""The most group names one ``describe_tools(groups=...)`` answer lists as available."""
+AVAILABLE_GROUPS_CHARS = 8_000
+"""The most characters of group names one answer lists (a tag can be any length)."""
+
+
+def available_names(names: Sequence[str]) -> tuple[list[str], int]:
+    """The first of ``names`` within ``AVAILABLE_GROUPS`` names and ``AVAILABLE_GROUPS_CHARS``
+    characters, and how many were left off."""
+    kept: list[str] = []
+    chars = 0
+    for name in names:
+        if len(kept) == AVAILABLE_GROUPS or chars + len(name) > AVAILABLE_GROUPS_CHARS:
+            break
+        kept.append(name)
+        chars += len(name)
+    return kept, len(names) - len(kept)
 
 
 def _cursor(offset: int) -> str:

@@ -356,3 +356,81 @@ async def test_a_host_served_in_full_but_capped_gets_described_tools_listed(
         target = next(n for n in ("kid_alerts", "tag_note", "refund_invoice") if n not in first)
         await client.call_tool("describe_tools", {"tools": [target]})
         assert target in {t.name for t in await client.list_tools()}
+
+
+# -- bounded answers and linear membership (#27) ------------------------------------------
+@pytest.mark.parametrize("era", ERAS)
+async def test_unknown_groups_name_the_available_ones_once_per_answer(era: Era) -> None:
+    """31 unknown group names with 250 long group names around: the available names come
+    once per answer, bounded (they came once per unknown name: 1.3 MB)."""
+    mcp = FastMCP("many groups")
+    tags = [f"g{i:03d}_" + "x" * 200 for i in range(250)]
+    for i, tag in enumerate(tags):
+        mcp.tool(lambda: "ok", name=f"t{i}", description="A tool.", tags={tag})
+    mcp.add_middleware(ProgressiveDisclosure(listing=ListingSettings(max_tools=CAP)))
+    unknown = [f"nope{i}_" + "y" * 300 for i in range(31)]
+    async with connect(mcp, era) as client:
+        result = await client.call_tool("describe_tools", {"groups": [*unknown, tags[0]]})
+    text = result.content[0].text
+    answer = json.loads(text)
+    assert len(text) < 30_000, len(text)  # the names asked, their errors, 8,000 available
+    assert text.count('"available_groups"') == 1
+    assert answer["groups"][tags[0]]["tools"] == {"t0": "A tool."}
+    for name in unknown:
+        assert set(answer["groups"][name]) == {"error"}
+        assert answer["groups"][name]["error"].startswith(f"Group {name[:128]!r} not found")
+    listed = answer["available_groups"]
+    assert listed == tags[: len(listed)] and 0 < len(listed) < len(tags)
+    assert answer["available_groups_left_off"] == len(tags) - len(listed)
+    assert sum(map(len, listed)) <= 8_000
+
+
+class _CountingPrefixes(dict[str, str]):
+    """A prefix map that counts the characters of every name looked up in it."""
+
+    looked_up = 0
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        self.looked_up += len(key)
+        return super().get(key, default)
+
+
+async def test_group_membership_is_linear_in_a_tool_names_length() -> None:
+    """A 100,000-character upstream name full of ``_``: membership looks up one prefix per
+    prefix length, not one per ``_`` (that was quadratic: about 1 s per grouped listing)."""
+    mcp = FastMCP("long names")
+    kid = FastMCP("kid")
+    long_name = "a_" * 50_000
+    kid.tool(lambda: "ok", name=long_name, description="Long.")
+    mcp.mount(kid, namespace="kid")
+    middleware = ProgressiveDisclosure()
+    mcp.add_middleware(middleware)
+    async with Client(mcp, extensions=[grouping()]) as client:
+        tools = {t.name: t for t in await client.list_tools()}
+        assert tool_groups(tools[f"kid_{long_name}"]) == ["kid"]
+    prefixes = _CountingPrefixes({"kid_": "kid", "kid_a_": "deep", "zzzz_" * 5: "other"})
+    tool = next(t for t in await mcp.list_tools(run_middleware=False)
+                if t.name == f"kid_{long_name}")
+    assert middleware.groups.of(tool, mcp, {}, prefixes) == ("kid", "deep")
+    assert prefixes.looked_up <= 4 + 6 + 25
+
+
+async def test_a_group_described_by_instructions_reads_as_their_first_sentence() -> None:
+    """An upstream's instructions open with a Markdown heading: the group's line is the
+    first sentence of prose after it, markup removed."""
+    mcp = FastMCP("gateway")
+    kid = FastMCP("kid", instructions=(
+        "<!-- generated -->\n# Kid Server – Server Instructions\n\n## Overview\n\n"
+        "> **Weather** lookups and `forecasts` for [any city](https://example.com). "
+        "Data from the met office.\n\n## Tools\n- `forecast`: ..."))
+    for n in ("forecast", "current"):
+        kid.tool(lambda: "ok", name=n, description=f"The {n} tool.")
+    mcp.tool(lambda: "ok", name="other", description="Another tool.")
+    mcp.mount(kid, namespace="kid")
+    mcp.add_middleware(ProgressiveDisclosure(listing=ListingSettings(max_tools=3)))
+    async with Client(mcp, mode="legacy") as client:
+        bridge = next(t for t in await client.list_tools() if t.name == "describe_tools")
+        answer = _body(await client.call_tool("describe_tools", {"groups": ["kid"]}))
+    line = "Weather lookups and forecasts for any city."
+    assert f"\nkid: {line}" in (bridge.description or "")
+    assert answer["groups"]["kid"]["description"] == line
