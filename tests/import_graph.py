@@ -12,6 +12,8 @@ import ast
 from collections.abc import Mapping
 from pathlib import Path
 
+from tests.tracked import tracked
+
 
 def module_name(path: Path, top: Path) -> str:
     """The dotted name of ``path``, a module below the package folder ``top``."""
@@ -20,8 +22,9 @@ def module_name(path: Path, top: Path) -> str:
 
 
 def modules_below(top: Path) -> dict[str, Path]:
-    """Every module below the package folder ``top``, by dotted name."""
-    return {module_name(p, top): p for p in top.rglob("*.py")}
+    """Every module below the package folder ``top``, by dotted name (the project's own
+    files: nothing git ignores)."""
+    return {module_name(p, top): p for p in tracked(top, "*.py")}
 
 
 def import_graph(modules: Mapping[str, Path]) -> dict[str, set[str]]:

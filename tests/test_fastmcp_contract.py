@@ -43,6 +43,7 @@ from fastmcp_progressive.access.caller import is_modern
 from fastmcp_progressive.access.catalog import gateway_tools
 from fastmcp_progressive.disclosure.listing import ListedTool
 from tests.conftest import Era, connect
+from tests.tracked import tracked
 
 PACKAGE = Path(fastmcp_progressive.__file__).parent
 ADAPTER = "fastmcp_internals.py"
@@ -750,7 +751,7 @@ def private_touches(path: Path) -> list[str]:
 
 
 def test_no_private_fastmcp_access_outside_the_adapter() -> None:
-    touches = [touch for path in sorted(PACKAGE.rglob("*.py")) if path.name != ADAPTER
+    touches = [touch for path in tracked(PACKAGE, "*.py") if path.name != ADAPTER
                for touch in private_touches(path)]
     assert not touches, (
         "private attributes read outside fastmcp_internals.py (move each behind a function "

@@ -12,12 +12,15 @@ exist, the module import, each attribute be found on it, the test be defined und
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.tracked import tracked
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "architecture.md"
@@ -85,9 +88,10 @@ def _dotted(name: str) -> str | None:
 
 
 def _test_names() -> set[str]:
-    """Every test function defined under ``tests/``."""
+    """Every test function defined under ``tests/`` (its tracked files: not the host
+    matrix's virtualenvs, which a full run leaves there)."""
     names: set[str] = set()
-    for file in (ROOT / "tests").rglob("test_*.py"):
+    for file in tracked(ROOT / "tests", "test_*.py"):
         names.update(re.findall(r"^\s*(?:async )?def (test_\w+)", file.read_text("utf-8"), re.M))
     return names
 
@@ -172,7 +176,7 @@ def test_the_internals_table_is_the_imports() -> None:
         for path, names in re.findall(r"`([\w/]+\.py)` \(([^)]*)\)", rows)
     }
     in_code: dict[str, set[str]] = {}
-    for file in sorted((ROOT / PACKAGE).rglob("*.py")):
+    for file in tracked(ROOT / PACKAGE, "*.py"):
         for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module == f"{PACKAGE}.fastmcp_internals":
                 path = file.relative_to(ROOT / PACKAGE).as_posix()
@@ -225,3 +229,18 @@ def test_the_changelog_names_every_stub_and_its_new_home() -> None:
     section = text.split("### Deprecated", 1)[1].split("\n### ", 1)[0]
     rows = dict(re.findall(rf"\|\s*`({PACKAGE}[\w.]*)`\s*\|\s*`({PACKAGE}[\w.]*)`\s*\|", section))
     assert rows == MOVED
+
+
+def test_the_checks_read_no_file_git_ignores() -> None:
+    """After a full run the host matrix's git-ignored virtualenvs hold other projects'
+    ``test_*.py`` files, some not UTF-8; the page's checks once read them and the next
+    inner loop failed (#26). A file there is neither read nor counted."""
+    probe = ROOT / "tests" / "hosts" / ".venvs" / f"probe-{os.getpid()}" / "test_probe.py"
+    probe.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        probe.write_bytes(b"def test_only_in_an_ignored_folder():\n    pass  # \xff\xfe\n")
+        assert "test_only_in_an_ignored_folder" not in _test_names()
+        assert problems("`test_only_in_an_ignored_folder`") != []
+    finally:
+        probe.unlink()
+        probe.parent.rmdir()

@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.tracked import tracked
+
 PACKAGE = Path(__file__).resolve().parents[2] / "fastmcp_progressive"
-WINGS = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
+WINGS = sorted({p.parent.name for p in tracked(PACKAGE, "__init__.py")} - {PACKAGE.name})
 
 
 def _docstring(wing: str) -> str:
@@ -28,7 +30,7 @@ def _docstring(wing: str) -> str:
 
 
 def _modules(wing: str) -> set[str]:
-    return {p.stem for p in (PACKAGE / wing).glob("*.py")} - {"__init__"}
+    return {p.stem for p in tracked(PACKAGE / wing, "*.py", recursive=False)} - {"__init__"}
 
 
 def _modules_paragraph(doc: str) -> str:
@@ -90,7 +92,7 @@ def _shown_imports() -> list[tuple[str, str, str]]:
     """(where, module, name) for each one-line ``from fastmcp_progressive... import ...``
     in a module docstring of the package or in the README."""
     texts = {str(p.relative_to(PACKAGE.parent)): ast.get_docstring(ast.parse(
-        p.read_text(encoding="utf-8"))) or "" for p in sorted(PACKAGE.rglob("*.py"))}
+        p.read_text(encoding="utf-8"))) or "" for p in tracked(PACKAGE, "*.py")}
     texts["README.md"] = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
     return [(where, m.group(1), name.strip())
             for where, text in texts.items()
