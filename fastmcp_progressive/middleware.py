@@ -56,6 +56,7 @@ from fastmcp_progressive.disclosure.selection import is_descriptions_uri
 from fastmcp_progressive.disclosure.toolcap import ToolCap
 from fastmcp_progressive.disclosure.tools_list import ToolsList
 from fastmcp_progressive.files.definitions import Definitions
+from fastmcp_progressive.files.folder import anchored
 from fastmcp_progressive.files.store import DescriptionStore
 from fastmcp_progressive.options import folder, names
 from fastmcp_progressive.resolution.server import RESOLVE_METHOD, ToolResolution
@@ -77,7 +78,9 @@ class ProgressiveDisclosure(Middleware):
 
     Args:
         descriptions_dir: folder of ``<tool>.json`` / ``<tool>.md`` files; optional, a tool
-            without a file is described by its registered definition.
+            without a file is described by its registered definition. A relative path is
+            resolved beside the file that builds the middleware (``files/folder.py:anchored``),
+            whatever the working directory.
         listing: what a progressive ``tools/list`` shows (``ListingSettings``: level,
             summary length, noise stripping).
         grants: how long grants live and where (``GrantSettings``: TTL, session bound,
@@ -116,7 +119,10 @@ class ProgressiveDisclosure(Middleware):
         surface = given("surface", surface, SurfaceSettings)
         resolution = given("resolution", resolution, ResolutionSettings)
         folder("descriptions_dir", descriptions_dir)
-        self.store = DescriptionStore(descriptions_dir, cache_size=caches.files)
+        directory, origin = (anchored(descriptions_dir) if descriptions_dir is not None
+                             else (None, None))
+        folder("descriptions_dir", directory)  # where it points: not a file
+        self.store = DescriptionStore(directory, origin=origin, cache_size=caches.files)
         self.definitions = Definitions(self.store, cache_size=caches.definitions)
         self.lister = Lister(self.store, listing, cache_size=caches.listing)
         self.preload = Preload(self.lister)

@@ -296,6 +296,12 @@ def version_line() -> str:
             f"MCP SDK {of('mcp')})")
 
 
+def _from_here(path: str | os.PathLike[str] | None) -> Path | None:
+    """A path given on the command line, absolute: it means the working directory's
+    (the middleware would resolve a relative one beside the file that builds it)."""
+    return Path(path).absolute() if path is not None else None
+
+
 async def _run_proxy(args: argparse.Namespace) -> int:
     """``proxy``: check the upstream(s), then serve until the client or a signal stops us."""
     target: str | list[str] | None = list(args.target) or None
@@ -311,7 +317,7 @@ async def _run_proxy(args: argparse.Namespace) -> int:
         if args.no_host_profiles:
             chosen["host_profiles"] = ()
         await serve(target, config=args.config, http=http,
-                    descriptions_dir=args.descriptions, name=args.name,
+                    descriptions_dir=_from_here(args.descriptions), name=args.name,
                     listing=ListingSettings(level=args.listing, max_tools=args.max_tools),
                     clients=ClientSettings(**chosen), exempt_tools=args.exempt,
                     startup_timeout=args.startup_timeout,

@@ -166,7 +166,10 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
         if directory is None and present is not None:
             directory = present.store.directory
         level = cast(ListingLevel, listing or ListingSettings.level)
-        ours = ProgressiveDisclosure(directory, listing=ListingSettings(level=level))
+        # a directory given here means the working directory's (``tokens`` takes it from
+        # the command line), not one beside this module's caller
+        ours = ProgressiveDisclosure(directory.absolute() if directory is not None else None,
+                                     listing=ListingSettings(level=level))
         chain = ([ours if m is present else m for m in server.middleware] if present
                  else [*others, ours])
     try:

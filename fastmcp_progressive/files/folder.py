@@ -7,6 +7,12 @@ store (``store.py``), the watcher and ``check`` all ask this module, so the rule
 for what counts, what wins and what may be opened are written once: the checker only adds
 why it passes a file over.
 
+A relative folder (``descriptions_dir="tool_descriptions"``) is found beside the file that
+builds the middleware (``anchored``), as Flask finds an app's templates beside its module:
+``fastmcp list /srv/app/server.py`` run from elsewhere must read ``/srv/app/tool_descriptions``,
+not a folder of that name in the working directory. Code with no file of its own (``python
+-c``, a REPL) falls back to the working directory.
+
 Reading refuses anything that could escape the folder or hang: path tricks in the name,
 symlinks pointing out of it, a link swapped in at the last moment, FIFOs and oversized
 files.
@@ -21,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import os
 import stat
 from collections.abc import Iterable
@@ -35,6 +42,33 @@ from fastmcp_progressive.files.parsing import parse_text
 SUFFIXES = (".json", ".md")
 """Description-file extensions, in precedence order: ``<tool>.json`` wins over ``<tool>.md``."""
 MAX_FILE_BYTES = 1 << 20
+
+
+def anchored(folder: str | os.PathLike[str]) -> tuple[Path, Path | None]:
+    """``folder`` as an absolute path, and the file a relative one was resolved against.
+
+    That file is the innermost caller outside this package (the user's module that calls
+    ``ProgressiveDisclosure(...)`` or ``progressive_proxy(...)``); None when ``folder`` is
+    absolute or the caller has no file (then the working directory anchors it).
+    """
+    path = Path(folder).expanduser()
+    if path.is_absolute():
+        return path, None
+    package = __name__.split(".", 1)[0]
+    frame = inspect.currentframe()
+    try:
+        while frame is not None:
+            module = frame.f_globals.get("__name__", "")
+            if module != package and not module.startswith(package + "."):
+                break
+            frame = frame.f_back
+        source = frame.f_code.co_filename if frame is not None else ""
+    finally:
+        del frame  # a frame kept alive keeps its caller's locals alive
+    if source and os.path.isfile(source):
+        origin = Path(source).absolute()
+        return origin.parent / path, origin
+    return path.absolute(), None
 
 
 def safe_file_name(name: str) -> bool:

@@ -81,6 +81,7 @@ class DescriptionStore:
         self,
         directory: str | os.PathLike[str] | None,
         *,
+        origin: Path | None = None,
         cache_size: int = CacheSettings.files,
         max_file_bytes: int = MAX_FILE_BYTES,
     ) -> None:
@@ -97,10 +98,12 @@ class DescriptionStore:
         self._generations: dict[str, int] = {}  # invalidate(name): that file
         self._scan: tuple[tuple[int, int, int, int], FolderScan] | None = None
         if self.directory is not None and not self.directory.is_dir():
+            # loud, and with the path it looked at: a wrong folder otherwise only shows as
+            # listings that quietly lack every hand-written summary
             logger.warning(
-                "descriptions directory %s does not exist (yet): serving registered "
-                "definitions until it appears",
-                self.directory,
+                "descriptions directory %s does not exist%s: every tool is described by its "
+                "registered definition until it appears",
+                self.directory, f" (resolved beside {origin})" if origin is not None else "",
             )
 
     def signature(self, name: str) -> Signature | None:

@@ -382,7 +382,7 @@ def test_cli_proxy_passes_its_options_on(monkeypatch: pytest.MonkeyPatch) -> Non
     (command, settings), (url, defaults) = seen
     assert command == ["npx", "-y", "pkg", "--flag"]
     assert settings == {"http": ("0.0.0.0", 9000), "config": None,
-                        "descriptions_dir": Path("docs"), "name": "front",
+                        "descriptions_dir": Path("docs").absolute(), "name": "front",
                         "listing": ListingSettings(level="skeleton", max_tools=40),
                         "clients": ClientSettings(anonymous="shared", host_profiles=()),
                         "exempt_tools": ["a", "b"], "startup_timeout": 5.0,
@@ -507,7 +507,7 @@ def test_cli_proxy_options_from_the_environment(monkeypatch: pytest.MonkeyPatch,
     (none, settings), (command, flagged) = seen
     assert none is None and settings["config"] == Path("mcp.json")
     assert settings["http"] == ("127.0.0.1", 9001)
-    assert settings["descriptions_dir"] == Path("docs") and settings["name"] == "gw"
+    assert settings["descriptions_dir"] == Path("docs").absolute() and settings["name"] == "gw"
     assert settings["listing"] == ListingSettings(level="skeleton")
     assert settings["clients"] == ClientSettings(anonymous="shared", host_profiles=())
     assert settings["exempt_tools"] == ["a", "b"]
