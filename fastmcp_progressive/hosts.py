@@ -7,8 +7,8 @@ section for the evidence behind every row):
   GitHub Copilot CLI, Codex, Cursor, VS Code) search and load tools on their own; a
   reduced listing would be deferred twice (their search sees one line, and the schema
   they load is the stripped one), so they get the ``full`` listing, never gated. Where
-  such a host also has a tool cap (``HOST_TOOL_CAPS``: Cursor, VS Code) and the server
-  lists more tools than it takes, the full listing would lose tools silently: that
+  such a host also has a tool cap (a row's ``max_tools``: Cursor 40, VS Code 128) and the
+  server lists more tools than it takes, the full listing would lose tools silently: that
   client gets the server's progressive level within the cap instead (``toolcap.py``);
 - every other host gets the server's progressive level (``typed`` by default: every
   argument declared with a plain type, which hosts that build a validation model from the
@@ -35,9 +35,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, Protocol, get_args
 
-ClientLevel = Literal["full", "typed", "minimal", "skeleton"]
-"""What one client's ``tools/list`` shows: as registered, or reduced at a listing level."""
-CLIENT_LEVELS: tuple[ClientLevel, ...] = get_args(ClientLevel)
+Level = Literal["full", "typed", "minimal", "skeleton"]
+"""What one client's ``tools/list`` shows: ``"full"`` (as registered, never gated) or a
+progressive level (``listed_schema.py``): ``"typed"`` (every argument with a plain JSON
+type), ``"skeleton"`` (also enums and nested objects) or ``"minimal"`` (no properties)."""
+
+MIN_CAP = 3
+"""The smallest tool cap: the two bridges and one tool."""
+MAX_CAP = 100_000
 
 
 class CallerFacts(Protocol):
@@ -64,7 +69,7 @@ class HostProfile:
 
     name: str
     """Glob on ``clientInfo.name``, e.g. ``"claude-code"`` or ``"acme-*"``."""
-    level: ClientLevel | None
+    level: Level | None
     """The level it gets; None: the server's own (``ListingSettings.level``)."""
     version: str | None = None
     """Glob on ``clientInfo.version`` (None: any version)."""
@@ -73,6 +78,10 @@ class HostProfile:
     """``"stdio"``: a real stdio pipe only (``"duplex"`` includes in-memory clients)."""
     capability: str | None = None
     """A client capability it must advertise (e.g. ``"elicitation"``), None: any."""
+    max_tools: int | None = None
+    """The most tools the host takes (None: no known cap). A host served in ``full`` whose
+    server lists more gets the server's progressive level within the cap instead, and
+    ``ListingSettings.max_tools``, when lower, still applies (``toolcap.py``)."""
     per_call: bool = False
     """The client opens a new session (over stdio: a new server process) for every tool
     call, so no grant can follow it to its next call: its calls are judged by their
@@ -85,11 +94,20 @@ class HostProfile:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError("a host profile needs a non-empty client name pattern")
-        if self.level is not None and self.level not in CLIENT_LEVELS:
-            raise ValueError(
-                f"host profile {self.name!r}: level must be one of {CLIENT_LEVELS}, "
-                f"not {self.level!r}"
-            )
+        for field, value, allowed in (
+            ("level", self.level, get_args(Level)),
+            ("era", self.era, ("legacy", "modern")),
+            ("transport", self.transport, ("http", "duplex", "stdio")),
+        ):
+            if value is not None and value not in allowed:  # no caller would ever match
+                raise ValueError(f"host profile {self.name!r}: {field} must be one of "
+                                 f"{allowed} or None, not {value!r}")
+        if self.max_tools is not None and (
+            not isinstance(self.max_tools, int) or isinstance(self.max_tools, bool)
+            or not MIN_CAP <= self.max_tools <= MAX_CAP
+        ):
+            raise ValueError(f"host profile {self.name!r}: max_tools must be an integer from "
+                             f"{MIN_CAP} to {MAX_CAP} or None, not {self.max_tools!r}")
 
     def matches(self, caller: CallerFacts) -> bool:
         """Whether ``caller``'s client name, version, era and transport fit this row."""
@@ -153,20 +171,23 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
     HostProfile(
         "cursor-vscode",
         "full",
+        max_tools=40,
         host="Cursor (IDE)",
         evidence="shared/notes/hosts.md: Cursor's initialize clientInfo name; it sends "
                  "tool names only and looks details up on demand (no public source link "
-                 "recorded yet)",
+                 "recorded yet); a reported tool cap of about 40",
     ),
     HostProfile(
         "Visual Studio Code*",
         "full",
+        max_tools=128,
         host="VS Code (stable, Insiders)",
         evidence="https://github.com/microsoft/vscode/blob/main/src/vs/workbench/contrib/"
                  "mcp/common/mcpServerRequestHandler.ts: clientInfo.name = "
                  "productService.nameLong "
                  "(\"Visual Studio Code\", \"Visual Studio Code - Insiders\"); about 30 "
-                 "core tools, the rest defer_loading",
+                 "core tools, the rest defer_loading; a hard cap of 128 tools per request "
+                 "(shared/notes/hosts.md)",
     ),
     HostProfile(
         "Code - OSS",
@@ -189,7 +210,7 @@ def profile_for(profiles: Iterable[HostProfile], caller: CallerFacts) -> HostPro
     return None
 
 
-def profile_level(profiles: Iterable[HostProfile], caller: CallerFacts) -> ClientLevel | None:
+def profile_level(profiles: Iterable[HostProfile], caller: CallerFacts) -> Level | None:
     """The level of the first profile ``caller`` matches, or None (none does, or it leaves
     the level to the server)."""
     profile = profile_for(profiles, caller)
@@ -211,56 +232,3 @@ def check_profiles(profiles: object) -> tuple[HostProfile, ...]:
                 f"clients.host_profiles holds {type(row).__name__}, expected HostProfile"
             )
     return rows
-
-
-# -- tool caps (toolcap.py) ----------------------------------------------------------------
-@dataclass(frozen=True)
-class HostCap:
-    """A host that takes at most ``max_tools`` tools, matched on its ``clientInfo.name``."""
-
-    name: str
-    """Glob on ``clientInfo.name`` (case-sensitive, as hosts send it)."""
-    max_tools: int
-    host: str = ""
-    evidence: str = ""
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise ValueError("a host cap needs a non-empty client name pattern")
-        if not isinstance(self.max_tools, int) or isinstance(self.max_tools, bool) or not (
-            MIN_CAP <= self.max_tools <= MAX_CAP
-        ):
-            raise ValueError(f"host cap {self.name!r}: max_tools must be an integer from "
-                             f"{MIN_CAP} to {MAX_CAP}, not {self.max_tools!r}")
-
-    def matches(self, caller: CallerFacts) -> bool:
-        return caller.client_name is not None and fnmatch.fnmatchcase(caller.client_name,
-                                                                      self.name)
-
-
-MIN_CAP = 3
-"""The smallest cap: the two bridges and one tool."""
-MAX_CAP = 100_000
-
-HOST_TOOL_CAPS: tuple[HostCap, ...] = (
-    HostCap("cursor-vscode", 40, host="Cursor",
-            evidence="reported tool cap about 40 (shared/notes/hosts.md)"),
-    HostCap("Visual Studio Code*", 128, host="VS Code",
-            evidence="hard cap of 128 tools per request (shared/notes/hosts.md)"),
-)
-"""Hosts with a known tool cap; ``ListingSettings(host_caps=...)`` extends or replaces it."""
-
-
-def check_caps(caps: object) -> tuple[HostCap, ...]:
-    """``caps`` as a tuple, or a ``ValueError`` naming what is wrong with it."""
-    if caps is None:
-        return ()
-    if isinstance(caps, (str, bytes, HostCap)) or not isinstance(caps, Iterable):
-        raise ValueError("listing.host_caps takes a sequence of HostCap (or () for none)")
-    rows = tuple(caps)
-    for row in rows:
-        if not isinstance(row, HostCap):
-            raise ValueError(f"listing.host_caps holds {type(row).__name__}, expected HostCap")
-    return rows
-
-

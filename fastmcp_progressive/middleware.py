@@ -33,7 +33,6 @@ from typing import Any, Literal
 import mcp_types as mt
 from fastmcp.resources import ResourceResult
 from fastmcp.resources.base import ResourceContent
-from fastmcp.server.context import Context
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool, ToolResult
 
@@ -61,15 +60,14 @@ from fastmcp_progressive.files.store import DescriptionStore
 from fastmcp_progressive.options import folder, names
 from fastmcp_progressive.resolution.server import RESOLVE_METHOD, ToolResolution
 from fastmcp_progressive.settings import (
+    AddedComponents,
     AnonymousPolicy,
     CacheSettings,
     ClientSettings,
     GrantSettings,
     ListingSettings,
     ResolutionSettings,
-    SurfaceSettings,
     given,
-    refuse_flat_keywords,
 )
 
 
@@ -86,20 +84,18 @@ class ProgressiveDisclosure(Middleware):
         grants: how long grants live and where (``GrantSettings``: TTL, session bound,
             key-value store, its timeout and failure policy).
         clients: who is gated at what level (``ClientSettings``: the anonymous policy,
-            full clients, mode header, mode resolver, host profiles).
+            full clients, level header, level resolver, host profiles).
         caches: memo sizes and the start-up preload (``CacheSettings``).
-        surface: what we add to the server (``SurfaceSettings``: bridge tool, guidance
+        added: what we add to the server (``AddedComponents``: bridge tools, guidance
             prompt, instructions paragraph) and the most tools one read may select.
         resolution: ``tools/resolve`` and its Python hooks (``ResolutionSettings``).
         exempt_tools: tools listed in full and never gated, on top of those FastMCP's
             search / ResourcesAsTools transforms generate (found automatically).
 
     Every settings object checks its values when built; defaults live there
-    (``settings.py``). A flat keyword of earlier versions (``grant_ttl=60``) raises a
-    ``TypeError`` naming its new spelling.
+    (``settings.py``).
     """
 
-    @refuse_flat_keywords
     def __init__(
         self,
         descriptions_dir: str | os.PathLike[str] | None = None,
@@ -108,7 +104,7 @@ class ProgressiveDisclosure(Middleware):
         grants: GrantSettings | None = None,
         clients: ClientSettings | None = None,
         caches: CacheSettings | None = None,
-        surface: SurfaceSettings | None = None,
+        added: AddedComponents | None = None,
         resolution: ResolutionSettings | None = None,
         exempt_tools: Collection[str] = (),
     ) -> None:
@@ -116,7 +112,7 @@ class ProgressiveDisclosure(Middleware):
         grants = given("grants", grants, GrantSettings)
         clients = given("clients", clients, ClientSettings)
         caches = given("caches", caches, CacheSettings)
-        surface = given("surface", surface, SurfaceSettings)
+        added = given("added", added, AddedComponents)
         resolution = given("resolution", resolution, ResolutionSettings)
         folder("descriptions_dir", descriptions_dir)
         directory, origin = (anchored(descriptions_dir) if descriptions_dir is not None
@@ -134,19 +130,19 @@ class ProgressiveDisclosure(Middleware):
         self.catalog = Catalog(owner=self)
         self.requests = Requests(self.catalog, self.store, levels=self.gate.level)
         self.groups = Groups(self.store, tags=listing.tag_groups)
-        self.cap = ToolCap(self.grants, listing.max_tools, listing.host_caps)
+        self.cap = ToolCap(self.grants, listing.max_tools, clients.host_profiles or ())
         self.resolution = (ToolResolution(self.store, self.catalog, resolution.resolvers,
                                           definitions=self.definitions, checker=self.gate.checker,
                                           hook_timeout=resolution.hook_timeout)
                            if resolution.enabled else None)
-        self.max_tools_per_read = surface.max_tools_per_read
-        self.instructions = surface.instructions
+        self.max_tools_per_read = added.max_tools_per_read
+        self.instructions = added.instructions
         self.describer = Describer(
             requests=self.requests, gate=self.gate, catalog=self.catalog,
             definitions=self.definitions, lister=self.lister, groups=self.groups, cap=self.cap,
-            max_tools_per_read=surface.max_tools_per_read, bridge_name=surface.bridge_tool,
-            dispatch_name=surface.dispatch_tool if self.cap.possible else None,
-            guidance_prompt=surface.guidance_prompt)
+            max_tools_per_read=added.max_tools_per_read, bridge_name=added.bridge_tool,
+            dispatch_name=added.dispatch_tool if self.cap.possible else None,
+            guidance_prompt=added.guidance_prompt)
         self.components = self.describer.components
         self.prompt = self.components.prompt
         self.bridge, self.dispatch = self.components.bridge, self.components.dispatch
@@ -154,8 +150,8 @@ class ProgressiveDisclosure(Middleware):
                                     catalog=self.catalog, groups=self.groups, cap=self.cap,
                                     components=self.components,
                                     marks=self.resolution.mark if self.resolution else None)
-        self.announcer = Announcer(bridge_name=surface.bridge_tool,
-                                   instructions=surface.instructions)
+        self.announcer = Announcer(bridge_name=added.bridge_tool,
+                                   instructions=added.instructions)
         self.order = OrderCheck(self)
         if caches.preload:
             self.preload.start()  # last: a constructor that raised leaves no thread behind
@@ -257,10 +253,6 @@ class ProgressiveDisclosure(Middleware):
         # middleware would otherwise replay one caller's read (and skip its grant)
         text = await self.describer.read(self.requests.open(ctx), uri)
         return ResourceResult([ResourceContent(text, mime_type="application/json")])
-
-    async def describe(self, ctx: Context, uri: str) -> dict[str, Any]:
-        """The JSON body answering a read of ``uri``, granting what it describes."""
-        return await self.describer.describe_uri(self.requests.open(ctx), uri)
 
     # -- groups/list and tools/resolve ----------------------------------------------------------
     async def on_request(self, context: MiddlewareContext[Any],

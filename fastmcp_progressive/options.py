@@ -23,6 +23,8 @@ from collections.abc import Collection, Mapping
 from typing import Any, NoReturn
 
 MAX_GRANT_TTL = 365 * 24 * 3600.0
+MIN_GRANT_TTL = 5.0
+"""A shorter grant expires before the model's next call: read, think, call takes seconds."""
 MAX_STORE_TIMEOUT = 300.0
 MAX_HOOK_TIMEOUT = 60.0
 MAX_SESSIONS = 10_000_000
@@ -31,19 +33,24 @@ MAX_CACHE_SIZE = 1_000_000
 SUMMARY_CHARS = (16, 1000)
 MAX_UPSTREAM_TIMEOUT = 7 * 24 * 3600.0
 MAX_TOOL_NAME = 128
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+"""Headers a caller's record never holds (``access/caller.py``), so no setting may read one."""
 _HEADER_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 field name
 
 
-def seconds(name: str, value: Any, maximum: float) -> None:
-    """A finite number of seconds above 0 and at most ``maximum`` (not a bool)."""
+def seconds(name: str, value: Any, maximum: float, *, minimum: float = 0.0) -> None:
+    """A finite number of seconds above 0 (at least ``minimum`` when given) and at most
+    ``maximum`` (not a bool)."""
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
         or not math.isfinite(value)
         or not 0 < value <= maximum
+        or value < minimum
     ):
+        low = f"at least {minimum:g}" if minimum else "above 0"
         raise ValueError(
-            f"{name} must be a finite number of seconds above 0 and at most {maximum:g}, "
+            f"{name} must be a finite number of seconds {low} and at most {maximum:g}, "
             f"not {value!r}"
         )
 
@@ -76,12 +83,6 @@ def names(name: str, value: Any) -> tuple[str, ...]:
         if not isinstance(item, str) or not item:
             raise ValueError(f"{name} must be a collection of non-empty strings, not {item!r}")
     return tuple(value)
-
-
-def optional_name(name: str, value: Any) -> None:
-    """A non-empty string, or ``None``."""
-    if value is not None and (not isinstance(value, str) or not value.strip()):
-        raise ValueError(f"{name} must be a non-empty string or None, not {value!r}")
 
 
 class SettingTypeError(TypeError, ValueError):

@@ -35,9 +35,9 @@ RESOURCE_TITLE = "Tool descriptions: read one before calling that tool"
 
 DEFAULT_BRIDGE_TOOL = "describe_tools"
 BRIDGE_TOOL_NAME = DEFAULT_BRIDGE_TOOL
-"""The ``describe_tools`` bridge's default name (``SurfaceSettings.bridge_tool``)."""
+"""The ``describe_tools`` bridge's default name (``AddedComponents.bridge_tool``)."""
 DISPATCH_TOOL_NAME = "run_tool"
-"""The ``run_tool`` dispatch bridge's default name (``SurfaceSettings.dispatch_tool``). Not
+"""The ``run_tool`` dispatch bridge's default name (``AddedComponents.dispatch_tool``). Not
 ``call_tool``: Semantic Kernel's MCP plugin skips a tool whose name is one of its own
 attributes (it has a ``call_tool`` method), and FastMCP's search transforms list a
 ``call_tool`` of their own."""

@@ -5,17 +5,16 @@ each fed whole to the part that uses it:
 
 - ``ListingSettings``: what a reduced ``tools/list`` shows (``listing.Lister``);
 - ``GrantSettings``: how long grants live and where (``grants.GrantStore``);
-- ``ClientSettings``: which clients are gated and at what level (``compat.ModePolicy``),
-  and what callers no grant can follow get (``anonymous``);
+- ``ClientSettings``: which clients are gated and at what ``Level`` (``access/modes.py``),
+  the host profiles, and what callers no grant can follow get (``anonymous``);
 - ``CacheSettings``: the bounded memos and the start-up preload;
-- ``SurfaceSettings``: what the middleware adds to the server (the bridge tool, the
+- ``AddedComponents``: what the middleware adds to the server (the bridge tools, the
   guidance prompt, the instructions paragraph) and the size of one read;
 - ``ResolutionSettings``: ``tools/resolve`` and its Python hooks.
 
 Each object checks its values when built (``options.py`` holds the rules), so a bad value
 fails at construction naming the setting as ``<group>.<field>``; allowed values come from
-the ``Literal`` types below via ``typing.get_args``. The flat keywords of earlier versions
-raise a ``TypeError`` naming their new spelling (``MOVED``).
+the ``Literal`` types below via ``typing.get_args``.
 
 Example:
     ```python
@@ -30,19 +29,16 @@ Example:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, ParamSpec, Protocol, TypeVar, get_args
+from typing import Any, Literal, Protocol, TypeVar, get_args
 
 from fastmcp_progressive.hosts import (
     HOST_PROFILES,
-    HOST_TOOL_CAPS,
     MAX_CAP,
     MIN_CAP,
-    HostCap,
     HostProfile,
-    check_caps,
+    Level,
     check_profiles,
 )
 from fastmcp_progressive.options import (
@@ -52,6 +48,8 @@ from fastmcp_progressive.options import (
     MAX_SESSIONS,
     MAX_STORE_TIMEOUT,
     MAX_TOOLS_PER_READ,
+    MIN_GRANT_TTL,
+    SECRET_HEADERS,
     SUMMARY_CHARS,
     choice,
     count,
@@ -65,17 +63,19 @@ from fastmcp_progressive.options import (
 )
 from fastmcp_progressive.payloads import BRIDGE_TOOL_NAME, DISPATCH_TOOL_NAME
 
-ListingLevel = Literal["typed", "minimal", "skeleton"]
-"""How much of a tool a progressive listing shows (see ``listing.py``)."""
 AnonymousPolicy = Literal["validate", "full", "shared"]
 """What callers no grant can follow get (see ``ClientSettings.anonymous``)."""
 StoreErrorPolicy = Literal["open", "closed"]
 """What a call gets while the grant store fails (see ``GrantSettings.on_store_error``)."""
+PROGRESSIVE_LEVELS: tuple[Level, ...] = tuple(
+    level for level in get_args(Level) if level != "full")
+"""The levels a server's progressive listing may take (``ListingSettings.level``)."""
 
 
 # -- the hooks a server author plugs in (their types live here, below every wing using them) --
-class KeyValue(Protocol):
-    """The subset of py-key-value's ``AsyncKeyValue`` the grants use (``GrantSettings.store``)."""
+class GrantStoreProtocol(Protocol):
+    """What ``GrantSettings.store`` takes: the subset of py-key-value's ``AsyncKeyValue``
+    the grants use (``RedisStore`` and every other py-key-value store has it)."""
 
     async def get(self, key: str, *, collection: str | None = None) -> Any: ...
 
@@ -89,13 +89,9 @@ class KeyValue(Protocol):
     ) -> None: ...
 
 
-Choice = Literal["progressive", "full", "typed", "minimal", "skeleton"]
-"""What a mode resolver, the client extension or the header may ask for."""
-
-
 @dataclass(frozen=True)
-class ClientDescription:
-    """What a ``mode_resolver`` may look at to choose a client's mode."""
+class ClientInfo:
+    """What a ``level_resolver`` may look at to choose a client's level."""
 
     name: str | None
     version: str | None
@@ -105,8 +101,9 @@ class ClientDescription:
     extension_settings: Mapping[str, Any] | None
 
 
-ModeResolver = Callable[[ClientDescription], "Choice | None"]
-"""The operator's per-client decision (``ClientSettings.mode_resolver``), run bounded."""
+LevelResolver = Callable[[ClientInfo], "Level | Awaitable[Level | None] | None"]
+"""The operator's per-client decision (``ClientSettings.level_resolver``), run bounded: a
+``Level``, or None for no opinion (the rules after it decide)."""
 
 ResolverHook = Callable[[dict[str, Any]], "object | Awaitable[object]"]
 """A per-tool Python resolver (``ResolutionSettings.resolvers``): gets the arguments as sent,
@@ -115,44 +112,39 @@ None to defer to the file's rules and static hints; sync or async. It may read w
 to classify but must not change anything. A synchronous hook runs in a worker thread; each
 gets ``ResolutionSettings.hook_timeout``. What it returns is checked when it returns."""
 
-P = ParamSpec("P")
-R = TypeVar("R")
-
 
 @dataclass(frozen=True)
 class ListingSettings:
     """What a progressive ``tools/list`` shows.
 
     Attributes:
-        level: ``"typed"`` (every argument with a plain JSON type, and ``required``),
-            ``"skeleton"`` (also enums and nested objects) or ``"minimal"`` (no
-            properties: only for clients known to pass undeclared arguments), for
-            clients no rule below gives another level (``listed_schema.py``).
+        level: the progressive ``Level`` for clients no rule of ``ClientSettings`` gives
+            another: ``"typed"`` (every argument with a plain JSON type, and
+            ``required``), ``"skeleton"`` (also enums and nested objects) or
+            ``"minimal"`` (no properties: only for clients known to pass undeclared
+            arguments) (``listed_schema.py``). ``"full"`` is a client's level, not the
+            server's (``ClientSettings.full_clients``).
         summary_max_chars: longest one-line description derived from a tool's own text.
         strip_noise: drop a name-derived ``title`` and empty ``_meta.fastmcp.tags``.
         max_tools: the most tools a progressive listing holds (``None``: no cap); a
             caller that would see more gets pinned tools, the two bridges and the tools
-            it uses most, and reaches the rest through the bridges (``toolcap.py``).
-        host_caps: hosts with a known tool cap, matched on their client name
-            (``hosts.HOST_TOOL_CAPS``: Cursor 40, VS Code 128); the lower of the two
-            caps applies. Pass ``()`` to turn host caps off.
+            it uses most, and reaches the rest through the bridges (``toolcap.py``). A
+            host profile's ``max_tools`` caps its clients too; the lower cap applies.
         tag_groups: a tool's FastMCP tags are groups (``groups.py``) too.
     """
 
-    level: ListingLevel = "typed"
+    level: Level = "typed"
     summary_max_chars: int = 100
     strip_noise: bool = True
     max_tools: int | None = None
-    host_caps: Collection[HostCap] = HOST_TOOL_CAPS
     tag_groups: bool = True
 
     def __post_init__(self) -> None:
-        choice("listing.level", self.level, get_args(ListingLevel))
+        choice("listing.level", self.level, PROGRESSIVE_LEVELS)
         count("listing.summary_max_chars", self.summary_max_chars, *SUMMARY_CHARS)
         flag("listing.strip_noise", self.strip_noise)
         if self.max_tools is not None:
             count("listing.max_tools", self.max_tools, MIN_CAP, MAX_CAP)
-        object.__setattr__(self, "host_caps", check_caps(self.host_caps))
         flag("listing.tag_groups", self.tag_groups)
 
 
@@ -161,7 +153,8 @@ class GrantSettings:
     """How long grants live and where (see ``grants.py`` for each kind of caller).
 
     Attributes:
-        ttl: seconds a grant lives without use (sessions slide; principals per grant).
+        ttl: seconds a grant lives without use (sessions slide; principals per grant); at
+            least ``MIN_GRANT_TTL``, so a grant outlives a model's read-then-call turn.
         max_sessions: most handshake-era sessions whose grants are kept in memory.
         store: key-value store (py-key-value ``AsyncKeyValue``, e.g. ``RedisStore``) for
             principal grants; ``None``: the server's ``session_state_store``.
@@ -173,13 +166,13 @@ class GrantSettings:
 
     ttl: float = 3600.0
     max_sessions: int = 100_000
-    store: KeyValue | None = None
+    store: GrantStoreProtocol | None = None
     shared_sessions: bool = False
     store_timeout: float = 2.0
     on_store_error: StoreErrorPolicy = "open"
 
     def __post_init__(self) -> None:
-        seconds("grants.ttl", self.ttl, MAX_GRANT_TTL)
+        seconds("grants.ttl", self.ttl, MAX_GRANT_TTL, minimum=MIN_GRANT_TTL)
         count("grants.max_sessions", self.max_sessions, 1, MAX_SESSIONS)
         if self.store is not None:  # a class, or no async get/put_many: the gate would be off
             instance_with("grants.store", self.store, ("get", "put_many"),
@@ -201,37 +194,37 @@ class ClientSettings:
             or ``"shared"`` (one grant set for all of them; NOT isolated, for
             single-tenant deployments).
         full_clients: client name (or ``name/version``) globs served in full.
-        mode_header: HTTP header a gateway may set to choose the level (``None``: off).
-        mode_resolver: the operator's per-client decision (``compat.ModeResolver``). Run
+        level_header: HTTP header a gateway may set to choose the level (``None``: off);
+            not one the server drops before reading (``Authorization``, ``Cookie``...).
+        level_resolver: the operator's per-client decision (``LevelResolver``). Run
             in a worker thread (an ``async def`` one on the loop) within
-            ``mode_resolver_timeout``; one that raises (anything, ``SystemExit`` included),
+            ``level_resolver_timeout``; one that raises (anything, ``SystemExit`` included),
             times out or answers something else gets the server's progressive level for
             that request, never ``full`` (fail closed), and is logged.
-        mode_resolver_timeout: seconds ``mode_resolver`` may take per request.
-        host_profiles: known hosts and the level each gets (``hosts.HOST_PROFILES``);
-            extend it, replace it, or pass ``()`` to turn it off.
+        level_resolver_timeout: seconds ``level_resolver`` may take per request.
+        host_profiles: known hosts, the level each gets and its tool cap
+            (``hosts.HOST_PROFILES``); extend it, replace it, or pass ``()`` to turn it off.
     """
 
     anonymous: AnonymousPolicy = "validate"
     full_clients: Collection[str] = ()
-    mode_header: str | None = "x-progressive-disclosure"
-    mode_resolver: ModeResolver | None = None
-    mode_resolver_timeout: float = 1.0
+    level_header: str | None = "x-progressive-disclosure"
+    level_resolver: LevelResolver | None = None
+    level_resolver_timeout: float = 1.0
     host_profiles: Collection[HostProfile] | None = HOST_PROFILES
 
     def __post_init__(self) -> None:
-        if str(self.anonymous) == "open":  # removed: say what replaces it
-            raise ValueError(
-                "anonymous='open' was removed: it left callers without an identity ungated. "
-                "Use anonymous='validate' (the default: their calls run when the arguments "
-                "fit the tool's schema), or 'full' for no gating and full listings."
-            )
         choice("clients.anonymous", self.anonymous, get_args(AnonymousPolicy))
         object.__setattr__(self, "full_clients", names("clients.full_clients", self.full_clients))
-        header_name("clients.mode_header", self.mode_header)
-        if self.mode_resolver is not None and not callable(self.mode_resolver):
-            fail("clients.mode_resolver", "a callable or None", self.mode_resolver)
-        seconds("clients.mode_resolver_timeout", self.mode_resolver_timeout, MAX_HOOK_TIMEOUT)
+        header_name("clients.level_header", self.level_header)
+        if self.level_header is not None and self.level_header.lower() in SECRET_HEADERS:
+            fail("clients.level_header", "a header the server reads (it drops "
+                 f"{', '.join(sorted(SECRET_HEADERS))} before reading any) or None",
+                 self.level_header)
+        if self.level_resolver is not None and not callable(self.level_resolver):
+            fail("clients.level_resolver", "a callable or None", self.level_resolver)
+        seconds("clients.level_resolver_timeout", self.level_resolver_timeout,
+                MAX_HOOK_TIMEOUT)
         object.__setattr__(self, "host_profiles", check_profiles(self.host_profiles))
 
 
@@ -262,12 +255,13 @@ class CacheSettings:
 
 
 @dataclass(frozen=True)
-class SurfaceSettings:
+class AddedComponents:
     """What the middleware adds to the server, and how much one read may ask for.
 
     Attributes:
         bridge_tool: name of the ``describe_tools`` bridge for hosts that cannot read
-            resources (``None``: no bridge).
+            resources (``None``: no bridge); a server tool of that name is refused at the
+            first request, as is one of ``dispatch_tool``'s.
         guidance_prompt: serve the agent guidance as the prompt
             ``progressive_disclosure_guide``.
         instructions: append the workflow paragraph to the server instructions.
@@ -283,14 +277,14 @@ class SurfaceSettings:
     dispatch_tool: str | None = DISPATCH_TOOL_NAME
 
     def __post_init__(self) -> None:
-        tool_name("surface.bridge_tool", self.bridge_tool)
-        tool_name("surface.dispatch_tool", self.dispatch_tool)
+        tool_name("added.bridge_tool", self.bridge_tool)
+        tool_name("added.dispatch_tool", self.dispatch_tool)
         if self.bridge_tool is not None and self.bridge_tool == self.dispatch_tool:
-            fail("surface.dispatch_tool", "a name other than surface.bridge_tool's (or None)",
+            fail("added.dispatch_tool", "a name other than added.bridge_tool's (or None)",
                  self.dispatch_tool)
-        flag("surface.guidance_prompt", self.guidance_prompt)
-        flag("surface.instructions", self.instructions)
-        count("surface.max_tools_per_read", self.max_tools_per_read, 1, MAX_TOOLS_PER_READ)
+        flag("added.guidance_prompt", self.guidance_prompt)
+        flag("added.instructions", self.instructions)
+        count("added.max_tools_per_read", self.max_tools_per_read, 1, MAX_TOOLS_PER_READ)
 
 
 @dataclass(frozen=True)
@@ -332,65 +326,10 @@ GROUPS: dict[str, type] = {
     "grants": GrantSettings,
     "clients": ClientSettings,
     "caches": CacheSettings,
-    "surface": SurfaceSettings,
+    "added": AddedComponents,
     "resolution": ResolutionSettings,
 }
 """Each settings parameter of ``ProgressiveDisclosure`` and the class it takes."""
-
-MOVED: dict[str, tuple[str, str]] = {
-    "summary_max_chars": ("listing", "summary_max_chars"),
-    "strip_noise": ("listing", "strip_noise"),
-    "grant_ttl": ("grants", "ttl"),
-    "max_sessions": ("grants", "max_sessions"),
-    "grant_store": ("grants", "store"),
-    "shared_sessions": ("grants", "shared_sessions"),
-    "store_timeout": ("grants", "store_timeout"),
-    "on_store_error": ("grants", "on_store_error"),
-    "anonymous": ("clients", "anonymous"),
-    "full_clients": ("clients", "full_clients"),
-    "mode_header": ("clients", "mode_header"),
-    "mode_resolver": ("clients", "mode_resolver"),
-    "host_profiles": ("clients", "host_profiles"),
-    "cache_size": ("caches", "files"),
-    "listing_cache_size": ("caches", "listing"),
-    "definition_cache_size": ("caches", "definitions"),
-    "preload": ("caches", "preload"),
-    "bridge_tool": ("surface", "bridge_tool"),
-    "guidance_prompt": ("surface", "guidance_prompt"),
-    "instructions": ("surface", "instructions"),
-    "max_tools_per_read": ("surface", "max_tools_per_read"),
-    "tool_resolution": ("resolution", "enabled"),
-    "resolvers": ("resolution", "resolvers"),
-}
-"""The flat keywords of earlier versions: old name -> (settings parameter, field)."""
-_MOVED_LISTING = ("listing", "level")  # ``listing="skeleton"``: same name, new type
-
-
-def migration(old: Mapping[str, Any]) -> str:
-    """How to spell ``old`` (flat keywords and their values) today, as one sentence."""
-    grouped: dict[str, list[str]] = {}
-    for keyword, value in old.items():
-        group, name = MOVED.get(keyword, _MOVED_LISTING)
-        shown = repr(value)
-        grouped.setdefault(group, []).append(f"{name}={shown if len(shown) <= 40 else '...'}")
-    spelled = ", ".join(
-        f"{group}={GROUPS[group].__name__}({', '.join(args)})" for group, args in grouped.items()
-    )
-    return f"{', '.join(old)} moved: {spelled}"
-
-
-def refuse_flat_keywords(init: Callable[P, R]) -> Callable[P, R]:
-    """Wrap a constructor so a flat keyword of earlier versions raises a ``TypeError``
-    naming its new spelling, not Python's bare "unexpected keyword argument"."""
-
-    @functools.wraps(init)
-    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
-        old = {k: v for k, v in kwargs.items() if k in MOVED}
-        if old:
-            raise TypeError(migration(old))
-        return init(*args, **kwargs)
-
-    return checked
 
 
 S = TypeVar("S")
@@ -401,7 +340,5 @@ def given(group: str, value: S | None, cls: type[S]) -> S:
     if value is None:
         return cls()
     if not isinstance(value, cls):
-        if group == "listing" and isinstance(value, str):
-            raise TypeError(migration({"listing": value}))
         raise TypeError(f"{group} takes a {cls.__name__}, not {type(value).__name__}")
     return value

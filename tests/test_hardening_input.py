@@ -23,9 +23,9 @@ from key_value.aio.stores.memory import MemoryStore
 
 from fastmcp_progressive import (
     DESCRIPTIONS_URI,
+    AddedComponents,
     GrantSettings,
     ProgressiveDisclosure,
-    SurfaceSettings,
 )
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.grants import _kv_key
@@ -246,16 +246,16 @@ BAD_OPTIONS: list[tuple[str, Any]] = [
     ("grants.store_timeout", -1.0),
     ("exempt_tools", "add"),
     ("clients.full_clients", "old-host"),
-    ("surface.instructions", "no"),
-    ("surface.max_tools_per_read", 0),
-    ("surface.max_tools_per_read", 10**9),
+    ("added.instructions", "no"),
+    ("added.max_tools_per_read", 0),
+    ("added.max_tools_per_read", 10**9),
     ("caches.files", 0),
     ("listing.summary_max_chars", 5),
     ("listing.level", "full"),
     ("grants.on_store_error", "maybe"),
-    ("surface.bridge_tool", ""),
-    ("clients.mode_header", 7),
-    ("clients.mode_resolver", "full"),
+    ("added.bridge_tool", ""),
+    ("clients.level_header", 7),
+    ("clients.level_resolver", "full"),
     ("grants.store", object()),
     ("listing.strip_noise", None),
 ]
@@ -275,7 +275,7 @@ async def test_instructions_false_still_advertises_the_extension(era: str) -> No
     from fastmcp_progressive.payloads import INSTRUCTIONS
 
     server = FastMCP("t", instructions="Own words.")
-    server.add_middleware(ProgressiveDisclosure(surface=SurfaceSettings(instructions=False)))
+    server.add_middleware(ProgressiveDisclosure(added=AddedComponents(instructions=False)))
     async with connect(server, era) as c:  # type: ignore[arg-type]
         capabilities = c.server_capabilities
         assert capabilities is not None
@@ -294,9 +294,9 @@ _ANY_VALUE = st.one_of(
 @given(option=st.sampled_from([
     "listing.level", "listing.summary_max_chars", "listing.strip_noise", "grants.ttl",
     "grants.max_sessions", "grants.shared_sessions", "grants.store_timeout",
-    "grants.on_store_error", "surface.max_tools_per_read", "caches.files",
-    "clients.full_clients", "clients.mode_header", "exempt_tools", "surface.bridge_tool",
-    "surface.guidance_prompt", "surface.instructions",
+    "grants.on_store_error", "added.max_tools_per_read", "caches.files",
+    "clients.full_clients", "clients.level_header", "exempt_tools", "added.bridge_tool",
+    "added.guidance_prompt", "added.instructions",
 ]), value=_ANY_VALUE)
 def test_any_option_value_is_accepted_sanely_or_refused_by_name(option: str, value: Any) -> None:
     try:

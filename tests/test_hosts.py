@@ -108,7 +108,7 @@ async def test_profiles_extend_replace_and_turn_off(era: Era) -> None:
 @pytest.mark.parametrize("era", ERAS)
 async def test_operator_and_client_choices_beat_the_table(era: Era) -> None:
     server = build_server(clients=ClientSettings(
-        mode_resolver=lambda client: "skeleton" if client.name == "x" else None
+        level_resolver=lambda client: "skeleton" if client.name == "x" else None
     ))
     async with connect(server, era, client_info=_info("x")) as c:
         assert "required" in await _add_schema(c)
@@ -130,7 +130,7 @@ def test_profile_matching_by_era_and_transport() -> None:
     assert policy.level(Caller(kind="session", era="legacy", key="s", client_name="z")) == (
         "skeleton"
     )
-    assert policy.decide(legacy) == "full"
+    assert policy.level(legacy) == "full"
 
 
 def test_bad_profiles_are_refused_at_construction() -> None:

@@ -1,4 +1,4 @@
-"""The grouped settings: defaults as before, bad values named, old keywords pointed onward."""
+"""The grouped settings: their defaults, bad values named, one ``Level`` for every level."""
 
 from __future__ import annotations
 
@@ -14,36 +14,35 @@ import pytest
 
 from fastmcp_progressive import (
     HOST_PROFILES,
-    AnonymousPolicy,
+    AddedComponents,
     CacheSettings,
     ClientSettings,
     GrantSettings,
-    ListingLevel,
+    Level,
     ListingSettings,
     ProgressiveDisclosure,
     ResolutionSettings,
-    StoreErrorPolicy,
-    SurfaceSettings,
 )
-from fastmcp_progressive.access.modes import CHOICES, MODES, Choice, Mode
 from fastmcp_progressive.cli.commands import _parser
-from fastmcp_progressive.disclosure.listing import LEVELS
-from fastmcp_progressive.hosts import CLIENT_LEVELS, HOST_TOOL_CAPS, ClientLevel
-from fastmcp_progressive.proxy.front import progressive_proxy
-from fastmcp_progressive.settings import GROUPS, MOVED
+from fastmcp_progressive.settings import (
+    GROUPS,
+    PROGRESSIVE_LEVELS,
+    AnonymousPolicy,
+    StoreErrorPolicy,
+)
 
-# What ProgressiveDisclosure used before the options were grouped (0.1.0's flat defaults).
-BEFORE: dict[type, dict[str, Any]] = {
+# Each settings object's defaults, written once more here so a change to one is deliberate.
+DEFAULTS: dict[type, dict[str, Any]] = {
     ListingSettings: {"level": "typed", "summary_max_chars": 100, "strip_noise": True,
-                      "max_tools": None, "host_caps": HOST_TOOL_CAPS, "tag_groups": True},
+                      "max_tools": None, "tag_groups": True},
     GrantSettings: {"ttl": 3600.0, "max_sessions": 100_000, "store": None,
                     "shared_sessions": False, "store_timeout": 2.0, "on_store_error": "open"},
     ClientSettings: {"anonymous": "validate", "full_clients": (),
-                     "mode_header": "x-progressive-disclosure", "mode_resolver": None,
-                     "mode_resolver_timeout": 1.0,
+                     "level_header": "x-progressive-disclosure", "level_resolver": None,
+                     "level_resolver_timeout": 1.0,
                      "host_profiles": HOST_PROFILES},
     CacheSettings: {"files": 256, "listing": 20_000, "definitions": 2_048, "preload": True},
-    SurfaceSettings: {"bridge_tool": "describe_tools", "guidance_prompt": True,
+    AddedComponents: {"bridge_tool": "describe_tools", "guidance_prompt": True,
                       "instructions": True, "max_tools_per_read": 32,
                       "dispatch_tool": "run_tool"},
     ResolutionSettings: {"enabled": True, "resolvers": None, "hook_timeout": 1.0},
@@ -53,17 +52,17 @@ BEFORE: dict[type, dict[str, Any]] = {
 BAD: list[tuple[type, str, Any]] = [
     (ListingSettings, "summary_max_chars", 15),
     (GrantSettings, "ttl", math.nan),
-    (ClientSettings, "mode_header", ""),
+    (ClientSettings, "level_header", ""),
     (CacheSettings, "definitions", 0),
-    (SurfaceSettings, "max_tools_per_read", 1025),
+    (AddedComponents, "max_tools_per_read", 1025),
     (ResolutionSettings, "enabled", "yes"),
 ]
 
 
-@pytest.mark.parametrize("cls", list(BEFORE), ids=lambda c: c.__name__)
-def test_defaults_are_what_the_middleware_used_before(cls: type) -> None:
+@pytest.mark.parametrize("cls", list(DEFAULTS), ids=lambda c: c.__name__)
+def test_defaults_are_the_documented_ones(cls: type) -> None:
     built = cls()
-    assert {f.name: getattr(built, f.name) for f in fields(cls)} == BEFORE[cls]
+    assert {f.name: getattr(built, f.name) for f in fields(cls)} == DEFAULTS[cls]
 
 
 def test_the_middleware_wires_each_default_where_it_is_used() -> None:
@@ -72,7 +71,7 @@ def test_the_middleware_wires_each_default_where_it_is_used() -> None:
     assert middleware.lister.strip_noise is True and middleware.lister.cache_size == 20_000
     assert middleware.grants.ttl == 3600.0 and middleware.grants.store_timeout == 2.0
     assert middleware.grants.on_store_error == "open" and not middleware.grants.shared_sessions
-    assert middleware.modes.mode_header == "x-progressive-disclosure"
+    assert middleware.modes.level_header == "x-progressive-disclosure"
     assert middleware.modes.host_profiles == HOST_PROFILES and middleware.anonymous == "validate"
     assert middleware.max_tools_per_read == 32 and middleware.bridge is not None
     assert middleware.bridge.name == "describe_tools" and middleware.prompt is not None
@@ -86,30 +85,11 @@ def test_a_bad_value_names_its_setting(cls: type, name: str, value: Any) -> None
         cls(**{name: value})
 
 
-@pytest.mark.parametrize("old", sorted(MOVED))
-def test_an_old_flat_keyword_raises_a_type_error_naming_its_new_spelling(old: str) -> None:
-    group, field = MOVED[old]
-    spelled = f"{old} moved: {group}={GROUPS[group].__name__}({field}="
-    with pytest.raises(TypeError, match=re.escape(spelled)):
-        ProgressiveDisclosure(**{old: 60})
-    with pytest.raises(TypeError, match=re.escape(spelled)):  # the proxy passes them on
-        progressive_proxy(["unused"], **{old: 60})
-
-
-def test_the_migration_error_spells_the_whole_replacement() -> None:
-    with pytest.raises(TypeError) as raised:
-        ProgressiveDisclosure(grant_ttl=60)  # type: ignore[call-arg]
-    assert str(raised.value) == "grant_ttl moved: grants=GrantSettings(ttl=60)"
-    with pytest.raises(TypeError) as raised:
-        ProgressiveDisclosure(listing="skeleton")  # type: ignore[arg-type]
-    assert str(raised.value) == "listing moved: listing=ListingSettings(level='skeleton')"
+def test_a_settings_group_takes_its_object_only() -> None:
     with pytest.raises(TypeError, match="grants takes a GrantSettings, not dict"):
         ProgressiveDisclosure(grants={"ttl": 60})  # type: ignore[arg-type]
-
-
-def test_anonymous_open_is_still_refused_with_its_replacement() -> None:
-    with pytest.raises(ValueError, match=r"anonymous='open' was removed.*anonymous='validate'"):
-        ClientSettings(anonymous="open")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="listing takes a ListingSettings, not str"):
+        ProgressiveDisclosure(listing="skeleton")  # type: ignore[arg-type]
 
 
 def test_the_constructor_takes_at_most_eight_parameters_descriptions_dir_first() -> None:
@@ -123,7 +103,6 @@ def test_the_constructor_takes_at_most_eight_parameters_descriptions_dir_first()
 @pytest.mark.parametrize(
     ("cls", "name", "literal"),
     [
-        (ListingSettings, "level", ListingLevel),
         (GrantSettings, "on_store_error", StoreErrorPolicy),
         (ClientSettings, "anonymous", AnonymousPolicy),
     ],
@@ -136,17 +115,21 @@ def test_allowed_values_are_the_literals_own(cls: type, name: str, literal: Any)
     assert f"must be one of {get_args(literal)}" in str(raised.value)
 
 
-def test_derived_tuples_match_their_literals() -> None:
-    assert get_args(ListingLevel) == LEVELS
-    assert get_args(ClientLevel) == CLIENT_LEVELS
-    assert get_args(Mode) == MODES and get_args(Choice) == CHOICES
-
+def test_one_level_for_servers_hosts_and_resolvers() -> None:
+    """``Level`` is every level; a server's own listing takes the progressive ones."""
+    assert get_args(Level) == ("full", "typed", "minimal", "skeleton")
+    assert PROGRESSIVE_LEVELS == ("typed", "minimal", "skeleton")
+    for level in PROGRESSIVE_LEVELS:
+        assert ListingSettings(level=level).level == level
+    with pytest.raises(ValueError, match=r"^listing\.level must be one of \('typed'"):
+        ListingSettings(level="full")
 
 
 @pytest.mark.parametrize(("flag", "literal"),
-                         [("--anonymous", AnonymousPolicy), ("--listing", ListingLevel)])
+                         [("--anonymous", get_args(AnonymousPolicy)),
+                          ("--listing", PROGRESSIVE_LEVELS)])
 def test_the_proxy_command_offers_the_literals_values(flag: str, literal: Any) -> None:
-    for value in get_args(literal):
+    for value in literal:
         args = _parser().parse_args(["proxy", flag, value, "http://127.0.0.1:1/mcp"])
         assert getattr(args, flag[2:]) == value
     with pytest.raises(SystemExit):
@@ -160,7 +143,7 @@ def _readme_tables() -> dict[str, dict[str, str]]:
     tables: dict[str, dict[str, str]] = {}
     group = ""
     for line in section.splitlines():
-        heading = re.match(r"`(\w+)=\w+Settings\(\.\.\.\)`", line)
+        heading = re.match(r"`(\w+)=\w+\(\.\.\.\)`", line)
         if heading:
             group = heading.group(1)
         row = re.match(r"\| `(\w+)` \| ([^|]+) \|", line)

@@ -40,7 +40,7 @@ from fastmcp.server.transforms.search import BM25SearchTransform, RegexSearchTra
 from fastmcp.utilities.tests import run_server_async, temporary_settings
 from pydantic import AnyUrl
 
-from fastmcp_progressive import ListingLevel, ListingSettings, ProgressiveDisclosure
+from fastmcp_progressive import Level, ListingSettings, ProgressiveDisclosure
 from fastmcp_progressive.disclosure.listing import summarize
 from tests.replay import replay_tool
 
@@ -107,7 +107,7 @@ def build_server(catalog: Catalog, variant: str, *, descriptions_dir: Path | Non
     ours: ProgressiveDisclosure | None = None
     if variant in PROGRESSIVE:
         chosen = dict(options or {})
-        level: ListingLevel = variant  # type: ignore[assignment]  # one of PROGRESSIVE
+        level: Level = variant  # type: ignore[assignment]  # one of PROGRESSIVE
         listing = replace(chosen.pop("listing", ListingSettings()), level=level)
         ours = ProgressiveDisclosure(descriptions_dir, listing=listing, **chosen)
         mcp.add_middleware(ours)

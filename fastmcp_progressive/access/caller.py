@@ -31,6 +31,7 @@ from fastmcp.server.context import Context
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from fastmcp_progressive.fastmcp_internals import keep_on, kept_on, request_connection
+from fastmcp_progressive.options import SECRET_HEADERS
 
 CallerKind = Literal["session", "principal", "anonymous", "internal"]
 Era = Literal["legacy", "modern"]
@@ -123,7 +124,6 @@ def _identify(ctx: Context) -> Caller:
     return Caller(kind="anonymous", **base)
 
 
-_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 
 
 def _principal() -> str | None:
@@ -135,7 +135,7 @@ def _principal() -> str | None:
 def _headers(request: Any) -> Mapping[str, str]:
     if request is None:
         return {}
-    return {k.lower(): v for k, v in request.headers.items() if k.lower() not in _SECRET_HEADERS}
+    return {k.lower(): v for k, v in request.headers.items() if k.lower() not in SECRET_HEADERS}
 
 
 def _client_info(session: Any) -> dict[str, str | None]:

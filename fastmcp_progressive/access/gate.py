@@ -49,9 +49,9 @@ from fastmcp_progressive.access.engagement import Engagement
 from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.files.definitions import Definitions
-from fastmcp_progressive.hosts import ClientLevel
+from fastmcp_progressive.hosts import Level
 from fastmcp_progressive.log import get_logger
-from fastmcp_progressive.settings import AnonymousPolicy, KeyValue
+from fastmcp_progressive.settings import AnonymousPolicy, GrantStoreProtocol
 
 logger = get_logger()
 
@@ -138,7 +138,7 @@ class CallSite(Protocol):
         """Whether ``tool`` is pinned "always load" (never gated)."""
         ...
 
-    def state_store(self) -> KeyValue:
+    def state_store(self) -> GrantStoreProtocol:
         """The server's session-state store (principal grants by default live there)."""
         ...
 
@@ -174,7 +174,7 @@ class Gate:
         self._noted_unfollowable = False
 
     # -- who is gated -----------------------------------------------------------------
-    def level(self, caller: Caller) -> ClientLevel:
+    def level(self, caller: Caller) -> Level:
         """What ``caller``'s listing shows: ``full`` (never gated) or a progressive level."""
         if caller.kind == "anonymous" and self.anonymous == "full":
             return "full"

@@ -56,7 +56,7 @@ from key_value.aio.stores.memory import MemoryStore
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.fastmcp_internals import on_connection_close
 from fastmcp_progressive.log import get_logger
-from fastmcp_progressive.settings import GrantSettings, KeyValue
+from fastmcp_progressive.settings import GrantSettings, GrantStoreProtocol
 from fastmcp_progressive.settings import StoreErrorPolicy as StoreErrorPolicy
 
 logger = get_logger("grants")
@@ -76,7 +76,7 @@ T = TypeVar("T")
 
 
 
-ServerStore = Callable[[], KeyValue]
+ServerStore = Callable[[], GrantStoreProtocol]
 """Gives the serving server's session-state store (where principal grants go by default)."""
 
 
@@ -111,7 +111,8 @@ class GrantStore:
         """Whether ``caller``'s grants live in the key-value store rather than in memory."""
         return caller.kind == "principal" or (caller.kind == "session" and self.shared_sessions)
 
-    def store_for(self, caller: Caller, server_store: ServerStore | None = None) -> KeyValue | None:
+    def store_for(self, caller: Caller, server_store: ServerStore | None = None
+                  ) -> GrantStoreProtocol | None:
         """The key-value store holding ``caller``'s grants (None: they live in memory): the
         configured ``store``, else the serving server's (``server_store()``)."""
         if not self.uses_store(caller):
@@ -242,7 +243,7 @@ class GrantStore:
             self._memory_set(caller, create=True)
         return self._sessions.get(caller.key)
 
-    def _confirms(self, store: KeyValue) -> bool:
+    def _confirms(self, store: GrantStoreProtocol) -> bool:
         """Whether grants in ``store`` may be trusted in memory: only a store in this
         process (FastMCP's default ``MemoryStore``: no replica shares it, none can lose it
         behind our back) and only under ``on_store_error="open"``. A shared store

@@ -6,17 +6,17 @@ descriptions resource still answers it. A progressive client gets ``"typed"``,
 is made per request from that request's own client, so one client's level never leaks to
 another. In order:
 
-1. ``resolver``: a callable the server passes; it sees a ``ClientDescription`` and returns
-   ``"full"``, ``"progressive"`` (the server's level), ``"typed"``, ``"minimal"``,
-   ``"skeleton"`` or ``None`` (no opinion). The operator's final say. It runs once per
+1. ``resolver``: a callable the server passes; it sees a ``ClientInfo`` and returns a
+   ``Level`` (``"full"``, ``"typed"``, ``"minimal"``, ``"skeleton"``) or ``None`` (no
+   opinion). The operator's final say. It runs once per
    request, before the request is served (``prepare``), in a worker thread (an ``async
-   def`` one on the loop) within ``ClientSettings.mode_resolver_timeout``: a blocking
+   def`` one on the loop) within ``ClientSettings.level_resolver_timeout``: a blocking
    resolver never blocks other clients. One that fails (raises anything, ``SystemExit``
    included; times out; answers something else) gets the server's progressive level for
    that request: never ``full`` on a failure, whatever the client asks for (fail closed),
    and logged.
-2. The client extension ``EXTENSION_ID`` with settings ``{"mode": ...}`` taking the same
-   values (both protocol eras).
+2. The client extension ``EXTENSION_ID`` with settings ``{"mode": ...}`` taking a level or
+   ``"progressive"`` (the server's level) (both protocol eras; the wire's word).
 3. An HTTP header (``X-Progressive-Disclosure: full`` by default), for gateways.
 4. Glob patterns on the client's ``name`` or ``name/version`` (``full_clients``).
 5. The host profiles table (``hosts.py``): known hosts by client name/version.
@@ -25,7 +25,7 @@ another. In order:
 Example:
     ```python
     clients = ClientSettings(full_clients=["legacy-host*"],
-                             mode_resolver=lambda c: "full" if c.principal else None)
+                             level_resolver=lambda c: "full" if c.principal else None)
     ModePolicy(clients, default_level="skeleton")
     ```
 """
@@ -36,27 +36,21 @@ import fnmatch
 import hashlib
 import inspect
 from collections.abc import Mapping
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
-from fastmcp_progressive.hosts import ClientLevel, profile_for, profile_level
+from fastmcp_progressive.hosts import Level, profile_for, profile_level
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.memo import IdentityMemo
 from fastmcp_progressive.payloads import EXTENSION_ID
-from fastmcp_progressive.settings import (
-    Choice,
-    ClientDescription,
-    ClientSettings,
-    ListingLevel,
-    ListingSettings,
-)
+from fastmcp_progressive.settings import ClientInfo, ClientSettings, ListingSettings
 
 logger = get_logger("compat")
 
-Mode = Literal["progressive", "full"]
-MODES: tuple[Mode, ...] = get_args(Mode)
-CHOICES: tuple[Choice, ...] = get_args(Choice)
+PROGRESSIVE = "progressive"
+"""What the client extension or the header may send for the server's own level."""
+REQUESTABLE: frozenset[str] = frozenset({*get_args(Level), PROGRESSIVE})
 """What a resolver, the client extension or the header may ask for."""
 MAX_CLIENTS_KEPT = 1024
 """Client name/version/era/transport combinations whose name-rule answer is kept."""
@@ -75,53 +69,49 @@ class ModePolicy:
         self,
         settings: ClientSettings | None = None,
         *,
-        default_level: ListingLevel = ListingSettings.level,
+        default_level: Level = ListingSettings.level,
     ) -> None:
         settings = settings or ClientSettings()  # checked when it was built
         self.full_clients = tuple(settings.full_clients)
-        self.mode_header = settings.mode_header.lower() if settings.mode_header else None
-        self.resolver = settings.mode_resolver
-        self.resolver_timeout = settings.mode_resolver_timeout
+        self.level_header = settings.level_header.lower() if settings.level_header else None
+        self.resolver = settings.level_resolver
+        self.resolver_timeout = settings.level_resolver_timeout
         self._resolver_threads = hook_limiter()
         self._prepared = IdentityMemo()  # caller object -> (what the resolver said,)
         self.host_profiles = tuple(settings.host_profiles or ())
-        self.default_level: ListingLevel = default_level
+        self.default_level: Level = default_level
         # (name, version, era, transport) -> what the name rules and host table say; a
         # plain dict emptied when full (client names are the client's to choose)
-        self._by_client: dict[tuple[Any, ...], Choice | None] = {}
+        self._by_client: dict[tuple[Any, ...], str | None] = {}
 
-    def decide(self, caller: Caller) -> Mode:
-        """``"full"`` or ``"progressive"`` for ``caller`` (its ``level`` without the detail)."""
-        return "full" if self.level(caller) == "full" else "progressive"
-
-    def level(self, caller: Caller) -> ClientLevel:
+    def level(self, caller: Caller) -> Level:
         """The listing level for ``caller``; never raises (a failing resolver is logged)."""
         chosen = self._chosen(caller)
         if chosen is None:
             chosen = self._named(caller)
-        if chosen is None or chosen == "progressive":
+        if chosen is None or chosen == PROGRESSIVE:
             return self.default_level
-        return chosen
+        return chosen  # type: ignore[return-value]  # one of REQUESTABLE
 
-    def _chosen(self, caller: Caller) -> Choice | None:
+    def _chosen(self, caller: Caller) -> str | None:
         """What the operator's rules or the client itself ask for, if anything."""
         settings = caller.extensions.get(EXTENSION_ID)
         settings = settings if isinstance(settings, Mapping) else None
         if self.resolver is not None:
-            prepared: tuple[Choice | None] | None = self._prepared.get(caller)
+            prepared: tuple[str | None] | None = self._prepared.get(caller)
             chosen = prepared[0] if prepared is not None else self._resolve_inline(caller)
             if chosen is not None:
                 return chosen
         requested = settings.get("mode") if settings is not None else None
-        if requested in CHOICES:
+        if requested in REQUESTABLE:
             return requested  # type: ignore[no-any-return]
-        if self.mode_header is not None:
-            value = caller.headers.get(self.mode_header, "").strip().lower()
-            if value in CHOICES:
+        if self.level_header is not None:
+            value = caller.headers.get(self.level_header, "").strip().lower()
+            if value in REQUESTABLE:
                 return value
         return None
 
-    def _named(self, caller: Caller) -> Choice | None:
+    def _named(self, caller: Caller) -> str | None:
         """What ``full_clients`` and the host table say of the client's name and version:
         the same for every request of that client, so kept (bounded) by those fields."""
         if caller.client_name is None:
@@ -130,7 +120,7 @@ class ModePolicy:
                caller.transport)
         if key in self._by_client:
             return self._by_client[key]
-        chosen: Choice | None = None
+        chosen: str | None = None
         if self.full_clients and caller.client_name and self._matches(
             caller.client_name, caller.client_version
         ):
@@ -170,7 +160,7 @@ class ModePolicy:
             return
         self._prepared.put(caller, (self._checked(out),))
 
-    def _resolve_inline(self, caller: Caller) -> Choice | None:
+    def _resolve_inline(self, caller: Caller) -> str | None:
         """A caller never prepared (no request of its own went through the middleware):
         the resolver runs here, failing closed as in ``prepare``."""
         assert self.resolver is not None
@@ -185,9 +175,9 @@ class ModePolicy:
             return self._failed("is async but was called outside a request", None)
         return self._checked(out)
 
-    def _description(self, caller: Caller) -> ClientDescription:
+    def _description(self, caller: Caller) -> ClientInfo:
         settings = caller.extensions.get(EXTENSION_ID)
-        return ClientDescription(
+        return ClientInfo(
             name=caller.client_name,
             version=caller.client_version,
             era=caller.era,
@@ -196,16 +186,17 @@ class ModePolicy:
             extension_settings=settings if isinstance(settings, Mapping) else None,
         )
 
-    def _checked(self, chosen: Any) -> Choice | None:
-        if chosen is None or chosen in CHOICES:
-            return chosen  # type: ignore[no-any-return]
-        return self._failed(f"returned {chosen!r:.80}; expected one of {CHOICES} or None", None)
+    def _checked(self, chosen: Any) -> str | None:
+        if chosen is None or (isinstance(chosen, str) and chosen in REQUESTABLE):
+            return chosen
+        return self._failed(
+            f"returned {chosen!r:.80}; expected one of {get_args(Level)} or None", None)
 
     @staticmethod
-    def _failed(reason: str, cause: BaseException | None) -> Choice:
-        logger.error("mode resolver %s; this request gets the server's progressive level",
+    def _failed(reason: str, cause: BaseException | None) -> str:
+        logger.error("level resolver %s; this request gets the server's progressive level",
                      reason, exc_info=cause)
-        return "progressive"
+        return PROGRESSIVE
 
 def _kept(text: str | None) -> str | None:
     """``text`` as the client memo keeps it: as sent when short, else its SHA-256."""

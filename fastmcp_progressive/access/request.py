@@ -62,7 +62,7 @@ from fastmcp_progressive.access.gate import Bridge, GateCall
 from fastmcp_progressive.access.site import RequestSite
 from fastmcp_progressive.fastmcp_internals import is_nested_tool_call
 from fastmcp_progressive.files.store import DescriptionStore
-from fastmcp_progressive.hosts import ClientLevel
+from fastmcp_progressive.hosts import Level
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -78,10 +78,10 @@ class Request:
     ctx: Context | None
     caller: Caller
     site: RequestSite | None
-    levels: Callable[[Caller], ClientLevel] = field(repr=False, compare=False)
+    levels: Callable[[Caller], Level] = field(repr=False, compare=False)
 
     @cached_property
-    def level(self) -> ClientLevel:
+    def level(self) -> Level:
         """What this caller's listing shows (``full`` is never gated), decided on first use."""
         return self.levels(self.caller)
 
@@ -114,7 +114,7 @@ class Requests:
     """Builds each request's record once and carries it from ``on_message`` to the hooks."""
 
     def __init__(self, catalog: Catalog, store: DescriptionStore, *,
-                 levels: Callable[[Caller], ClientLevel]) -> None:
+                 levels: Callable[[Caller], Level]) -> None:
         self._catalog = catalog
         self._store = store
         self._levels = levels
@@ -178,11 +178,6 @@ def same_tool(tool: Tool | None, ours: Tool | None) -> bool:
     """Whether ``tool`` is ``ours`` (one of our bridges), not a user's tool of its name."""
     return (tool is not None and ours is not None
             and getattr(tool, "fn", None) is getattr(ours, "fn", None))
-
-
-def passed_outer_gate() -> bool:
-    """True inside a call an outer gate let through."""
-    return _passed.get()
 
 
 def let_through(call_next: CallNext[T, R]) -> CallNext[T, R]:

@@ -25,7 +25,7 @@ from fastmcp_progressive.access.catalog import Catalog, gateway_tools
 from fastmcp_progressive.fastmcp_internals import state_storage
 from fastmcp_progressive.files.pins import is_pinned
 from fastmcp_progressive.files.store import DescriptionStore
-from fastmcp_progressive.settings import KeyValue
+from fastmcp_progressive.settings import GrantStoreProtocol
 
 _Seen = tuple[tuple[Any, ...], frozenset[str]]
 _gateways: weakref.WeakKeyDictionary[FastMCP[Any], _Seen] = weakref.WeakKeyDictionary()
@@ -74,7 +74,7 @@ class RequestSite:
     def pinned(self, tool: Tool) -> bool:
         return is_pinned(tool, self._store.lookup(tool.name))
 
-    def state_store(self) -> KeyValue:
+    def state_store(self) -> GrantStoreProtocol:
         return state_storage(self._ctx)  # type: ignore[no-any-return]
 
     async def refreshed(self, name: str) -> FoundSite | None:
@@ -109,7 +109,7 @@ class FoundSite:
     def pinned(self, tool: Tool) -> bool:
         return self._site.pinned(tool)
 
-    def state_store(self) -> KeyValue:
+    def state_store(self) -> GrantStoreProtocol:
         return self._site.state_store()
 
     async def refreshed(self, name: str) -> FoundSite | None:

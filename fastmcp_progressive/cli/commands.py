@@ -44,7 +44,7 @@ from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.cli.checks import check
 from fastmcp_progressive.cli.tokens import TokensUnavailable, registered_tools, token_report
-from fastmcp_progressive.disclosure.listing import LEVELS, summarize
+from fastmcp_progressive.disclosure.listing import summarize
 from fastmcp_progressive.files.folder import SUFFIXES, safe_file_name
 from fastmcp_progressive.files.format import with_front_matter
 from fastmcp_progressive.files.model import registered_description_digest
@@ -57,7 +57,12 @@ from fastmcp_progressive.proxy.front import (
     parse_listen,
     serve,
 )
-from fastmcp_progressive.settings import AnonymousPolicy, ClientSettings, ListingSettings
+from fastmcp_progressive.settings import (
+    PROGRESSIVE_LEVELS,
+    AnonymousPolicy,
+    ClientSettings,
+    ListingSettings,
+)
 
 OK, PROBLEMS, CANNOT_RUN = 0, 1, 2
 DEFAULT_SUMMARY_CHARS = ListingSettings.summary_max_chars
@@ -195,7 +200,7 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tokens", help="count listing and description tokens")
     p.add_argument("server", help=spec_help)
     p.add_argument("directory", type=Path, nargs="?")
-    p.add_argument("--listing", choices=LEVELS, default=None)
+    p.add_argument("--listing", choices=PROGRESSIVE_LEVELS, default=None)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = sub.add_parser(
@@ -215,7 +220,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--http", metavar="[HOST:]PORT", help="serve streamable HTTP (default: stdio)")
     p.add_argument("--descriptions", type=Path, metavar="DIR",
                    help="description files for the upstream's tools (hot reload)")
-    p.add_argument("--listing", choices=LEVELS, default=ListingSettings.level)
+    p.add_argument("--listing", choices=PROGRESSIVE_LEVELS, default=ListingSettings.level)
     p.add_argument("--max-tools", type=int, metavar="N",
                    help="list at most N tools; the rest are reached through describe_tools "
                         "(groups) and run_tool (default: no cap but the host caps)")
@@ -274,7 +279,8 @@ def apply_environment(args: argparse.Namespace, given: Sequence[str],
                 value = float(raw)
             except ValueError:
                 raise CliError(f"{variable}={raw!r}: expected a number of seconds") from None
-        choices = {"listing": LEVELS, "anonymous": get_args(AnonymousPolicy)}.get(option)
+        choices = {"listing": PROGRESSIVE_LEVELS,
+                   "anonymous": get_args(AnonymousPolicy)}.get(option)
         if choices is not None and value not in choices:
             raise CliError(f"{variable}={raw!r}: expected one of {', '.join(choices)}")
         setattr(args, option, value)

@@ -46,8 +46,9 @@ from fastmcp.utilities.versions import dedupe_with_versions
 
 from fastmcp_progressive import payloads
 from fastmcp_progressive.files.definitions import compact_json, full_definition
+from fastmcp_progressive.hosts import Level
 from fastmcp_progressive.middleware import ProgressiveDisclosure
-from fastmcp_progressive.settings import ListingLevel, ListingSettings
+from fastmcp_progressive.settings import ListingSettings
 
 ENCODING = "o200k_base"
 MODEL_FIELDS = ("name", "description", "inputSchema")
@@ -165,7 +166,7 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
     else:
         if directory is None and present is not None:
             directory = present.store.directory
-        level = cast(ListingLevel, listing or ListingSettings.level)
+        level = cast(Level, listing or ListingSettings.level)
         # a directory given here means the working directory's (``tokens`` takes it from
         # the command line), not one beside this module's caller
         ours = ProgressiveDisclosure(directory.absolute() if directory is not None else None,

@@ -1,7 +1,7 @@
 """The handshake: how a client learns of the extension (``initialize``, ``server/discover``).
 
 The capabilities name the extension, its resource, the client's listing level and its
-bridge; with ``SurfaceSettings(instructions=True)`` the server's instructions gain a
+bridge; with ``AddedComponents(instructions=True)`` the server's instructions gain a
 paragraph on the workflow. Both say what this client's own listing holds: a client served
 in ``full`` (a host that defers tools itself) lists no bridge and is never gated, so it is
 told neither to call ``describe_tools`` nor to expect a refusal.
@@ -23,7 +23,7 @@ import mcp_types as mt
 from fastmcp_progressive import payloads
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.disclosure.groups import GROUPING_EXTENSION_ID
-from fastmcp_progressive.hosts import ClientLevel
+from fastmcp_progressive.hosts import Level
 
 
 class Announcer:
@@ -34,7 +34,7 @@ class Announcer:
         self.instructions = instructions
         self.text = payloads.instructions(bridge_name)
 
-    def announce(self, result: Any, level: ClientLevel) -> Any:
+    def announce(self, result: Any, level: Level) -> Any:
         """``result`` advertising the extension to a client served at ``level``; the
         advertisement is how clients find the extension, so it stays when the paragraph is
         turned off."""

@@ -4,7 +4,7 @@ Several popular hosts never let the model read a resource. Against a gating serv
 a model would be locked out: every call answers TOOL_DESCRIPTION_REQUIRED and the remedy
 is out of its reach. The bridge tool returns the same JSON as the resource and grants the
 same way; it is listed in full and never gated. It costs about 60 listing tokens (see the
-README for the measurement) and is on by default; ``SurfaceSettings(bridge_tool=None)``
+README for the measurement) and is on by default; ``AddedComponents(bridge_tool=None)``
 turns it off.
 
 Example:

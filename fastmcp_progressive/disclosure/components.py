@@ -8,8 +8,10 @@ only to a tool the child really has. So the descriptions resource (fixed URI and
 template ``resource:///tool_descriptions{?tools}``), the bridge tool and the guidance
 prompt are real components, added with ``mcp.add_resource``/``add_template``/``add_tool``/
 ``add_prompt`` to the server the middleware belongs to, on the first request it sees
-(``add_middleware`` has no hook of its own). A component of the same name or URI the user
-registered first is kept and ours is not added.
+(``add_middleware`` has no hook of its own). A resource, template or prompt of the same
+name or URI the user registered first is kept and ours is not added; a tool of a bridge's
+name is refused (``BridgeNameTaken``, every request until it is renamed), since every
+refusal would point the model at a tool that does not describe anything.
 
 They go into the server's own ``LocalProvider`` rather than a provider of their own:
 FastMCP asks every provider, each in a task of its own, for the tool of every call and
@@ -59,6 +61,10 @@ TEMPLATE_URI = payloads.DESCRIPTIONS_URI + "{?tools}"
 
 ReadAnswer = Callable[[Context, str], Awaitable[str]]
 BridgeAnswer = Callable[[Context, dict[str, Any] | None], Awaitable[ToolResult]]
+
+
+class BridgeNameTaken(ValueError):
+    """The server has a tool of the name a bridge tool was given (``AddedComponents``)."""
 
 
 class DisclosureComponents:
@@ -159,8 +165,15 @@ class DisclosureComponents:
         return [self.resource, self.template, *optional]
 
     async def add_to(self, server: FastMCP[Any]) -> None:
-        """Add each component to ``server`` unless the user registered one of that name."""
+        """Add each component to ``server`` unless the user registered one of that name;
+        a tool of a bridge's name raises ``BridgeNameTaken`` before anything is added."""
         local = server.local_provider
+        for field, ours in (("bridge_tool", self.bridge), ("dispatch_tool", self.dispatch)):
+            if ours is not None and await local.get_tool(ours.name) is not None:
+                raise BridgeNameTaken(
+                    f"added.{field} is {ours.name!r}, the name of a tool this server already "
+                    f"has: pass another name, e.g. ProgressiveDisclosure(added=AddedComponents("
+                    f"{field}='progressive_{ours.name}')), or None")
         if await local.get_resource(str(self.resource.uri)) is None:
             server.add_resource(self.resource)
             self._added.append((weakref.ref(server), self.resource, partial(
@@ -170,11 +183,11 @@ class DisclosureComponents:
             server.add_template(self.template)
             self._added.append((weakref.ref(server), self.template, partial(
                 local.remove_template, self.template.uri_template)))
-        if self.bridge is not None and await local.get_tool(self.bridge.name) is None:
+        if self.bridge is not None:
             server.add_tool(self.bridge)
             self._added.append((weakref.ref(server), self.bridge, partial(
                 local.remove_tool, self.bridge.name)))
-        if self.dispatch is not None and await local.get_tool(self.dispatch.name) is None:
+        if self.dispatch is not None:
             server.add_tool(self.dispatch)
             self._added.append((weakref.ref(server), self.dispatch, partial(
                 local.remove_tool, self.dispatch.name)))
@@ -216,7 +229,11 @@ async def install(middleware: Any, server: FastMCP[Any], components: DisclosureC
     done = _registered.setdefault(home, set())
     if id(components) not in done:
         done.add(id(components))  # before awaiting: a concurrent first request adds nothing
-        await components.add_to(home)
+        try:
+            await components.add_to(home)
+        except BridgeNameTaken:
+            done.discard(id(components))  # refused again on every request until renamed
+            raise
     _registered.setdefault(server, set()).add(id(components))  # a parent: no walk next time
 
 

@@ -121,11 +121,6 @@ class Describer:
             selection = replace(selection, names=tuple(unprefixed(selection.names, prefix)))
         return (await self.describe(request, selection, prefix=prefix)).text()
 
-    async def describe_uri(self, request: Request, uri: str) -> dict[str, Any]:
-        """The JSON body answering a read of ``uri`` (no mount prefix), granting it."""
-        selection = parse_selection(uri, limit=self.max_tools_per_read)
-        return (await self.describe(request, selection)).body
-
     async def describe(self, request: Request, selection: Selection, *, prefix: str = ""
                        ) -> Described:
         """The definitions ``selection`` names, granted to the request's caller."""

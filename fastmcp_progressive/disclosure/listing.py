@@ -29,7 +29,7 @@ import re
 import threading
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Self, get_args
+from typing import Any, Self
 
 from cachetools import LRUCache
 from fastmcp.tools.base import Tool, ToolResult
@@ -44,9 +44,7 @@ from fastmcp_progressive.files.pins import pinned
 from fastmcp_progressive.files.store import DescriptionStore, Signature
 from fastmcp_progressive.memo import ToolMemo
 from fastmcp_progressive.settings import CacheSettings, ListingSettings
-from fastmcp_progressive.settings import ListingLevel as ListingLevel
 
-LEVELS: tuple[ListingLevel, ...] = get_args(ListingLevel)
 ONE_FILE_WAIT = 2.0
 """Seconds a listing waits for a file another thread is parsing before it reads it too."""
 

@@ -1,8 +1,8 @@
 """A listing within a tool cap: hosts that take at most N tools still reach every tool.
 
 Cursor takes about 40 tools, VS Code 128 per request; a gateway lists hundreds. With
-``ListingSettings(max_tools=N)`` (or a host cap below, matched on the client's name), a
-caller that would see more than N tools gets at most N entries:
+``ListingSettings(max_tools=N)`` (or the ``max_tools`` of the host profile the client
+matches, ``hosts.py``), a caller that would see more than N tools gets at most N entries:
 
 1. the pinned and exempt tools (``always_load``, FastMCP's gateway transforms);
 2. the ``describe_tools`` bridge, whose description then names every group the caller may
@@ -45,7 +45,7 @@ from collections.abc import Collection, Sequence
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.gate import CallSite, GateCall
 from fastmcp_progressive.access.grants import GrantStore, ServerStore
-from fastmcp_progressive.hosts import HOST_TOOL_CAPS, HostCap
+from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile, profile_for
 
 POPULAR_REFRESH = 3600.0
 """Seconds between snapshots of the call counts a new caller's listing starts from."""
@@ -60,10 +60,11 @@ class ToolCap:
     """Chooses a capped listing's entries and keeps each followable caller's."""
 
     def __init__(self, grants: GrantStore, max_tools: int | None,
-                 host_caps: Collection[HostCap] = HOST_TOOL_CAPS) -> None:
+                 host_profiles: Collection[HostProfile] = HOST_PROFILES) -> None:
         self.grants = grants
         self.max_tools = max_tools
-        self.host_caps = tuple(host_caps)
+        self.host_profiles = tuple(host_profiles)
+        self._host_capped = any(row.max_tools is not None for row in self.host_profiles)
         self._calls: Counter[str] = Counter()
         self._counted_chars = 0
         self._snapshot: dict[str, int] = {}
@@ -75,12 +76,16 @@ class ToolCap:
     @property
     def possible(self) -> bool:
         """Whether any caller may get a capped listing (the dispatch bridge is needed)."""
-        return self.max_tools is not None or bool(self.host_caps)
+        return self.max_tools is not None or self._host_capped
 
     def limit(self, caller: Caller) -> int | None:
-        """The most tools ``caller``'s listing may hold (None: no cap)."""
+        """The most tools ``caller``'s listing may hold (None: no cap): the lower of the
+        server's cap and that of the host profile ``caller`` matches first."""
         limits = [self.max_tools] if self.max_tools is not None else []
-        limits.extend(cap.max_tools for cap in self.host_caps if cap.matches(caller))
+        if self._host_capped:
+            profile = profile_for(self.host_profiles, caller)
+            if profile is not None and profile.max_tools is not None:
+                limits.append(profile.max_tools)
         return min(limits) if limits else None
 
     def note_listing(self, count: int) -> None:

@@ -41,7 +41,7 @@ from fastmcp_progressive.disclosure.preload import Preload
 from fastmcp_progressive.disclosure.toolcap import ToolCap
 from fastmcp_progressive.fastmcp_internals import serving_tool_call
 from fastmcp_progressive.files.store import Signature
-from fastmcp_progressive.settings import ListingLevel
+from fastmcp_progressive.hosts import Level
 
 Marks = Callable[[Caller, Sequence[Tool], Mapping[str, Signature] | None], Sequence[Tool]]
 """A higher wing's marks on a listing (tool resolution's ``_meta``), given by the middleware;
@@ -56,9 +56,9 @@ class ToolsList:
                  marks: Marks | None = None) -> None:
         self.lister, self.preload, self.gate, self.catalog = lister, preload, gate, catalog
         self.groups, self.cap, self.components, self.marks = groups, cap, components, marks
-        self._listers: dict[ListingLevel, Lister] = {lister.level: lister}
+        self._listers: dict[Level, Lister] = {lister.level: lister}
         self._bridge_copy: tuple[tuple[str, ...], Tool] | None = None
-        self._shown: dict[ListingLevel, tuple[tuple[Tool, ...], Tool | None, Tool | None,
+        self._shown: dict[Level, tuple[tuple[Tool, ...], Tool | None, Tool | None,
                                               tuple[Tool, ...], tuple[Tool, ...]]] = {}
 
     # A watcher thread started by the first request invalidates edited description files
@@ -99,7 +99,7 @@ class ToolsList:
                               signatures)
         return self._mark(request, list(plain), signatures)
 
-    def _with_bridges(self, level: ListingLevel, reduced: tuple[Tool, ...]
+    def _with_bridges(self, level: Level, reduced: tuple[Tool, ...]
                       ) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
         """``reduced`` with the bridge added where a transform replaced the listing and the
         dispatch bridge left out, and that listing with the bridge as an uncapped listing
@@ -134,7 +134,7 @@ class ToolsList:
         tools = self.groups.mark(request.caller, tools, request.ctx.fastmcp, known)
         return tools if self.marks is None else self.marks(request.caller, tools, known)
 
-    def _lister(self, level: ListingLevel) -> Lister:
+    def _lister(self, level: Level) -> Lister:
         """The lister (and its memo) for one progressive level, made on first use."""
         lister = self._listers.get(level)
         if lister is None:

@@ -1,7 +1,7 @@
 """The operator's Python hooks run bounded and off the event loop (#21).
 
 A synchronous resolver hook (``ResolutionSettings.resolvers``) or mode resolver
-(``ClientSettings.mode_resolver``) used to run on the event loop: one that blocks stalled
+(``ClientSettings.level_resolver``) used to run on the event loop: one that blocks stalled
 every client, and ``SystemExit`` raised in one stopped the server. Both now run in a worker
 thread within a time limit; any failure is logged and fails closed (``-32603`` for a hook,
 the progressive level for a mode resolver).
@@ -20,7 +20,7 @@ from mcp.client.extension import advertise
 
 from fastmcp_progressive import EXTENSION_ID, ClientSettings, ResolutionSettings
 from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
-from fastmcp_progressive.settings import ClientDescription
+from fastmcp_progressive.settings import ClientInfo
 from tests.conftest import build_server, connect
 from tests.resolution.test_server import opened, raw_resolve, resolve_error
 from tests.waiting import until
@@ -97,15 +97,15 @@ async def test_a_hook_raising_anything_answers_32603_and_the_server_goes_on(
 
 
 def _slow_for(name: str, blocker: Blocker) -> Any:
-    def resolver(client: ClientDescription) -> str | None:
+    def resolver(client: ClientInfo) -> str | None:
         return blocker(client) if client.name == name else None
     return resolver
 
 
-async def test_a_blocking_mode_resolver_never_blocks_another_client() -> None:
+async def test_a_blocking_level_resolver_never_blocks_another_client() -> None:
     blocker = Blocker()
-    server = build_server(clients=ClientSettings(mode_resolver=_slow_for("slow", blocker),
-                                                 mode_resolver_timeout=HOLD))
+    server = build_server(clients=ClientSettings(level_resolver=_slow_for("slow", blocker),
+                                                 level_resolver_timeout=HOLD))
     async with connect(server, "modern") as other:
         async with anyio.create_task_group() as tg:
             async def slow_client() -> None:
@@ -126,22 +126,22 @@ FULL = advertise(EXTENSION_ID, {"mode": "full"})
 
 
 @pytest.mark.parametrize("failure", ["timeout", "SystemExit", "bad answer"])
-async def test_a_failing_mode_resolver_fails_closed(
+async def test_a_failing_level_resolver_fails_closed(
     failure: str, caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The client asks for ``full`` itself; the operator's resolver fails: the request
     gets the progressive level (gated), never full, and the server goes on."""
     blocker = Blocker("full")
 
-    def resolver(client: ClientDescription) -> Any:
+    def resolver(client: ClientInfo) -> Any:
         if failure == "timeout":
             return blocker(client)
         if failure == "SystemExit":
             raise SystemExit(1)
         return "everything"
 
-    server = build_server(clients=ClientSettings(mode_resolver=resolver,
-                                                 mode_resolver_timeout=0.2))
+    server = build_server(clients=ClientSettings(level_resolver=resolver,
+                                                 level_resolver_timeout=0.2))
     caplog.set_level(logging.ERROR, LOGGER)
     try:
         async with connect(server, "modern", extensions=[FULL]) as client:
@@ -152,7 +152,7 @@ async def test_a_failing_mode_resolver_fails_closed(
             assert result.data == 3 or result.is_error  # served, not crashed
     finally:
         blocker.release.set()
-    assert "mode resolver" in caplog.text and "progressive level" in caplog.text
+    assert "level resolver" in caplog.text and "progressive level" in caplog.text
 
 
 async def test_call_hook_passes_cancellation_through() -> None:
@@ -173,8 +173,8 @@ def test_timeouts_are_checked() -> None:
     for bad in (0, -1.0, float("nan"), 61.0, True):
         with pytest.raises(ValueError, match=r"resolution\.hook_timeout"):
             ResolutionSettings(hook_timeout=bad)
-        with pytest.raises(ValueError, match=r"clients\.mode_resolver_timeout"):
-            ClientSettings(mode_resolver_timeout=bad)
+        with pytest.raises(ValueError, match=r"clients\.level_resolver_timeout"):
+            ClientSettings(level_resolver_timeout=bad)
 
 
 def test_a_resolver_asked_outside_a_request_fails_closed_too() -> None:
@@ -183,10 +183,10 @@ def test_a_resolver_asked_outside_a_request_fails_closed_too() -> None:
     from fastmcp_progressive.access.caller import Caller
     from fastmcp_progressive.access.modes import ModePolicy
 
-    def resolver(client: ClientDescription) -> str:
+    def resolver(client: ClientInfo) -> str:
         raise SystemExit(2)
 
-    policy = ModePolicy(ClientSettings(mode_resolver=resolver))
+    policy = ModePolicy(ClientSettings(level_resolver=resolver))
     caller = Caller(kind="anonymous", era="modern", client_name="x",
                     extensions={EXTENSION_ID: {"mode": "full"}})
     assert policy.level(caller) != "full"

@@ -10,7 +10,7 @@ from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 from mcp.client.extension import advertise
 
-from fastmcp_progressive import EXTENSION_ID, ClientDescription, ClientSettings
+from fastmcp_progressive import EXTENSION_ID, ClientInfo, ClientSettings
 from tests.conftest import (
     ERAS,
     FOLLOWED_IN_MEMORY,
@@ -81,13 +81,13 @@ async def test_header_for_gateways_on_one_http_server(era: Era) -> None:
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_resolver_sees_client_and_has_final_say(era: Era) -> None:
-    seen: list[ClientDescription] = []
+    seen: list[ClientInfo] = []
 
-    def resolver(client: ClientDescription) -> str | None:
+    def resolver(client: ClientInfo) -> str | None:
         seen.append(client)
         return "full" if client.name == "ops-console" else None
 
-    server = build_server(clients=ClientSettings(mode_resolver=resolver))
+    server = build_server(clients=ClientSettings(level_resolver=resolver))
     ops = mt.Implementation(name="ops-console", version="3")
     async with connect(server, era, client_info=ops, extensions=[PROGRESSIVE]) as c:
         assert await _is_full(c)
@@ -96,8 +96,8 @@ async def test_resolver_sees_client_and_has_final_say(era: Era) -> None:
 
 
 async def test_failing_resolver_falls_back_without_breaking_requests() -> None:
-    def broken(client: ClientDescription) -> str:
+    def broken(client: ClientInfo) -> str:
         raise RuntimeError("boom")
 
-    async with connect(build_server(clients=ClientSettings(mode_resolver=broken)), "modern") as c:
+    async with connect(build_server(clients=ClientSettings(level_resolver=broken)), "modern") as c:
         assert not await _is_full(c)

@@ -14,10 +14,10 @@ from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.request import Requests
 from fastmcp_progressive.files.store import DescriptionStore
-from fastmcp_progressive.hosts import ClientLevel
+from fastmcp_progressive.hosts import Level
 
 
-def _requests(level: ClientLevel) -> Requests:
+def _requests(level: Level) -> Requests:
     return Requests(Catalog(owner=Middleware()), DescriptionStore(None),
                     levels=lambda caller: level)
 

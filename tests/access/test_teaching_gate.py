@@ -23,9 +23,8 @@ from fastmcp.utilities.tests import temporary_settings
 
 from fastmcp_progressive import (
     DESCRIPTIONS_URI,
+    AddedComponents,
     ClientSettings,
-    ProgressiveDisclosure,
-    SurfaceSettings,
 )
 from fastmcp_progressive.access.caller import identify
 from fastmcp_progressive.disclosure.guidance import PROMPT_NAME
@@ -83,7 +82,7 @@ async def test_refusal_names_the_bridge_first_and_copes_without_it(era: Era) -> 
             "message"
         ]
     assert message.index("describe_tools") < message.index("resource_uri")
-    no_bridge = build_server(surface=SurfaceSettings(bridge_tool=None))
+    no_bridge = build_server(added=AddedComponents(bridge_tool=None))
     async with clients(no_bridge, "memory", era) as (c,):
         error = _refusal(await c.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False))
     assert "tool_call" not in error and "describe_tools" not in error["message"]
@@ -168,11 +167,6 @@ async def test_per_call_sessions_follow_the_anonymous_policy() -> None:
     assert (await _one_call(shared, "legacy", "add", {"a": 1, "b": 2})).data == 3  # shared set
 
 
-def test_open_policy_is_removed_with_a_pointer_to_its_replacement() -> None:
-    with pytest.raises(ValueError, match="anonymous='validate'"):
-        ProgressiveDisclosure(clients=ClientSettings(anonymous="open"))  # type: ignore[arg-type]
-
-
 async def test_first_request_mark_lives_on_the_connection() -> None:
     """``connection_state`` reads the legacy connection's scratch dict (FastMCP internals)."""
     seen: list[dict[str, Any] | None] = []
@@ -210,7 +204,7 @@ async def test_texts_name_the_bridge_first(transport: Transport, era: Era) -> No
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_texts_without_the_bridge_name_only_the_resource(era: Era) -> None:
-    async with connect(build_server(surface=SurfaceSettings(bridge_tool=None)), era) as c:
+    async with connect(build_server(added=AddedComponents(bridge_tool=None)), era) as c:
         assert c.instructions is not None
         assert "describe_tools" not in c.instructions
         assert f"{DESCRIPTIONS_URI}?tools=" in c.instructions

@@ -55,12 +55,10 @@ def _has(obj: Any, name: str) -> tuple[bool, Any]:
 
 def _resolve(module_name: str, names: list[str]) -> str | None:
     """None when ``module_name`` imports and has the attribute chain ``names``, else why not."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # a stub named on purpose
-        try:
-            obj: Any = importlib.import_module(module_name)
-        except ImportError as exc:
-            return f"{module_name} does not import ({exc})"
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        return f"{module_name} does not import ({exc})"
     where = module_name
     for name in names:
         found, obj = _has(obj, name)
@@ -140,14 +138,9 @@ def test_every_path_and_name_on_the_page_exists() -> None:
 @pytest.mark.parametrize("doc", ["README.md", "examples/authoring.md", "benchmarks/README.md"])
 def test_the_module_paths_users_are_shown_exist(doc: str) -> None:
     """The import paths the README and its companions document (``from
-    fastmcp_progressive.proxy import progressive_proxy``) are real, and none is a stub."""
+    fastmcp_progressive.proxy import progressive_proxy``) are real."""
     text = (ROOT / doc).read_text(encoding="utf-8")
     assert problems(text, ours_only=True) == []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from fastmcp_progressive._deprecated import MOVED
-    stale = sorted(old for old in MOVED if re.search(rf"{re.escape(old)}\b(?!\.)", text))
-    assert stale == [], f"{doc} documents deprecated paths: {stale}"
 
 
 def _slug(heading: str) -> str:
@@ -218,17 +211,6 @@ def test_the_check_finds_what_it_looks_for(text: str, expected: list[str]) -> No
     assert len(found) == len(expected), found
     for problem, part in zip(found, expected, strict=True):
         assert part in problem
-
-
-def test_the_changelog_names_every_stub_and_its_new_home() -> None:
-    """Each deprecated path's stub and the CHANGELOG's "Deprecated" table agree, so a user
-    reading the migration note finds every path that warns, and where it went."""
-    from fastmcp_progressive._deprecated import MOVED
-
-    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
-    section = text.split("### Deprecated", 1)[1].split("\n### ", 1)[0]
-    rows = dict(re.findall(rf"\|\s*`({PACKAGE}[\w.]*)`\s*\|\s*`({PACKAGE}[\w.]*)`\s*\|", section))
-    assert rows == MOVED
 
 
 def test_the_checks_read_no_file_git_ignores() -> None:

@@ -1,12 +1,11 @@
 """The package's imports point one way: down the wings, never in a circle (issue #22).
 
 Ranks, lowest first (``docs/architecture.md``): the top-level base (``settings``,
-``options``, ``log``, ``memo``, ``payloads``, ``fastmcp_internals``), then ``files``,
+``options``, ``log``, ``hosts``, ``payloads``, ``fastmcp_internals``), then ``files``,
 ``access``, ``disclosure``, ``resolution``, then ``middleware``, ``proxy`` and ``cli``. A
 module may import its own wing and any wing below it. Every import counts, those inside
 functions and under ``TYPE_CHECKING`` included, so a circle cannot hide in a lazy import.
-The package's ``__init__`` (the public surface) and the deprecated stubs sit outside the
-ranks: they only re-export.
+The package's ``__init__`` (the public surface) sits outside the ranks: it only re-exports.
 """
 
 from __future__ import annotations
@@ -34,11 +33,7 @@ RANKS: dict[str, int] = {
     "proxy": 6,
     "cli": 7,
 }
-OUTSIDE = {"__init__", "__main__", "_deprecated"}  # the surface, the entry, the stubs' helper
-
-
-def _is_stub(path: Path) -> bool:
-    return "from fastmcp_progressive._deprecated import moved" in path.read_text()
+OUTSIDE = {"__init__", "__main__"}  # the surface, the entry
 
 
 def _modules() -> dict[str, Path]:
@@ -61,7 +56,7 @@ def test_every_module_has_a_rank() -> None:
     unranked = sorted(
         name
         for name, path in _modules().items()
-        if name != NAME and not _is_stub(path) and _rank(name) is None
+        if name != NAME and _rank(name) is None
         and name.split(".")[1] not in OUTSIDE
     )
     assert unranked == [], f"modules outside every wing (add them to RANKS): {unranked}"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from mcp.client.session import ClientSession
 
-from fastmcp_progressive import DESCRIPTIONS_URI, SurfaceSettings
+from fastmcp_progressive import DESCRIPTIONS_URI, AddedComponents
 from fastmcp_progressive.payloads import UNKNOWN_TOOL_HINT
 from tests.conftest import ERAS, Era, build_server, connect, serve_http
 from tests.servers import ADD_TYPED
@@ -104,7 +104,7 @@ async def test_low_level_session_sees_spec_wire_shapes(era: Era) -> None:
 
 
 async def test_max_tools_per_read_is_configurable() -> None:
-    server = build_server(surface=SurfaceSettings(max_tools_per_read=2))
+    server = build_server(added=AddedComponents(max_tools_per_read=2))
     async with connect(server, "legacy") as client:
         body = await raw_read(client.session, "?tools=add,echo,shout")
     assert body["error"] == {

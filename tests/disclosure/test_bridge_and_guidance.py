@@ -13,8 +13,8 @@ from mcp.client.extension import advertise
 from fastmcp_progressive import (
     DESCRIPTIONS_URI,
     EXTENSION_ID,
+    AddedComponents,
     ProgressiveDisclosure,
-    SurfaceSettings,
 )
 from fastmcp_progressive.disclosure.guidance import (
     PROMPT_NAME,
@@ -60,25 +60,12 @@ async def test_bridge_bad_arguments_and_unknown_names() -> None:
         assert many.structured_content["error"]["code"] == "TOO_MANY_TOOLS"  # type: ignore[index]
 
 
-async def test_bridge_can_be_turned_off_and_yields_to_a_real_tool() -> None:
-    async with connect(build_server(surface=SurfaceSettings(bridge_tool=None)), "legacy") as c:
+async def test_bridge_can_be_turned_off() -> None:
+    async with connect(build_server(added=AddedComponents(bridge_tool=None)), "legacy") as c:
         await c.list_tools()
         assert "describe_tools" not in [t.name for t in await c.list_tools()]
         refused = await c.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False)
         assert "tool_call" not in refused.structured_content["error"]  # type: ignore[index]
-
-    server = build_server()
-
-    @server.tool
-    def describe_tools(tools: list[str]) -> str:
-        """The server's own tool of that name."""
-        return "mine"
-
-    async with connect(server, "legacy") as c:
-        listed = [t.name for t in await c.list_tools()]
-        assert listed.count("describe_tools") == 1
-        await c.read_resource(f"{DESCRIPTIONS_URI}?tools=describe_tools")
-        assert (await c.call_tool("describe_tools", {"tools": []})).data == "mine"
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -129,7 +116,7 @@ def test_exported_system_prompt_is_ready_to_use() -> None:
 
 
 def test_guidance_prompt_can_be_turned_off() -> None:
-    assert ProgressiveDisclosure(surface=SurfaceSettings(guidance_prompt=False)).prompt is None
+    assert ProgressiveDisclosure(added=AddedComponents(guidance_prompt=False)).prompt is None
 
 
 async def test_a_tool_named_error_is_described_not_mistaken_for_an_error_body() -> None:

@@ -3,18 +3,19 @@
 FastMCP asks every provider, each in a task of its own, for the tool of every call and
 every name a read resolves; a provider of ours would cost each of those lookups. These
 tests pin that the resource, template, bridge and prompt are plain local components, that
-a component the user registered under the same name wins, and that ``close()`` takes ours
-out again.
+a tool the user registered under a bridge's name is refused (naming the setting), and that
+``close()`` takes ours out again.
 """
 
 from __future__ import annotations
 
 import pytest
-from fastmcp import FastMCP
+from fastmcp import Client, FastMCP
+from mcp.shared.exceptions import MCPError
 
-from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
+from fastmcp_progressive import DESCRIPTIONS_URI, ListingSettings, ProgressiveDisclosure
 from fastmcp_progressive.disclosure.components import TEMPLATE_URI
-from tests.conftest import ERAS, FOLLOWED_IN_MEMORY, Era, build_server, connect
+from tests.conftest import ERAS, Era, build_server, connect
 
 ERA = pytest.mark.parametrize("era", ERAS)
 GUIDE = "progressive_disclosure_guide"
@@ -39,28 +40,27 @@ async def test_components_join_the_servers_own_provider_and_add_none(era: Era) -
     assert await local.get_prompt(GUIDE) is not None
 
 
-@pytest.mark.parametrize("era", FOLLOWED_IN_MEMORY)  # a followable caller
-async def test_a_users_tool_of_the_bridges_name_is_kept(era: Era) -> None:
+@pytest.mark.parametrize("field", ["bridge_tool", "dispatch_tool"])
+async def test_a_server_tool_of_a_bridges_name_is_refused_naming_the_field(field: str) -> None:
+    """#27: a bridge named like one of the server's tools was accepted, and every refusal
+    then pointed the model at the server's tool. Refused at each request, naming the field,
+    until renamed; nothing of ours is added meanwhile."""
+    name = "describe_tools" if field == "bridge_tool" else "run_tool"
     mcp = FastMCP("user-bridge")
 
-    @mcp.tool
-    def describe_tools(tools: list[str]) -> str:
-        """The user's own tool of that name (gated like any other of theirs)."""
+    def theirs(tools: list[str]) -> str:
+        """The user's own tool of that name."""
         return "the user's answer"
 
-    @mcp.tool
-    def add(a: int, b: int) -> int:
-        """Add two numbers."""
-        return a + b
-
-    mcp.add_middleware(ProgressiveDisclosure())
-    async with connect(mcp, era) as client:
-        await client.list_tools()
-        first = await client.call_tool_mcp("describe_tools", {"tools": ["add"]})
-        again = await client.call_tool_mcp("describe_tools", {"tools": ["add"]})
-    assert "TOOL_DESCRIPTION_REQUIRED" in first.content[0].text  # type: ignore[union-attr]
-    assert again.content[0].text == "the user's answer"  # type: ignore[union-attr]
-    tool = await mcp.local_provider.get_tool("describe_tools")
+    mcp.tool(theirs, name=name)
+    capped = ListingSettings(max_tools=3)  # the dispatch bridge is added only when capped
+    mcp.add_middleware(ProgressiveDisclosure(listing=capped))
+    for _ in range(2):  # the first request and every one after it
+        with pytest.raises(MCPError, match=rf"added\.{field} is '{name}', the name of a tool"):
+            async with Client(mcp, mode="legacy") as client:
+                await client.list_tools()
+    assert await mcp.local_provider.get_resource(DESCRIPTIONS_URI) is None
+    tool = await mcp.local_provider.get_tool(name)
     assert tool is not None and "user's own" in (tool.description or "")
 
 

@@ -28,13 +28,14 @@ from key_value.aio.stores.memory import MemoryStore
 from mcp.shared.exceptions import MCPError
 
 from fastmcp_progressive import (
-    GROUPING_EXTENSION_ID,
-    GROUPS_META_KEY,
+    HOST_PROFILES,
+    ClientSettings,
     GrantSettings,
-    HostCap,
+    HostProfile,
     ListingSettings,
     ProgressiveDisclosure,
 )
+from fastmcp_progressive.disclosure.groups import GROUPING_EXTENSION_ID, GROUPS_META_KEY
 from fastmcp_progressive.resolution.client import grouping, list_groups, tool_groups
 from tests.conftest import ERAS, TOKENS, TRANSPORTS, Era, Transport, connect, serve_http
 
@@ -139,7 +140,7 @@ async def test_groups_list_pages(tmp_descriptions: Path) -> None:
 
 
 async def test_a_bad_groups_field_is_refused() -> None:
-    from fastmcp_progressive import DescriptionFile
+    from fastmcp_progressive.files.model import DescriptionFile
 
     with pytest.raises(ValueError, match="group name"):
         DescriptionFile.model_validate({"name": "x", "groups": [""]})
@@ -270,8 +271,8 @@ async def test_describing_adds_to_a_sessions_listing_with_a_notification(
 
 
 async def test_host_cap_by_client_name(tmp_descriptions: Path) -> None:
-    caps = [HostCap("tiny-host", 4)]
-    server, _ = catalog(tmp_descriptions, listing=ListingSettings(host_caps=caps))
+    profiles = [HostProfile("tiny-host", None, max_tools=4)]
+    server, _ = catalog(tmp_descriptions, clients=ClientSettings(host_profiles=profiles))
     async with Client(server, client_info=mt.Implementation(name="tiny-host", version="1")
                       ) as tiny, Client(server) as other:
         assert len(await tiny.list_tools()) == 4
@@ -347,8 +348,9 @@ async def test_a_host_served_in_full_but_capped_gets_described_tools_listed(
         tmp_descriptions: Path) -> None:
     """Cursor is served in full (it defers tools itself) until a server lists more than its
     cap: then its capped listing takes in what it describes, like any followable caller."""
+    cursor_row = HostProfile("cursor-vscode", "full", max_tools=5)
     server, _ = catalog(tmp_descriptions,
-                        listing=ListingSettings(host_caps=[HostCap("cursor-vscode", 5)]))
+                        clients=ClientSettings(host_profiles=[cursor_row, *HOST_PROFILES]))
     cursor = mt.Implementation(name="cursor-vscode", version="1.0")
     async with Client(server, mode="legacy", client_info=cursor) as client:
         first = {t.name for t in await client.list_tools()}

@@ -18,9 +18,8 @@ import pytest
 from fastmcp import FastMCP
 from pydantic import BaseModel, Field
 
-from fastmcp_progressive import ListingSettings, ProgressiveDisclosure
+from fastmcp_progressive import Level, ListingSettings, ProgressiveDisclosure
 from fastmcp_progressive.disclosure.listed_schema import JSON_TYPES, skeleton, typed
-from fastmcp_progressive.settings import ListingLevel
 from tests.conftest import ERAS, TRANSPORTS, Era, Transport, connect, serve_http
 
 PLAIN = {*JSON_TYPES, "null"}
@@ -155,7 +154,7 @@ class Address(BaseModel):
     zip_code: int | None = None
 
 
-def shapes_server(level: ListingLevel | None) -> FastMCP:
+def shapes_server(level: Level | None) -> FastMCP:
     """Tools with every argument shape the listing must declare truthfully."""
     mcp = FastMCP("shapes")
 
@@ -193,7 +192,7 @@ def shapes_server(level: ListingLevel | None) -> FastMCP:
 @pytest.mark.parametrize("era", ERAS)
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_every_level_lists_plain_types_and_the_registered_required(
-    transport: Transport, era: Era, level: ListingLevel | None
+    transport: Transport, era: Era, level: Level | None
 ) -> None:
     server = shapes_server(level)
     registered = {t.name: t for t in await server.list_tools(run_middleware=False)}
