@@ -46,6 +46,7 @@ from fastmcp_progressive.options import (
     MAX_GRANT_TTL,
     MAX_HOOK_TIMEOUT,
     MAX_SESSIONS,
+    MAX_STORE_OPERATIONS,
     MAX_STORE_TIMEOUT,
     MAX_TOOLS_PER_READ,
     MIN_GRANT_TTL,
@@ -159,7 +160,13 @@ class GrantSettings:
         store: key-value store (py-key-value ``AsyncKeyValue``, e.g. ``RedisStore``) for
             principal grants; ``None``: the server's ``session_state_store``.
         shared_sessions: keep handshake-era session grants in that store too (replicas).
-        store_timeout: seconds a store operation may take before it counts as failed.
+        store_timeout: seconds a store operation may take before it counts as failed
+            (waiting for one of ``store_operations`` included).
+        store_operations: most store operations this process runs at once; the rest wait
+            their turn (within ``store_timeout``). Keep it below the store's connection cap
+            shared by every replica (Redis ``maxclients``): a connection the store refuses
+            would count as a failed operation, and one caller's burst would decide other
+            callers' answers.
         on_store_error: ``"open"`` (a failing store lets calls through, logged) or
             ``"closed"`` (calls answer ``GRANT_STORE_UNAVAILABLE``).
     """
@@ -169,6 +176,7 @@ class GrantSettings:
     store: GrantStoreProtocol | None = None
     shared_sessions: bool = False
     store_timeout: float = 2.0
+    store_operations: int = 8
     on_store_error: StoreErrorPolicy = "open"
 
     def __post_init__(self) -> None:
@@ -179,6 +187,7 @@ class GrantSettings:
                           "a py-key-value AsyncKeyValue store instance or None")
         flag("grants.shared_sessions", self.shared_sessions)
         seconds("grants.store_timeout", self.store_timeout, MAX_STORE_TIMEOUT)
+        count("grants.store_operations", self.store_operations, 1, MAX_STORE_OPERATIONS)
         choice("grants.on_store_error", self.on_store_error, get_args(StoreErrorPolicy))
 
 

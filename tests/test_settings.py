@@ -36,7 +36,8 @@ DEFAULTS: dict[type, dict[str, Any]] = {
     ListingSettings: {"level": "typed", "summary_max_chars": 100, "strip_noise": True,
                       "max_tools": None, "tag_groups": True},
     GrantSettings: {"ttl": 3600.0, "max_sessions": 100_000, "store": None,
-                    "shared_sessions": False, "store_timeout": 2.0, "on_store_error": "open"},
+                    "shared_sessions": False, "store_timeout": 2.0, "store_operations": 8,
+                    "on_store_error": "open"},
     ClientSettings: {"anonymous": "validate", "full_clients": (),
                      "level_header": "x-progressive-disclosure", "level_resolver": None,
                      "level_resolver_timeout": 1.0,
@@ -52,6 +53,7 @@ DEFAULTS: dict[type, dict[str, Any]] = {
 BAD: list[tuple[type, str, Any]] = [
     (ListingSettings, "summary_max_chars", 15),
     (GrantSettings, "ttl", math.nan),
+    (GrantSettings, "store_operations", 0),
     (ClientSettings, "level_header", ""),
     (CacheSettings, "definitions", 0),
     (AddedComponents, "max_tools_per_read", 1025),

@@ -12,6 +12,14 @@ Each kind of caller (see ``caller.py``) keeps its grants where its identity live
   (Redis, ...) lets replicas agree;
 - ``anonymous``: only under the ``"shared"`` policy, one process-wide set (not isolated).
 
+At most ``store_operations`` store operations (8 by default) run at once in this process,
+and at most ``OPERATIONS_PER_CALLER`` of them for one caller; the rest wait their turn,
+first come first served, within ``store_timeout``. A store has a connection cap (Redis
+``maxclients``); a burst past it had the store refuse connections, and each refusal counted
+as a failure of whichever caller's operation it hit, so one principal's burst decided other
+principals' answers. Now a burst waits, mostly in its own caller's queue: another caller
+waits behind at most ``OPERATIONS_PER_CALLER`` operations of each busy caller.
+
 A key-value store that fails or does not answer within ``store_timeout`` seconds never
 hangs a request: ``has`` answers per ``on_store_error`` (``"open"``: treat as granted,
 ``"closed"``: raise ``GrantStoreUnavailable``), ``add`` logs and carries on. After a failure
@@ -45,7 +53,8 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -71,9 +80,10 @@ MAX_RESTING_CALLERS = 10_000
 each): beyond it the oldest pause is forgotten, so that caller asks the store again."""
 CONFIRMED_SECONDS = 5.0
 DEFAULT_CONFIRMED_SIZE = 10_000
+OPERATIONS_PER_CALLER = 2
+"""Most of one caller's store operations running or next in line at once (its others wait
+behind them), so another caller waits behind at most this many of each busy caller's."""
 T = TypeVar("T")
-
-
 
 
 ServerStore = Callable[[], GrantStoreProtocol]
@@ -99,6 +109,10 @@ class GrantStore:
         self.store_timeout = settings.store_timeout
         self.on_store_error: StoreErrorPolicy = settings.on_store_error
         self.store = settings.store
+        # below the store's connection cap: a refused connection would count as a failure
+        self._in_flight = anyio.Semaphore(settings.store_operations, fast_acquire=True)
+        self._per_caller = min(OPERATIONS_PER_CALLER, settings.store_operations)
+        self._turns: dict[str, _Turns] = {}  # callers with operations running or waiting
         self._sessions: TTLCache[str, _SessionGrants] = TTLCache(
             maxsize=settings.max_sessions, ttl=settings.ttl
         )
@@ -288,11 +302,32 @@ class GrantStore:
             self._resting.pop(who, None)
         try:
             with anyio.fail_after(self.store_timeout):
-                return await operation()
-        except Exception:
-            self._resting[who] = time.monotonic() + STORE_RETRY_SECONDS
+                async with self._turn(who):
+                    return await operation()
+        except Exception as exc:
+            now = time.monotonic()
+            if self._resting.get(who, now) > now:  # its concurrent operation failed first:
+                raise GrantStoreUnavailable("the grant store failed moments ago") from exc
+            self._resting[who] = now + STORE_RETRY_SECONDS  # (logged once, by the caller)
             self._confirmed.clear()  # a store that failed may come back without its data
             raise
+
+    @asynccontextmanager
+    async def _turn(self, who: str) -> AsyncIterator[None]:
+        """Wait for a slot among ``who``'s own, then among the process's (both FIFO): a
+        burst of one caller's operations queues mostly behind itself."""
+        turns = self._turns.get(who)
+        if turns is None:
+            turns = self._turns[who] = _Turns(anyio.Semaphore(self._per_caller,
+                                                              fast_acquire=True))
+        turns.users += 1
+        try:
+            async with turns.slots, self._in_flight:
+                yield
+        finally:
+            turns.users -= 1
+            if not turns.users:
+                del self._turns[who]
 
     def _memory_set(self, caller: Caller, *, create: bool) -> set[str] | None:
         key = caller.key if caller.kind == "session" else _SHARED_ANONYMOUS_KEY
@@ -315,6 +350,15 @@ class GrantStore:
             entry.refreshed = now  # at most ten times per TTL (a re-insert is not free)
             self._sessions[key] = entry
         return entry.names
+
+
+@dataclass
+class _Turns:
+    """One caller's slots for store operations, and how many of its operations hold or
+    wait for one (the entry leaves with the last)."""
+
+    slots: anyio.Semaphore
+    users: int = 0
 
 
 @dataclass

@@ -11,6 +11,7 @@ HTTP to show where the grant goes.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -315,3 +316,45 @@ async def test_a_redis_refusing_one_callers_write_decides_only_that_callers_call
         finally:
             await redis.config_set("min-replicas-to-write", 0)
             await redis.aclose()
+
+
+@pytest.mark.parametrize("policy", ["open", "closed"])
+async def test_one_principals_burst_past_maxclients_decides_no_other_principals_answer(
+    redis_server: RedisServer, policy: str,
+) -> None:
+    """Redis at ``maxclients 16``; bob's 40 concurrent lookups opened 40 connections, the
+    refused ones failed whichever caller's operation they hit: principals who never read
+    ``add`` ran it ("open", 100 of 110 answers wrong) and alice's granted ``echo`` answered
+    ``GRANT_STORE_UNAVAILABLE`` ("closed", 110 of 110). Store operations now wait their
+    turn below the cap (``store_operations``): every answer is what Redis holds."""
+    redis = Redis.from_url(redis_server.url)
+    try:
+        await redis.config_set("maxclients", 16)
+    finally:
+        await redis.aclose()
+    alice = Caller(kind="principal", era="modern", key="user:alice")
+    bob = Caller(kind="principal", era="modern", key="user:bob")
+    never = [Caller(kind="principal", era="modern", key=f"user:p{i}") for i in range(10)]
+    async with RedisStore(url=redis_server.url) as kv:
+        grants = GrantStore(GrantSettings(store=kv, on_store_error=policy,  # type: ignore[arg-type]
+                                          store_timeout=STORE_TIMEOUT))
+        await grants.add(alice, ["echo"])
+
+        async def answer(caller: Caller, tool: str) -> bool | str:
+            try:
+                return await grants.has(caller, tool)
+            except GrantStoreUnavailable:
+                return "GRANT_STORE_UNAVAILABLE"
+
+        wrong: list[tuple[str, bool | str]] = []
+        for _ in range(10):
+            answers = await asyncio.gather(
+                *(answer(bob, "add") for _ in range(40)),
+                answer(alice, "echo"), *(answer(p, "add") for p in never),
+            )
+            figures.add("store: lookups in a burst past maxclients", len(answers))
+            alices, nevers = answers[40], answers[41:]
+            wrong += [("alice", alices)] if alices is not True else []
+            wrong += [(p.key or "", a) for p, a in zip(never, nevers, strict=True)
+                      if a is not False]
+        assert wrong == [], f"{len(wrong)} of 110 answers decided by bob's burst: {wrong[:5]}"
