@@ -8,11 +8,12 @@
   server cannot follow (no identity, or a new session per call) have their arguments
   checked against the full schema instead (``ClientSettings(anonymous="validate")``).
 
-Each request passes through once: ``on_message`` identifies the caller and opens the
-request's record (``access/request.py``), which the typed hook takes on; a ``tools/call``
-asks the gate once (``access/gate.py``) and acts on its verdict; the listing and the
+Each request passes through once: ``on_message`` identifies the caller and holds it for
+the whole pass (``access/caller.py:serving``); ``on_call_tool`` resolves the tool, asks the
+gate once (``access/gate.py``) and runs or refuses the call; the listing and the
 descriptions are answered in ``disclosure/tools_list.py`` and ``disclosure/describer.py``.
-This class only wires the wings together (``docs/architecture.md``).
+This class wires the wings together (``docs/architecture.md``); this module also refuses to
+serve behind middleware that would bypass the gate (``OrderCheck``).
 
 Example:
     ```python
@@ -27,23 +28,27 @@ Example:
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Collection, Sequence
+from functools import partial
 from typing import Any, Literal
 
 import mcp_types as mt
 from fastmcp.resources import ResourceResult
 from fastmcp.resources.base import ResourceContent
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.server.middleware.caching import ResponseCachingMiddleware
+from fastmcp.server.providers.addressing import parse_hashed_backend_name
 from fastmcp.tools.base import Tool, ToolResult
+from mcp.shared.exceptions import MCPError
 
 from fastmcp_progressive import payloads
-from fastmcp_progressive.access.catalog import Catalog
+from fastmcp_progressive.access.caller import caller_of, note_request, serving
+from fastmcp_progressive.access.catalog import Catalog, gateways_of
 from fastmcp_progressive.access.gate import ANONYMOUS_POLICIES as ANONYMOUS_POLICIES
-from fastmcp_progressive.access.gate import Gate
+from fastmcp_progressive.access.gate import Gate, GateCall, ServerFacts, let_through, nested_call
 from fastmcp_progressive.access.grants import GrantStore
 from fastmcp_progressive.access.modes import ModePolicy
-from fastmcp_progressive.access.ordering import OrderCheck
-from fastmcp_progressive.access.request import Requests, let_through
 from fastmcp_progressive.disclosure.announce import Announcer, announcing_to
 from fastmcp_progressive.disclosure.components import install
 from fastmcp_progressive.disclosure.describer import Describer, error_result
@@ -54,9 +59,11 @@ from fastmcp_progressive.disclosure.preload import Preload
 from fastmcp_progressive.disclosure.selection import is_descriptions_uri
 from fastmcp_progressive.disclosure.toolcap import ToolCap
 from fastmcp_progressive.disclosure.tools_list import ToolsList
+from fastmcp_progressive.fastmcp_internals import cached_methods, state_storage
 from fastmcp_progressive.files.definitions import Definitions
 from fastmcp_progressive.files.folder import anchored
 from fastmcp_progressive.files.store import DescriptionStore
+from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.options import folder, names
 from fastmcp_progressive.resolution.server import RESOLVE_METHOD, ToolResolution
 from fastmcp_progressive.settings import (
@@ -69,6 +76,8 @@ from fastmcp_progressive.settings import (
     ResolutionSettings,
     given,
 )
+
+logger = get_logger()
 
 
 class ProgressiveDisclosure(Middleware):
@@ -128,7 +137,6 @@ class ProgressiveDisclosure(Middleware):
                          anonymous=clients.anonymous,
                          exempt_tools=names("exempt_tools", exempt_tools))
         self.catalog = Catalog(owner=self)
-        self.requests = Requests(self.catalog, self.store, levels=self.gate.level)
         self.groups = Groups(self.store, tags=listing.tag_groups)
         self.cap = ToolCap(self.grants, listing.max_tools, clients.host_profiles or ())
         self.resolution = (ToolResolution(self.store, self.catalog, resolution.resolvers,
@@ -138,7 +146,7 @@ class ProgressiveDisclosure(Middleware):
         self.max_tools_per_read = added.max_tools_per_read
         self.instructions = added.instructions
         self.describer = Describer(
-            requests=self.requests, gate=self.gate, catalog=self.catalog,
+            gate=self.gate, catalog=self.catalog,
             definitions=self.definitions, lister=self.lister, groups=self.groups, cap=self.cap,
             max_tools_per_read=added.max_tools_per_read, bridge_name=added.bridge_tool,
             dispatch_name=added.dispatch_tool if self.cap.possible else None,
@@ -146,7 +154,12 @@ class ProgressiveDisclosure(Middleware):
         self.components = self.describer.components
         self.prompt = self.components.prompt
         self.bridge, self.dispatch = self.components.bridge, self.components.dispatch
+        # a watcher thread started by the first request invalidates edited description
+        # files and sends tools/list_changed to live legacy sessions; it stops with the server
+        self.hot_reload = HotReload(self.store, summary_max_chars=self.lister.summary_max_chars,
+                                    facts_at=self.lister.file_facts)
         self.tools_list = ToolsList(lister=self.lister, preload=self.preload, gate=self.gate,
+                                    hot_reload=self.hot_reload,
                                     catalog=self.catalog, groups=self.groups, cap=self.cap,
                                     components=self.components,
                                     marks=self.resolution.mark if self.resolution else None)
@@ -166,50 +179,59 @@ class ProgressiveDisclosure(Middleware):
         """Tools listed in full and never gated (the gate's list)."""
         return self.gate.exempt_tools
 
-    @property
-    def hot_reload(self) -> HotReload:
-        """The description-file watcher and the legacy sessions it notifies."""
-        return self.tools_list.hot_reload
-
-    # -- every message: one record per request -------------------------------------------
+    # -- every message: the caller, identified once for the whole pass --------------------------
     async def on_message(self, context: MiddlewareContext[Any],
                          call_next: CallNext[Any, Any]) -> Any:
         ctx = context.fastmcp_context
-        request = self.requests.open(ctx)  # the caller, identified once for the request
-        if ctx is not None and not self.order.settled(ctx.fastmcp):
-            await install(self, ctx.fastmcp, self.components)
-            self.order.check(ctx.fastmcp, context.method)
-        self.hot_reload.observe(ctx, request.caller)
-        if context.type == "request":
-            if ctx is not None:
-                await self.modes.prepare(request.caller)  # the operator's resolver, off the loop
-            # the first request of a session tells a kept session from a one-call one
-            self.gate.engagement.note_request(request.caller, context.method or "")
-        with self.requests.carrying(request):
+        with serving(ctx) as caller:
+            if ctx is not None and not self.order.settled(ctx.fastmcp):
+                await install(self, ctx.fastmcp, self.components)
+                self.order.check(ctx.fastmcp, context.method)
+            if self.hot_reload.enabled:
+                self.hot_reload.observe(ctx, caller)
+            if context.type == "request":
+                if ctx is not None and self.modes.resolver is not None:
+                    await self.modes.prepare(caller)  # the operator's resolver, off the loop
+                # the first request of a session tells a kept session from a one-call one
+                note_request(caller, context.method or "")
             return await call_next(context)
 
-    # -- tools/call: one record, one decision, one call_next ----------------------------------
+    # -- tools/call: resolve the tool, ask the gate, run or refuse --------------------------------
     async def on_call_tool(
         self,
         context: MiddlewareContext[mt.CallToolRequestParams],
         call_next: CallNext[mt.CallToolRequestParams, ToolResult],
     ) -> ToolResult:
-        request = self.requests.open(context.fastmcp_context)
-        call = await request.call(context.message.name, context.message.arguments,
-                                  bridges=self.components.bridges())
-        verdict = await self.gate.decide(call, request.site)
+        ctx = context.fastmcp_context
+        if ctx is None:  # no client request in flight (``await mcp.call_tool`` from code)
+            return await let_through(call_next)(context)
+        name, arguments = context.message.name, context.message.arguments
+        # the tool FastMCP runs, found as FastMCP's AuthMiddleware finds it: the plain name,
+        # then the app-visible tool a ``<hash>_<tool>`` backend name names
+        tool = await ctx.fastmcp.get_tool(name)
+        hashed = parse_hashed_backend_name(name) if tool is None else None
+        if hashed is not None:
+            tool = await ctx.fastmcp.get_tool_by_hash(*hashed)
+        elif tool is None:  # a proxy refreshes its cache on a miss, and FastMCP's own call
+            tool = await ctx.fastmcp.get_tool(name)  # asks again: a tool it runs is gated
+        call = GateCall(caller_of(ctx), tool.name if hashed and tool else name, tool, arguments,
+                        hashed=hashed is not None and tool is not None, nested=nested_call(),
+                        bridge=self.components.which(tool))
+        verdict = await self.gate.decide(call, ServerFacts(
+            gateways=gateways_of(ctx.fastmcp), state_store=partial(state_storage, ctx),
+            shown=partial(self.catalog.shown, ctx)))
         if verdict.outcome == "bridge":
-            return await self.describer.answer_bridge(request, call.arguments)
+            return await self.describer.answer_bridge(ctx, arguments)
         if verdict.outcome == "dispatch":
-            return await self.describer.answer_dispatch(request, call.arguments)
+            return await self.describer.answer_dispatch(ctx, arguments)
         if verdict.proceeds:
             if verdict.outcome != "unknown" and call.counted and self.cap.possible:
                 await self.cap.note_call(call, request.site)
             return await let_through(call_next)(context)  # what passes here passes nested calls
         if verdict.outcome == "store_unavailable" or verdict.definition is None:
             return error_result(payloads.store_unavailable())
-        return self.describer.refusal(request, call.name, verdict.definition,
-                                      problem=verdict.problem, mounted=call.hashed is None)
+        return self.describer.refusal(ctx, call.name, verdict.definition,
+                                      problem=verdict.problem, mounted=not call.hashed)
 
     # -- tools/list and what a client served in full is shown of ours ---------------------------
     async def on_list_tools(
@@ -218,7 +240,7 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
     ) -> Sequence[Tool]:
         tools = await call_next(context)
-        return await self.tools_list.answer(self.requests.open(context.fastmcp_context), tools)
+        return await self.tools_list.answer(context.fastmcp_context, tools)
 
     async def on_list_prompts(self, context: MiddlewareContext[Any],
                               call_next: CallNext[Any, Any]) -> Any:
@@ -236,7 +258,7 @@ class ProgressiveDisclosure(Middleware):
                kind: Literal["resource", "template"] | None = None) -> Any:
         """One descriptions entry; none of what teaches the workflow to a client in full."""
         full = (not self.catalog.passthrough()
-                and self.requests.open(context.fastmcp_context).level == "full")
+                and self.gate.level(caller_of(context.fastmcp_context)) == "full")
         return self.components.shown(listed, kind, full=full)
 
     # -- resources/read of the descriptions resource -------------------------------------------
@@ -251,7 +273,7 @@ class ProgressiveDisclosure(Middleware):
             return await call_next(context)
         # answered here, not by the registered component: a response cache inside this
         # middleware would otherwise replay one caller's read (and skip its grant)
-        text = await self.describer.read(self.requests.open(ctx), uri)
+        text = await self.describer.read(ctx, uri)
         return ResourceResult([ResourceContent(text, mime_type="application/json")])
 
     # -- groups/list and tools/resolve ----------------------------------------------------------
@@ -259,12 +281,10 @@ class ProgressiveDisclosure(Middleware):
                          call_next: CallNext[Any, Any]) -> Any:
         ctx = context.fastmcp_context
         if context.method == GROUPS_LIST_METHOD and ctx is not None:
-            return await self.describer.answer_groups_list(self.requests.open(ctx),
-                                                           context.message)
+            return await self.describer.answer_groups_list(ctx, context.message)
         if context.method != RESOLVE_METHOD or self.resolution is None or ctx is None:
             return await call_next(context)
-        return await self.resolution.answer(ctx, context.message,
-                                            self.requests.open(ctx).caller)
+        return await self.resolution.answer(ctx, context.message, caller_of(ctx))
 
     # -- the handshake ----------------------------------------------------------------------
     async def on_initialize(
@@ -277,8 +297,7 @@ class ProgressiveDisclosure(Middleware):
     async def on_discover(self, context: MiddlewareContext[Any],
                           call_next: CallNext[Any, Any]) -> Any:
         result = await call_next(context)
-        request = self.requests.open(context.fastmcp_context)
-        caller = announcing_to(request.caller, context.message)
+        caller = announcing_to(caller_of(context.fastmcp_context), context.message)
         announced = self.announcer.announce(result, self.gate.level(caller))
         return self.resolution.advertise(announced) if self.resolution is not None else announced
 
@@ -288,3 +307,87 @@ class ProgressiveDisclosure(Middleware):
         self.hot_reload.close()
         self.components.remove()
 
+
+
+# -- middleware that may not sit in front of ours ------------------------------------------------
+HANDSHAKE_METHODS = frozenset({"initialize", "server/discover", "notifications/initialized"})
+
+
+class MiddlewareOrderError(MCPError):
+    """ProgressiveDisclosure sits behind middleware that would bypass its gate.
+
+    A JSON-RPC error (not a masked internal error) so the client sees the fix.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(code=-32603, message=message)
+
+
+def misordered(chain: Sequence[Any], middleware: Any) -> str | None:
+    """What is wrong with ``middleware``'s place in ``chain``, or None when nothing is.
+
+    ``add_middleware`` appends, so ``ProgressiveDisclosure`` often lands behind middleware
+    added earlier. Most of it is fine there (``AuthMiddleware`` looks our components up
+    like any other). A ``ResponseCachingMiddleware`` in front is not: it would replay one
+    caller's listing, description read or tool result to another without reaching the
+    gate, which means lockouts and calls that skip the gate.
+    """
+    position = next((i for i, m in enumerate(chain) if m is middleware), None)
+    if position is None:
+        return None
+    for outer in chain[:position]:
+        if isinstance(outer, ResponseCachingMiddleware):
+            cached = cached_methods(outer)
+            if cached:
+                return (
+                    "ProgressiveDisclosure was added after ResponseCachingMiddleware, which "
+                    f"caches {', '.join(sorted(cached))} for every caller alike and would "
+                    "serve one caller's listing, description read or tool result to another "
+                    "without passing the gate. Add ProgressiveDisclosure first "
+                    "(mcp.add_middleware(ProgressiveDisclosure(...)) before "
+                    "mcp.add_middleware(ResponseCachingMiddleware(...))), or disable "
+                    "caching of those methods."
+                )
+    return None
+
+
+class OrderCheck:
+    """``misordered`` for one middleware, asked again only when a server's list changes.
+
+    There is no start-up hook for middleware, so the check runs on the first request the
+    server sees and refuses every request (with the fix in the message) until the order is
+    right; a handshake passes, so the client connects and hears why on its next request.
+
+    Example:
+        ```python
+        order = OrderCheck(middleware)
+        if not order.settled(server):
+            order.check(server, "tools/list")  # raises MiddlewareOrderError, logged once
+        ```
+    """
+
+    def __init__(self, middleware: Any) -> None:
+        self._middleware = middleware
+        self._in_order: weakref.WeakKeyDictionary[Any, tuple[Any, ...]] = (
+            weakref.WeakKeyDictionary())
+        self._reported = False
+
+    def settled(self, server: Any) -> bool:
+        """Whether ``server``'s middleware list is the one last found in order."""
+        known, chain = self._in_order.get(server), server.middleware
+        return known is not None and len(known) == len(chain) and all(
+            seen is current for seen, current in zip(known, chain, strict=True))
+
+    def check(self, server: Any, method: str | None = None) -> None:
+        """Refuse to serve while middleware in front of ours would bypass the gate."""
+        if method in HANDSHAKE_METHODS:
+            return
+        chain = tuple(server.middleware)
+        problem = misordered(chain, self._middleware)
+        if problem is None:
+            self._in_order[server] = chain
+            return
+        if not self._reported:
+            self._reported = True
+            logger.error("%s", problem)
+        raise MiddlewareOrderError(problem)

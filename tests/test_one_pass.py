@@ -11,22 +11,23 @@ the marks), and the gate was never asked about ``describe_tools``.
 On FastMCP < 4.2 a 2026-07-28 ``tools/call`` over HTTP makes two passes through the
 middleware (the SDK first runs the server's own ``tools/list`` to check ``Mcp-Param-*``
 headers, with a fresh ``Context`` over the same HTTP request): that second pass reuses the
-caller of the first (``access/request.py:identify_once``), for each caller its own."""
+caller of the first (kept in the request's ASGI scope, ``access/caller.py:caller_of``), for
+each caller its own."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, contextmanager
 from typing import Any
 
 import pytest
 from mcp.shared.exceptions import MCPError
 
 from fastmcp_progressive import DESCRIPTIONS_URI
+from fastmcp_progressive import middleware as middleware_module
 from fastmcp_progressive.access import caller as caller_module
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.gate import Gate
-from fastmcp_progressive.access.request import Request, Requests
 from fastmcp_progressive.resolution.client import (
     grouping,
     list_groups,
@@ -79,14 +80,17 @@ async def test_the_sdks_hidden_listing_is_served_the_calls_own_caller(
 ) -> None:
     """Each pass of one HTTP ``tools/call`` gets that request's caller, never another's."""
     calls = count_calls_everywhere(monkeypatch, caller_module, "identify")
-    opened: list[Request] = []
-    original = Requests.open
+    opened: list[tuple[Any, Caller]] = []
+    original = caller_module.serving
 
-    def spy(self: Requests, ctx: Any) -> Request:
-        opened.append(original(self, ctx))
-        return opened[-1]
+    @contextmanager
+    def spy(ctx: Any) -> Iterator[Caller]:
+        with original(ctx) as caller:
+            opened.append((ctx, caller))
+            yield caller
 
-    monkeypatch.setattr(Requests, "open", spy)
+    monkeypatch.setattr(caller_module, "serving", spy)
+    monkeypatch.setattr(middleware_module, "serving", spy)
     tokens: list[str | None] = ["alice-token", "bob-token"]
     async with clients(build_server(auth=True), "http", "modern", 2, tokens=tokens) as both:
         for client in both:
@@ -96,8 +100,8 @@ async def test_the_sdks_hidden_listing_is_served_the_calls_own_caller(
             opened.clear()
             calls.count = 0
             assert (await client.call_tool("add", {"a": 1, "b": 2})).data == 3
-            contexts = {id(request.ctx) for request in opened}
-            callers: list[Caller] = [request.caller for request in opened]
+            contexts = {id(ctx) for ctx, _ in opened}
+            callers: list[Caller] = [caller for _, caller in opened]
             assert len(contexts) == (2 if HIDDEN_LISTING_IN_MODERN_HTTP_CALL else 1)
             assert calls.count == 1
             assert all(caller is callers[0] for caller in callers)

@@ -1,4 +1,4 @@
-"""Who is asking: the identity grants are kept under, per protocol era and transport.
+"""Who is asking: the identity grants are kept under, found once per request.
 
 Grants must follow "the caller", and what a caller is depends on the protocol era:
 a handshake-era (legacy) connection has a real MCP session; a 2026-07-28 (modern)
@@ -12,9 +12,30 @@ has no identity either. The era comes from FastMCP's public request context; the
 private fact this needs (the connection behind a session) is read in
 ``fastmcp_internals.py``, like every other one.
 
+The caller is identified once per request and kept in one place: ``serving(ctx)``, entered
+by the middleware's ``on_message``, holds the request's caller in this module's context
+variable for the whole pass (``on_request``, the typed hook, the gate, our components),
+as Starlette's ``AuthenticationMiddleware`` keeps ``scope["user"]``; ``caller_of(ctx)``
+reads it back. One HTTP request may still make two passes: with FastMCP < 4.2 on
+2026-07-28 streamable HTTP, the MCP SDK checks a ``tools/call``'s ``Mcp-Param-*`` headers
+by first running the server's own ``tools/list`` for the caller, through every middleware,
+with a fresh ``Context`` over the same Starlette request
+(``mcp.server._streamable_http_modern._tool_input_schema``). So a 2026-07-28 HTTP caller is
+also kept in that request's ASGI scope with the JSON-RPC id, and the second pass reuses it.
+
+Sessions opened for one tool call are recognised here too: some hosts (LangChain's
+``MultiServerMCPClient.get_tools()``, LlamaIndex's ``BasicMCPClient``) open a new session
+for every call, so a grant made in one is gone by the next. Their session's first real
+request is the ``tools/call`` itself, while a host that keeps its session lists tools,
+reads a description or calls the bridge first (``note_request``, ``opened_with_call``).
+The mark lives on the connection's own scratch state and goes with it. 2026-07-28
+callers are never judged this way (their era forbids relying on earlier requests).
+
 Example:
     ```python
-    caller = identify(context.fastmcp_context)
+    with serving(context.fastmcp_context) as caller:   # on_message: identified once
+        ...
+    caller = caller_of(ctx)                            # any hook of that request
     if caller.kind == "session":
         ...  # caller.key is the MCP session id, caller.anchor the connection
     ```
@@ -23,14 +44,16 @@ Example:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fastmcp.server.context import Context
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from fastmcp_progressive.fastmcp_internals import keep_on, kept_on, request_connection
+from fastmcp_progressive.fastmcp_internals import connection_state, request_connection
 from fastmcp_progressive.options import SECRET_HEADERS
 
 CallerKind = Literal["session", "principal", "anonymous", "internal"]
@@ -67,19 +90,62 @@ INTERNAL = Caller(kind="internal", era="legacy")
 """A call made with no client request in flight (e.g. ``await mcp.call_tool(...)``)."""
 
 
-_MEMO_ATTRIBUTE = "_fastmcp_progressive_caller"
+_serving: ContextVar[tuple[Context, Caller] | None] = ContextVar(
+    "fastmcp_progressive_caller", default=None)
+"""The request being served and its caller, set by ``serving`` for one pass."""
+
+_SCOPE_KEY = "fastmcp_progressive.caller"
+"""The ASGI scope key a 2026-07-28 HTTP request's caller is kept under, with its JSON-RPC id."""
+
+
+@contextmanager
+def serving(ctx: Context | None) -> Iterator[Caller]:
+    """Identify the caller of the request ``ctx`` belongs to and hold it for the block."""
+    caller = caller_of(ctx)
+    if ctx is None:
+        yield caller
+        return
+    token = _serving.set((ctx, caller))
+    try:
+        yield caller
+    finally:
+        _serving.reset(token)
+
+
+def caller_of(ctx: Context | None) -> Caller:
+    """The caller of the request ``ctx`` belongs to: the one ``serving`` holds, else the
+    one its HTTP request keeps (the SDK's second pass), else identified now.
+
+    A path that skips the middleware (a component answering for ``run_middleware=False``)
+    identifies its caller here, once. ASGI makes a new scope per HTTP request and the id
+    must match too, so no other request reads a kept caller. Only a 2026-07-28 caller is
+    kept: no handshake-era request makes a second pass, and a handshake-era scope can
+    outlive its session for a while (its connection's, not ours), which would keep the
+    caller and its headers alive with it (``test_load``)."""
+    if ctx is None:
+        return INTERNAL
+    held = _serving.get()
+    if held is not None and held[0] is ctx:
+        return held[1]
+    rc = ctx.request_context
+    scope = getattr(getattr(rc, "request", None), "scope", None)
+    request_id = getattr(rc, "request_id", None)
+    if not isinstance(scope, dict) or request_id is None:
+        return identify(ctx)
+    kept = scope.get(_SCOPE_KEY)
+    if isinstance(kept, tuple) and kept[0] == request_id and isinstance(kept[1], Caller):
+        return kept[1]
+    caller = identify(ctx)
+    if caller.era == "modern":
+        scope[_SCOPE_KEY] = (request_id, caller)
+    return caller
 
 
 def identify(ctx: Context | None) -> Caller:
-    """Describe the client behind the request ``ctx`` belongs to (computed once per context)."""
+    """Describe the client behind the request ``ctx`` belongs to (``caller_of`` keeps it)."""
     if ctx is None:
         return INTERNAL
-    known: Caller | None = kept_on(ctx, _MEMO_ATTRIBUTE)
-    if known is not None:
-        return known
-    caller = _identify(ctx)
-    keep_on(ctx, _MEMO_ATTRIBUTE, caller)
-    return caller
+    return _identify(ctx)
 
 
 def is_modern(protocol_version: str | None) -> bool:
@@ -124,8 +190,6 @@ def _identify(ctx: Context) -> Caller:
     return Caller(kind="anonymous", **base)
 
 
-
-
 def _principal() -> str | None:
     from fastmcp.server.sessions import current_principal
 
@@ -159,3 +223,41 @@ def _client_extensions(session: Any) -> Mapping[str, Any]:
     caps = getattr(session, "client_capabilities", None)
     extensions = getattr(caps, "extensions", None)
     return dict(extensions) if isinstance(extensions, Mapping) else {}
+
+
+# -- sessions opened for one tool call --------------------------------------------------------
+First = Literal["call", "other"]
+_FIRST_REQUEST_KEY = "fastmcp_progressive.first_request"
+IGNORED_METHODS = frozenset({"initialize", "ping", "server/discover", "logging/setLevel",
+                             "tools/resolve"})
+"""Requests that say nothing about the host: every client sends them whatever it does next,
+or (``tools/resolve``) right before the call they advise, in the call's own session."""
+
+
+def note_request(caller: Caller, method: str) -> None:
+    """Record a request other than a tool call (no-op once the first one is known)."""
+    if method in IGNORED_METHODS or method == "tools/call":
+        return
+    _settle(caller, "other")
+
+
+def note_bridge_call(caller: Caller) -> None:
+    """A call of the bridge tool engages with the workflow like a read does."""
+    _settle(caller, "other")
+
+
+def opened_with_call(caller: Caller) -> bool:
+    """Whether ``caller``'s session opened with a tool call (this one, if nothing came
+    before): a host that opens a session per call. Only handshake-era sessions are
+    judged; other callers answer False."""
+    return _settle(caller, "call") == "call"
+
+
+def _settle(caller: Caller, first: First) -> First | None:
+    """Record ``first`` unless something came before; return what came first."""
+    if caller.kind == "session":
+        state = connection_state(caller.anchor)
+        if state is None:
+            return None
+        return state.setdefault(_FIRST_REQUEST_KEY, first)  # type: ignore[no-any-return]
+    return None

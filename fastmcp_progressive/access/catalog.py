@@ -15,6 +15,9 @@ observe or cache (FastMCP's logging, timing, rate limiting, error handling, resp
 caching) are not asked, so a lookup is neither counted as a request nor cached as a
 listing.
 
+The tools FastMCP's own gateway transforms generate (search, ``ResourcesAsTools``,
+CodeMode) are found here too (``gateways_of``): they are how a client reaches the others.
+
 Example:
     ```python
     catalog = Catalog(owner=middleware)
@@ -24,7 +27,7 @@ Example:
 
 from __future__ import annotations
 
-import itertools
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -52,7 +55,9 @@ from fastmcp.tools.base import Tool
 from fastmcp_progressive.access.lookup import batch
 from fastmcp_progressive.fastmcp_internals import every_hook, search_tool_names
 
-_instances = itertools.count()
+_listing_for: ContextVar[tuple[Middleware, ...]] = ContextVar(
+    "fastmcp_progressive_listing_for", default=())
+"""The middleware whose catalog is listing tools for itself right now (innermost last)."""
 
 
 def _gateway_names(transform: Any) -> tuple[str, ...]:
@@ -89,6 +94,31 @@ def gateway_tools(server: FastMCP) -> frozenset[str]:
     return frozenset(names)
 
 
+_Seen = tuple[tuple[Any, ...], frozenset[str]]
+_gateways: weakref.WeakKeyDictionary[FastMCP[Any], _Seen] = weakref.WeakKeyDictionary()
+"""Per server: its transforms when last looked at (held, so their ids stay theirs), and
+the gateway tools they generate."""
+
+
+def gateways_of(server: FastMCP[Any]) -> frozenset[str]:
+    """``gateway_tools(server)``, recomputed only when the server's transforms change.
+
+    A transform added, removed or replaced changes the identities looked at, so the answer
+    is never stale; what is skipped is walking (and type-checking) each transform per call.
+    """
+    transforms = server.transforms
+    if not transforms:
+        return frozenset()
+    known = _gateways.get(server)
+    if known is not None and len(known[0]) == len(transforms) and all(
+        seen is current for seen, current in zip(known[0], transforms, strict=True)
+    ):
+        return known[1]
+    names = gateway_tools(server)
+    _gateways[server] = (tuple(transforms), names)
+    return names
+
+
 _OBSERVERS: tuple[type[Middleware], ...] = (
     DereferenceRefsMiddleware,
     ErrorHandlingMiddleware,
@@ -121,24 +151,20 @@ class Catalog:
     def __init__(self, owner: Middleware) -> None:
         self._owner = owner
         self._existing: LRUCache[tuple[int, str], bool] = LRUCache(maxsize=4096)
-        # One flag per catalog, like FastMCP's CatalogTransform: a parent's and a mounted
-        # child's middleware never see each other's "listing for myself".
-        self._raw_listing: ContextVar[bool] = ContextVar(
-            f"fastmcp_progressive_raw_listing_{next(_instances)}", default=False
-        )
 
     def passthrough(self) -> bool:
         """True while this catalog lists tools for itself: its owner's listing hook must
-        pass them on unreduced. Another middleware instance's catalog never sets it."""
-        return self._raw_listing.get()
+        pass them on unreduced. Like FastMCP's CatalogTransform, per owner: a parent's and
+        a mounted child's middleware never see each other's "listing for myself"."""
+        return any(owner is self._owner for owner in _listing_for.get())
 
     @contextmanager
     def _passthrough(self) -> Iterator[None]:
-        token = self._raw_listing.set(True)
+        token = _listing_for.set((*_listing_for.get(), self._owner))
         try:
             yield
         finally:
-            self._raw_listing.reset(token)
+            _listing_for.reset(token)
 
     async def exists(self, ctx: Context, name: str) -> bool:
         """Whether FastMCP's ``get_tool`` finds ``name`` (other middleware's listing
@@ -174,6 +200,10 @@ class Catalog:
             shown = await self.visible(ctx, candidates)  # every name when nothing filters
             found = {name: tool if name in shown else None for name, tool in found.items()}
         return found
+
+    async def shown(self, ctx: Context, tool: Tool) -> bool:
+        """Whether the other middleware's listing filters show ``tool`` to this caller."""
+        return tool.name in await self.visible(ctx, [tool])
 
     async def visible(self, ctx: Context, tools: Sequence[Tool]) -> set[str]:
         """Names among ``tools`` that the other middleware's listing hooks keep showing.

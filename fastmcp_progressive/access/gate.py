@@ -1,11 +1,13 @@
 """The gate: whether one ``tools/call`` runs, and where each caller's grants are kept.
 
-Every rule about a call lives here, in the order it is applied; the middleware builds the
-call once (``request.py``), asks once and acts on the verdict:
+Every rule about a call lives here, in the order it is applied; the middleware's
+``on_call_tool`` resolves the tool the call names once (as FastMCP's ``AuthMiddleware``
+does: the plain name, then a ``<hash>_<tool>`` backend name), asks once and acts on the
+verdict:
 
 0. a call with no request in flight (``await mcp.call_tool(...)`` from code) runs; a call of
    our bridge (``describe_tools``) or dispatch bridge (``run_tool``) is answered by us, and
-   a bridge call counts as engaging with the workflow (``engagement.py``);
+   a bridge call counts as engaging with the workflow (``caller.note_bridge_call``);
 1. a call nested inside a call an outer gate already let through runs;
 2. an exempt tool (configured, or a gateway FastMCP's own transforms generate) runs;
 3. a call with no client behind it (``internal``) runs;
@@ -18,17 +20,24 @@ call once (``request.py``), asks once and acts on the verdict:
    ``"shared"`` gates it under one grant set common to all such callers;
 6. everyone else runs a tool they were granted; a tool not granted answers the teaching
    refusal (which grants it); an unknown tool is left to FastMCP's own answer, a pinned
-   one runs, and a grant store that fails closed answers ``GRANT_STORE_UNAVAILABLE``. A
-   tool our lookup does not know is asked of FastMCP once more (a proxy's cache that
-   refreshes on this very call): a tool FastMCP would run is gated like any other.
+   one runs, and a grant store that fails closed answers ``GRANT_STORE_UNAVAILABLE``.
 
-What only the server can tell (does a tool exist, is it visible, pinned, a gateway; where
-its session state lives) is asked through a ``CallSite``, and only when a rule needs it, so
-a granted call asks for as little as possible and the gate can be tested without a server.
+What the server tells the gate comes in one small ``ServerFacts``: its gateway tools,
+where its session state lives, and whether the other middleware's listing filters show a
+tool to this caller (asked only before a definition is handed over), so the gate runs
+without a server in tests.
+
+A call that passes here marks everything it runs as having passed (``let_through``): a
+tool body may call other tools of its server (a search transform's ``call_tool``,
+CodeMode's ``execute``), and a parent server runs a mounted child's tool by calling the
+child. The mark is shared by every ``ProgressiveDisclosure`` on purpose: a child's
+middleware learns that its parent's gate already passed the call, while a child under a
+parent without the middleware keeps gating its own tools.
 
 Example:
     ```python
-    verdict = await gate.decide(GateCall(caller, "refund_order"), site)
+    call = GateCall(caller, "refund_order", tool, arguments)
+    verdict = await gate.decide(call, ServerFacts(state_store=lambda: kv))
     if verdict.outcome == "refuse":
         ...  # verdict.definition, verdict.problem
     ```
@@ -37,21 +46,24 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, Literal, TypeVar, get_args
 
+from fastmcp.server.middleware import CallNext
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.access.arguments import ArgumentChecker
-from fastmcp_progressive.access.caller import Caller
-from fastmcp_progressive.access.engagement import Engagement
-from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable
+from fastmcp_progressive.access.caller import Caller, note_bridge_call, opened_with_call
+from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable, ServerStore
 from fastmcp_progressive.access.modes import ModePolicy
+from fastmcp_progressive.fastmcp_internals import is_nested_tool_call
 from fastmcp_progressive.files.definitions import Definitions
+from fastmcp_progressive.files.pins import is_pinned
 from fastmcp_progressive.hosts import Level
 from fastmcp_progressive.log import get_logger
-from fastmcp_progressive.settings import AnonymousPolicy, GrantStoreProtocol
+from fastmcp_progressive.settings import AnonymousPolicy
 
 logger = get_logger()
 
@@ -74,26 +86,45 @@ PROCEEDS: frozenset[Outcome] = frozenset({"run", "run_checked", "unknown"})
 
 @dataclass(frozen=True)
 class GateCall:
-    """The call being judged.
+    """The call being judged, built once by ``on_call_tool``.
 
-    ``name`` is the tool FastMCP will run (for a ``<hash>_<tool>`` name, the tool the hash
-    resolves to, given as ``hashed``); ``nested``: an inner call of a call an outer gate
-    let through; ``bridge``: the call names one of our own tools; ``served``: a client
-    request is in flight. Built once per call by ``request.Request.call``.
+    ``name`` is the tool FastMCP will run and ``tool`` what FastMCP's ``get_tool`` finds
+    under it (None: an unknown tool); for a ``<hash>_<tool>`` backend name, the tool the
+    hash names (``hashed``). ``nested``: an inner call of a call an outer gate let through;
+    ``bridge``: the call names one of our own tools.
     """
 
     caller: Caller
     name: str
+    tool: Tool | None
     arguments: dict[str, Any] | None = None
-    hashed: Tool | None = None
+    hashed: bool = False
     nested: bool = False
     bridge: Bridge | None = None
-    served: bool = True
 
     @property
     def counted(self) -> bool:
-        """Whether a run of this call is the client's own (not nested, not from code)."""
-        return self.served and not self.nested and self.bridge is None
+        """Whether a run of this call is the client's own (not nested, not ours)."""
+        return not self.nested and self.bridge is None
+
+
+async def _shown(tool: Tool) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class ServerFacts:
+    """What the server serving one call tells the gate.
+
+    ``gateways``: the tools FastMCP's gateway transforms generate (never gated);
+    ``state_store``: the server's session-state store (principal grants live there by
+    default); ``shown``: whether the other middleware's listing filters show a tool to
+    this caller, asked only before its definition is handed over.
+    """
+
+    gateways: frozenset[str] = frozenset()
+    state_store: ServerStore | None = None
+    shown: Callable[[Tool], Awaitable[bool]] = _shown
 
 
 @dataclass(frozen=True)
@@ -118,34 +149,28 @@ STORE_UNAVAILABLE = Verdict("store_unavailable")
 ANSWER_BRIDGE = Verdict("bridge")
 ANSWER_DISPATCH = Verdict("dispatch")
 
+T = TypeVar("T")
+R = TypeVar("R")
 
-class CallSite(Protocol):
-    """What the server serving the call knows; each asked only when a rule needs it."""
+_passed: ContextVar[bool] = ContextVar("fastmcp_progressive_passed_gate", default=False)
 
-    def is_gateway(self, name: str) -> bool:
-        """Whether ``name`` is a tool one of FastMCP's gateway transforms generates."""
-        ...
 
-    async def exists(self, name: str) -> bool:
-        """Whether FastMCP finds a tool ``name`` (before any store key is made from it)."""
-        ...
+def nested_call() -> bool:
+    """True inside a tool call an outer gate let through (a tool calling another tool)."""
+    return _passed.get() and is_nested_tool_call()  # the cheaper read first
 
-    async def tool(self, name: str) -> Tool | None:
-        """The tool ``name`` as this caller may see it, or None."""
-        ...
 
-    def pinned(self, tool: Tool) -> bool:
-        """Whether ``tool`` is pinned "always load" (never gated)."""
-        ...
+def let_through(call_next: CallNext[T, R]) -> CallNext[T, R]:
+    """``call_next`` that marks everything it runs as having passed the gate."""
 
-    def state_store(self) -> GrantStoreProtocol:
-        """The server's session-state store (principal grants by default live there)."""
-        ...
+    async def passed(context: Any) -> R:
+        token = _passed.set(True)
+        try:
+            return await call_next(context)
+        finally:
+            _passed.reset(token)
 
-    async def refreshed(self, name: str) -> CallSite | None:
-        """After the lookup found no ``name``: a site that knows the tool as FastMCP itself
-        resolves it now, when the caller may see it; else None."""
-        ...
+    return passed
 
 
 class Gate:
@@ -159,7 +184,6 @@ class Gate:
         definitions: Definitions,
         anonymous: AnonymousPolicy = "validate",
         exempt_tools: Iterable[str] = (),
-        engagement: Engagement | None = None,
         checker: ArgumentChecker | None = None,
     ) -> None:
         if anonymous not in ANONYMOUS_POLICIES:
@@ -169,7 +193,6 @@ class Gate:
         self.definitions = definitions
         self.anonymous: AnonymousPolicy = anonymous
         self.exempt_tools = frozenset(exempt_tools)
-        self.engagement = engagement if engagement is not None else Engagement()
         self.checker = checker if checker is not None else ArgumentChecker()
         self._noted_unfollowable = False
 
@@ -186,79 +209,72 @@ class Gate:
             return self.anonymous == "shared"
         return caller.kind != "internal"
 
-    async def decide(self, call: GateCall, site: CallSite | None) -> Verdict:
-        """What happens to ``call`` (see the module docstring for the rules); ``site`` is
-        None only when no request is in flight."""
-        if not call.served or site is None:
+    async def decide(self, call: GateCall, server: ServerFacts | None) -> Verdict:
+        """What happens to ``call`` (the rules of the module docstring, in order); ``server``
+        is None only when no request is in flight."""
+        if server is None:
             return RUN  # no request in flight: nothing to gate
         if call.bridge == "bridge":
-            self.engagement.note_bridge_call(call.caller)
+            note_bridge_call(call.caller)
             return ANSWER_BRIDGE
         if call.bridge == "dispatch":
             # not noted as engagement: a host with a session per call stays unfollowable
             return ANSWER_DISPATCH
-        verdict = await self._decide(call, site)
-        if verdict.outcome == "unknown" and call.hashed is None:
-            # Unknown to our lookup, yet FastMCP may still find it (a proxy's cache that
-            # refreshes on this very call, an upstream that added the tool mid-session):
-            # a tool FastMCP would run is gated like any other, never run unread.
-            found = await site.refreshed(call.name)
-            if found is not None:
-                verdict = await self._decide(call, found)
-        return verdict
-
-    async def _decide(self, call: GateCall, site: CallSite) -> Verdict:
-        caller, name = call.caller, call.name
-        if call.nested or name in self.exempt_tools or site.is_gateway(name):
+        caller, name, tool = call.caller, call.name, call.tool
+        if call.nested or name in self.exempt_tools or name in server.gateways:
             return RUN
         if caller.kind == "internal" or self.level(caller) == "full":
             return RUN
         if (caller.kind == "anonymous" or self.modes.per_call(caller)
-                or self.engagement.opened_with_call(caller)):
+                or opened_with_call(caller)):
             # a caller no grant can follow to its next call: decided by this call alone
             self._note_unfollowable_once()
             if self.anonymous == "full":
                 return RUN
             if self.anonymous == "validate":
-                return await self._checked(call, site)
+                return await self._checked(call, server)
             caller = dataclasses.replace(caller, kind="anonymous", key=None, anchor=None)
-        in_store = self.grants.uses_store(caller)
-        if in_store and call.hashed is None and not await site.exists(name):
-            return UNKNOWN  # a store key is made only from a real tool
+        if tool is None:
+            return UNKNOWN  # FastMCP answers it; no grant-store key is made from its name
         try:
-            if await self.grants.has(caller, name, server_store=site.state_store):
+            if await self.grants.has(caller, name, server_store=server.state_store):
                 return RUN
         except GrantStoreUnavailable:
             return STORE_UNAVAILABLE
-        tool = call.hashed if call.hashed is not None else await site.tool(name)
-        if tool is None:
-            return UNKNOWN
-        if site.pinned(tool):
+        if self.pinned(tool):
             return RUN
+        if not await server.shown(tool):
+            return UNKNOWN  # hidden from this caller: never taught
         definition, _ = self.definitions.for_tool(tool)
-        await self.grants.add(caller, [name], server_store=site.state_store)  # it teaches
+        await self.grants.add(caller, [name], server_store=server.state_store)  # it teaches
         return Verdict("refuse", definition=definition)
 
-    async def _checked(self, call: GateCall, site: CallSite) -> Verdict:
+    async def _checked(self, call: GateCall, server: ServerFacts) -> Verdict:
         """An unfollowable caller's call: it runs when FastMCP's own validation would accept
         its arguments (``arguments.py``); otherwise the teaching refusal says what does not
         fit."""
-        tool = call.hashed if call.hashed is not None else await site.tool(call.name)
+        tool = call.tool
         if tool is None:
             return UNKNOWN
         problem = await self.checker.problem(tool, call.arguments)
         if problem is None:
             return RUN_CHECKED  # pinned or not, it runs: the pin is asked only to refuse
-        if site.pinned(tool):
+        if self.pinned(tool):
             return RUN
+        if not await server.shown(tool):
+            return UNKNOWN
         definition, _ = self.definitions.for_tool(tool)
         return Verdict("refuse", definition=definition, problem=problem)
 
+    def pinned(self, tool: Tool) -> bool:
+        """Whether ``tool`` is pinned "always load" (its file, tag or meta): never gated."""
+        return is_pinned(tool, self.definitions.store.lookup(tool.name))
+
     # -- grants -----------------------------------------------------------------------
-    async def grant(self, caller: Caller, names: list[str], site: CallSite) -> None:
+    async def grant(self, caller: Caller, names: list[str], state_store: ServerStore) -> None:
         """Record a read of ``names``' descriptions by ``caller`` (when it keeps grants)."""
         if names and self.keeps_grants(caller):
-            await self.grants.add(caller, names, server_store=site.state_store)
+            await self.grants.add(caller, names, server_store=state_store)
 
     def _note_unfollowable_once(self) -> None:
         if self._noted_unfollowable:

@@ -51,7 +51,6 @@ from fastmcp.utilities.components import FastMCPComponent
 
 from fastmcp_progressive import payloads
 from fastmcp_progressive.access.gate import Bridge
-from fastmcp_progressive.access.request import same_tool
 from fastmcp_progressive.disclosure.bridge import bridge_tool, dispatch_tool
 from fastmcp_progressive.disclosure.selection import is_descriptions_uri
 from fastmcp_progressive.fastmcp_internals import local_component
@@ -121,9 +120,14 @@ class DisclosureComponents:
     def dispatch_name(self) -> str | None:
         return self.dispatch.name if self.dispatch is not None else None
 
-    def bridges(self) -> dict[Bridge, Tool | None]:
-        """Our two tools by kind, for resolving a call's target (``request.py``)."""
-        return {"bridge": self.bridge, "dispatch": self.dispatch}
+    def which(self, tool: Tool | None) -> Bridge | None:
+        """Which of our tools ``tool`` (what FastMCP resolved a call to) is, if any: a
+        user's tool of a bridge's name is the user's."""
+        if tool is None:
+            return None
+        if same_tool(tool, self.bridge):
+            return "bridge"
+        return "dispatch" if same_tool(tool, self.dispatch) else None
 
     def is_bridge(self, tool: Tool | None) -> bool:
         return same_tool(tool, self.bridge)
@@ -278,3 +282,9 @@ def same_component(listed: Any, ours: Any) -> bool:
         return True
     fn = getattr(ours, "fn", None)
     return fn is not None and getattr(listed, "fn", None) is fn
+
+
+def same_tool(tool: Tool | None, ours: Tool | None) -> bool:
+    """Whether ``tool`` is ``ours`` (one of our bridges), not a user's tool of its name."""
+    return (tool is not None and ours is not None
+            and getattr(tool, "fn", None) is getattr(ours, "fn", None))

@@ -5,16 +5,16 @@ the caller: a read of ``resource:///tool_descriptions?tools=a,b``, a call of the
 ``describe_tools`` (the same answer as a tool, with the groups a capped listing names),
 and the teaching refusal of a call the gate stopped. The dispatch bridge ``run_tool`` is
 answered here too: it runs the tool it names through FastMCP's own ``call_tool``. Each
-answer takes the request's record (``access/request.py``), so the caller identified for
-the request is the one granted; the components FastMCP routes (``components.py``) answer
-through the same methods for the paths that skip middleware.
+answer grants the request's caller, found once for the request (``access/caller.py``); the
+components FastMCP routes (``components.py``) answer through the same methods for the paths
+that skip middleware.
 
 A tool the caller may not see answers like an unknown one, with the closest names of its
 own listing (``suggestions.py``); a read never widens what a caller may see.
 
 Example:
     ```python
-    described = await describer.describe(request, parse_selection(uri, limit=32))
+    described = await describer.describe(ctx, parse_selection(uri, limit=32))
     described.text()  # the JSON body; described.granted: the tools granted
     ```
 """
@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import mcp_types as mt
@@ -30,6 +31,7 @@ from fastmcp.server.context import Context
 from fastmcp.tools.base import Tool, ToolResult
 
 from fastmcp_progressive import payloads
+from fastmcp_progressive.access.caller import caller_of
 from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.gate import Gate
 from fastmcp_progressive.access.mounts import (
@@ -38,7 +40,6 @@ from fastmcp_progressive.access.mounts import (
     refusal_for_mount,
     unprefixed,
 )
-from fastmcp_progressive.access.request import Request, Requests
 from fastmcp_progressive.disclosure.bridge import dispatched_arguments, requested_names
 from fastmcp_progressive.disclosure.components import DisclosureComponents
 from fastmcp_progressive.disclosure.groups import Groups
@@ -53,6 +54,7 @@ from fastmcp_progressive.disclosure.selection import (
 )
 from fastmcp_progressive.disclosure.suggestions import Suggestions
 from fastmcp_progressive.disclosure.toolcap import ToolCap
+from fastmcp_progressive.fastmcp_internals import state_storage
 from fastmcp_progressive.files.definitions import Definitions, compact_json
 from fastmcp_progressive.log import get_logger
 
@@ -84,11 +86,11 @@ class Described:
 class Describer:
     """Answers reads of the descriptions resource, the bridges and the teaching refusal."""
 
-    def __init__(self, *, requests: Requests, gate: Gate, catalog: Catalog,
+    def __init__(self, *, gate: Gate, catalog: Catalog,
                  definitions: Definitions, lister: Lister, groups: Groups, cap: ToolCap,
                  max_tools_per_read: int, bridge_name: str | None, dispatch_name: str | None,
                  guidance_prompt: bool = True) -> None:
-        self.requests, self.gate, self.catalog = requests, gate, catalog
+        self.gate, self.catalog = gate, catalog
         self.definitions, self.lister, self.groups, self.cap = definitions, lister, groups, cap
         self.max_tools_per_read = max_tools_per_read
         self.suggestions = Suggestions()
@@ -101,27 +103,26 @@ class Describer:
 
     # -- the components' own answers (paths that skip the middleware's hooks) -------------
     async def _read_component(self, ctx: Context, uri: str) -> str:
-        return await self.read(self.requests.open(ctx), uri)
+        return await self.read(ctx, uri)
 
     async def _bridge_component(self, ctx: Context, arguments: dict[str, Any] | None
                                 ) -> ToolResult:
-        return await self.answer_bridge(self.requests.open(ctx), arguments)
+        return await self.answer_bridge(ctx, arguments)
 
     async def _dispatch_component(self, ctx: Context, arguments: dict[str, Any] | None
                                   ) -> ToolResult:
-        return await self.answer_dispatch(self.requests.open(ctx), arguments)
+        return await self.answer_dispatch(ctx, arguments)
 
     # -- resources/read ------------------------------------------------------------------
-    async def read(self, request: Request, uri: str) -> str:
+    async def read(self, ctx: Context, uri: str) -> str:
         """The JSON text answering a read of ``uri`` (through a parent that mounted us too)."""
-        assert request.ctx is not None
         selection = parse_selection(uri, limit=self.max_tools_per_read)
-        prefix = read_prefix(request.ctx, uri)
+        prefix = read_prefix(ctx, uri)
         if prefix:
             selection = replace(selection, names=tuple(unprefixed(selection.names, prefix)))
-        return (await self.describe(request, selection, prefix=prefix)).text()
+        return (await self.describe(ctx, selection, prefix=prefix)).text()
 
-    async def describe(self, request: Request, selection: Selection, *, prefix: str = ""
+    async def describe(self, ctx: Context, selection: Selection, *, prefix: str = ""
                        ) -> Described:
         """The definitions ``selection`` names, granted to the request's caller."""
         if selection.too_long:
@@ -130,15 +131,13 @@ class Describer:
             body = payloads.too_many_tools(selection.count, self.max_tools_per_read)
             return Described(body, refused=True)
         if selection.missing:
-            return Described(payloads.missing_selection(await self.available(request)),
+            return Described(payloads.missing_selection(await self.available(ctx)),
                              refused=True)
-        ctx, site = request.ctx, request.site
-        assert ctx is not None and site is not None
         described = Described({})
         found = await resolve_trimmed(selection.names, lambda names: self.catalog.tools(ctx, names))
         # the caller's own listing, asked once per read and only when a name is not in it:
         # a hidden name and an unknown one are answered from it alike (suggestions.py)
-        visible = await self.available(request) if None in found.values() else []
+        visible = await self.available(ctx) if None in found.values() else []
         for name, tool in found.items():
             if tool is None:
                 closest = self.suggestions.closest(name, visible)
@@ -146,44 +145,42 @@ class Describer:
             else:
                 described.body[name], described.texts[name] = self.definitions.for_tool(tool)
                 described.granted.append(name)
-        await self.gate.grant(request.caller, described.granted, site)
-        await self._list_described(request, described.granted)
+        caller = caller_of(ctx)
+        await self.gate.grant(caller, described.granted, partial(state_storage, ctx))
+        await self._list_described(ctx, described.granted)
         return described
 
-    async def available(self, request: Request) -> list[str]:
+    async def available(self, ctx: Context) -> list[str]:
         """The tools worth describing to this caller: its listing minus the bridges (none
         when a listing filter fails: never wider than the caller's listing)."""
-        assert request.ctx is not None
         try:
-            names = await self.catalog.names(request.ctx)
+            names = await self.catalog.names(ctx)
         except Exception:
             logger.exception("listing this caller's tools failed; suggesting none")
             return []
         ours = {self.components.bridge_name, self.components.dispatch_name}
         return [n for n in names if n not in ours]
 
-    async def _list_described(self, request: Request, names: list[str]) -> None:
+    async def _list_described(self, ctx: Context, names: list[str]) -> None:
         """Put tools just described in a followable caller's capped listing, and tell it."""
-        limit = self.cap.limit(request.caller)
+        caller = caller_of(ctx)
+        limit = self.cap.limit(caller)
         if limit is None or not names or 0 < self.cap.largest_listing <= limit:
             return
-        assert request.ctx is not None and request.site is not None
-        if await self.cap.add(request.caller, names, limit, request.site.state_store):
+        if await self.cap.add(caller, names, limit, partial(state_storage, ctx)):
             try:
-                await request.ctx.send_notification(mt.ToolListChangedNotification())
+                await ctx.send_notification(mt.ToolListChangedNotification())
             except Exception as exc:  # a client gone mid-request: its listing is kept anyway
                 logger.debug("tools/list_changed after a describe failed: %s", exc)
 
     # -- describe_tools --------------------------------------------------------------------
-    async def answer_bridge(self, request: Request, arguments: dict[str, Any] | None
+    async def answer_bridge(self, ctx: Context, arguments: dict[str, Any] | None
                             ) -> ToolResult:
         """``describe_tools``: the definitions and (``groups``) the groups it names."""
-        ctx = request.ctx
-        assert ctx is not None
         names = requested_names(arguments)
         group_names = requested_names(arguments, "groups")
         if names is None and group_names is None:
-            return error_result(payloads.missing_selection(await self.available(request)))
+            return error_result(payloads.missing_selection(await self.available(ctx)))
         groups: dict[str, Any] | None = None
         if group_names is not None:
             if len(group_names) > self.max_tools_per_read:
@@ -198,7 +195,7 @@ class Describer:
         prefix = call_prefix(ctx, bridge) if bridge is not None else ""
         names = unprefixed(names, prefix)
         described = await self.describe(
-            request, selection_from_names(names, limit=self.max_tools_per_read), prefix=prefix)
+            ctx, selection_from_names(names, limit=self.max_tools_per_read), prefix=prefix)
         if described.refused:
             return error_result(described.body)
         if groups is not None:
@@ -221,21 +218,18 @@ class Describer:
                 first.setdefault(tool.name, tool)
         return await self.catalog.keep_visible(ctx, list(first.values()))
 
-    async def answer_groups_list(self, request: Request, params: Any) -> dict[str, Any]:
+    async def answer_groups_list(self, ctx: Context, params: Any) -> dict[str, Any]:
         """``groups/list``: the groups of the tools this caller may see, one page."""
-        assert request.ctx is not None
-        server = request.ctx.fastmcp
-        groups = self.groups.listed(await self.visible_tools(request.ctx), server)
-        return self.groups.page(groups, params, server, request.caller)
+        server = ctx.fastmcp
+        groups = self.groups.listed(await self.visible_tools(ctx), server)
+        return self.groups.page(groups, params, server, caller_of(ctx))
 
     # -- run_tool ----------------------------------------------------------------------------
-    async def answer_dispatch(self, request: Request, arguments: dict[str, Any] | None
+    async def answer_dispatch(self, ctx: Context, arguments: dict[str, Any] | None
                               ) -> ToolResult:
         """Run the tool ``arguments["name"]`` names through FastMCP's own ``call_tool``:
         the middleware chain (this gate included), component auth and logs see it under
         its own name. A tool this caller may not see answers like an unknown one."""
-        ctx = request.ctx
-        assert ctx is not None
         dispatch = self.components.dispatch_name
         arguments = arguments or {}
         name, inner = arguments.get("name"), arguments.get("arguments", {})
@@ -253,11 +247,11 @@ class Describer:
             return error_result(payloads.dispatch_failed(name, str(exc)))
 
     # -- the teaching refusal ----------------------------------------------------------------
-    def refusal(self, request: Request, name: str, definition: dict[str, Any], *,
+    def refusal(self, ctx: Context, name: str, definition: dict[str, Any], *,
                 problem: str | None = None, mounted: bool = True) -> ToolResult:
         """The teaching refusal, in the names a parent that mounted us shows (a hashed
         backend name is not a mount prefix)."""
-        prefix = call_prefix(request.ctx, name) if mounted else ""
+        prefix = call_prefix(ctx, name) if mounted else ""
         bridge_name = self.components.bridge_name
         bridge = prefix + bridge_name if bridge_name else None
         body = payloads.description_required(prefix + name, bridge, definition=definition,

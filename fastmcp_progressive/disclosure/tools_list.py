@@ -10,12 +10,11 @@ server's most called. Each listing is marked with the grouping extension's field
 legacy session remembers which lines it was shown, so the hot reload tells it only about
 those.
 
-Every step takes the request's record (``access/request.py``): the caller and its level
-were found once for the request.
+Every step reads the request's caller where ``on_message`` put it (``access/caller.py``).
 
 Example:
     ```python
-    listed = await tools_list.answer(request, await call_next(context))
+    listed = await tools_list.answer(ctx, await call_next(context))
     ```
 """
 
@@ -23,15 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from functools import cached_property
+from functools import cached_property, partial
 
+from fastmcp.server.context import Context
 from fastmcp.tools.base import Tool
 
-from fastmcp_progressive.access.caller import Caller
-from fastmcp_progressive.access.catalog import Catalog
+from fastmcp_progressive.access.caller import Caller, caller_of
+from fastmcp_progressive.access.catalog import Catalog, gateways_of
 from fastmcp_progressive.access.gate import Gate
-from fastmcp_progressive.access.request import Request
-from fastmcp_progressive.access.site import gateways_of
 from fastmcp_progressive.disclosure.bridge import bridge_description_with_groups
 from fastmcp_progressive.disclosure.components import DisclosureComponents
 from fastmcp_progressive.disclosure.groups import Groups
@@ -39,7 +37,7 @@ from fastmcp_progressive.disclosure.hot_reload import HotReload
 from fastmcp_progressive.disclosure.listing import ListedTool, Lister
 from fastmcp_progressive.disclosure.preload import Preload
 from fastmcp_progressive.disclosure.toolcap import ToolCap
-from fastmcp_progressive.fastmcp_internals import serving_tool_call
+from fastmcp_progressive.fastmcp_internals import serving_tool_call, state_storage
 from fastmcp_progressive.files.store import Signature
 from fastmcp_progressive.hosts import Level
 
@@ -51,36 +49,30 @@ the mapping: the file signatures the listing was made from, when it has them."""
 class ToolsList:
     """Answers ``tools/list`` for one caller (see the module docstring)."""
 
-    def __init__(self, *, lister: Lister, preload: Preload, gate: Gate, catalog: Catalog,
-                 groups: Groups, cap: ToolCap, components: DisclosureComponents,
-                 marks: Marks | None = None) -> None:
+    def __init__(self, *, lister: Lister, preload: Preload, gate: Gate, hot_reload: HotReload,
+                 catalog: Catalog, groups: Groups, cap: ToolCap,
+                 components: DisclosureComponents, marks: Marks | None = None) -> None:
         self.lister, self.preload, self.gate, self.catalog = lister, preload, gate, catalog
+        self.hot_reload = hot_reload
         self.groups, self.cap, self.components, self.marks = groups, cap, components, marks
         self._listers: dict[Level, Lister] = {lister.level: lister}
         self._bridge_copy: tuple[tuple[str, ...], Tool] | None = None
         self._shown: dict[Level, tuple[tuple[Tool, ...], Tool | None, Tool | None,
                                               tuple[Tool, ...], tuple[Tool, ...]]] = {}
 
-    # A watcher thread started by the first request invalidates edited description files
-    # and sends tools/list_changed to live legacy sessions; it stops with the server.
-    @cached_property
-    def hot_reload(self) -> HotReload:
-        """The description-file watcher and the legacy sessions it notifies."""
-        return HotReload(self.lister.store, summary_max_chars=self.lister.summary_max_chars,
-                         facts_at=self.lister.file_facts)
-
-    async def answer(self, request: Request, tools: Sequence[Tool]) -> Sequence[Tool]:
-        """What ``request``'s caller is shown of ``tools`` (FastMCP's listing); passed on
-        as is for our own catalog query or a catalog built inside a tool call."""
+    async def answer(self, ctx: Context | None, tools: Sequence[Tool]) -> Sequence[Tool]:
+        """What the caller of ``ctx``'s request is shown of ``tools`` (FastMCP's listing);
+        passed on as is for our own catalog query or a catalog built inside a tool call."""
         if self.catalog.passthrough() or serving_tool_call():
             return tools
-        ctx, caller, level = request.ctx, request.caller, request.level
+        caller = caller_of(ctx)
+        level = self.gate.level(caller)
         bridge, dispatch = self.components.bridge, self.components.dispatch
         limit = self.cap.limit(caller)
         if level == "full":
             own = [t for t in tools if not self.components.is_ours(t)]
             if limit is None or len(own) <= limit:
-                return self._mark(request, own)
+                return self._mark(ctx, caller, own)
             # a host that defers tools itself but takes fewer than this server lists: in
             # full it would drop tools unseen, so it gets the capped progressive listing
             level = self.lister.level
@@ -91,13 +83,14 @@ class ToolsList:
         with self.preload.serving():  # the files this listing needs: parsed here, once
             reduced, signatures = self._lister(level).reduced(tools, exempt)
         if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
-            await self._remember_listing(request, [t for t in tools if t.name not in exempt])
+            await self._remember_listing(ctx, caller, [t for t in tools if t.name not in exempt])
         shown, plain = self._with_bridges(level, reduced)
         self.cap.note_listing(len(shown))
         if limit is not None and ctx is not None and len(shown) > limit:
-            return self._mark(request, await self._capped(request, tools, list(shown), limit),
+            return self._mark(ctx, caller,
+                              await self._capped(ctx, caller, tools, list(shown), limit),
                               signatures)
-        return self._mark(request, list(plain), signatures)
+        return self._mark(ctx, caller, list(plain), signatures)
 
     def _with_bridges(self, level: Level, reduced: tuple[Tool, ...]
                       ) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
@@ -124,15 +117,15 @@ class ToolsList:
         self._shown[level] = (reduced, bridge, dispatch, tuple(shown), tuple(plain))
         return tuple(shown), tuple(plain)
 
-    def _mark(self, request: Request, tools: Sequence[Tool],
+    def _mark(self, ctx: Context | None, caller: Caller, tools: Sequence[Tool],
               known: Mapping[str, Signature] | None = None) -> Sequence[Tool]:
         """The listing with the marks of the extensions this request's client speaks
         (grouping here, tool resolution through ``marks``); ``known``: the signatures
         of the files the listing was made from (each file stat'ed once per listing)."""
-        if request.ctx is None:
+        if ctx is None:
             return tools
-        tools = self.groups.mark(request.caller, tools, request.ctx.fastmcp, known)
-        return tools if self.marks is None else self.marks(request.caller, tools, known)
+        tools = self.groups.mark(caller, tools, ctx.fastmcp, known)
+        return tools if self.marks is None else self.marks(caller, tools, known)
 
     def _lister(self, level: Level) -> Lister:
         """The lister (and its memo) for one progressive level, made on first use."""
@@ -144,12 +137,11 @@ class ToolsList:
             self._listers[level] = lister
         return lister
 
-    async def _remember_listing(self, request: Request, shown: list[Tool]) -> None:
+    async def _remember_listing(self, ctx: Context, caller: Caller, shown: list[Tool]) -> None:
         """Which reduced lines this legacy session sees, after any middleware outside us
         filters them: its ``tools/list_changed`` notifications follow only those."""
-        assert request.ctx is not None
-        names = await self.catalog.visible(request.ctx, shown)
-        self.hot_reload.listed(request.caller, frozenset(names))
+        names = await self.catalog.visible(ctx, shown)
+        self.hot_reload.listed(caller, frozenset(names))
 
     @cached_property
     def _listed_dispatch(self) -> Tool:
@@ -169,11 +161,10 @@ class ToolsList:
         return bridge.model_copy(update={"parameters": schema})
 
     # -- a listing within a tool cap (toolcap.py) ----------------------------------------
-    async def _capped(self, request: Request, tools: Sequence[Tool],
+    async def _capped(self, ctx: Context, caller: Caller, tools: Sequence[Tool],
                       reduced: Sequence[Tool], limit: int) -> list[Tool]:
         """At most ``limit`` entries: pinned and exempt tools, the bridges, then the tools
         this caller keeps in its listing (or this server's most called), in listing order."""
-        assert request.site is not None
         ours = {n for n in (self.components.bridge_name, self.components.dispatch_name) if n}
         registered = {t.name: t for t in tools}
         fixed: set[str] = set()
@@ -187,21 +178,21 @@ class ToolsList:
                 candidates.append(shown.name)
         bridges: list[Tool] = []
         if self.components.bridge is not None:
-            bridges.append(await self._bridge_naming_groups(request, tools))
+            bridges.append(await self._bridge_naming_groups(ctx, tools))
         if self.components.dispatch is not None:
             bridges.append(self._listed_dispatch)
         slots = limit - len(fixed) - len(bridges)
-        chosen = set(await self.cap.choose(request.caller, candidates, slots,
-                                           request.site.state_store))
+        chosen = set(await self.cap.choose(caller, candidates, slots,
+                                           partial(state_storage, ctx)))
         kept = [t for t in reduced
                 if t.name not in ours and (t.name in fixed or t.name in chosen)]
         return [*kept, *bridges]
 
-    async def _bridge_naming_groups(self, request: Request, tools: Sequence[Tool]) -> Tool:
+    async def _bridge_naming_groups(self, ctx: Context, tools: Sequence[Tool]) -> Tool:
         """The bridge as a capped listing shows it: its description names every group the
         caller may see, one line each."""
-        bridge, ctx = self.components.bridge, request.ctx
-        assert bridge is not None and ctx is not None
+        bridge = self.components.bridge
+        assert bridge is not None
         visible = await self.catalog.keep_visible(
             ctx, [t for t in tools if not self.components.is_ours(t)])
         members = self.groups.members(visible, ctx.fastmcp)

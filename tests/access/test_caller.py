@@ -200,3 +200,43 @@ def test_every_hook_sets_fastmcps_dispatch_phase() -> None:
         assert _dispatch_phase.get() == "outer"
     finally:
         _dispatch_phase.reset(token)
+
+
+def test_the_caller_is_held_for_its_request_only() -> None:
+    """``serving`` holds the caller for the pass it wraps (the hooks read it back with
+    ``caller_of``) and for no other request: the next context is identified afresh."""
+    from types import SimpleNamespace
+
+    from fastmcp_progressive.access import caller as module
+
+    first, second = (SimpleNamespace(request_context=None) for _ in range(2))
+    with module.serving(first) as held:  # type: ignore[arg-type]
+        assert module.caller_of(first) is held  # type: ignore[arg-type]
+        assert module._serving.get() is not None
+    assert module._serving.get() is None
+    assert module.caller_of(None) is module.INTERNAL
+    with module.serving(None) as internal:
+        assert internal is module.INTERNAL and module._serving.get() is None
+    assert module.caller_of(second).kind == "internal"  # type: ignore[arg-type]
+
+
+def test_only_a_2026_07_28_caller_is_kept_in_its_http_requests_scope(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only that era's calls make a second pass (the SDK's hidden listing on FastMCP < 4.2);
+    a handshake-era scope may outlive its session, and a caller kept in it would too."""
+    from types import SimpleNamespace
+
+    from fastmcp_progressive.access import caller as module
+
+    for era, kept in (("legacy", False), ("modern", True)):
+        caller = Caller(kind="session" if era == "legacy" else "anonymous", era=era)
+        monkeypatch.setattr(module, "identify", lambda ctx, caller=caller: caller)
+        scope: dict[str, object] = {}
+        ctx = SimpleNamespace(request_context=SimpleNamespace(
+            request=SimpleNamespace(scope=scope), request_id=7))
+        assert module.caller_of(ctx) is caller  # type: ignore[arg-type]
+        assert (module._SCOPE_KEY in scope) is kept, era
+        other = SimpleNamespace(request_context=SimpleNamespace(
+            request=SimpleNamespace(scope=scope), request_id=7))
+        assert module.caller_of(other) is caller  # type: ignore[arg-type]  # the second pass

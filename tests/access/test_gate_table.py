@@ -3,7 +3,8 @@
 Each row starts from a plain case (a session caller at the ``minimal`` level calling a known,
 ungranted, unpinned, non-exempt tool with arguments that fit, the default ``validate``
 policy, a working store) and names only what differs. The gate runs without a server: the
-server's answers come from ``FakeSite``, the grants from a real ``GrantStore``.
+server's answers come in a ``ServerFacts`` built per row, the grants from a real
+``GrantStore``.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import pytest
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import ClientSettings, GrantSettings
-from fastmcp_progressive.access.caller import Caller, CallerKind
-from fastmcp_progressive.access.gate import AnonymousPolicy, Gate, GateCall, Outcome
+from fastmcp_progressive.access.caller import Caller, CallerKind, note_request
+from fastmcp_progressive.access.gate import AnonymousPolicy, Gate, GateCall, Outcome, ServerFacts
 from fastmcp_progressive.access.grants import GrantStore
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.files.definitions import Definitions
@@ -64,36 +65,28 @@ class MemoryKV:
         self.data.update(zip(keys, values, strict=True))
 
 
-class FakeSite:
-    """The server's answers, fixed per row; records which questions were asked."""
+class Server:
+    """The server's answers, fixed per row, as the gate gets them; records what was asked."""
 
     def __init__(self, *, known: bool, pinned: bool, gateway: bool, kv: Any) -> None:
-        self.tool_object = Tool.from_function(refund) if known else None
-        self._pinned = pinned
-        self._gateway = gateway
-        self._kv = kv
+        self.tool = (Tool.from_function(refund, tags={"always_load"} if pinned else None)
+                     if known else None)
         self.asked: list[str] = []
+        self.facts = ServerFacts(gateways=frozenset({TOOL} if gateway else ()),
+                                 state_store=self._state_store, shown=self._shown)
+        self._kv = kv
 
-    def is_gateway(self, name: str) -> bool:
-        return self._gateway and name == TOOL
-
-    async def exists(self, name: str) -> bool:
-        self.asked.append("exists")
-        return self.tool_object is not None and name == TOOL
-
-    async def tool(self, name: str) -> Tool | None:
-        self.asked.append("tool")
-        return self.tool_object if name == TOOL else None
-
-    def pinned(self, tool: Tool) -> bool:
-        return self._pinned
-
-    def state_store(self) -> Any:
+    def _state_store(self) -> Any:
         self.asked.append("state_store")
         return self._kv
 
-    async def refreshed(self, name: str) -> None:
-        return None  # the lookup is FastMCP's own: nothing new to find
+    async def _shown(self, tool: Tool) -> bool:
+        self.asked.append("shown")
+        return True
+
+    def call(self, caller: Caller, arguments: dict[str, Any], *, nested: bool = False
+             ) -> GateCall:
+        return GateCall(caller, TOOL, self.tool, arguments=arguments, nested=nested)
 
 
 @dataclass(frozen=True)
@@ -194,18 +187,19 @@ async def test_gate_table(row: Row) -> None:
     anchor = Anchor()
     kv: Any = BrokenStore() if row.store != "ok" else MemoryKV()
     gate = _gate(row, kv)
-    site = FakeSite(known=row.known, pinned=row.pinned, gateway=row.exempt == "gateway", kv=kv)
+    server = Server(known=row.known, pinned=row.pinned, gateway=row.exempt == "gateway", kv=kv)
     caller = _caller(row, anchor)
     if not row.per_call:
-        gate.engagement.note_request(caller, "tools/list")  # a host that keeps its session
+        note_request(caller, "tools/list")  # a host that keeps its session
     if row.granted:  # granted earlier, by a read (an unfollowable one's grant is its own)
         if row.store != "ok":
             gate.grants.store = MemoryKV()
-        await gate.grant(caller, [TOOL], site)
+        await gate.grant(caller, [TOOL], server._state_store)
         gate.grants.store = kv
-    call = GateCall(caller, TOOL, arguments=FIT if row.fits else {}, nested=row.nested)
+    server.asked.clear()
+    call = server.call(caller, FIT if row.fits else {}, nested=row.nested)
 
-    verdict = await gate.decide(call, site)
+    verdict = await gate.decide(call, server.facts)
 
     assert verdict.outcome == row.expect
     assert verdict.proceeds == (row.expect in ("run", "run_checked", "unknown"))
@@ -216,26 +210,27 @@ async def test_gate_table(row: Row) -> None:
     else:
         assert verdict.definition is None and verdict.problem is None
     if not row.known:
-        assert "state_store" not in site.asked  # no store key from an unknown name
+        assert "state_store" not in server.asked  # no store key from an unknown name
+    if verdict.outcome != "refuse":
+        assert "shown" not in server.asked  # visibility is asked only before teaching
 
 
 async def test_a_refusal_grants_its_tool_to_a_followable_caller() -> None:
     row = Row("principal")
     kv = MemoryKV()
     gate, anchor = _gate(row, kv), Anchor()
-    site = FakeSite(known=True, pinned=False, gateway=False, kv=kv)
-    call = GateCall(_caller(row, anchor), TOOL, arguments={})
-    assert (await gate.decide(call, site)).outcome == "refuse"
-    assert (await gate.decide(call, site)).outcome == "run"
+    server = Server(known=True, pinned=False, gateway=False, kv=kv)
+    call = server.call(_caller(row, anchor), {})
+    assert (await gate.decide(call, server.facts)).outcome == "refuse"
+    assert (await gate.decide(call, server.facts)).outcome == "run"
     assert list(kv.data) == ["user:alice|refund"]
 
 
 async def test_reads_grant_only_callers_that_keep_grants() -> None:
     for policy, kept in (("validate", False), ("full", False), ("shared", True)):
         gate = _gate(Row("anonymous", policy=policy), MemoryKV())  # type: ignore[arg-type]
-        site = FakeSite(known=True, pinned=False, gateway=False, kv=None)
         anonymous = Caller(kind="anonymous", era="modern")
-        await gate.grant(anonymous, [TOOL], site)
+        await gate.grant(anonymous, [TOOL], lambda: None)
         assert await gate.grants.has(anonymous, TOOL) is kept
     internal = Caller(kind="internal", era="legacy")
     assert not gate.keeps_grants(internal)
