@@ -225,8 +225,8 @@ class ProgressiveDisclosure(Middleware):
         if verdict.outcome == "dispatch":
             return await self.describer.answer_dispatch(ctx, arguments)
         if verdict.proceeds:
-            if verdict.outcome != "unknown" and call.counted and self.cap.possible:
-                await self.cap.note_call(call, request.site)
+            if tool is not None and call.counted and self.cap.possible:
+                self.cap.note_call(call.name)
             return await let_through(call_next)(context)  # what passes here passes nested calls
         if verdict.outcome == "store_unavailable" or verdict.definition is None:
             return error_result(payloads.store_unavailable())

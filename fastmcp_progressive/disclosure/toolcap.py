@@ -43,7 +43,6 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 
 from fastmcp_progressive.access.caller import Caller
-from fastmcp_progressive.access.gate import CallSite, GateCall
 from fastmcp_progressive.access.grants import GrantStore, ServerStore
 from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile, profile_for
 
@@ -92,15 +91,10 @@ class ToolCap:
         """Remember a progressive listing's length: below the cap, nothing needs adding."""
         self.largest_listing = max(self.largest_listing, count)
 
-    async def note_call(self, call: GateCall, site: CallSite | None) -> None:
-        """Count a call that ran: new callers' listings start from the most called tools.
-
-        Only a tool that exists is counted: a client served in full runs whatever name it
-        sends (FastMCP answers an unknown one), and a name it made up must not stay here."""
-        name = call.name
-        if name not in self._calls and call.hashed is None and (
-                site is None or not await site.exists(name)):
-            return
+    def note_call(self, name: str) -> None:
+        """Count a call of the tool ``name`` that ran: new callers' listings start from the
+        most called tools. Only a tool FastMCP found is counted (``on_call_tool``): a client
+        served in full runs whatever name it sends, and a made-up name must not stay here."""
         with self._lock:
             if name not in self._calls and (
                     len(self._calls) >= MAX_COUNTED

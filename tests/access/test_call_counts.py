@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import gc
 import tracemalloc
-from typing import Any
 
 import mcp_types as mt
 
-from fastmcp_progressive.access.caller import Caller
-from fastmcp_progressive.access.gate import GateCall
 from fastmcp_progressive.access.grants import GrantStore
 from fastmcp_progressive.disclosure.toolcap import MAX_COUNTED_CHARS, ToolCap
 from tests.conftest import build_server, connect
@@ -46,24 +43,14 @@ async def test_calls_of_tools_that_do_not_exist_are_not_counted() -> None:
     assert kept < 4 * MIB, f"40 unknown 1 MB tool names left {kept / MIB:.1f} MiB behind"
 
 
-class EverythingExists:
-    """A server where every name is a tool (a gateway's upstream names can be that long)."""
-
-    async def exists(self, name: str) -> bool:
-        return True
-
-
 async def test_counted_names_are_bounded_by_characters_not_only_by_count() -> None:
     """Counted names were bounded only by their number (100,000): 40 real tools with 1 MB
     names kept 40 MB of them; the counts start over past ``MAX_COUNTED_CHARS``."""
     cap = ToolCap(GrantStore(), max_tools=5)
-    site: Any = EverythingExists()
 
-    caller = Caller(kind="anonymous", era="modern")
-
-    async def forty_long_names() -> None:
+    async def forty_long_names() -> None:  # real tools: a gateway's names can be that long
         for i in range(40):
-            await cap.note_call(GateCall(caller, f"{i}" + "t" * MIB), site)
+            cap.note_call(f"{i}" + "t" * MIB)
 
     gc.collect()
     tracemalloc.start()
@@ -75,5 +62,5 @@ async def test_counted_names_are_bounded_by_characters_not_only_by_count() -> No
     finally:
         tracemalloc.stop()
     assert kept <= MAX_COUNTED_CHARS + MIB, f"the counts kept {kept / MIB:.1f} MiB of names"
-    await cap.note_call(GateCall(caller, "search"), site)
+    cap.note_call("search")
     assert cap.popular(["a", "search"], 1) == ["search"]  # counting goes on after a restart

@@ -8,8 +8,8 @@ from fastmcp.server.transforms.search import RegexSearchTransform
 
 from fastmcp_progressive import ClientSettings
 from fastmcp_progressive.access.caller import Caller
-from fastmcp_progressive.access.modes import MAX_CLIENTS_KEPT, ModePolicy
 from fastmcp_progressive.access.catalog import gateways_of
+from fastmcp_progressive.access.modes import MAX_CLIENTS_KEPT, ModePolicy
 
 
 def test_gateway_tools_follow_the_servers_transforms() -> None:
