@@ -580,40 +580,6 @@ async def force_disconnect(client: Any) -> None:
     await client._disconnect(force=True)
 
 
-def front_request(ctx: Any) -> Any:
-    """The front request ``ctx`` serves, in the form FastMCP's proxy relays take: its
-    ``RequestContext`` and a weak reference to its server, read now (a ``Context``'s
-    properties read context variables, stale later). What ``relay_as`` takes.
-    Reads ``Context._fastmcp``. Verified on FastMCP 4.1.2 and 4.2.3.
-    """
-    return (ctx.request_context, ctx._fastmcp)
-
-
-def relay_as(front: Any) -> None:
-    """Make the current task serve ``front`` (``front_request(ctx)``): FastMCP's
-    ``get_context()`` then answers that front request, so its proxy relays
-    (``default_proxy_elicitation_handler`` and the others) reach that request's client.
-
-    Calls the private ``fastmcp.server.providers.proxy._restore_request_context`` with
-    ``front`` in place of the one slot a ``ProxyClient`` shares among all its callers
-    (``_proxy_rc_ref``, last writer wins), which ``proxy/forwarding.py`` replaces.
-    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.3.
-    """
-    from fastmcp.server.providers.proxy import _restore_request_context
-
-    _restore_request_context([front])
-
-
-def shared_slot_relays(client: Any) -> frozenset[str]:
-    """Which of FastMCP's relays on a ``ProxyClient`` still read the one front request
-    slot its callers share (private ``_proxy_restoring_handler_keys``: roots, sampling,
-    elicitation, log, progress, message), i.e. were not replaced by handlers given to the
-    constructor. Empty when FastMCP no longer keeps the set.
-    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.3.
-    """
-    return frozenset(getattr(client, "_proxy_restoring_handler_keys", ()))
-
-
 _SPAWN_RECORDER: Any = None  # ContextVar[Callable[[int], None] | None], made on first use
 _SPAWN_PATCH_MARK = "_fastmcp_progressive_records_pids"
 

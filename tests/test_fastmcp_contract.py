@@ -20,7 +20,6 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-import fastmcp.server.providers.proxy
 import mcp_types as mt
 import pytest
 from fastmcp import Client, FastMCP
@@ -604,51 +603,6 @@ async def test_force_disconnect() -> None:
     assert client.is_connected()
     await internals.force_disconnect(client)
     assert not client.is_connected(), moved("Client._disconnect(force=True)", "force_disconnect")
-
-
-def test_front_request() -> None:
-    server = FastMCP("front")
-    ctx = Context(server)
-    assert hasattr(ctx, "_fastmcp"), moved("Context._fastmcp", "front_request")
-    front = internals.front_request(ctx)
-    assert front[1] is ctx._fastmcp
-
-
-def test_relay_as() -> None:
-    import contextvars
-    import weakref
-
-    from fastmcp.server.dependencies import get_context
-
-    assert callable(getattr(fastmcp.server.providers.proxy, "_restore_request_context",
-                            None)), moved(
-        "fastmcp.server.providers.proxy._restore_request_context", "relay_as")
-    server = FastMCP("front")
-
-    class Request:  # a front request's context: FastMCP reads its session
-        session = object()
-
-    request = Request()
-
-    def relayed() -> tuple[Any, Any]:
-        internals.relay_as((request, weakref.ref(server)))
-        ctx = get_context()
-        return ctx.request_context, ctx.fastmcp
-
-    answer = contextvars.copy_context().run(relayed)  # leaves this test's context alone
-    assert answer == (request, server), moved(
-        "the context variables _restore_request_context sets", "relay_as")
-
-
-def test_shared_slot_relays() -> None:
-    from fastmcp_progressive.proxy.forwarding import RoutingProxyClient
-
-    plain = ProxyClient(FastMCP("backend"))
-    assert {"roots", "sampling_handler", "elicitation_handler", "log_handler",
-            "progress_handler"} <= internals.shared_slot_relays(plain), moved(
-        "ProxyClient._proxy_restoring_handler_keys", "shared_slot_relays")
-    routing = RoutingProxyClient(FastMCP("backend"), label="`backend`")
-    assert internals.shared_slot_relays(routing) == frozenset()  # every relay is ours
 
 
 async def test_record_spawned_pids() -> None:

@@ -5,50 +5,62 @@ on its own (elicitation and sampling requests, log messages, progress, list-chan
 notifications) names no tool call on stdio, so FastMCP's proxy client relays each to the
 front request that last used the session: with two HTTP callers' calls in flight, caller B
 was asked caller A's question and B's answer went into A's tool. ``RoutingProxyClient``
-replaces those relays. It keeps the front requests using it right now (each ``async with``
-a proxied request makes), and relays by these rules:
+replaces those relays, by what the upstream is still working on rather than by who is
+still waiting:
 
+- every request sent to the upstream (a call, a listing, a read) is *outstanding* until the
+  upstream answers it or the session ends. A front request that gives up (its client timed
+  out or went away) stops waiting, but its request stays outstanding: the upstream may
+  still be working on it, and may still ask or log on its behalf. So the request is not
+  cancelled upstream (a cancelled request need never be answered, and would stay
+  outstanding for good); it runs on detached, and its answer is dropped when it comes;
+- elicitation, sampling, log messages: to a caller (a handshake session, all of its
+  requests) only when every outstanding request is that caller's, and one of them still
+  waits to hand it over. Otherwise a request is refused to the upstream with an error
+  saying why, and a log message is kept in the proxy's own log instead of relayed;
 - progress: to the front request whose call it reports on (the SDK matches the token the
-  backend call was given), always exact;
-- elicitation, sampling, log messages: to the one front caller (a handshake session, all
-  of its requests) with requests in flight; with several callers in flight, or none, a
-  request is refused to the upstream with an error saying why, and a log message is kept
-  in the proxy's own log instead of relayed, rather than guessed;
-- roots: to the front session whose roots the upstream holds (``RootsForwarding``), else
-  the one caller in flight;
-- tools/resources/prompts list-changed: carry nothing of any caller, so the most recent
-  front request in flight gets them (FastMCP relays them to one front session).
+  call was given), while that request waits; exact, so never another caller's;
+- roots: to the front session whose roots the upstream holds (``roots_session``), else as
+  an elicitation is;
+- tools/resources/prompts list-changed: carry nothing of any caller, so the front request
+  that waited last gets them (FastMCP relays them to one front session).
+
+A relay runs in the task of the front request it goes to, while that request waits for
+the upstream: there FastMCP's ``get_context()`` is that request's own, so FastMCP's public
+relay functions (``default_proxy_elicitation_handler`` and the others) reach its client
+with nothing of FastMCP's swapped or read from its private names.
 
 Example:
     ```python
-    client = RoutingProxyClient(transport, label="`fs`", mode="legacy")
+    client = RoutingProxyClient(transport, label="`fs`", mode="legacy", timeout=300)
     await client.hold()   # connect; proxied requests then use `async with client`
     ```
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import Any
+import asyncio
+import warnings
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
+import anyio
 import mcp_types as mt
 from fastmcp.server.dependencies import get_context
 from fastmcp.server.providers import proxy as fastmcp_proxy
 from fastmcp.server.providers.proxy import StatefulProxyClient
 
-from fastmcp_progressive.fastmcp_internals import (
-    front_request,
-    relay_as,
-    request_connection,
-    shared_slot_relays,
-)
+from fastmcp_progressive.fastmcp_internals import request_connection
 from fastmcp_progressive.log import get_logger
 
 logger = get_logger("proxy")
 
 LOGGED_TEXT = 500  # characters of an unrelayed upstream log message kept in our log
+T = TypeVar("T")
+
+_LIST_CHANGED = (mt.ToolListChangedNotification, mt.ResourceListChangedNotification,
+                 mt.PromptListChangedNotification)
 
 
 class UnroutableRequest(RuntimeError):
@@ -57,29 +69,68 @@ class UnroutableRequest(RuntimeError):
 
 
 @dataclass(eq=False)
-class _Use:
-    """One ``async with`` of the client: by a front request (``front``, its ``caller``)
-    or by the proxy itself (both None)."""
+class _Relay:
+    """Work for a front request's task (a relay to its client), and how it went."""
 
-    client: RoutingProxyClient
-    front: Any
+    work: Callable[[], Awaitable[Any]]
+    done: anyio.Event = field(default_factory=anyio.Event)
+    result: Any = None
+    error: BaseException | None = None
+
+    async def run(self) -> None:
+        try:
+            self.result = await self.work()
+        except Exception as exc:
+            self.error = exc
+        except BaseException:  # the front request is cancelled while relaying
+            self.error = UnroutableRequest("the client request it was for ended while it "
+                                           "was relayed")
+            raise
+        finally:
+            self.done.set()
+
+    def refuse(self, why: str) -> None:
+        self.error = UnroutableRequest(why)
+        self.done.set()
+
+    async def outcome(self) -> Any:
+        await self.done.wait()
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+@dataclass(eq=False)
+class _Call:
+    """One request sent to the upstream, outstanding until the upstream answers it or the
+    session ends. ``caller``: the front caller that sent it (None: the proxy itself);
+    ``waiting``: its front request still waits for it, and runs the relays queued here."""
+
     caller: Any
+    waiting: bool = True
+    queued: list[_Relay] = field(default_factory=list)
+    wake: anyio.Event = field(default_factory=anyio.Event)
 
+    def hand(self, relay: _Relay) -> None:
+        self.queued.append(relay)
+        self.wake.set()
 
-_LIST_CHANGED = (mt.ToolListChangedNotification, mt.ResourceListChangedNotification,
-                 mt.PromptListChangedNotification)
-
-_USES: ContextVar[tuple[_Use, ...]] = ContextVar("fastmcp_progressive_upstream_uses",
-                                                 default=())
-"""The uses the current task has open (``async with`` nests per task)."""
+    def leave(self) -> None:
+        """The front request stops waiting: relays it did not run are refused."""
+        self.waiting = False
+        queued, self.queued = self.queued, []
+        for relay in queued:
+            relay.refuse("the client request it was for ended before it could be relayed")
 
 
 class RoutingProxyClient(StatefulProxyClient[Any]):
     """FastMCP's stateful proxy client with per-caller relays (see the module docstring).
 
-    ``roots_front`` answers the front request whose roots the upstream should get (None:
+    ``timeout`` bounds how long a front request waits for each upstream request (None: no
+    limit); the upstream request itself is not bounded (see the module docstring).
+    ``roots_session`` answers the front session whose roots the upstream should get (None:
     none yet); ``roots_answered`` is called after each answer to the upstream's
-    ``roots/list``. ``hold()`` connects without counting as a front request's use.
+    ``roots/list``. ``hold()`` connects without being a front request's use.
     """
 
     def __init__(
@@ -87,16 +138,20 @@ class RoutingProxyClient(StatefulProxyClient[Any]):
         transport: Any,
         *,
         label: str,
-        roots_front: Callable[[], Any] = lambda: None,
+        timeout: float | None = None,
+        roots_session: Callable[[], Any] = lambda: None,
         roots_answered: Callable[[], None] = lambda: None,
         **kwargs: Any,
     ) -> None:
         self.label = label
-        self._roots_front = roots_front
+        self.request_timeout = timeout
+        self._roots_session = roots_session
         self._roots_answered = roots_answered
-        self._uses: list[_Use] = []
+        self._calls: list[_Call] = []
+        self._detached: set[asyncio.Future[Any]] = set()
         super().__init__(
             transport,
+            timeout=None,  # a front request stops waiting; the upstream's request runs on
             roots=self._relay_roots,
             sampling_handler=self._relay_sampling,
             elicitation_handler=self._relay_elicitation,
@@ -105,133 +160,182 @@ class RoutingProxyClient(StatefulProxyClient[Any]):
             message_handler=self._relay_message,
             **kwargs,
         )
-        leftover = shared_slot_relays(self)  # a relay FastMCP added since: it could reach anyone
-        if leftover:
-            logger.warning("FastMCP relays %s from upstream %s to the last caller, not "
-                           "per caller", ", ".join(sorted(leftover)), label)
 
-    # -- who is using the session ------------------------------------------------------------
     async def hold(self) -> None:
         """Connect (or keep connected) for the proxy's lifetime: not a front request's use."""
         await super().__aenter__()  # type: ignore[no-untyped-call]
 
-    async def __aenter__(self) -> RoutingProxyClient:
-        await super().__aenter__()  # type: ignore[no-untyped-call]
-        use = _Use(self, *_current_front())
-        self._uses.append(use)
-        _USES.set((*_USES.get(), use))
-        return self
-
-    async def __aexit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> None:
-        open_uses = _USES.get()
-        mine = next((u for u in reversed(open_uses) if u.client is self), None)
-        if mine is not None:
-            _USES.set(tuple(u for u in open_uses if u is not mine))
-            if mine in self._uses:
-                self._uses.remove(mine)
-        await super().__aexit__(exc_type, exc_val, exc_tb)
-
+    # -- what the upstream is working on ----------------------------------------------------
     @property
-    def callers_in_flight(self) -> int:
-        """How many front callers (the proxy itself counting as one) use the session now."""
-        return len({id(u.caller if u.caller is not None else u) for u in self._uses})
+    def outstanding(self) -> int:
+        """How many requests sent to the upstream it has not answered yet."""
+        return len(self._calls)
 
-    def _sole_caller_front(self) -> Any:
-        """The latest front request of the one caller using the session; None when no
-        caller or several do (or the proxy's own use is among them)."""
-        if not self._uses or self.callers_in_flight != 1:
-            return None
-        return self._uses[-1].front
+    async def _send(self, request: Callable[[_Call], Awaitable[T]]) -> T:
+        """Send ``request`` to the upstream on behalf of the current front request; wait
+        for its answer (at most ``timeout`` s), running the relays handed to it meanwhile.
 
-    def _why_not(self, what: str) -> str:
-        count = self.callers_in_flight
+        The request runs in a task of its own, so a front request that stops waiting
+        (cancelled, timed out) leaves it running until the upstream answers or the
+        session ends, and counted as outstanding (its caller's) until then.
+        """
+        call = _Call(_current_caller())
+        self._calls.append(call)
+        sent = asyncio.ensure_future(request(call))
+        self._detached.add(sent)
+
+        def answered(task: asyncio.Future[Any]) -> None:
+            self._detached.discard(task)
+            if call in self._calls:
+                self._calls.remove(call)
+            call.wake.set()
+            if not task.cancelled() and task.exception() is not None and not call.waiting:
+                logger.debug("upstream %s failed a request its client no longer waits "
+                             "for: %s", self.label, task.exception())
+
+        sent.add_done_callback(answered)
+        try:
+            with anyio.fail_after(self.request_timeout):
+                while True:
+                    while call.queued:  # in order, and what came before the answer first
+                        await call.queued.pop(0).run()
+                    if sent.done():
+                        break
+                    call.wake = anyio.Event()
+                    if not sent.done() and not call.queued:
+                        await call.wake.wait()
+        finally:
+            call.leave()
+        return sent.result()
+
+    def _route(self, what: str) -> _Call:
+        """The waiting call to relay ``what`` through: the latest of the one caller whose
+        requests are every request outstanding. Raises ``UnroutableRequest`` otherwise."""
+        callers = {id(c.caller) if c.caller is not None else id(c) for c in self._calls}
         sent = f"upstream MCP server {self.label} sent {what} while"
-        if count == 0 or not any(u.front is not None for u in self._uses):
-            return (f"{sent} no client request was in flight on its session; the proxy "
-                    "has no client to relay it to")
-        # no count: the upstream's tool may hand this to its caller, who need not learn it
-        return (f"{sent} requests of more than one client were in flight on its one shared "
+        if len(callers) > 1:
+            # no count: the upstream's tool may hand this to its caller, who need not learn it
+            raise UnroutableRequest(
+                f"{sent} requests of more than one client were in flight on its one shared "
                 "session; the proxy cannot tell which client it is for, so it refuses it "
                 "rather than risk reaching the wrong one")
+        waiting = [c for c in self._calls if c.waiting and c.caller is not None]
+        if not waiting:
+            raise UnroutableRequest(
+                f"{sent} no client request was waiting on its session; the proxy has no "
+                "client to relay it to")
+        return waiting[-1]
 
-    def _front_for(self, what: str) -> Any:
-        front = self._sole_caller_front()
-        if front is None:
-            raise UnroutableRequest(self._why_not(what))
-        return front
+    async def _relay(self, what: str, work: Callable[[], Awaitable[T]]) -> T:
+        relay = _Relay(work)
+        self._route(what).hand(relay)
+        result: T = await relay.outcome()
+        return result
 
     # -- the relays -----------------------------------------------------------------------
     async def _relay_elicitation(self, message: str, response_type: Any, params: Any,
                                  context: Any) -> Any:
-        relay_as(self._front_for("an elicitation request"))
-        return await fastmcp_proxy.default_proxy_elicitation_handler(
-            message, response_type, params, context)
+        return await self._relay("an elicitation request", lambda: (
+            fastmcp_proxy.default_proxy_elicitation_handler(message, response_type, params,
+                                                            context)))
 
     async def _relay_sampling(self, messages: Any, params: Any, context: Any) -> Any:
-        relay_as(self._front_for("a sampling request"))
-        return await fastmcp_proxy.default_proxy_sampling_handler(messages, params, context)
+        return await self._relay("a sampling request", lambda: (
+            fastmcp_proxy.default_proxy_sampling_handler(messages, params, context)))
 
     async def _relay_roots(self, context: Any) -> Any:
         try:
-            front = self._roots_front() or self._front_for("a roots/list request")
-            relay_as(front)
-            return await fastmcp_proxy.default_proxy_roots_handler(context)
+            session = self._roots_session()
+            if session is None:
+                return await self._relay("a roots/list request", lambda: (
+                    fastmcp_proxy.default_proxy_roots_handler(context)))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # deprecated in 2026-07-28, not in our era
+                return (await session.list_roots()).roots
         finally:
             self._roots_answered()
 
     async def _relay_log(self, message: Any) -> None:
-        front = self._sole_caller_front()
-        if front is None:
+        try:
+            call = self._route("a log message")
+        except UnroutableRequest as exc:
             text = str(getattr(message, "data", message))[:LOGGED_TEXT]
-            logger.info("%s; its log message, not relayed: %s",
-                        self._why_not("a log message"), text)
+            logger.info("%s; its log message, not relayed: %s", exc, text)
             return
-        relay_as(front)
-        await fastmcp_proxy.default_proxy_log_handler(message)
+        call.hand(_Relay(lambda: fastmcp_proxy.default_proxy_log_handler(message)))
 
     async def _relay_message(self, message: Any) -> None:
-        relay = getattr(fastmcp_proxy, "default_proxy_message_handler", None)
-        if relay is None or not isinstance(message, _LIST_CHANGED):  # FastMCP 4.1: none
+        if not isinstance(message, _LIST_CHANGED):
             return
-        front = next((u.front for u in reversed(self._uses) if u.front is not None), None)
-        if front is not None:
-            relay_as(front)
-            await relay(message)
+        waiting = [c for c in self._calls if c.waiting and c.caller is not None]
+        if waiting:
+            waiting[-1].hand(_Relay(lambda: get_context().send_notification(message)))
 
     async def _unrouted_progress(self, progress: float, total: float | None,
                                  message: str | None) -> None:
         logger.debug("progress from upstream %s outside a proxied tool call, not relayed: "
                      "%s/%s %s", self.label, progress, total, message)
 
-    def _progress_to(self, front: Any) -> Callable[..., Any]:
-        async def relay(progress: float, total: float | None, message: str | None) -> None:
-            relay_as(front)
-            await fastmcp_proxy.default_proxy_progress_handler(progress, total, message)
-
-        return relay
-
+    # -- the requests a proxy sends ---------------------------------------------------------
     async def call_tool_mcp(self, name: str, arguments: dict[str, Any],
                             progress_handler: Any = None, timeout: Any = None,
                             meta: dict[str, Any] | None = None) -> mt.CallToolResult:
-        """FastMCP's ``call_tool_mcp``; the call's progress goes to the front request
-        making it (the SDK matches each progress notification to its call)."""
-        if progress_handler is None:
-            mine = next((u for u in reversed(_USES.get()) if u.client is self), None)
-            if mine is not None and mine.front is not None:
-                progress_handler = self._progress_to(mine.front)
-        result: mt.CallToolResult = await super().call_tool_mcp(
-            name, arguments, progress_handler=progress_handler, timeout=timeout, meta=meta)
-        return result
+        """FastMCP's ``call_tool_mcp``, sent as ``_send`` says; its progress goes to the
+        front request making it while that request waits."""
+        parent = super().call_tool_mcp
+
+        async def send(call: _Call) -> mt.CallToolResult:
+            async def relay_progress(progress: float, total: float | None,
+                                     message: str | None) -> None:
+                if call.waiting:
+                    call.hand(_Relay(lambda: fastmcp_proxy.default_proxy_progress_handler(
+                        progress, total, message)))
+
+            result: mt.CallToolResult = await parent(
+                name, arguments, progress_handler=progress_handler or relay_progress,
+                timeout=timeout, meta=meta)
+            return result
+
+        return await self._send(send)
+
+    async def list_tools_mcp(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._send_as_is(super().list_tools_mcp, *args, **kwargs)
+
+    async def list_resources_mcp(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._send_as_is(super().list_resources_mcp, *args, **kwargs)
+
+    async def list_resource_templates_mcp(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._send_as_is(super().list_resource_templates_mcp, *args, **kwargs)
+
+    async def read_resource_mcp(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._send_as_is(super().read_resource_mcp, *args, **kwargs)
+
+    async def list_prompts_mcp(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._send_as_is(super().list_prompts_mcp, *args, **kwargs)
+
+    async def get_prompt_mcp(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._send_as_is(super().get_prompt_mcp, *args, **kwargs)
+
+    async def complete_mcp(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._send_as_is(super().complete_mcp, *args, **kwargs)
+
+    async def ping(self) -> bool:
+        answered: bool = await self._send_as_is(super().ping)
+        return answered
+
+    async def _send_as_is(self, method: Callable[..., Awaitable[T]], *args: Any,
+                          **kwargs: Any) -> T:
+        return await self._send(lambda _: method(*args, **kwargs))
 
 
-def _current_front() -> tuple[Any, Any]:
-    """The front request being served here (``front_request``) and its caller (its
-    handshake connection, or the request itself), or (None, None) for the proxy's own."""
+def _current_caller() -> Any:
+    """The front caller being served here: its handshake connection, or its request (a
+    2026-07-28 request stands alone); None for the proxy's own requests."""
     try:
         ctx = get_context()
     except RuntimeError:
-        return None, None
+        return None
     rc = ctx.request_context
     if rc is None:
-        return None, None
-    return front_request(ctx), request_connection(rc.session) or rc
+        return None
+    return request_connection(rc.session) or rc

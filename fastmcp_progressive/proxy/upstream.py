@@ -42,7 +42,6 @@ from mcp.client.session import ClientSession
 from fastmcp_progressive.fastmcp_internals import (
     connect_failure,
     force_disconnect,
-    front_request,
     record_spawned_pids,
     send_stderr_to,
     stdio_session_ended,
@@ -294,11 +293,12 @@ class Upstream:
 
     What the upstream sends on its own never reaches the wrong caller
     (``RoutingProxyClient``): progress goes to the call it reports on; an elicitation or
-    sampling request and a log message go to the one front caller (handshake session)
-    with requests in flight. With several callers in flight, as over HTTP, nothing on
-    stdio says whose call asked, so such a request is refused to the upstream with an
-    error saying so (its tool sees the error) and a log message stays in the proxy's log;
-    FastMCP alone relays each to whichever caller used the session last. Roots go to the
+    sampling request and a log message go to a front caller (handshake session) only when
+    every request the upstream has not answered yet is that caller's, even one whose
+    client gave up. Otherwise, as over HTTP with several callers, nothing on stdio says
+    whose call asked, so such a request is refused to the upstream with an error saying
+    so (its tool sees the error) and a log message stays in the proxy's log; FastMCP
+    alone relays each to whichever caller used the session last. Roots go to the
     front session whose roots the upstream holds (``RootsForwarding``). The front's HTTP
     headers are not forwarded (one session serves every caller); a URL upstream's own
     ``headers`` and ``auth`` are.
@@ -331,7 +331,7 @@ class Upstream:
         self.instructions: str | None = None
         self.tool_count: int | None = None
         self.roots_asked = False  # the upstream asked for roots at least once
-        self.roots_front: Any = None  # the last front session with roots (front_request)
+        self.roots_front: Any = None  # the last front session with roots (its ServerSession)
         self.on_connected: list[Callable[[Upstream], None]] = []  # e.g. keep its instructions
         self._transport: ClientTransport | None = None
         self._client: RoutingProxyClient | None = None
@@ -383,7 +383,7 @@ class Upstream:
     def _new_client(self) -> RoutingProxyClient:
         assert self._transport is not None
         return RoutingProxyClient(
-            self._transport, label=self.label, roots_front=lambda: self.roots_front,
+            self._transport, label=self.label, roots_session=lambda: self.roots_front,
             roots_answered=self._note_roots_answered, mode="legacy",
             init_timeout=self.startup_timeout, timeout=self.request_timeout,
             forward_incoming_headers=False,
@@ -491,7 +491,7 @@ class Upstream:
     # -- roots -------------------------------------------------------------------------
     def note_roots_front(self, ctx: Any) -> None:
         """Remember the front session (of ``ctx``) whose roots this upstream should get."""
-        self.roots_front = front_request(ctx)
+        self.roots_front = ctx.session
 
     def _note_roots_answered(self) -> None:
         self.roots_asked = True

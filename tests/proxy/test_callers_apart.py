@@ -12,6 +12,7 @@ no sleeps) until both are in flight on the one upstream session.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import defaultdict
 from contextlib import AsyncExitStack
@@ -24,14 +25,18 @@ import pytest
 from fastmcp import Client, Context, FastMCP
 from fastmcp.client.transports import FastMCPTransport
 from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
-from fastmcp.server.providers.proxy import FastMCPProxy
+from fastmcp.server.middleware import Middleware, MiddlewareContext
+from fastmcp.server.providers.proxy import FastMCPProxy, ProxyClient
 
 from fastmcp_progressive.proxy.forwarding import RoutingProxyClient
 from fastmcp_progressive.proxy.front import check_upstream, progressive_proxy
+from fastmcp_progressive.proxy.gateway import progressive_gateway, upstreams_of
 from fastmcp_progressive.proxy.upstream import Upstream
 from tests.conftest import TOKENS, connect, serve_http
+from tests.waiting import until
 
 ASKING_UPSTREAM = """
+import json
 import time
 from pathlib import Path
 
@@ -53,11 +58,36 @@ async def all_in_flight(barrier: str, who: str, party: int) -> None:
         await anyio.sleep(0.01)
 
 
+async def wait_for(path: Path) -> None:
+    deadline = time.monotonic() + 30
+    while not path.exists():  # a poll with a deadline, not a timed wait
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{path} never came")
+        await anyio.sleep(0.01)
+
+
 @mcp.tool
 async def ask(who: str, ctx: Context, barrier: str = "", party: int = 2) -> dict:
     '''Log, report progress, elicit and sample on behalf of ``who``.'''
     if barrier:
         await all_in_flight(barrier, who, party)
+    return await asks(who, ctx)
+
+
+@mcp.tool
+async def ask_later(who: str, folder: str, ctx: Context) -> dict:
+    '''Work on after the caller gave up (as a server that ignores cancellation does):
+    once <folder>/go-<who> exists, ask for ``who``; the outcome goes to <folder>/<who>.json.'''
+    here = Path(folder)
+    (here / f"arrived-{who}").touch()
+    with anyio.CancelScope(shield=True):
+        await wait_for(here / f"go-{who}")
+        out = await asks(who, ctx)
+        (here / f"{who}.json").write_text(json.dumps(out))
+    return out
+
+
+async def asks(who: str, ctx: Context) -> dict:
     await ctx.info(f"log for {who}")
     await ctx.report_progress(1, 2, f"progress for {who}")
     out = {}
@@ -140,7 +170,7 @@ async def test_two_callers_never_get_each_others_upstream_requests_or_logs(
     app.write_text(ASKING_UPSTREAM, encoding="utf-8")
     proxy = progressive_proxy([sys.executable, str(app)], startup_timeout=30,
                               exempt_tools=["ask"], auth=StaticTokenVerifier(tokens=TOKENS))
-    assert await check_upstream(proxy) == 1  # one process, one session, started up front
+    assert await check_upstream(proxy) == 2  # one process, one session, started up front
     seen = Seen()
     async with AsyncExitStack() as stack:
         url = await stack.enter_async_context(serve_http(proxy))
@@ -253,10 +283,183 @@ async def test_in_memory_callers_get_only_their_own_and_a_lone_caller_gets_every
             for me in CALLERS:
                 own_or_refused(results[me], me)
             client = await upstream.connected()
-            assert isinstance(client, RoutingProxyClient) and client.callers_in_flight == 0
+            assert isinstance(client, RoutingProxyClient) and client.outstanding == 0
             await call("alice")  # the barrier is open: alone, everything reaches alice
             assert results["alice"] == {"elicit": "answer from alice",
                                         "sample": "sample from alice"}
             assert seen.logs["alice"][-1].count("log for alice") == 1
     finally:
         await upstream.close()
+
+
+# -- a call its client gave up on: the upstream still works on it, still asks for it ----------
+class Stage:
+    """An upstream whose ``ask`` works on after its caller gave up (shielded, as a server
+    that ignores cancellation does), each step held by the test."""
+
+    def __init__(self) -> None:
+        self.arrived = {me: anyio.Event() for me in CALLERS}
+        self.go = {me: anyio.Event() for me in CALLERS}
+        self.finished = {me: anyio.Event() for me in CALLERS}
+        self.results: dict[str, dict[str, str]] = {}
+        self.server = FastMCP("asks")
+
+        @self.server.tool
+        async def ask(who: str, ctx: Context) -> dict[str, str]:
+            self.arrived[who].set()
+            with anyio.CancelScope(shield=True):
+                await self.go[who].wait()
+                await ctx.info(f"log for {who}")
+                out: dict[str, str] = {}
+                try:
+                    answer = await ctx.elicit(f"question for {who}", str)
+                    out["elicit"] = str(answer.data)
+                except Exception as exc:
+                    out["elicit"] = f"refused: {exc}"
+                try:
+                    sampled = await ctx.session.create_message(
+                        messages=[mt.SamplingMessage(role="user", content=mt.TextContent(
+                            type="text", text=f"prompt for {who}"))],
+                        max_tokens=20, related_request_id=ctx.request_id)
+                    out["sample"] = sampled.content.text  # type: ignore[union-attr]
+                except Exception as exc:
+                    out["sample"] = f"refused: {exc}"
+            self.results[who] = out
+            self.finished[who].set()
+            return out
+
+
+class FrontEnds(Middleware):
+    """Sets ``ended[who]`` when the front stops serving ``who``'s call (answered or not)."""
+
+    def __init__(self) -> None:
+        self.ended = {me: anyio.Event() for me in CALLERS}
+
+    async def on_call_tool(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
+        try:
+            return await call_next(context)
+        finally:
+            self.ended[context.message.arguments["who"]].set()
+
+
+async def test_a_call_its_client_gave_up_on_keeps_its_questions_from_the_next_caller() -> None:
+    stage = Stage()
+    upstream = Upstream("http://upstream.invalid/mcp", name="asks",
+                        transport=FastMCPTransport(stage.server))
+    proxy = FastMCPProxy(client_factory=upstream.connected, name="front")
+    front = FrontEnds()
+    proxy.add_middleware(front)
+    seen = Seen()
+    try:
+        async with AsyncExitStack() as stack:
+            stack.callback(lambda: [go.set() for go in stage.go.values()])  # on failure too
+            clients = {me: await stack.enter_async_context(
+                Client(proxy, mode="legacy", **seen.handlers(me))) for me in CALLERS}
+            answers: dict[str, dict[str, str]] = {}
+
+            async def call(me: str, scope: anyio.CancelScope) -> None:
+                with scope:
+                    result = await clients[me].call_tool("ask", {"who": me},
+                                                         progress_handler=seen.progress_of(me))
+                    answers[me] = result.structured_content or {}
+
+            async with anyio.create_task_group() as group:
+                alice_gives_up = anyio.CancelScope()
+                group.start_soon(call, "alice", alice_gives_up)
+                with anyio.fail_after(10):
+                    await stage.arrived["alice"].wait()
+                alice_gives_up.cancel()  # alice's client stops waiting; the upstream works on
+                with anyio.fail_after(10):
+                    await front.ended["alice"].wait()
+                group.start_soon(call, "bob", anyio.CancelScope())
+                with anyio.fail_after(10):
+                    await stage.arrived["bob"].wait()
+                stage.go["alice"].set()  # the upstream asks for alice with bob's call in flight
+                with anyio.fail_after(10):
+                    await stage.finished["alice"].wait()
+                for kind in ("elicit", "sample"):
+                    assert stage.results["alice"][kind].startswith("refused:"), stage.results
+                    assert "more than one client" in stage.results["alice"][kind]
+                seen.only_own("bob", "bob")
+                client = await upstream.connected()
+                assert isinstance(client, RoutingProxyClient)
+                # alice's call was outstanding until the upstream answered it; now bob's alone
+                await until(lambda: client.outstanding == 1, 10, "alice's call answered")
+                stage.go["bob"].set()
+            assert answers["bob"] == {"elicit": "answer from bob", "sample": "sample from bob"}
+            assert "alice" not in answers
+            seen.only_own("bob", "bob")
+            assert len(seen.logs["bob"]) == 1 and "log for bob" in seen.logs["bob"][0]
+            assert not seen.asked["alice"] and not seen.logs["alice"]
+    finally:
+        await upstream.close()
+
+
+@pytest.mark.slow  # an upstream process behind a real HTTP gateway
+async def test_over_http_an_abandoned_calls_questions_never_reach_the_next_caller(
+    tmp_path: Path,
+) -> None:
+    """The issue's run: a gateway over HTTP, one stdio upstream; alice's client gives up
+    on a call the upstream works on, bob calls, then the upstream asks and logs for alice."""
+    app = tmp_path / "asks.py"
+    app.write_text(ASKING_UPSTREAM, encoding="utf-8")
+    folder = tmp_path / "stage"
+    folder.mkdir()
+    gateway = progressive_gateway(
+        {"mcpServers": {"asks": {"command": sys.executable, "args": [str(app)]}}},
+        startup_timeout=30, exempt_tools=["asks_ask_later"],
+        auth=StaticTokenVerifier(tokens=TOKENS))
+    front = FrontEnds()
+    gateway.add_middleware(front)
+    seen = Seen()
+    async with AsyncExitStack() as stack:
+        # whatever happens, the upstream's held calls end (the test's own clean-up)
+        stack.callback(lambda: [(folder / f"go-{me}").touch() for me in CALLERS])
+        url = await stack.enter_async_context(serve_http(gateway))
+        clients: dict[str, Client[Any]] = {
+            me: await stack.enter_async_context(
+                connect(url, "legacy", token=token, **seen.handlers(me)))
+            for me, token in CALLERS.items()
+        }
+        answers: dict[str, dict[str, str]] = {}
+
+        async def call(me: str, scope: anyio.CancelScope) -> None:
+            with scope:
+                result = await clients[me].call_tool(
+                    "asks_ask_later", {"who": me, "folder": str(folder)},
+                    progress_handler=seen.progress_of(me))
+                answers[me] = result.structured_content or {}
+
+        async with anyio.create_task_group() as group:
+            alice_gives_up = anyio.CancelScope()
+            group.start_soon(call, "alice", alice_gives_up)
+            await until(lambda: (folder / "arrived-alice").exists(), 30, "alice's call upstream")
+            alice_gives_up.cancel()  # as alice's client timing out does
+            with anyio.fail_after(30):
+                await front.ended["alice"].wait()
+            group.start_soon(call, "bob", anyio.CancelScope())
+            await until(lambda: (folder / "arrived-bob").exists(), 30, "bob's call upstream")
+            (folder / "go-alice").touch()  # the upstream logs and asks for alice now
+            await until(lambda: (folder / "alice.json").exists(), 30, "alice's outcome")
+            alice = json.loads((folder / "alice.json").read_text())
+            for kind in ("elicit", "sample"):
+                assert alice[kind].startswith("refused:") and "more than one client" in alice[kind]
+            client = await upstreams_of(gateway)["asks"].connected()
+            assert isinstance(client, RoutingProxyClient)
+            await until(lambda: client.outstanding == 1, 30, "the upstream answered alice's call")
+            (folder / "go-bob").touch()
+        assert answers == {"bob": {"elicit": "answer from bob", "sample": "sample from bob"}}
+        seen.only_own("bob", "bob")
+        assert not seen.asked["alice"] and not seen.logs["alice"]
+        assert len(seen.logs["bob"]) == 1 and "log for bob" in seen.logs["bob"][0]
+
+
+def test_every_relay_of_fastmcps_proxy_client_is_ours() -> None:
+    """FastMCP relays what it still handles itself to the one front request a proxy client
+    last served; a relay it adds in a later release would reach anyone. Reads FastMCP's
+    private ``ProxyClient._proxy_restoring_handler_keys`` (the relays it installed)."""
+    plain = ProxyClient(FastMCP("backend"))
+    assert {"roots", "sampling_handler", "elicitation_handler", "log_handler",
+            "progress_handler"} <= plain._proxy_restoring_handler_keys
+    routing = RoutingProxyClient(FastMCP("backend"), label="`backend`")
+    assert routing._proxy_restoring_handler_keys == set()
