@@ -13,7 +13,8 @@ FastMCP server with ``ProgressiveDisclosure`` on, built from FastMCP's own parts
   tool ``read_file`` of server ``fs`` is ``fs_read_file``), so FastMCP forwards roots,
   sampling, elicitation, logging and progress as it does for any proxy;
 - our keys, per server: ``include_tools`` / ``exclude_tools`` (tool names or shell-style
-  patterns, before the namespace), and ``disabled: true`` (skipped, as some hosts do).
+  patterns matching the upstream's own names: before the namespace and before a ``tools``
+  rename), and ``disabled: true`` (skipped, as some hosts do).
 
 The servers start concurrently. One that fails to start, or dies, is named: logged with its
 name and reason, in the ``resource:///upstreams`` status resource, in the front's
@@ -157,8 +158,10 @@ def _our_keys(where: str, name: str, entry: Any) -> tuple[list[str], list[str], 
 # -- per-server tool filters -------------------------------------------------------------------
 class ToolFilter(Transform):
     """``include_tools`` / ``exclude_tools`` of one server: names or shell-style patterns
-    (``read_*``), matched against the server's own tool names; a filtered-out tool is
-    neither listed nor callable. Exclusion wins."""
+    (``read_*``), matched against the server's own tool names (applied before FastMCP's
+    ``tools`` renames, so renaming ``delete_all`` to ``tidy`` does not lift
+    ``exclude_tools: ["delete_*"]``); a filtered-out tool is neither listed, described
+    nor callable. Exclusion wins."""
 
     def __init__(self, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> None:
         self.include = tuple(include)
@@ -392,6 +395,8 @@ def _server_for(upstream: Upstream, entry: Any, include: Sequence[str],
 
     upstream.on_connected.append(keep_instructions)
     child.add_middleware(UpstreamFailures(upstream))
+    if include or exclude:  # first: it sees the upstream's own names, before any rename
+        child.add_transform(ToolFilter(include, exclude))
     if isinstance(entry, (TransformingStdioMCPServer, TransformingRemoteMCPServer)):
         # FastMCP's own keys, applied in the order its MCPConfig proxy applies them
         if entry.tools:
@@ -403,8 +408,6 @@ def _server_for(upstream: Upstream, entry: Any, include: Sequence[str],
             child.enable(tags=set(entry.include_tags), only=True)
         if entry.exclude_tags:
             child.disable(tags=set(entry.exclude_tags))
-    if include or exclude:
-        child.add_transform(ToolFilter(include, exclude))
     return child
 
 

@@ -237,3 +237,29 @@ async def test_each_server_is_a_group_described_by_its_instructions(era: Era) ->
     assert groups["notes"].get("description") == "A notebook."
     assert tool_groups(tools["math_add"]) == ["math"]
     assert "broken" not in groups  # no tools, no group
+
+
+async def test_filters_match_the_upstreams_own_names_whatever_tools_renames() -> None:
+    """``include_tools``/``exclude_tools`` name the upstream's tools, as written in its own
+    listing: a rename (FastMCP's ``tools`` key) neither lifts an exclusion nor defeats an
+    inclusion, for listing, describing and calling."""
+    async with run_server_async(notes_server()) as url:
+        config = {"mcpServers": {
+            "ren": {"url": url, "exclude_tools": ["delete_*"],
+                    "tools": {"delete_notes": {"name": "tidy"}}},
+            "inc": {"url": url, "include_tools": ["read_*"],
+                    "tools": {"read_notes": {"name": "fetch"}}},
+        }}
+        async with front(config, "memory", "legacy") as (_, client):
+            names = {t.name for t in await client.list_tools()}
+            assert "ren_tidy" not in names and "ren_delete_notes" not in names
+            assert {"ren_write_note", "ren_read_notes", "inc_fetch"} <= names
+            assert not {"inc_read_notes", "inc_write_note", "inc_delete_notes"} & names
+            described = await client.call_tool(
+                "describe_tools", {"tools": ["ren_tidy", "inc_fetch"]}, raise_on_error=False)
+            assert "Delete every note" not in str(described.content)
+            assert "Read every note" in str(described.content)
+            for hidden in ("ren_tidy", "ren_delete_notes"):
+                refused = await client.call_tool(hidden, {}, raise_on_error=False)
+                assert refused.is_error and "deleted" not in str(refused.content), hidden
+            assert (await client.call_tool("inc_fetch", {})).data == ["first"]
