@@ -51,6 +51,7 @@ from fastmcp_progressive.access.grants import GrantStore
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.disclosure.announce import Announcer, announcing_to
 from fastmcp_progressive.disclosure.components import install
+from fastmcp_progressive.disclosure.cost import NetCost
 from fastmcp_progressive.disclosure.describer import Describer, error_result
 from fastmcp_progressive.disclosure.groups import GROUPS_LIST_METHOD, Groups
 from fastmcp_progressive.disclosure.hot_reload import HotReload
@@ -158,10 +159,12 @@ class ProgressiveDisclosure(Middleware):
         # files and sends tools/list_changed to live legacy sessions; it stops with the server
         self.hot_reload = HotReload(self.store, summary_max_chars=self.lister.summary_max_chars,
                                     facts_at=self.lister.file_facts)
+        self.net_cost = NetCost(self.components, payloads.instructions(added.bridge_tool)
+                                if added.instructions else None)
         self.tools_list = ToolsList(lister=self.lister, preload=self.preload, gate=self.gate,
                                     hot_reload=self.hot_reload,
                                     catalog=self.catalog, groups=self.groups, cap=self.cap,
-                                    components=self.components,
+                                    components=self.components, net_cost=self.net_cost,
                                     marks=self.resolution.mark if self.resolution else None)
         self.announcer = Announcer(bridge_name=added.bridge_tool,
                                    instructions=added.instructions)

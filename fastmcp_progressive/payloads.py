@@ -31,7 +31,7 @@ TOO_MANY_TOOLS = "TOO_MANY_TOOLS"
 QUERY_TOO_LONG = "QUERY_TOO_LONG"
 GRANT_STORE_UNAVAILABLE = "GRANT_STORE_UNAVAILABLE"
 
-RESOURCE_TITLE = "Tool descriptions: read one before calling that tool"
+RESOURCE_TITLE = "Tool definitions"
 
 DEFAULT_BRIDGE_TOOL = "describe_tools"
 BRIDGE_TOOL_NAME = DEFAULT_BRIDGE_TOOL
@@ -44,41 +44,26 @@ attributes (it has a ``call_tool`` method), and FastMCP's search transforms list
 """The bridge tool's default name (``bridge.BRIDGE_TOOL_NAME``), for the default texts."""
 
 
-def _how_to_fetch(bridge_tool: str | None) -> str:
-    """How to get a definition: the bridge tool first (it works in every host), then the
-    resource (only some hosts let the model read resources)."""
-    by_resource = f"read {DESCRIPTIONS_URI}?tools=NAME (comma-separate several names)"
-    if not bridge_tool:
-        return by_resource
-    return (
-        f'call the tool {bridge_tool} with {{"tools": ["NAME"]}} (several names at once), '
-        f"or {by_resource}"
-    )
-
-
 def resource_description(bridge_tool: str | None) -> str:
-    """The descriptions resource's description: the workflow, in three steps."""
-    return (
-        "Full definitions (parameters, examples, error advice) of this server's tools. "
-        "Use them in three steps. 1. Choose: the one-line descriptions in tools/list tell "
-        "you what each tool does, which is all you need to pick one. "
-        f"2. Learn: {_how_to_fetch(bridge_tool)}. "
-        "3. Call the tool with the parameters the definition gives. "
-        "Fetching a definition unlocks that tool; a tool called before its definition was "
-        f"fetched answers {TOOL_DESCRIPTION_REQUIRED} with the definition included, so call "
-        "it again as described. "
-        f"Reading without ?tools= answers {MISSING_TOOL_SELECTION}: never fetch everything."
-    )
+    """The descriptions resource's description: what the spec (section 4.2) asks of it, its
+    tie to ``tools/list``, fetching first, the ``?tools=`` syntax and what calling first
+    answers, in one sentence. Every client that lists resources is sent it, so it is as
+    short as that allows; the answers themselves (a refusal's ``definition``) teach the rest."""
+    bridge = f"call {bridge_tool} or " if bridge_tool else ""
+    return (f"Full definitions of the tools in tools/list: {bridge}read "
+            f"{DESCRIPTIONS_URI}?tools=NAME,NAME before a tool's first call; calling first "
+            f"answers {TOOL_DESCRIPTION_REQUIRED}.")
 
 
 def instructions(bridge_tool: str | None) -> str:
-    """The workflow paragraph appended to the server's instructions."""
+    """The workflow paragraph appended to the server's instructions. It names the bridge
+    first: hosts that pass instructions to the model mostly do not let it read resources."""
+    fetch = (f'{bridge_tool}({{"tools": ["NAME"]}}) or read {DESCRIPTIONS_URI}?tools=NAME'
+             if bridge_tool else f"read {DESCRIPTIONS_URI}?tools=NAME")
     return (
-        "This server discloses its tools progressively. tools/list gives each tool a "
-        "one-line description, enough to choose; before calling a tool you chose, "
-        f"{_how_to_fetch(bridge_tool)} to learn its parameters. That also unlocks the tool. "
-        f"A call refused with {TOOL_DESCRIPTION_REQUIRED} includes the tool's definition: "
-        "call again with arguments that match it. Do not read the resource without ?tools=."
+        f"Tools are listed in brief. Before a tool's first call, get its definition: {fetch}. "
+        f"A call refused with {TOOL_DESCRIPTION_REQUIRED} includes the definition: call again "
+        "to match it."
     )
 
 

@@ -44,6 +44,7 @@ from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.cli.checks import check
 from fastmcp_progressive.cli.tokens import TokensUnavailable, registered_tools, token_report
+from fastmcp_progressive.disclosure.cost import WHERE
 from fastmcp_progressive.disclosure.listing import summarize
 from fastmcp_progressive.files.folder import SUFFIXES, safe_file_name
 from fastmcp_progressive.files.format import with_front_matter
@@ -164,8 +165,11 @@ def _print_tokens(report: dict[str, Any]) -> None:
          f"({listing['tools_with']} tools; {saved:.1%} fewer)")
     _out(f"  model-visible, per field (name + description + inputSchema): "
          f"{listing['fields_without']:,} -> {listing['fields_with']:,}")
-    _out(f"  also added once per client: resources/list {extra['resources_list']:+,}, "
-         f"prompts/list {extra['prompts_list']:+,}, instructions {extra['instructions']:+,}")
+    added = ", ".join(f"{WHERE[where]} {n:+,}" for where, n in extra.items())
+    _out(f"  also added once per client: {added}")
+    net = listing["without"] - listing["with"] - sum(extra.values())
+    _out(f"  net per client: {'saves' if net >= 0 else 'COSTS'} {abs(net):,} tokens"
+         + ("" if net >= 0 else " (the server logs this once at its first listing)"))
     _out("full description per tool (what resources/read returns):")
     width = max((len(n) for n in report["full_descriptions"]), default=4)
     for name, size in report["full_descriptions"].items():

@@ -2,9 +2,11 @@
 
 ``token_report(server, directory, listing)`` is the one source of the listing figures the
 ``tokens`` command prints, the walkthrough shows and the README quotes (a test holds the
-README to it). It counts what FastMCP sends: ``tools/list``, ``resources/list`` and
-``prompts/list`` built the way FastMCP's own handlers build them, through the real
-middleware chain, without and with progressive disclosure.
+README to it). It counts what FastMCP sends: ``tools/list`` built the way FastMCP's own
+handlers build it, through the real middleware chain, without and with progressive
+disclosure, and what the middleware adds once per client (``overhead``: its resource,
+template, prompt and instructions, counted by ``disclosure/cost.py`` as the server's own
+start-up check counts them).
 
 A listing is counted three ways:
 
@@ -35,56 +37,30 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import mcp_types as mt
 from fastmcp import FastMCP
 from fastmcp.tools.base import Tool
 from fastmcp.utilities.versions import dedupe_with_versions
 
-from fastmcp_progressive import payloads
+from fastmcp_progressive.disclosure.cost import ENCODING as ENCODING
+from fastmcp_progressive.disclosure.cost import TokensUnavailable as TokensUnavailable
+from fastmcp_progressive.disclosure.cost import added_texts, count_text, encoder
 from fastmcp_progressive.files.definitions import compact_json, full_definition
 from fastmcp_progressive.hosts import Level
 from fastmcp_progressive.middleware import ProgressiveDisclosure
 from fastmcp_progressive.settings import ListingSettings
 
-ENCODING = "o200k_base"
 MODEL_FIELDS = ("name", "description", "inputSchema")
 T = TypeVar("T")
-
-
-class TokensUnavailable(RuntimeError):
-    """The tokenizer package (bpe-openai) is not installed."""
-
-
-class _Encoder(Protocol):
-    def encode(self, text: str) -> list[int]: ...
-
-
-@cache
-def encoder() -> _Encoder:
-    """The o200k_base encoder (loaded once; bpe-openai ships its tables)."""
-    try:
-        import bpe_openai
-    except ImportError:
-        raise TokensUnavailable(
-            f"counting {ENCODING} tokens needs the bpe-openai package, which is not "
-            "installed: pip install bpe-openai"
-        ) from None
-    enc: _Encoder = bpe_openai.get_encoding(ENCODING)
-    return enc
 
 
 def compact(payload: Any, *, ascii: bool = True) -> str:
     """``payload`` as compact JSON."""
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=ascii)
-
-
-def count_text(text: str) -> int:
-    """Tokens of one string."""
-    return len(encoder().encode(text))
 
 
 def count(payload: Any, *, ascii: bool = True) -> int:
@@ -173,6 +149,7 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
                                      listing=ListingSettings(level=level))
         chain = ([ours if m is present else m for m in server.middleware] if present
                  else [*others, ours])
+    ours.net_cost.reported_elsewhere()  # the report holds the figures its warning would give
     try:
         tools = {name: tool for name, tool in (await registered_tools(server)).items()
                  if tool is not ours.components.bridge}
@@ -185,6 +162,9 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
     finally:
         if ours is not present:  # made for this count: stop its threads again
             ours.close()
+    instructions = ours.announcer.text if ours.announcer.instructions else None
+    overhead = {where: count_text(text) if text else 0  # disclosure/cost.py, as the server
+                for where, text in added_texts(ours.components, instructions).items()}
     listed_without = json.loads(without["tools"])["tools"]
     listed_with = json.loads(with_["tools"])["tools"]
     return {
@@ -197,10 +177,6 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
             "fields_without": listing_field_tokens(listed_without),
             "fields_with": listing_field_tokens(listed_with),
         },
-        "overhead": {
-            "resources_list": count_text(with_["resources"]) - count_text(without["resources"]),
-            "prompts_list": count_text(with_["prompts"]) - count_text(without["prompts"]),
-            "instructions": count_text(payloads.INSTRUCTIONS) if ours.instructions else 0,
-        },
+        "overhead": overhead,
         "full_descriptions": per_tool,
     }

@@ -10,6 +10,7 @@ properties kept), ``groups`` (the grouping draft), ``toolcap``
 (listings within a host's tool cap), ``components`` and ``bridge`` (the descriptions
 resource, ``describe_tools``, ``run_tool``), ``selection`` (the resource's ``?tools=``
 query), ``guidance`` (system-prompt text), ``suggestions`` (``available_tools``),
+``cost`` (what the middleware saves and adds, in tokens; the start-up warning),
 ``hot_reload``, ``sessions`` and ``preload`` (keeping what clients were shown current).
 
 Example:

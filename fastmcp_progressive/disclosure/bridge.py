@@ -3,9 +3,9 @@
 Several popular hosts never let the model read a resource. Against a gating server such
 a model would be locked out: every call answers TOOL_DESCRIPTION_REQUIRED and the remedy
 is out of its reach. The bridge tool returns the same JSON as the resource and grants the
-same way; it is listed in full and never gated. It costs about 60 listing tokens (see the
-README for the measurement) and is on by default; ``AddedComponents(bridge_tool=None)``
-turns it off.
+same way; it is listed in full and never gated. It costs about 50 listing tokens
+(``fastmcp-progressive tokens`` counts it in the listing) and is on by default;
+``AddedComponents(bridge_tool=None)`` turns it off.
 
 Example:
     ```python
@@ -21,8 +21,6 @@ from typing import Any
 from fastmcp.server.context import Context
 from fastmcp.server.dependencies import get_context
 from fastmcp.tools.base import Tool, ToolResult
-
-from fastmcp_progressive.payloads import DESCRIPTIONS_URI
 
 Answer = Callable[[Context, dict[str, Any] | None], Awaitable[ToolResult]]
 
@@ -50,10 +48,8 @@ def bridge_tool(name: str, answer: Answer | None = None) -> Tool:
     )
 
 
-BRIDGE_DESCRIPTION = (
-    "Get the full definitions (parameters, examples) of the tools you chose; "
-    f"call before a tool's first use. Same as reading {DESCRIPTIONS_URI}?tools=..."
-)
+BRIDGE_DESCRIPTION = "Full definitions of the tools you chose. Call before a tool's first use."
+"""Listed to every client, so short: what it returns and when to call it."""
 
 
 def bridge_description_with_groups(lines: list[str], dispatch: str | None) -> str:

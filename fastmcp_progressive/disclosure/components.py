@@ -93,8 +93,7 @@ class DisclosureComponents:
             self._read_selection,
             uri_template=TEMPLATE_URI,
             name=payloads.RESOURCE_NAME + "_selection",
-            title=payloads.RESOURCE_TITLE,
-            description=description,
+            title=payloads.RESOURCE_TITLE,  # no description: the resource's teaches, once
             mime_type="application/json",
         )
         self.bridge = bridge_tool(bridge_name, bridge) if bridge_name else None

@@ -93,5 +93,5 @@ def guidance_prompt(bridge_tool: str | None) -> Prompt:
     return Prompt.from_function(
         progressive_disclosure_guide,
         name=PROMPT_NAME,
-        description="How to choose, learn and call this server's tools (progressive disclosure).",
+        description="How to use this server's tools.",
     )

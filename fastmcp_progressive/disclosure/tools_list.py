@@ -32,6 +32,7 @@ from fastmcp_progressive.access.catalog import Catalog, gateways_of
 from fastmcp_progressive.access.gate import Gate
 from fastmcp_progressive.disclosure.bridge import bridge_description_with_groups
 from fastmcp_progressive.disclosure.components import DisclosureComponents
+from fastmcp_progressive.disclosure.cost import NetCost
 from fastmcp_progressive.disclosure.groups import Groups
 from fastmcp_progressive.disclosure.hot_reload import HotReload
 from fastmcp_progressive.disclosure.listing import ListedTool, Lister
@@ -51,10 +52,12 @@ class ToolsList:
 
     def __init__(self, *, lister: Lister, preload: Preload, gate: Gate, hot_reload: HotReload,
                  catalog: Catalog, groups: Groups, cap: ToolCap,
-                 components: DisclosureComponents, marks: Marks | None = None) -> None:
+                 components: DisclosureComponents, net_cost: NetCost,
+                 marks: Marks | None = None) -> None:
         self.lister, self.preload, self.gate, self.catalog = lister, preload, gate, catalog
         self.hot_reload = hot_reload
         self.groups, self.cap, self.components, self.marks = groups, cap, components, marks
+        self.net_cost = net_cost
         self._listers: dict[Level, Lister] = {lister.level: lister}
         self._bridge_copy: tuple[tuple[str, ...], Tool] | None = None
         self._shown: dict[Level, tuple[tuple[Tool, ...], Tool | None, Tool | None,
@@ -85,6 +88,8 @@ class ToolsList:
         if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
             await self._remember_listing(ctx, caller, [t for t in tools if t.name not in exempt])
         shown, plain = self._with_bridges(level, reduced)
+        if level == self.lister.level:  # the server's own listing: what it costs, once
+            self.net_cost.first_listing(tools, plain)
         self.cap.note_listing(len(shown))
         if limit is not None and ctx is not None and len(shown) > limit:
             return self._mark(ctx, caller,
@@ -152,13 +157,15 @@ class ToolsList:
     @cached_property
     def _plain_bridge(self) -> Tool:
         """The bridge as an uncapped listing shows it: ``tools`` only (its ``groups``
-        argument is offered where most tools are not listed by name)."""
+        argument is offered where most tools are not listed by name), without the
+        name-derived title and the empty tags FastMCP adds: every client is sent it."""
         bridge = self.components.bridge
         assert bridge is not None
-        schema = dict(bridge.parameters)
+        schema = {key: value for key, value in bridge.parameters.items()
+                  if key != "additionalProperties"}
         schema["properties"] = {k: v for k, v in schema.get("properties", {}).items()
                                 if k != "groups"}
-        return bridge.model_copy(update={"parameters": schema})
+        return ListedTool.of(bridge, {"parameters": schema, "strip_noise": True})
 
     # -- a listing within a tool cap (toolcap.py) ----------------------------------------
     async def _capped(self, ctx: Context, caller: Caller, tools: Sequence[Tool],

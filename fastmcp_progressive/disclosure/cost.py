@@ -1,0 +1,194 @@
+"""What progressive disclosure saves a server's clients, and what it adds: one set of figures.
+
+The listing shrinks, but the middleware also adds things every client is sent once: the
+bridge tool (in the listing), the descriptions resource and its template, the guidance
+prompt and the instructions paragraph. On a server with a few short tools the additions
+can outweigh the saving (4 tools: 377 -> 270 listing tokens, plus 355 added before they
+were cut). ``measure`` gives both sides; the ``tokens`` command prints them and
+``NetCost`` says so once in the server's log, at its first listing, when the middleware
+costs more than it saves, so a net cost is never silent.
+
+Counts are o200k_base tokens of compact JSON (``bpe_openai``, an optional dependency:
+``pip install "fastmcp-progressive[tokens]"``). The tokenizer takes about 140 MB and most of
+a second to load, so the start-up check first compares bytes and loads it only where the
+two sides are close; without it installed the check reports bytes.
+
+Example:
+    ```python
+    cost = measure(plain_tools, listed_tools, components, instructions_text)
+    cost.saved, cost.added_total  # e.g. 107, 355 on a 4-tool server
+    ```
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Protocol
+
+import mcp_types as mt
+from fastmcp.tools.base import Tool
+
+from fastmcp_progressive.disclosure.components import DisclosureComponents
+from fastmcp_progressive.files.definitions import compact_json
+from fastmcp_progressive.log import get_logger
+
+logger = get_logger("cost")
+
+ENCODING = "o200k_base"
+WHERE = {"resources_list": "resources/list", "templates_list": "resources/templates/list",
+         "prompts_list": "prompts/list", "instructions": "instructions"}
+"""Where each addition is sent, by its key in ``Cost.added`` and ``token_report``."""
+CLEAR_WIN = 3
+"""A listing that saves this many times the added bytes saves tokens too: no tokenizer."""
+
+
+class TokensUnavailable(RuntimeError):
+    """The tokenizer package (bpe-openai) is not installed."""
+
+
+class _Encoder(Protocol):
+    def encode(self, text: str) -> list[int]: ...
+
+
+@cache
+def encoder() -> _Encoder:
+    """The o200k_base encoder (loaded once; bpe-openai ships its tables)."""
+    try:
+        import bpe_openai
+    except ImportError:
+        raise TokensUnavailable(
+            f"counting {ENCODING} tokens needs the bpe-openai package, which is not "
+            "installed: pip install bpe-openai"
+        ) from None
+    enc: _Encoder = bpe_openai.get_encoding(ENCODING)
+    return enc
+
+
+def count_text(text: str) -> int:
+    """o200k_base tokens of one string."""
+    return len(encoder().encode(text))
+
+
+def count_bytes(text: str) -> int:
+    """UTF-8 bytes of one string (the measure when the tokenizer is not installed)."""
+    return len(text.encode("utf-8"))
+
+
+def wire(result: Any) -> str:
+    """An MCP result (or one listed entry) as the compact JSON FastMCP sends."""
+    return compact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
+
+
+def listing_wire(tools: Sequence[Tool]) -> str:
+    """The ``tools/list`` result for ``tools``, as sent."""
+    return wire(mt.ListToolsResult(tools=[t.to_mcp_tool(name=t.name) for t in tools]))
+
+
+def added_texts(components: DisclosureComponents, instructions: str | None) -> dict[str, str]:
+    """What a client is sent once besides the listing, by where it is sent (the bridge is
+    counted in the listing itself)."""
+    template = components.template
+    prompt = components.prompt
+    return {
+        "resources_list": wire(components.resource.to_mcp_resource(
+            uri=str(components.resource.uri))),
+        "templates_list": wire(template.to_mcp_template(uriTemplate=template.uri_template)),
+        "prompts_list": wire(prompt.to_mcp_prompt(name=prompt.name)) if prompt else "",
+        "instructions": instructions or "",
+    }
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A listing without and with the middleware, and what it adds, in one ``unit``."""
+
+    unit: str  # "tokens" (o200k_base) or "bytes"
+    without: int
+    with_: int
+    added: Mapping[str, int]
+
+    @property
+    def saved(self) -> int:
+        return self.without - self.with_
+
+    @property
+    def added_total(self) -> int:
+        return sum(self.added.values())
+
+    @property
+    def net(self) -> int:
+        """What each client saves overall (below 0: the middleware costs it more)."""
+        return self.saved - self.added_total
+
+    def summary(self) -> str:
+        """The figures in one line, as the warning and the ``tokens`` command give them."""
+        parts = ", ".join(f"{WHERE[where]} +{n:,}" for where, n in self.added.items() if n)
+        return (f"tools/list {self.without:,} -> {self.with_:,} {self.unit} "
+                f"(saves {self.saved:,}), plus {self.added_total:,} added once per client "
+                f"({parts})")
+
+
+def measure(plain: Sequence[Tool], listed: Sequence[Tool], components: DisclosureComponents,
+            instructions: str | None, count: Callable[[str], int] = count_text) -> Cost:
+    """The cost of ``listed`` (the progressive listing, bridge included) against ``plain``
+    (the same tools as registered, without our components)."""
+    unit = "bytes" if count is count_bytes else f"{ENCODING} tokens"
+    added = {where: count(text) if text else 0
+             for where, text in added_texts(components, instructions).items()}
+    return Cost(unit, count(listing_wire(plain)), count(listing_wire(listed)), added)
+
+
+class NetCost:
+    """Logs one WARNING when the middleware costs this server's clients more than it saves.
+
+    Checked once, at the first progressive listing at the server's own level, in a daemon
+    thread (the figures are the ``tokens`` command's; counting them stays off the request
+    path). ``done`` is set when the check has run.
+    """
+
+    def __init__(self, components: DisclosureComponents, instructions: str | None) -> None:
+        self.components = components
+        self.instructions = instructions
+        self.done = threading.Event()
+        self.cost: Cost | None = None
+        self._started = False
+
+    def reported_elsewhere(self) -> None:
+        """No check: the caller prints these figures itself (the ``tokens`` command)."""
+        self._started = True
+        self.done.set()
+
+    def first_listing(self, tools: Sequence[Tool], listed: Sequence[Tool]) -> None:
+        """Check ``listed`` against ``tools`` (FastMCP's listing), the first time only."""
+        if self._started:
+            return
+        self._started = True
+        if not logger.isEnabledFor(logging.WARNING):  # nobody would read the answer
+            self.done.set()
+            return
+        plain = [t for t in tools if not self.components.is_ours(t)]
+        threading.Thread(target=self._check, args=(plain, list(listed)), daemon=True,
+                         name="fastmcp-progressive-cost").start()
+
+    def _check(self, plain: list[Tool], listed: list[Tool]) -> None:
+        try:
+            cost = measure(plain, listed, self.components, self.instructions, count_bytes)
+            if cost.saved < CLEAR_WIN * cost.added_total:  # close: count what models pay
+                with suppress(TokensUnavailable):  # not installed: bytes it is
+                    cost = measure(plain, listed, self.components, self.instructions)
+            self.cost = cost
+            if cost.net < 0:
+                logger.warning(
+                    "progressive disclosure costs each client of this server %s more than "
+                    "it saves: %s. With %d tools, a plain listing is cheaper; "
+                    "`fastmcp-progressive tokens` prints these figures",
+                    f"{-cost.net:,} {cost.unit}", cost.summary(), len(plain))
+        except Exception:
+            logger.debug("measuring what the middleware costs failed", exc_info=True)
+        finally:
+            self.done.set()
