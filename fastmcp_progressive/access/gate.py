@@ -20,7 +20,9 @@ verdict:
    ``"shared"`` gates it under one grant set common to all such callers;
 6. everyone else runs a tool they were granted; a tool not granted answers the teaching
    refusal (which grants it); an unknown tool is left to FastMCP's own answer, a pinned
-   one runs, and a grant store that fails closed answers ``GRANT_STORE_UNAVAILABLE``.
+   one runs, and a grant store that fails closed answers ``GRANT_STORE_UNAVAILABLE``. A
+   grant the store fails to write is never promised by a refusal: that call is answered
+   by ``on_store_error`` (``"open"`` runs it).
 
 What the server tells the gate comes in one small ``ServerFacts``: its gateway tools,
 where its session state lives, and whether the other middleware's listing filters show a
@@ -246,8 +248,11 @@ class Gate:
         if not await server.shown(tool):
             return UNKNOWN  # hidden from this caller: never taught
         definition, _ = self.definitions.for_tool(tool)
-        await self.grants.add(caller, [name], server_store=server.state_store)  # it teaches
-        return Verdict("refuse", definition=definition)
+        if not await self.grants.add(caller, [name], server_store=server.state_store):
+            # the refusal would promise a grant the store did not keep (a read-only
+            # replica, ``noeviction``): a refusal loop; the store's policy answers instead
+            return RUN if self.grants.on_store_error == "open" else STORE_UNAVAILABLE
+        return Verdict("refuse", definition=definition)  # it teaches: the grant is kept
 
     async def _checked(self, call: GateCall, server: ServerFacts) -> Verdict:
         """An unfollowable caller's call: it runs when FastMCP's own validation would accept

@@ -169,12 +169,13 @@ class GrantStore:
 
     async def add(
         self, caller: Caller, tools: Iterable[str], *, server_store: ServerStore | None = None
-    ) -> None:
+    ) -> bool:
         """Record that ``caller`` read the descriptions of ``tools`` (``server_store``: as
-        for ``has``)."""
+        for ``has``); False when the grant could not be kept (the store failed or refused
+        the write: logged), so nothing may promise it."""
         names = list(tools)
         if not names:
-            return
+            return True
         store = self.store_for(caller, server_store)
         if store is not None:
             keys = [_kv_key(caller, name) for name in names]
@@ -187,18 +188,21 @@ class GrantStore:
                         [{"granted": True, "until": until}] * len(keys),
                         collection=GRANTS_COLLECTION,
                         ttl=self.ttl,
-                    )
+                    ),
+                    write=True,
                 )
             except Exception as exc:
-                _log_failure(exc, "write failed ({}); the grant may not be kept")
-                return
+                _log_failure(exc, "write failed ({}); the grant is not kept")
+                return False
             if self._confirms(store):
                 for key in keys:
                     self._confirm(key, until)
-            return
+            return True
         granted = self._memory_set(caller, create=True)
-        if granted is not None:
-            granted.update(names)
+        if granted is None:
+            return False
+        granted.update(names)
+        return True
 
     # -- a capped listing's entries, kept where the caller's grants are (toolcap.py) -----------
     def keeps_listing(self, caller: Caller) -> bool:
@@ -245,7 +249,8 @@ class GrantStore:
             await self._bounded(
                 caller,
                 lambda: store.put_many([_kv_key(caller, "listing")], [{"tools": list(names)}],
-                                       collection=LISTINGS_COLLECTION, ttl=self.ttl)
+                                       collection=LISTINGS_COLLECTION, ttl=self.ttl),
+                write=True,
             )
         except Exception as exc:
             _log_failure(exc, "listing write failed ({}); the listing may not be kept")
@@ -291,9 +296,14 @@ class GrantStore:
         now = time.monotonic()
         return sum(1 for until in list(self._resting.values()) if until > now)
 
-    async def _bounded(self, caller: Caller, operation: Callable[[], Awaitable[T]]) -> T:
+    async def _bounded(self, caller: Caller, operation: Callable[[], Awaitable[T]], *,
+                       write: bool = False) -> T:
         """Run one of ``caller``'s store operations within ``store_timeout``; none while
-        that caller rests after its own failure (other callers are never paused by it)."""
+        that caller rests after its own failure (other callers are never paused by it).
+
+        A ``write`` the store refused with an answer (a read-only replica, ``maxmemory``
+        with ``noeviction``) is no outage: its caller's lookups go on being answered by
+        the store. Only a write that timed out rests its caller."""
         who = _caller_part(caller)
         until = self._resting.get(who)
         if until is not None:
@@ -305,6 +315,8 @@ class GrantStore:
                 async with self._turn(who):
                     return await operation()
         except Exception as exc:
+            if write and not isinstance(exc, TimeoutError):
+                raise
             now = time.monotonic()
             if self._resting.get(who, now) > now:  # its concurrent operation failed first:
                 raise GrantStoreUnavailable("the grant store failed moments ago") from exc

@@ -111,11 +111,12 @@ async def test_one_callers_failing_writes_never_open_the_gate_for_others() -> No
     store = FlakyStore()
     grants = GrantStore(GrantSettings(store=store, on_store_error="open"))
     store.refuse_writes = True
-    await grants.add(_principal("mallory"), ["add"])  # refused: logged, not kept
+    assert not await grants.add(_principal("mallory"), ["add"])  # refused: not kept
     ungated = [name for name in (f"p{i}" for i in range(40))
                if await grants.has(_principal(name), "add")]
     assert ungated == []
-    assert grants.resting() == 1  # only mallory's operations rest
+    assert grants.resting() == 0  # a refused write is no outage: no caller rests
+    assert not await grants.has(_principal("mallory"), "add")  # the store still answers
 
 
 async def test_one_callers_burst_never_refuses_anothers_granted_call() -> None:

@@ -308,11 +308,11 @@ async def test_a_redis_refusing_one_callers_write_decides_only_that_callers_call
         redis = Redis.from_url(redis_server.url)
         try:
             await redis.config_set("min-replicas-to-write", 1)
-            await grants.add(Caller(kind="principal", era="modern", key="user:mallory"),
-                             ["add"])  # refused by Redis: logged, not kept
+            mallory = Caller(kind="principal", era="modern", key="user:mallory")
+            assert not await grants.add(mallory, ["add"])  # refused by Redis: not kept
             assert [await grants.has(c, "add") for c in granted] == [True] * 20
             assert [await grants.has(c, "add") for c in never] == [False] * 20
-            assert grants.resting() == 1
+            assert not await grants.has(mallory, "add")  # a refusal is no outage: no rest
         finally:
             await redis.config_set("min-replicas-to-write", 0)
             await redis.aclose()
@@ -358,3 +358,31 @@ async def test_one_principals_burst_past_maxclients_decides_no_other_principals_
             wrong += [(p.key or "", a) for p, a in zip(never, nevers, strict=True)
                       if a is not False]
         assert wrong == [], f"{len(wrong)} of 110 answers decided by bob's burst: {wrong[:5]}"
+
+
+@pytest.mark.parametrize("policy", ["open", "closed"])
+async def test_a_grant_that_cannot_be_written_answers_by_policy_not_by_a_refusal(
+    redis_server: RedisServer, policy: str,
+) -> None:
+    """A Redis refusing writes (here NOREPLICAS; a read-only replica or ``maxmemory`` with
+    ``noeviction`` alike) locked every tool not yet granted in a refusal loop under both
+    policies: each refusal said it grants the tool, and the write failed. A grant that
+    cannot be written is answered by ``on_store_error``: "open" runs the tool, "closed"
+    answers ``GRANT_STORE_UNAVAILABLE``; granted tools keep running."""
+    async with RedisStore(url=redis_server.url) as kv:
+        server = make_server(grants=GrantSettings(
+            store=kv, on_store_error=policy, store_timeout=STORE_TIMEOUT))  # type: ignore[arg-type]
+        async with (serve_http(server) as url,
+                    connect(url, "modern", token="alice-token") as alice):
+            await fetch(alice, "echo")  # granted while Redis still takes writes
+            redis = Redis.from_url(redis_server.url)
+            try:
+                await redis.config_set("min-replicas-to-write", 1)
+                expected = "ok" if policy == "open" else "GRANT_STORE_UNAVAILABLE"
+                assert (await outcome(alice, "add"))[0] == expected
+                assert (await outcome(alice, "shout"))[0] == expected
+                if policy == "closed":  # no lookup failed: a granted tool still runs
+                    assert (await outcome(alice, "echo"))[0] == "ok"
+            finally:
+                await redis.config_set("min-replicas-to-write", 0)
+                await redis.aclose()
