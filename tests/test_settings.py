@@ -139,8 +139,8 @@ def test_the_proxy_command_offers_the_literals_values(flag: str, literal: Any) -
 
 
 def _readme_tables() -> dict[str, dict[str, str]]:
-    """The README's Options tables: ``<group>`` -> {field: default cell}."""
-    text = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    """The Options tables of ``docs/settings.md``: ``<group>`` -> {field: default cell}."""
+    text = (Path(__file__).parent.parent / "docs" / "settings.md").read_text(encoding="utf-8")
     section = text.split("\n## Options\n", 1)[1].split("\n## ", 1)[0]
     tables: dict[str, dict[str, str]] = {}
     group = ""
@@ -155,7 +155,7 @@ def _readme_tables() -> dict[str, dict[str, str]]:
 
 
 @pytest.mark.parametrize("group", sorted(GROUPS))
-def test_the_readme_documents_every_field_with_its_default(group: str) -> None:
+def test_the_settings_page_documents_every_field_with_its_default(group: str) -> None:
     documented = _readme_tables()[group]
     cls = GROUPS[group]
     assert set(documented) == {f.name for f in fields(cls)}

@@ -135,7 +135,13 @@ def test_every_path_and_name_on_the_page_exists() -> None:
     assert problems(PAGE.read_text(encoding="utf-8")) == []
 
 
-@pytest.mark.parametrize("doc", ["README.md", "examples/authoring.md", "benchmarks/README.md"])
+USER_DOCS = ["README.md", "examples/authoring.md", "benchmarks/README.md",
+             *(p.relative_to(ROOT).as_posix() for p in tracked(ROOT / "docs", "*.md")
+               if p != PAGE)]
+"""The README and the pages beside it: what users are shown."""
+
+
+@pytest.mark.parametrize("doc", USER_DOCS)
 def test_the_module_paths_users_are_shown_exist(doc: str) -> None:
     """The import paths the README and its companions document (``from
     fastmcp_progressive.proxy import progressive_proxy``) are real."""
@@ -148,12 +154,44 @@ def _slug(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
-def test_the_page_links_to_readme_sections_that_exist() -> None:
+def broken_links(doc: Path) -> list[str]:
+    """Each relative link of ``doc`` to a file that is not there, or to a heading its
+    target lacks (the README's sections moved to ``docs/``: a link left behind is caught)."""
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", doc.read_text(encoding="utf-8")):
+        if re.match(r"^[a-z]+:", target):
+            continue  # https:, mailto:
+        path, _, anchor = target.partition("#")
+        file = (doc.parent / path).resolve() if path else doc
+        if not file.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and file.suffix == ".md":
+            headings = re.findall(r"^#+ (.+)$", file.read_text(encoding="utf-8"), re.M)
+            if anchor not in {_slug(h) for h in headings}:
+                broken.append(f"{target}: no such heading")
+    return broken
+
+
+@pytest.mark.parametrize("doc", [*USER_DOCS, PAGE.relative_to(ROOT).as_posix()])
+def test_every_link_of_the_docs_leads_somewhere(doc: str) -> None:
+    assert broken_links(ROOT / doc) == []
+
+
+def test_the_page_links_the_user_docs_of_each_wing() -> None:
+    linked = re.findall(r"\]\((\w[\w-]*\.md)#[\w-]+\)", PAGE.read_text(encoding="utf-8"))
+    assert linked, "the wings table links the pages that document each wing"
+
+
+def test_the_readme_fits_on_a_few_screens() -> None:
+    """The front door (#26): what it is, the install, the one line, what a client sees and
+    the two commands; the rest lives in ``docs/``."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    anchors = {_slug(h) for h in re.findall(r"^#+ (.+)$", readme, re.M)}
-    linked = re.findall(r"\]\(\.\./README\.md#([\w-]+)\)", PAGE.read_text(encoding="utf-8"))
-    assert linked, "the wings table links the README's sections"
-    assert sorted(set(linked) - anchors) == []
+    assert len(readme.splitlines()) <= 300
+    first_screen = "\n".join(readme.splitlines()[:60])
+    assert "pip install ." in first_screen
+    assert 'mcp.add_middleware(ProgressiveDisclosure(descriptions_dir="tool_descriptions"))' in (
+        first_screen)
+    assert "pip install fastmcp-progressive" not in readme  # no release to install yet
 
 
 def test_the_internals_table_is_the_imports() -> None:

@@ -93,7 +93,8 @@ def _shown_imports() -> list[tuple[str, str, str]]:
     in a module docstring of the package or in the README."""
     texts = {str(p.relative_to(PACKAGE.parent)): ast.get_docstring(ast.parse(
         p.read_text(encoding="utf-8"))) or "" for p in tracked(PACKAGE, "*.py")}
-    texts["README.md"] = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    for doc in [PACKAGE.parent / "README.md", *tracked(PACKAGE.parent / "docs", "*.md")]:
+        texts[doc.relative_to(PACKAGE.parent).as_posix()] = doc.read_text(encoding="utf-8")
     return [(where, m.group(1), name.strip())
             for where, text in texts.items()
             for m in IMPORT_LINE.finditer(text)
