@@ -179,9 +179,13 @@ async def serve(
     ``target`` is one upstream (``progressive_proxy``); ``config`` an ``mcpServers`` file or
     dict (``gateway.progressive_gateway``), whose servers start concurrently: those that
     fail are named and the others served (``UpstreamError`` only when none can start).
-    SIGTERM, SIGINT and SIGHUP stop serving, and the upstreams are always stopped before we
-    return: hosts close our stdin and send SIGTERM shortly after, and each upstream runs
-    in its own process group, so dying on that signal would leave it running.
+    SIGTERM, SIGINT and SIGHUP stop us at any point, start-up included (what started is
+    stopped, rather than waiting out the start-up timeout), and the upstreams are always
+    stopped before we return: hosts close our stdin and send SIGTERM shortly after, and
+    each upstream runs in its own process group, so dying on that signal would leave it
+    running. Over HTTP, uvicorn (FastMCP's server) stops on SIGINT and SIGTERM itself, as
+    under ``fastmcp run``: it is given ``HTTP_STOP_GRACE`` s to do so before we cancel it,
+    since cancelling it mid-serve makes it log its lifespan's ``CancelledError``.
     """
     from fastmcp_progressive.proxy.gateway import progressive_gateway, upstreams_of
 
@@ -191,42 +195,70 @@ async def serve(
     else:
         server = progressive_proxy(target, **settings)  # type: ignore[arg-type]
         upstreams = [upstream_of(server)]
+    failed: list[Exception] = []  # raised as itself, not in the task group's ExceptionGroup
     with _stop_signals() as signals:
         try:
-            started = time.monotonic()
-            if config is None:
-                tools = await upstreams[0].check()
-                logger.info("serving %s (%d tools) with progressive disclosure",
-                            upstreams[0].label, tools)
-            else:
-                await upstreams_of(server).start_all()
-                serving = [u for u in upstreams if u.state == "serving"]
-                if not serving:
-                    raise UpstreamError("no upstream MCP server could start: " + "; ".join(
-                        u.reason or u.label for u in upstreams))
-                logger.info("serving %d of %d upstream MCP servers (%d tools) with "
-                            "progressive disclosure, started in %.2f s", len(serving),
-                            len(upstreams), sum(u.tool_count or 0 for u in serving),
-                            time.monotonic() - started)
             async with anyio.create_task_group() as group:
+                serving_http = anyio.Event()
+                stopped = anyio.Event()
 
                 async def stop_on_signal() -> None:
-                    async for _ in signals:
+                    async for signum in signals:
+                        if serving_http.is_set():
+                            if signum not in UVICORN_STOP_SIGNALS:  # SIGHUP: stop it alike
+                                signal.raise_signal(signal.SIGTERM)
+                            with anyio.move_on_after(HTTP_STOP_GRACE):
+                                await stopped.wait()
                         group.cancel_scope.cancel()
                         return
 
                 group.start_soon(stop_on_signal)
-                if http is None:
-                    await server.run_async(transport="stdio", show_banner=False)
-                else:
-                    host, port = http
-                    await server.run_async(transport="http", host=host, port=port,
-                                           show_banner=False)
-                group.cancel_scope.cancel()
+                try:
+                    await _start(server, upstreams, gateway=config is not None)
+                    if http is None:
+                        await server.run_async(transport="stdio", show_banner=False)
+                    else:
+                        host, port = http
+                        serving_http.set()
+                        await server.run_async(transport="http", host=host, port=port,
+                                               show_banner=False)
+                except Exception as exc:
+                    failed.append(exc)
+                finally:
+                    stopped.set()
+                    group.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 for upstream in upstreams:
                     await upstream.close()
+    if failed:
+        raise failed[0]
+
+
+HTTP_STOP_GRACE = 5.0
+"""Seconds uvicorn gets to stop on a signal by itself (FastMCP gives it 2 for its open
+connections) before we cancel it."""
+UVICORN_STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+async def _start(server: FastMCP[Any], upstreams: list[Upstream], *, gateway: bool) -> None:
+    """Start the upstream (or a gateway's, concurrently) and log what serves."""
+    from fastmcp_progressive.proxy.gateway import upstreams_of
+
+    started = time.monotonic()
+    if not gateway:
+        tools = await upstreams[0].check()
+        logger.info("serving %s (%d tools) with progressive disclosure",
+                    upstreams[0].label, tools)
+        return
+    await upstreams_of(server).start_all()
+    serving = [u for u in upstreams if u.state == "serving"]
+    if not serving:
+        raise UpstreamError("no upstream MCP server could start: " + "; ".join(
+            u.reason or u.label for u in upstreams))
+    logger.info("serving %d of %d upstream MCP servers (%d tools) with progressive "
+                "disclosure, started in %.2f s", len(serving), len(upstreams),
+                sum(u.tool_count or 0 for u in serving), time.monotonic() - started)
 
 
 def _stop_signals() -> Any:

@@ -600,3 +600,94 @@ async def test_elicitation_logs_and_progress_reach_the_client_being_served(
     assert asked == ["Your name?"]
     assert any("asking for a name" in line for line in logged)
     assert progress[-1] == (2, 2)
+
+
+# -- stopping the command: a signal during start-up, and over HTTP (#27) -----------------------
+SILENT_UPSTREAM = """
+import os, sys, time
+open(sys.argv[1], "w").write(str(os.getpid()))
+time.sleep(600)  # started, never answers initialize
+"""
+
+
+def proxy_process(*args: str, cwd: Path) -> Any:
+    """``python -m fastmcp_progressive proxy ARGS`` as a real process (its own group)."""
+    import subprocess
+
+    env = {**os.environ, "FASTMCP_CHECK_FOR_UPDATES": "off", "NO_COLOR": "1"}
+    return subprocess.Popen([sys.executable, "-m", "fastmcp_progressive", "proxy", *args],
+                            cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def handles(pid: int, sig: signal.Signals) -> bool:
+    """Whether process ``pid`` has a handler for ``sig`` (its ``SigCgt`` mask): the proxy
+    past its imports (a signal before that is the prespawned upstreams' case)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    return False
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").is_dir() and "Z" not in Path(
+        f"/proc/{pid}/stat").read_text().split(")")[-1][:3]
+
+
+@pytest.mark.slow  # proxy and upstream processes
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds processes through /proc")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_signal_during_start_up_stops_at_once_and_stops_the_upstream(
+        sig: str, tmp_path: Path) -> None:
+    """The upstream never answers ``initialize``; a signal stops the proxy within seconds,
+    not after the start-up timeout (120 s here), and the upstream with it."""
+    app = tmp_path / "silent.py"
+    app.write_text(SILENT_UPSTREAM, encoding="utf-8")
+    marker = tmp_path / "pid"
+    process = proxy_process("--startup-timeout", "120", "--", sys.executable, str(app),
+                            str(marker), cwd=tmp_path)
+    try:
+        until_sync(lambda: marker.exists() and marker.read_text().isdigit(), BOUND,
+                   "the upstream to start", process=process)
+        until_sync(lambda: handles(process.pid, signal.SIGTERM), 60,
+                   "the proxy to listen for signals", process=process)
+        upstream = int(marker.read_text())
+        started = time.monotonic()
+        process.send_signal(getattr(signal, sig))
+        process.wait(timeout=BOUND)
+        stopped_in = time.monotonic() - started
+        until_sync(lambda: not alive(upstream), BOUND, "the upstream to stop")
+    finally:
+        if process.poll() is None:
+            process.kill()
+        _, err = process.communicate(timeout=BOUND)
+    assert process.returncode == 0, err
+    assert stopped_in < BOUND, stopped_in
+    assert "Traceback" not in err, err
+
+
+@pytest.mark.slow  # proxy and upstream processes
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT", "SIGHUP"])
+def test_proxy_over_http_stops_cleanly_on_a_signal(sig: str, tmp_path: Path) -> None:
+    """As ``fastmcp run --transport http`` does: no ``CancelledError`` traceback, status 0."""
+    app = tmp_path / "upstream_app.py"
+    app.write_text(UPSTREAM_APP, encoding="utf-8")
+    port = free_port()
+    process = proxy_process("--http", str(port), "--", sys.executable, str(app),
+                            cwd=tmp_path)
+    try:
+        from tests.waiting import port_open
+
+        until_sync(lambda: port_open(port), 60, "the proxy to listen", process=process)
+        process.send_signal(getattr(signal, sig))
+        process.wait(timeout=BOUND)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        _, err = process.communicate(timeout=BOUND)
+    assert process.returncode == 0, err
+    assert "Traceback" not in err and "CancelledError" not in err, err
