@@ -12,6 +12,9 @@ lifespan is entered and no port is opened.
   gate a user's CI (``--strict`` makes warnings count too).
 - ``tokens SERVER [DIR]``: o200k_base tokens of ``tools/list`` without and with the
   middleware, and of each tool's full description (needs the ``bpe-openai`` package).
+  SERVER may also be an ``mcpServers`` file or a URL, as ``fastmcp run`` takes them: the
+  gateway or proxy ``proxy`` serves for it is counted against the plain listing, its
+  upstreams started for the count.
 - ``proxy [options] -- COMMAND...`` / ``proxy [options] URL``: serve any MCP server, in any
   language, with progressive disclosure on (``proxy/front.py``); this one does start a server.
 
@@ -35,7 +38,8 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, get_args
 
@@ -44,19 +48,23 @@ from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.cli.checks import check
 from fastmcp_progressive.cli.tokens import TokensUnavailable, registered_tools, token_report
-from fastmcp_progressive.disclosure.cost import WHERE
+from fastmcp_progressive.disclosure.cost import WHERE, encoder
 from fastmcp_progressive.disclosure.listing import summarize
 from fastmcp_progressive.files.folder import SUFFIXES, safe_file_name
 from fastmcp_progressive.files.format import with_front_matter
 from fastmcp_progressive.files.model import registered_description_digest
+from fastmcp_progressive.hosts import MAX_CAP, MIN_CAP
 from fastmcp_progressive.options import MAX_UPSTREAM_TIMEOUT, SUMMARY_CHARS, count, seconds
 from fastmcp_progressive.proxy.front import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_STARTUP_TIMEOUT,
     UpstreamError,
+    check_upstream,
     is_url,
     parse_listen,
+    progressive_proxy,
     serve,
+    upstream_of,
 )
 from fastmcp_progressive.settings import (
     PROGRESSIVE_LEVELS,
@@ -91,6 +99,56 @@ async def load_server(spec: str) -> FastMCP[Any]:
     if not isinstance(server, FastMCP):
         raise CliError(f"{spec!r} is not a FastMCP server ({type(server).__name__})")
     return server
+
+
+TOKENS_SERVER_HELP = (
+    "the server, as `fastmcp run` takes it: app.py, app.py:mcp, fastmcp.json, an mcpServers "
+    "file (counted through the gateway `proxy --config` serves) or a URL (a running server, "
+    "counted through `proxy URL`)")
+
+
+def is_mcp_servers_file(spec: str) -> bool:
+    """Whether ``spec`` names an ``mcpServers`` JSON file (``fastmcp run`` tells it from a
+    ``fastmcp.json`` the same way: by its ``mcpServers`` key)."""
+    if not spec.endswith(".json"):
+        return False
+    try:
+        data = json.loads(Path(spec).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False  # the loader names what is wrong with it
+    return isinstance(data, dict) and "mcpServers" in data
+
+
+@asynccontextmanager
+async def counted_server(spec: str) -> AsyncIterator[FastMCP[Any]]:
+    """The server ``tokens`` counts. A file is imported (``load_server``); a URL (a running
+    server) and an ``mcpServers`` file are what ``proxy`` serves for them, the progressive
+    proxy or gateway, whose listing without the middleware is the plain one (what ``fastmcp
+    run`` serves for the same SERVER): their upstreams start for the count and stop after."""
+    from fastmcp_progressive.proxy.gateway import progressive_gateway, upstreams_of
+
+    if not is_url(spec) and not is_mcp_servers_file(spec):
+        yield await load_server(spec)
+        return
+    try:
+        server = progressive_proxy(spec) if is_url(spec) else progressive_gateway(Path(spec))
+    except ValueError as exc:  # a configuration FastMCP's MCPConfig or ours refuses
+        raise CliError(f"could not load {spec!r}: {exc}") from None
+    upstreams = [upstream_of(server)] if is_url(spec) else list(upstreams_of(server))
+    try:
+        if is_url(spec):
+            await check_upstream(server)
+        else:
+            await upstreams_of(server).start_all()
+            if not any(u.state == "serving" for u in upstreams):
+                raise UpstreamError("no upstream MCP server could start: " + "; ".join(
+                    u.reason or u.label for u in upstreams))
+        yield server
+    except UpstreamError as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        for upstream in upstreams:
+            await upstream.close()
 
 
 # -- extract -----------------------------------------------------------------------------
@@ -182,27 +240,31 @@ def _parser() -> argparse.ArgumentParser:
         prog="fastmcp-progressive",
         description="Write, check and measure progressive-disclosure description files.",
         epilog="Exit status: 0 fine, 1 problems found, 2 could not run.",
+        allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", required=True)
     spec_help = "the server, as `fastmcp run` takes it: app.py, app.py:mcp, fastmcp.json"
 
-    p = sub.add_parser("extract", help="write one description file per tool")
+    p = sub.add_parser("extract", help="write one description file per tool",
+                       allow_abbrev=False)
     p.add_argument("server", help=spec_help)
     p.add_argument("-o", "--output", required=True, type=Path, help="directory to write into")
     p.add_argument("--format", choices=("json", "md"), default="json")
     p.add_argument("--force", action="store_true", help="overwrite existing files")
     p.add_argument("--summary-max-chars", type=_summary_chars, default=DEFAULT_SUMMARY_CHARS)
 
-    p = sub.add_parser("check", help="report problems in a descriptions directory")
+    p = sub.add_parser("check", help="report problems in a descriptions directory",
+                       allow_abbrev=False)
     p.add_argument("server", help=spec_help)
     p.add_argument("directory", type=Path)
     p.add_argument("--summary-max-chars", type=_summary_chars, default=DEFAULT_SUMMARY_CHARS,
                    help="longest summary the listing should show (the middleware's setting)")
     p.add_argument("--strict", action="store_true", help="warnings also fail")
 
-    p = sub.add_parser("tokens", help="count listing and description tokens")
-    p.add_argument("server", help=spec_help)
+    p = sub.add_parser("tokens", help="count listing and description tokens",
+                       allow_abbrev=False)
+    p.add_argument("server", help=TOKENS_SERVER_HELP)
     p.add_argument("directory", type=Path, nargs="?")
     p.add_argument("--listing", choices=PROGRESSIVE_LEVELS, default=None)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -214,80 +276,93 @@ def _parser() -> argparse.ArgumentParser:
               "%(prog)s [options] --config FILE",
         epilog="Every option can also be set in the environment as FASTMCP_PROGRESSIVE_<OPTION> "
                "(e.g. FASTMCP_PROGRESSIVE_CONFIG, FASTMCP_PROGRESSIVE_STARTUP_TIMEOUT; "
-               "--exempt: comma-separated; --no-host-profiles: 1/true); a flag given on the "
-               "command line wins.")
-    p.add_argument("target", nargs="*", metavar="COMMAND|URL",
-                   help="the upstream: a command speaking MCP over stdio (after --), or a URL")
-    p.add_argument("--config", type=Path, metavar="FILE",
-                   help="an mcpServers JSON file (Claude Desktop, Cursor, FastMCP MCPConfig): "
-                        "serve every server in it, each under its name as a namespace")
-    p.add_argument("--http", metavar="[HOST:]PORT", help="serve streamable HTTP (default: stdio)")
-    p.add_argument("--descriptions", type=Path, metavar="DIR",
-                   help="description files for the upstream's tools (hot reload)")
-    p.add_argument("--listing", choices=PROGRESSIVE_LEVELS, default=ListingSettings.level)
-    p.add_argument("--max-tools", type=int, metavar="N",
-                   help="list at most N tools; the rest are reached through describe_tools "
-                        "(groups) and run_tool (default: no cap but the host caps)")
-    p.add_argument("--anonymous", choices=get_args(AnonymousPolicy),
-                   help="callers no grant can follow (default: the middleware's)")
-    p.add_argument("--no-host-profiles", action="store_true",
-                   help="progressive for every client, also hosts the table serves in full")
-    p.add_argument("--exempt", action="append", default=[], metavar="TOOL",
-                   help="a tool listed in full and never gated (repeatable)")
-    p.add_argument("--name", help="the proxy's server name")
-    p.add_argument("--startup-timeout", type=_seconds, default=DEFAULT_STARTUP_TIMEOUT,
-                   metavar="SECONDS", help="time an upstream may take to start")
-    p.add_argument("--request-timeout", type=_seconds, default=DEFAULT_REQUEST_TIMEOUT,
-                   metavar="SECONDS", help="time one upstream request may take")
+               "--exempt: comma-separated; --no-host-profiles: 1/true), read as the option "
+               "would be; a flag given on the command line wins.",
+        allow_abbrev=False)
+    _proxy_options(p)
     return parser
 
 
+def _proxy_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
+    """Add ``proxy``'s arguments to ``p``; the options, which the environment reads too
+    (``apply_environment``: the same parsers, choices and messages)."""
+    p.add_argument("target", nargs="*", metavar="COMMAND|URL",
+                   help="the upstream: a command speaking MCP over stdio (after --), or a URL")
+    return [
+        p.add_argument("--config", type=Path, metavar="FILE",
+                       help="an mcpServers JSON file (Claude Desktop, Cursor, FastMCP "
+                            "MCPConfig): serve every server in it, each under its name as a "
+                            "namespace"),
+        p.add_argument("--http", type=_listen, metavar="[HOST:]PORT",
+                       help="serve streamable HTTP (default: stdio)"),
+        p.add_argument("--descriptions", type=Path, metavar="DIR",
+                       help="description files for the upstream's tools (hot reload)"),
+        p.add_argument("--listing", choices=PROGRESSIVE_LEVELS, default=ListingSettings.level),
+        p.add_argument("--max-tools", type=_tool_cap, metavar="N",
+                       help="list at most N tools; the rest are reached through describe_tools "
+                            "(groups) and run_tool (default: no cap but the host caps)"),
+        p.add_argument("--anonymous", choices=get_args(AnonymousPolicy),
+                       help="callers no grant can follow (default: the middleware's)"),
+        p.add_argument("--no-host-profiles", action="store_true",
+                       help="progressive for every client, also hosts the table serves in full"),
+        p.add_argument("--exempt", action="append", default=[], metavar="TOOL",
+                       help="a tool listed in full and never gated (repeatable)"),
+        p.add_argument("--name", type=_server_name, help="the proxy's server name"),
+        p.add_argument("--startup-timeout", type=_seconds, default=DEFAULT_STARTUP_TIMEOUT,
+                       metavar="SECONDS", help="time an upstream may take to start"),
+        p.add_argument("--request-timeout", type=_seconds, default=DEFAULT_REQUEST_TIMEOUT,
+                       metavar="SECONDS", help="time one upstream request may take"),
+    ]
+
+
 ENV_PREFIX = "FASTMCP_PROGRESSIVE_"
-PROXY_ENV = {  # option -> how its environment value reads (FASTMCP_PROGRESSIVE_<OPTION>)
-    "config": "path", "http": "text", "descriptions": "path", "listing": "text",
-    "anonymous": "text", "no_host_profiles": "flag", "exempt": "list", "name": "text",
-    "startup_timeout": "seconds", "request_timeout": "seconds", "max_tools": "count",
-}
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
 
 
 def apply_environment(args: argparse.Namespace, given: Sequence[str],
                       environ: Mapping[str, str] | None = None) -> None:
-    """Options not given on the command line, from FASTMCP_PROGRESSIVE_<OPTION>.
+    """``proxy`` options not given on the command line, from FASTMCP_PROGRESSIVE_<OPTION>.
 
-    The flag wins over the environment; a bad value names its variable (exit status 2).
+    Each value goes through its option's own parser and choices (``_proxy_options``), so
+    the environment accepts and refuses what the flag does; a bad value is named by its
+    variable (exit status 2). The flag wins (abbreviations are off, so ``--max-t`` cannot
+    pass for ``--max-tools``); an empty value leaves the option at its default.
     """
     environ = os.environ if environ is None else environ
     ours = given[: given.index("--")] if "--" in given else given  # not the upstream's own
     flags = {arg.split("=", 1)[0] for arg in ours if arg.startswith("--")}
-    for option, kind in PROXY_ENV.items():
-        variable = ENV_PREFIX + option.upper()
+    for action in _proxy_options(argparse.ArgumentParser(add_help=False)):
+        variable = ENV_PREFIX + action.dest.upper()
         raw = environ.get(variable)
-        if raw is None or f"--{option.replace('_', '-')}" in flags:
+        if raw is None or flags.intersection(action.option_strings):
             continue
-        value: Any = raw
-        if kind == "path":
-            value = Path(raw) if raw else None
-        elif kind == "flag":
-            if raw.strip().lower() not in _TRUE + _FALSE:
-                raise CliError(f"{variable}={raw!r}: expected 1/true or 0/false")
-            value = raw.strip().lower() in _TRUE
-        elif kind == "list":
-            value = [name.strip() for name in raw.split(",") if name.strip()]
-        elif kind == "count":
-            if not raw.strip().isdigit():
-                raise CliError(f"{variable}={raw!r}: expected a whole number")
-            value = int(raw)
-        elif kind == "seconds":
-            try:
-                value = float(raw)
-            except ValueError:
-                raise CliError(f"{variable}={raw!r}: expected a number of seconds") from None
-        choices = {"listing": PROGRESSIVE_LEVELS,
-                   "anonymous": get_args(AnonymousPolicy)}.get(option)
-        if choices is not None and value not in choices:
-            raise CliError(f"{variable}={raw!r}: expected one of {', '.join(choices)}")
-        setattr(args, option, value)
+        try:
+            value = _environment_value(action, raw)
+        except (argparse.ArgumentTypeError, ValueError) as exc:
+            raise CliError(f"{variable}={raw!r}: {exc}") from None
+        setattr(args, action.dest, value)
+
+
+def _environment_value(action: argparse.Action, raw: str) -> Any:
+    """``raw`` as ``action`` would parse it on the command line (comma-separated for a
+    repeatable option, 1/true or 0/false for a switch)."""
+    if action.nargs == 0:  # a switch
+        text = raw.strip().lower()
+        if text not in _TRUE + _FALSE:
+            raise ValueError("expected 1/true or 0/false")
+        return text in _TRUE
+    if not raw.strip():
+        return action.default
+    if isinstance(action.default, list):  # repeatable: comma-separated
+        return [_one_value(action, part.strip()) for part in raw.split(",") if part.strip()]
+    return _one_value(action, raw.strip())
+
+
+def _one_value(action: argparse.Action, text: str) -> Any:
+    value = action.type(text) if callable(action.type) else text
+    if action.choices is not None and value not in action.choices:
+        raise ValueError(f"expected one of {', '.join(map(str, action.choices))}")
+    return value
 
 
 def version_line() -> str:
@@ -322,7 +397,7 @@ async def _run_proxy(args: argparse.Namespace) -> int:
     if target is not None and len(target) == 1 and is_url(target[0]):
         target = target[0]
     try:
-        http = parse_listen(args.http) if args.http else None
+        http = args.http
         chosen: dict[str, Any] = {"anonymous": args.anonymous} if args.anonymous else {}
         if args.no_host_profiles:
             chosen["host_profiles"] = ()
@@ -340,6 +415,8 @@ async def _run_proxy(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace) -> int:
     if args.command == "proxy":
         return await _run_proxy(args)
+    if args.command == "tokens":
+        return await _run_tokens(args)
     server = await load_server(args.server)
     if args.command == "extract":
         return extract(await registered_tools(server), args.output, suffix=f".{args.format}",
@@ -356,8 +433,15 @@ async def _run(args: argparse.Namespace) -> int:
         warnings = len(problems) - errors
         _out(f"{errors} error(s), {warnings} warning(s)")
         return PROBLEMS if errors or (args.strict and warnings) else OK
+    raise AssertionError(f"unknown command {args.command!r}")  # argparse allows no other
+
+
+async def _run_tokens(args: argparse.Namespace) -> int:
+    """``tokens``: the listing without and with progressive disclosure, and each description."""
     try:
-        report = await token_report(server, args.directory, args.listing)
+        encoder()  # before any upstream starts
+        async with counted_server(args.server) as server:
+            report = await token_report(server, args.directory, args.listing)
     except TokensUnavailable as exc:
         raise CliError(f"`tokens` {exc}") from None
     if args.json:
@@ -378,6 +462,34 @@ def _seconds(text: str) -> float:
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("it ")) from None
     return value
+
+
+def _tool_cap(text: str) -> int:
+    """An argparse type: a tool cap ``ListingSettings(max_tools=...)`` accepts."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not MIN_CAP <= value <= MAX_CAP:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from {MIN_CAP} to {MAX_CAP}, not {text!r}")
+    return value
+
+
+def _listen(text: str) -> tuple[str, int]:
+    """An argparse type: ``[HOST:]PORT`` (``parse_listen``)."""
+    try:
+        return parse_listen(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected [HOST:]PORT with a port from 1 to 65535, not {text!r}") from None
+
+
+def _server_name(text: str) -> str:
+    """An argparse type: a server name with something in it."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be blank")
+    return text
 
 
 def _summary_chars(text: str) -> int:

@@ -221,6 +221,47 @@ def test_tokens_reports_both_listings_and_each_description(app: Path) -> None:
     assert "get_weather" in text.stdout
 
 
+def _plain_billing() -> FastMCP:
+    """The ``SERVER`` app as a server object, to run over HTTP in this process."""
+    namespace: dict[str, Any] = {}
+    exec(compile(SERVER, "billing_app.py", "exec"), namespace)  # our own text
+    server: FastMCP = namespace["mcp"]
+    return server
+
+
+async def test_tokens_counts_a_running_server_and_a_gateway_of_it(tmp_path: Path) -> None:
+    """``tokens URL`` counts a running server through ``proxy URL``, and ``tokens mcp.json``
+    the gateway ``proxy --config`` serves, each against the same servers' plain listing
+    (both exited 2: "File not found .../http:/127.0.0.1", a pydantic dump)."""
+    import anyio
+
+    from tests.conftest import serve_http
+
+    async with serve_http(_plain_billing()) as url:
+        config = tmp_path / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": {"billing": {"url": url}}}), "utf-8")
+        direct = await anyio.to_thread.run_sync(
+            lambda: cli("tokens", url, "--json", cwd=tmp_path))
+        gateway = await anyio.to_thread.run_sync(
+            lambda: cli("tokens", "mcp.json", "--json", cwd=tmp_path))
+    for ran, names in ((direct, TOOLS), (gateway, {f"billing_{n}" for n in TOOLS})):
+        assert ran.returncode == 0, ran.stderr
+        report = json.loads(ran.stdout)
+        assert set(report["full_descriptions"]) == names
+        assert report["listing"]["tools_without"] == 3
+        assert 0 < report["listing"]["with"] < report["listing"]["without"]
+
+
+def test_tokens_names_a_gateway_none_of_whose_servers_start(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"gone": {
+        "command": "no-such-mcp-server-xyz"}}}), "utf-8")
+    ran = cli("tokens", "mcp.json", cwd=tmp_path)
+    assert ran.returncode == 2
+    assert "no upstream MCP server could start" in ran.stderr and "gone" in ran.stderr
+    assert "Traceback" not in ran.stderr
+
+
 def test_tokens_without_bpe_openai_says_what_to_install(
     app: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -350,13 +350,17 @@ def test_cli_proxy_exits_2_on_an_unreachable_url(capsys: pytest.CaptureFixture[s
 
 
 def test_cli_proxy_rejects_a_bad_listen_address(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["proxy", "--http", "localhost:web", "--", "x"]) == 2
-    assert "--http takes [HOST:]PORT" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main(["proxy", "--http", "localhost:web", "--", "x"])
+    assert exited.value.code == 2
+    assert "argument --http: expected [HOST:]PORT" in capsys.readouterr().err
 
 
 def test_cli_proxy_rejects_a_bad_tool_cap(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["proxy", "--max-tools", "2", "--", "x"]) == 2
-    assert "listing.max_tools must be a whole number from 3" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main(["proxy", "--max-tools", "2", "--", "x"])
+    assert exited.value.code == 2
+    assert "argument --max-tools: must be a whole number from 3" in capsys.readouterr().err
 
 
 def test_cli_proxy_help_names_both_forms(capsys: pytest.CaptureFixture[str]) -> None:
@@ -519,6 +523,48 @@ def test_cli_proxy_options_from_the_environment(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("FASTMCP_PROGRESSIVE_STARTUP_TIMEOUT", "soon")
     assert main(["proxy", "--", "srv"]) == 2
     assert "FASTMCP_PROGRESSIVE_STARTUP_TIMEOUT='soon'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("variable", "value", "says"), [
+    ("MAX_TOOLS", "\u2460", "must be a whole number from 3 to 100000"),  # "1" in a circle
+    ("MAX_TOOLS", "2", "must be a whole number from 3 to 100000"),
+    ("HTTP", "localhost:web", "expected [HOST:]PORT"),
+    ("REQUEST_TIMEOUT", "soon", "not a number of seconds"),
+    ("STARTUP_TIMEOUT", "0", "seconds"),
+    ("LISTING", "everything", "expected one of"),
+    ("NO_HOST_PROFILES", "maybe", "expected 1/true or 0/false"),
+])
+def test_cli_proxy_environment_values_read_as_their_flags(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        variable: str, value: str, says: str) -> None:
+    """Each value goes through its flag's own parser; the error names the variable."""
+    async def fake_serve(target: Any, **settings: Any) -> None:
+        raise AssertionError("a bad value must stop the command before it serves")
+
+    monkeypatch.setattr("fastmcp_progressive.cli.commands.serve", fake_serve)
+    monkeypatch.setenv(f"FASTMCP_PROGRESSIVE_{variable}", value)
+    assert main(["proxy", "--", "srv"]) == 2
+    err = capsys.readouterr().err
+    assert f"FASTMCP_PROGRESSIVE_{variable}={value!r}: " in err and says in err, err
+    assert "Traceback" not in err and "listing." not in err and "--" not in err, err
+
+
+def test_cli_proxy_flags_are_never_abbreviations(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """``--max-t 5`` is refused (it passed for --max-tools, and lost to the environment)."""
+    seen: list[dict[str, Any]] = []
+
+    async def fake_serve(target: Any, **settings: Any) -> None:
+        seen.append(settings)
+
+    monkeypatch.setattr("fastmcp_progressive.cli.commands.serve", fake_serve)
+    monkeypatch.setenv("FASTMCP_PROGRESSIVE_MAX_TOOLS", "50")
+    with pytest.raises(SystemExit) as exited:
+        main(["proxy", "--max-t", "5", "--", "srv"])
+    assert exited.value.code == 2 and "--max-t" in capsys.readouterr().err
+    assert main(["proxy", "--max-tools", "5", "--", "srv"]) == 0
+    assert main(["proxy", "--", "srv"]) == 0
+    assert [s["listing"].max_tools for s in seen] == [5, 50]
 
 
 def test_cli_proxy_refuses_config_and_target_together(
