@@ -9,11 +9,13 @@ keeps one connected backend client per front caller instead: per handshake-era s
 (2026-07-28 without auth, on any transport: that protocol keys nothing to a connection)
 still get a fresh backend session per request. The backend speaks the front's protocol era.
 
+A caller has at most one backend session: its requests that arrive together wait for the
+first to connect it (single flight), rather than each connecting one that nothing keeps.
 Kept sessions are bounded: a handshake session's backend closes with it; a
 principal's (which has no end the proxy sees) closes after ``idle_ttl`` seconds unused, and
 at most ``max_sessions`` are open at once (the least recently used closes first). A session
 closed while a request still uses it closes when that request ends (FastMCP's client counts
-its users).
+its users). ``aclose()`` disconnects every backend session the factory connected.
 
 Example:
     ```python
@@ -39,7 +41,11 @@ from fastmcp.server.dependencies import get_context
 from fastmcp.server.providers.proxy import FastMCPProxy, ProxyClient
 
 from fastmcp_progressive.access.caller import identify
-from fastmcp_progressive.fastmcp_internals import close_with_connection, connect_with_mode
+from fastmcp_progressive.fastmcp_internals import (
+    close_with_connection,
+    connect_with_mode,
+    force_disconnect,
+)
 
 _KEPT_KINDS = frozenset({"session", "principal"})
 DEFAULT_IDLE_TTL = 600.0
@@ -65,6 +71,8 @@ class SessionBackends:
             raise ValueError(f"max_sessions must be a positive integer, not {max_sessions!r}")
         self._base: Client[Any] = ProxyClient(target, **client_kwargs)
         self._open: OrderedDict[str, tuple[Client[Any], float]] = OrderedDict()
+        self._connecting: dict[str, anyio.Event] = {}  # keys whose backend is connecting now
+        self._connected: set[Client[Any]] = set()  # every backend we connected, until closed
         self.idle_ttl = idle_ttl
         self.max_sessions = max_sessions
         self._clock = clock
@@ -88,27 +96,40 @@ class SessionBackends:
             connect_with_mode(fresh, mode)
             return fresh
         key = f"{caller.kind}:{caller.key}"
-        kept = self._open.get(key)
-        if kept is not None and kept[0].is_connected():
-            self._open[key] = (kept[0], self._clock())
+        while True:
+            kept = self._open.get(key)
+            if kept is not None and kept[0].is_connected():
+                self._open[key] = (kept[0], self._clock())
+                self._open.move_to_end(key)
+                return kept[0]
+            connecting = self._connecting.get(key)
+            if connecting is None:
+                break
+            await connecting.wait()  # one connect per key: the caller's other requests wait
+        done = self._connecting[key] = anyio.Event()
+        try:
+            client = self._base.new()
+            connect_with_mode(client, mode)
+            await client.__aenter__()  # type: ignore[no-untyped-call]
+            # those closed while a request used them have disconnected since, as it ended
+            self._connected = {c for c in self._connected if c.is_connected()}
+            self._connected.add(client)
+            self._open[key] = (client, self._clock())
             self._open.move_to_end(key)
-            return kept[0]
-        client = self._base.new()
-        connect_with_mode(client, mode)
-        await client.__aenter__()  # type: ignore[no-untyped-call]
-        self._open[key] = (client, self._clock())
-        self._open.move_to_end(key)
+        finally:  # connected or not, the requests waiting look again (and may try)
+            del self._connecting[key]
+            done.set()
 
         async def close() -> None:
             kept = self._open.get(key)
             if kept is not None and kept[0] is client:
                 del self._open[key]
-            await _leave(client)
+            await self._leave(client)
 
         close_with_connection(caller.anchor, close)  # handshake sessions: when they end
         while len(self._open) > self.max_sessions:  # the least recently used goes first
             _, (oldest, _) = self._open.popitem(last=False)
-            await _leave(oldest)
+            await self._leave(oldest)
         return client
 
     async def _close_idle(self) -> None:
@@ -119,20 +140,26 @@ class SessionBackends:
             if used > deadline:
                 return
             del self._open[key]
-            await _leave(client)
+            await self._leave(client)
 
     async def aclose(self) -> None:
-        """Disconnect every backend session still open."""
+        """Disconnect every backend session this factory connected: the kept ones, and
+        those closed earlier (idle, least recently used) that a request still used."""
         while self._open:
             _, (client, _) = self._open.popitem()
-            await _leave(client)
+            await self._leave(client)
+        while self._connected:
+            client = self._connected.pop()
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await force_disconnect(client)
 
-
-async def _leave(client: Client[Any]) -> None:
-    """Our hold on a backend client ends; it disconnects once no request uses it."""
-    # a backend that is already gone has nothing left to close
-    with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-        await client.__aexit__(None, None, None)  # type: ignore[no-untyped-call]
+    async def _leave(self, client: Client[Any]) -> None:
+        """Our hold on a backend client ends; it disconnects once no request uses it."""
+        # a backend that is already gone has nothing left to close
+        with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+            await client.__aexit__(None, None, None)  # type: ignore[no-untyped-call]
+        if not client.is_connected():
+            self._connected.discard(client)
 
 
 def session_proxy(target: Any, **settings: Any) -> FastMCPProxy:
