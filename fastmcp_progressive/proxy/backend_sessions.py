@@ -41,11 +41,7 @@ from fastmcp.server.dependencies import get_context
 from fastmcp.server.providers.proxy import FastMCPProxy, ProxyClient
 
 from fastmcp_progressive.access.caller import identify
-from fastmcp_progressive.fastmcp_internals import (
-    close_with_connection,
-    connect_with_mode,
-    force_disconnect,
-)
+from fastmcp_progressive.fastmcp_internals import close_with_connection, connect_with_mode
 
 _KEPT_KINDS = frozenset({"session", "principal"})
 DEFAULT_IDLE_TTL = 600.0
@@ -151,7 +147,7 @@ class SessionBackends:
         while self._connected:
             client = self._connected.pop()
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-                await force_disconnect(client)
+                await client.close()  # type: ignore[no-untyped-call]  # held by a request
 
     async def _leave(self, client: Client[Any]) -> None:
         """Our hold on a backend client ends; it disconnects once no request uses it."""
