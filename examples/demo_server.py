@@ -15,7 +15,6 @@ multi-action tool: its static annotations declare the worst case (delete), and i
 from __future__ import annotations
 
 from datetime import date
-from pathlib import Path
 from typing import Annotated, Literal
 
 from fastmcp import FastMCP
@@ -24,13 +23,12 @@ from pydantic import BaseModel, Field
 
 from fastmcp_progressive import ProgressiveDisclosure
 
-DESCRIPTIONS = Path(__file__).parent / "tool_descriptions"
-
 mcp = FastMCP(
     "order-desk",
     instructions="Order desk for Acme Outdoor: customers, orders, invoices and shipping.",
 )
-mcp.add_middleware(ProgressiveDisclosure(descriptions_dir=DESCRIPTIONS))
+# the README's one line: "tool_descriptions" is found beside this file, from any directory
+mcp.add_middleware(ProgressiveDisclosure(descriptions_dir="tool_descriptions"))
 
 
 class Customer(BaseModel):
