@@ -95,7 +95,7 @@ class ProgressiveDisclosure(Middleware):
             key-value store, its timeout and failure policy).
         clients: who is gated at what level (``ClientSettings``: the anonymous policy,
             full clients, level header, level resolver, host profiles).
-        caches: memo sizes and the start-up preload (``CacheSettings``).
+        caches: the listing and definition cache sizes (``CacheSettings``).
         added: what we add to the server (``AddedComponents``: bridge tools, guidance
             prompt, instructions paragraph) and the most tools one read may select.
         resolution: ``tools/resolve`` and its Python hooks (``ResolutionSettings``).
@@ -128,7 +128,7 @@ class ProgressiveDisclosure(Middleware):
         directory, origin = (anchored(descriptions_dir) if descriptions_dir is not None
                              else (None, None))
         folder("descriptions_dir", directory)  # where it points: not a file
-        self.store = DescriptionStore(directory, origin=origin, cache_size=caches.files)
+        self.store = DescriptionStore(directory, origin=origin, cache_size=caches.definitions)
         self.definitions = Definitions(self.store, cache_size=caches.definitions)
         self.lister = Lister(self.store, listing, cache_size=caches.listing)
         self.preload = Preload(self.lister)
@@ -169,7 +169,7 @@ class ProgressiveDisclosure(Middleware):
         self.announcer = Announcer(bridge_name=added.bridge_tool,
                                    instructions=added.instructions)
         self.order = OrderCheck(self)
-        if caches.preload:
+        if listing.preload:
             self.preload.start()  # last: a constructor that raised leaves no thread behind
 
     @property

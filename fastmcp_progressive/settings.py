@@ -7,7 +7,7 @@ each fed whole to the part that uses it:
 - ``GrantSettings``: how long grants live and where (``grants.GrantStore``);
 - ``ClientSettings``: which clients are gated and at what ``Level`` (``access/modes.py``),
   the host profiles, and what callers no grant can follow get (``anonymous``);
-- ``CacheSettings``: the bounded memos and the start-up preload;
+- ``CacheSettings``: the two cache sizes a server may set;
 - ``AddedComponents``: what the middleware adds to the server (the bridge tools, the
   guidance prompt, the instructions paragraph) and the size of one read;
 - ``ResolutionSettings``: ``tools/resolve`` and its Python hooks.
@@ -132,6 +132,8 @@ class ListingSettings:
             it uses most, and reaches the rest through the bridges (``toolcap.py``). A
             host profile's ``max_tools`` caps its clients too; the lower cap applies.
         tag_groups: a tool's FastMCP tags are groups (``groups.py``) too.
+        preload: read the description files in a background thread from construction
+            on, so the first listing does not parse them (requests never wait for it).
     """
 
     level: Level = "typed"
@@ -139,6 +141,7 @@ class ListingSettings:
     strip_noise: bool = True
     max_tools: int | None = None
     tag_groups: bool = True
+    preload: bool = True
 
     def __post_init__(self) -> None:
         choice("listing.level", self.level, PROGRESSIVE_LEVELS)
@@ -147,6 +150,7 @@ class ListingSettings:
         if self.max_tools is not None:
             count("listing.max_tools", self.max_tools, MIN_CAP, MAX_CAP)
         flag("listing.tag_groups", self.tag_groups)
+        flag("listing.preload", self.preload)
 
 
 @dataclass(frozen=True)
@@ -239,28 +243,24 @@ class ClientSettings:
 
 @dataclass(frozen=True)
 class CacheSettings:
-    """The bounded memos (least recently used dropped first) and the start-up preload.
+    """The two cache sizes a server may set (least recently used dropped first); every
+    other cache has a fixed bound (``docs/architecture.md`` lists them all).
 
     Attributes:
-        files: parsed description files kept.
-        listing: reduced tools (and files' listing lines) kept: a whole 10,000-tool
-            gateway, twice over; a listing of more tools than this rebuilds the rest.
-        definitions: full definitions kept for reads (about 5 KB each): reads name at
-            most 32 tools, so this is a working set of many reads, not the catalog.
-        preload: read the description files in a background thread from construction
-            on, so the first listing does not parse them (requests never wait for it).
+        listing: tools whose listing entry is kept (reduced tool, content key, the file's
+            listing line, marks): a whole 10,000-tool gateway, twice over; a listing of
+            more tools than this rebuilds the rest on each request.
+        definitions: full definitions and parsed description files kept for reads (about
+            5 KB each): reads name at most 32 tools, so this is a working set of many
+            reads, not the catalog.
     """
 
-    files: int = 256
     listing: int = 20_000
     definitions: int = 2_048
-    preload: bool = True
 
     def __post_init__(self) -> None:
-        count("caches.files", self.files, 1, MAX_CACHE_SIZE)
         count("caches.listing", self.listing, 1, MAX_CACHE_SIZE)
         count("caches.definitions", self.definitions, 1, MAX_CACHE_SIZE)
-        flag("caches.preload", self.preload)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from fastmcp.tools.base import Tool
 from fastmcp_progressive import ProgressiveDisclosure
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.modes import ModePolicy
-from fastmcp_progressive.memo import ToolMemo
+from fastmcp_progressive.caches import ToolCache
 from tests.conftest import build_server, connect
 
 MIB = 1024 * 1024
@@ -139,7 +139,7 @@ def test_a_memo_keeps_the_latest_content_per_slot_and_its_bound() -> None:
         def __init__(self, name: str, text: int) -> None:
             self.name, self.text = name, text
 
-    memo = ToolMemo(3, key=lambda t: (t.name, t.text))
+    memo: ToolCache[Any] = ToolCache(3, key=lambda t: (t.name, t.text))
     for n in range(5):
         memo.put(T("a", n), n)
     assert len(memo) == 1 and memo.get(T("a", 4)) == 4
@@ -148,4 +148,4 @@ def test_a_memo_keeps_the_latest_content_per_slot_and_its_bound() -> None:
         memo.put(T(name, 0), name)
     assert len(memo) == 3 and memo.get(T("a", 4)) is None  # the LRU bound holds
     memo.put(T("a", 5), 5)
-    assert len(memo) == 3 and len(memo._current) == 3
+    assert len(memo) == 3 and memo.get(T("a", 5)) == 5

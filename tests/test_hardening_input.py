@@ -249,7 +249,7 @@ BAD_OPTIONS: list[tuple[str, Any]] = [
     ("added.instructions", "no"),
     ("added.max_tools_per_read", 0),
     ("added.max_tools_per_read", 10**9),
-    ("caches.files", 0),
+    ("caches.definitions", 0),
     ("listing.summary_max_chars", 5),
     ("listing.level", "full"),
     ("grants.on_store_error", "maybe"),
@@ -294,7 +294,7 @@ _ANY_VALUE = st.one_of(
 @given(option=st.sampled_from([
     "listing.level", "listing.summary_max_chars", "listing.strip_noise", "grants.ttl",
     "grants.max_sessions", "grants.shared_sessions", "grants.store_timeout",
-    "grants.on_store_error", "added.max_tools_per_read", "caches.files",
+    "grants.on_store_error", "added.max_tools_per_read", "caches.definitions",
     "clients.full_clients", "clients.level_header", "exempt_tools", "added.bridge_tool",
     "added.guidance_prompt", "added.instructions",
 ]), value=_ANY_VALUE)

@@ -14,14 +14,19 @@ from fastmcp import Client, FastMCP
 from fastmcp.server import create_proxy
 from key_value.aio.stores.memory import MemoryStore
 
-from fastmcp_progressive import CacheSettings, GrantSettings, ProgressiveDisclosure
+from fastmcp_progressive import (
+    CacheSettings,
+    GrantSettings,
+    ListingSettings,
+    ProgressiveDisclosure,
+)
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.grants import CONFIRMED_SECONDS, GrantStore
+from fastmcp_progressive.caches import IdentityCache, ToolCache
 from fastmcp_progressive.disclosure.listing import Lister
 from fastmcp_progressive.disclosure.preload import THREAD_NAME, Preload
 from fastmcp_progressive.files import definitions
 from fastmcp_progressive.files import store as descriptions
-from fastmcp_progressive.memo import ToolMemo
 from tests.conftest import ERAS, connect, fetch, gated
 from tests.servers import add_basic_tools
 from tests.spies import count_calls
@@ -127,8 +132,8 @@ async def test_content_memo_never_widens_visibility() -> None:
     assert "error" in body["math_echo"]
 
 
-def test_tool_memo_is_bounded() -> None:
-    memo = ToolMemo(3, key=lambda t: t["name"])
+def test_tool_cache_is_bounded() -> None:
+    memo: ToolCache[str] = ToolCache(3, key=lambda t: t["name"])
     tools = [{"name": f"t{i}"} for i in range(10)]
 
     class Box(dict[str, Any]):  # dicts cannot be weakly referenced; a subclass can
@@ -139,7 +144,32 @@ def test_tool_memo_is_bounded() -> None:
     assert len(memo) == 3
     assert memo.get(Box(name="t9")) == "t9" and memo.get(Box(name="t0")) is None
     with pytest.raises(ValueError):
-        ToolMemo(0, key=id)
+        ToolCache(0, key=id)
+
+
+def test_an_identity_cache_never_answers_for_another_object() -> None:
+    class Obj:
+        pass
+
+    cache: IdentityCache[str] = IdentityCache(2)
+    first = Obj()
+    cache.put(first, "first")
+    assert cache.get(first) == "first" and cache.get(Obj()) is None
+    others = [Obj() for _ in range(2)]  # alive: no id recycled among them
+    for other in others:
+        cache.put(other, "other")  # the first object's entry is the least recently used
+    assert len(cache) == 2 and cache.get(first) is None
+
+
+def test_every_cache_is_a_cachetools_cache() -> None:
+    """One cache policy (#26): no hand-written LRU beside cachetools' (``memo.py`` was one).
+    The proxy's pool of connected backend sessions is a pool of live connections (each
+    closed when it leaves), not a cache, and is not counted."""
+    package = Path(__file__).resolve().parent.parent / "fastmcp_progressive"
+    hand_written = [str(path.relative_to(package)) for path in package.rglob("*.py")
+                    if "OrderedDict" in path.read_text(encoding="utf-8")
+                    and path != package / "proxy" / "backend_sessions.py"]
+    assert hand_written == []
 
 
 async def test_listing_and_definition_caches_are_bounded() -> None:
@@ -269,7 +299,7 @@ def test_no_preload_without_a_folder_or_when_disabled(
     monkeypatch.setattr(Preload, "start", lambda self: started.append(self) or real(self))
     assert not ProgressiveDisclosure().preload.start()
     started.clear()
-    off = ProgressiveDisclosure(tmp_descriptions, caches=CacheSettings(preload=False))
+    off = ProgressiveDisclosure(tmp_descriptions, listing=ListingSettings(preload=False))
     assert not off.preload.done.is_set() and started == []
 
 
@@ -336,7 +366,8 @@ async def test_watcher_baseline_reuses_the_preloaded_lines(
 ) -> None:
     for name in ("add", "echo", "shout"):
         _write(tmp_descriptions, name, f"{name} from file")
-    middleware = ProgressiveDisclosure(tmp_descriptions, caches=CacheSettings(files=1))  # LRU: 1
+    middleware = ProgressiveDisclosure(tmp_descriptions,
+                                       caches=CacheSettings(definitions=1))  # files LRU: 1
     assert middleware.preload.done.wait(10.0)
     reads = count_calls(monkeypatch, descriptions, "read_description")
     server = FastMCP("t")

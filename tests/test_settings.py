@@ -34,7 +34,7 @@ from fastmcp_progressive.settings import (
 # Each settings object's defaults, written once more here so a change to one is deliberate.
 DEFAULTS: dict[type, dict[str, Any]] = {
     ListingSettings: {"level": "typed", "summary_max_chars": 100, "strip_noise": True,
-                      "max_tools": None, "tag_groups": True},
+                      "max_tools": None, "tag_groups": True, "preload": True},
     GrantSettings: {"ttl": 3600.0, "max_sessions": 100_000, "store": None,
                     "shared_sessions": False, "store_timeout": 2.0, "store_operations": 8,
                     "on_store_error": "open"},
@@ -42,7 +42,7 @@ DEFAULTS: dict[type, dict[str, Any]] = {
                      "level_header": "x-progressive-disclosure", "level_resolver": None,
                      "level_resolver_timeout": 1.0,
                      "host_profiles": HOST_PROFILES},
-    CacheSettings: {"files": 256, "listing": 20_000, "definitions": 2_048, "preload": True},
+    CacheSettings: {"listing": 20_000, "definitions": 2_048},
     AddedComponents: {"bridge_tool": "describe_tools", "guidance_prompt": True,
                       "instructions": True, "max_tools_per_read": 32,
                       "dispatch_tool": "run_tool"},
@@ -68,7 +68,7 @@ def test_defaults_are_the_documented_ones(cls: type) -> None:
 
 
 def test_the_middleware_wires_each_default_where_it_is_used() -> None:
-    middleware = ProgressiveDisclosure(caches=CacheSettings(preload=False))
+    middleware = ProgressiveDisclosure(listing=ListingSettings(preload=False))
     assert middleware.lister.level == "typed" and middleware.lister.summary_max_chars == 100
     assert middleware.lister.strip_noise is True and middleware.lister.cache_size == 20_000
     assert middleware.grants.ttl == 3600.0 and middleware.grants.store_timeout == 2.0

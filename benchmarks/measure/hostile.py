@@ -25,7 +25,7 @@ from fastmcp.server import create_proxy
 from fastmcp.tools.base import Tool
 from pydantic import Field, TypeAdapter
 
-from fastmcp_progressive import CacheSettings, ProgressiveDisclosure, ResolutionSettings
+from fastmcp_progressive import ListingSettings, ProgressiveDisclosure, ResolutionSettings
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.resolution.client import (
@@ -135,7 +135,8 @@ async def orphan_files(orphans: int = 50_000, listings: int = 20) -> dict[str, A
         for i in range(10):
             mcp.add_tool(Tool.from_function(_tool, name=f"tool_{i}"))
         if folder is not None:
-            mcp.add_middleware(ProgressiveDisclosure(folder, caches=CacheSettings(preload=False)))
+            mcp.add_middleware(ProgressiveDisclosure(
+                folder, listing=ListingSettings(preload=False)))
         return mcp
 
     row: dict[str, Any] = {"orphans": orphans}

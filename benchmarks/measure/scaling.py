@@ -35,7 +35,6 @@ from fastmcp.tools.base import Tool, ToolResult
 from key_value.aio.stores.memory import MemoryStore
 
 from fastmcp_progressive import (
-    CacheSettings,
     GrantSettings,
     ListingSettings,
     ProgressiveDisclosure,
@@ -331,7 +330,7 @@ async def cache_memory(size: int) -> list[MemoryRow]:
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
         files = write_descriptions(catalog, Path(tmp))
         tools = list(await build_server(catalog, "plain").mcp.list_tools(run_middleware=False))
-        middleware = ProgressiveDisclosure(files, caches=CacheSettings(preload=False))
+        middleware = ProgressiveDisclosure(files, listing=ListingSettings(preload=False))
         lister, store, definitions = middleware.lister, middleware.store, middleware.definitions
         signatures = store.signatures()
         gc.collect()
@@ -350,7 +349,7 @@ async def cache_memory(size: int) -> list[MemoryRow]:
             rows.append(MemoryRow("listing lines", len(signatures), int(lister._lines.maxsize),
                                   kib_lines, "`listing_cache_size`"))
             before = tracemalloc.get_traced_memory()[0]
-            bare = ProgressiveDisclosure(caches=CacheSettings(preload=False)).lister  # no files
+            bare = ProgressiveDisclosure(listing=ListingSettings(preload=False)).lister  # no files
             reduced = bare.reduce(tools)
             for tool in reduced:
                 tool.to_mcp_tool(name=tool.name)
@@ -398,7 +397,7 @@ def _grouped_server(catalog: Catalog, groups: int, *, ours: bool,
         server.add_tool(replay_tool(dict(spec)).model_copy(update={"tags": {f"g{i % groups:02d}"}}))
     if ours:
         server.add_middleware(ProgressiveDisclosure(
-            listing=ListingSettings(max_tools=GROUPED_CAP), caches=CacheSettings(preload=False)))
+            listing=ListingSettings(max_tools=GROUPED_CAP, preload=False)))
         return server
 
     async def describe_tools(tools: list[str] | None = None,

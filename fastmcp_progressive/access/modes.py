@@ -38,11 +38,13 @@ import inspect
 from collections.abc import Mapping
 from typing import Any, get_args
 
+from cachetools import LRUCache
+
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
+from fastmcp_progressive.caches import IdentityCache
 from fastmcp_progressive.hosts import Level, profile_for, profile_level
 from fastmcp_progressive.log import get_logger
-from fastmcp_progressive.memo import IdentityMemo
 from fastmcp_progressive.payloads import EXTENSION_ID
 from fastmcp_progressive.settings import ClientInfo, ClientSettings, ListingSettings
 
@@ -52,6 +54,9 @@ PROGRESSIVE = "progressive"
 """What the client extension or the header may send for the server's own level."""
 REQUESTABLE: frozenset[str] = frozenset({*get_args(Level), PROGRESSIVE})
 """What a resolver, the client extension or the header may ask for."""
+MAX_PREPARED = 10_000
+"""Callers whose resolver answer is kept between ``prepare`` and ``level`` (one request
+each): far more than the requests in flight, so none is asked twice."""
 MAX_CLIENTS_KEPT = 1024
 """Client name/version/era/transport combinations whose name-rule answer is kept."""
 MAX_KEPT_CHARS = 128
@@ -77,12 +82,13 @@ class ModePolicy:
         self.resolver = settings.level_resolver
         self.resolver_timeout = settings.level_resolver_timeout
         self._resolver_threads = hook_limiter()
-        self._prepared = IdentityMemo()  # caller object -> (what the resolver said,)
+        self._prepared: IdentityCache[tuple[str | None]] = IdentityCache(MAX_PREPARED)
+        # caller object -> (what the resolver said,)
         self.host_profiles = tuple(settings.host_profiles or ())
         self.default_level: Level = default_level
         # (name, version, era, transport) -> what the name rules and host table say; a
-        # plain dict emptied when full (client names are the client's to choose)
-        self._by_client: dict[tuple[Any, ...], str | None] = {}
+        # least recently used dropped beyond MAX_CLIENTS_KEPT (names are the client's to choose)
+        self._by_client: LRUCache[tuple[Any, ...], str | None] = LRUCache(MAX_CLIENTS_KEPT)
 
     def level(self, caller: Caller) -> Level:
         """The listing level for ``caller``; never raises (a failing resolver is logged)."""
@@ -127,8 +133,6 @@ class ModePolicy:
             chosen = "full"
         else:
             chosen = profile_level(self.host_profiles, caller)
-        if len(self._by_client) >= MAX_CLIENTS_KEPT:
-            self._by_client.clear()
         self._by_client[key] = chosen
         return chosen
 

@@ -58,6 +58,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.caches import IdentityCache
 from fastmcp_progressive.disclosure.listing import cut_line, summarize
 from fastmcp_progressive.fastmcp_internals import (
     list_page_size,
@@ -67,7 +68,6 @@ from fastmcp_progressive.fastmcp_internals import (
 from fastmcp_progressive.files.model import DescriptionFile
 from fastmcp_progressive.files.pins import ALWAYS_LOAD_TAG
 from fastmcp_progressive.files.store import DescriptionStore, Signature
-from fastmcp_progressive.memo import IdentityMemo
 
 GROUPING_EXTENSION_ID = "io.modelcontextprotocol/grouping"
 GROUPS_META_KEY = "io.modelcontextprotocol/groups"
@@ -197,7 +197,7 @@ class Groups:
         self._version = 0  # bumped by declare(): memos keyed by it
         self._folder: DescriptionStore | None = None
         self._file_groups: LRUCache[str, tuple[Signature, tuple[str, ...]]] = LRUCache(_MEMO_SIZE)
-        self._marked = IdentityMemo()
+        self._marked: IdentityCache[tuple[tuple[str, ...], Tool]] = IdentityCache(_MEMO_SIZE)
         self._namespaces: weakref.WeakKeyDictionary[Any, tuple[tuple[int, ...],
                                                                dict[str, Any]]] = (
             weakref.WeakKeyDictionary())

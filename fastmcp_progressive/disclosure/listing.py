@@ -35,6 +35,7 @@ from cachetools import LRUCache
 from fastmcp.tools.base import Tool, ToolResult
 from pydantic import BaseModel
 
+from fastmcp_progressive.caches import ToolCache
 from fastmcp_progressive.disclosure.listed_schema import MINIMAL_SCHEMA as MINIMAL_SCHEMA
 from fastmcp_progressive.disclosure.listed_schema import fresh_minimal, typed, with_headers
 from fastmcp_progressive.disclosure.listed_schema import skeleton as skeleton
@@ -42,7 +43,6 @@ from fastmcp_progressive.fastmcp_internals import default_title
 from fastmcp_progressive.files.model import DescriptionFile
 from fastmcp_progressive.files.pins import pinned
 from fastmcp_progressive.files.store import DescriptionStore, Signature
-from fastmcp_progressive.memo import ToolMemo
 from fastmcp_progressive.settings import CacheSettings, ListingSettings
 
 ONE_FILE_WAIT = 2.0
@@ -250,7 +250,8 @@ class Lister:
         self.summary_max_chars = settings.summary_max_chars
         self.strip_noise = settings.strip_noise
         self.cache_size = cache_size
-        self._memo = ToolMemo(cache_size, key=self._content,
+        self._memo: ToolCache[tuple[Signature | None, Tool | None]] = ToolCache(
+            cache_size, key=self._content,
                               slot=operator.itemgetter(0, 1))  # (name, version)
         self._lines: LRUCache[str, tuple[Signature, FileFacts]] = LRUCache(cache_size)
         self._lines_lock = threading.Lock()  # the start-up preload fills it from a thread

@@ -1,6 +1,6 @@
 """The description files: their model, parsing, folder, store, watcher and merged definitions.
 
-Imports only the top-level base (``settings``, ``options``, ``log``, ``memo``,
+Imports only the top-level base (``settings``, ``options``, ``log``, ``caches``,
 ``payloads``, ``fastmcp_internals``); every other wing may import it.
 
 Modules: ``model`` (``DescriptionFile``), ``rules`` (argument-dependent hints), ``errors``,

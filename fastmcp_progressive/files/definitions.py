@@ -25,10 +25,10 @@ from typing import Any
 import rfc8785
 from fastmcp.tools.base import Tool
 
+from fastmcp_progressive.caches import ToolCache
 from fastmcp_progressive.files.model import DescriptionFile
 from fastmcp_progressive.files.schema_refs import inline_refs
 from fastmcp_progressive.files.store import DescriptionStore
-from fastmcp_progressive.memo import ToolMemo
 from fastmcp_progressive.settings import CacheSettings
 
 _REGISTERED_FIELDS = (
@@ -120,7 +120,8 @@ class Definitions:
     def __init__(self, store: DescriptionStore, *,
                  cache_size: int = CacheSettings.definitions) -> None:
         self.store = store
-        self._memo = ToolMemo(cache_size, key=registered_content)
+        self._memo: ToolCache[tuple[Any, dict[str, Any], str]] = ToolCache(
+            cache_size, key=registered_content)
 
     def for_tool(self, tool: Tool) -> tuple[dict[str, Any], str]:
         """The full definition of ``tool`` as its file says now, and its compact JSON."""

@@ -82,7 +82,7 @@ class DescriptionStore:
         directory: str | os.PathLike[str] | None,
         *,
         origin: Path | None = None,
-        cache_size: int = CacheSettings.files,
+        cache_size: int = CacheSettings.definitions,
         max_file_bytes: int = MAX_FILE_BYTES,
     ) -> None:
         if cache_size < 1:

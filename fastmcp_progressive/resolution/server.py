@@ -53,12 +53,12 @@ from fastmcp_progressive.access.arguments import ArgumentChecker
 from fastmcp_progressive.access.caller import Caller, identify
 from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
+from fastmcp_progressive.caches import IdentityCache
 from fastmcp_progressive.fastmcp_internals import server_info_stamp
 from fastmcp_progressive.files.definitions import Definitions
 from fastmcp_progressive.files.rules import Hints, Rule, ToolHints, first_match, violations
 from fastmcp_progressive.files.store import DescriptionStore, Signature
 from fastmcp_progressive.log import get_logger
-from fastmcp_progressive.memo import IdentityMemo
 from fastmcp_progressive.settings import ResolutionSettings, ResolverHook
 
 logger = get_logger()
@@ -73,6 +73,8 @@ HookResult = Hints | Mapping[str, bool] | None
 
 _MAX_NAME_ECHO = 128
 _MAX_LOGGED = 10_000
+MARKS_KEPT = 50_000
+"""Listed tool objects whose resolvable mark is kept (the listing cache keeps them alive)."""
 
 
 def advertised(caller: Caller) -> bool:
@@ -104,7 +106,7 @@ class ToolResolution:
         self.definitions = definitions or Definitions(store)
         self.checker = checker or ArgumentChecker()
         self.hooks = dict(hooks or {})  # checked by ResolutionSettings
-        self._marked = IdentityMemo()
+        self._marked: IdentityCache[tuple[Signature | None, Tool]] = IdentityCache(MARKS_KEPT)
         self._logged: set[tuple[str, str, Any]] = set()
 
     # -- advertising ----------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The package's imports point one way: down the wings, never in a circle (issue #22).
 
 Ranks, lowest first (``docs/architecture.md``): the top-level base (``settings``,
-``options``, ``log``, ``hosts``, ``payloads``, ``fastmcp_internals``), then ``files``,
+``options``, ``log``, ``caches``, ``hosts``, ``payloads``, ``fastmcp_internals``), then ``files``,
 ``access``, ``disclosure``, ``resolution``, then ``middleware``, ``proxy`` and ``cli``. A
 module may import its own wing and any wing below it. Every import counts, those inside
 functions and under ``TYPE_CHECKING`` included, so a circle cannot hide in a lazy import.
@@ -21,7 +21,7 @@ RANKS: dict[str, int] = {
     "settings": 0,
     "options": 0,
     "log": 0,
-    "memo": 0,
+    "caches": 0,
     "hosts": 0,
     "payloads": 0,
     "fastmcp_internals": 0,

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from fastmcp_progressive import CacheSettings, ProgressiveDisclosure
+from fastmcp_progressive import ListingSettings, ProgressiveDisclosure
 from fastmcp_progressive.files import store as descriptions_module
 from tests.conftest import ERAS, Era, build_server, connect
 
@@ -57,7 +57,7 @@ async def test_a_listing_stats_only_the_listed_tools_files(
     tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch, era: Era,
 ) -> None:
     folder = _folder(tmp_descriptions)
-    middleware = ProgressiveDisclosure(folder, caches=CacheSettings(preload=False))
+    middleware = ProgressiveDisclosure(folder, listing=ListingSettings(preload=False))
     server = build_server(middleware=middleware)
     stats = StatCounter(monkeypatch)
     async with connect(server, era) as client:
@@ -74,7 +74,7 @@ async def test_a_listing_stats_only_the_listed_tools_files(
 
 async def test_a_new_file_for_a_listed_tool_is_seen(tmp_descriptions: Path) -> None:
     folder = _folder(tmp_descriptions)
-    middleware = ProgressiveDisclosure(folder, caches=CacheSettings(preload=False))
+    middleware = ProgressiveDisclosure(folder, listing=ListingSettings(preload=False))
     async with connect(build_server(middleware=middleware), "legacy") as client:
         await client.list_tools()
         (folder / "shout.json").write_text('{"summary": "shout from file"}')

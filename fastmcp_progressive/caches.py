@@ -1,0 +1,111 @@
+"""The two kinds of bounded cache several wings key by tool or caller, on ``cachetools``.
+
+Every cache the package keeps is a ``cachetools`` cache with a size bound (the list, with
+each bound, is in ``docs/architecture.md``). Two keys recur, and live here:
+
+- ``ToolCache``: work derived from a tool (its reduced listing entry, its full definition),
+  kept under the tool's *content* (a tuple of the fields the result depends on), so a
+  mounted or proxied tool, a new object on every request, finds it too. Computing that key
+  costs a few ``repr`` calls (the listing's includes the listed schema), so the key is also
+  remembered per tool object: a local tool, the same object on every request, pays one
+  lookup. One entry per tool *slot* (its name, by default): new content of a tool replaces
+  the result kept for its old content, so an upstream whose descriptions change on every
+  listing keeps one entry per tool, not one per listing.
+- ``IdentityCache``: a value about one object (a caller, a listed tool), not its content.
+
+Both are keyed by ``id()`` where an object is the key (FastMCP tools define ``__eq__``
+without ``__hash__``), guarded by a weak reference so a recycled ``id`` never finds another
+object's value. Only results derived from the tool itself are kept: which tools a caller
+may see is decided on every request elsewhere, so a hit can never widen visibility. A lock
+guards each cache (the start-up preload fills them from a thread; ``cachetools`` caches are
+not thread-safe).
+
+Example:
+    ```python
+    cache = ToolCache(1_000, key=lambda t: (t.name, t.description))
+    cache.get(tool) or cache.put(tool, derive(tool))
+    ```
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
+
+from cachetools import LRUCache
+
+V = TypeVar("V")
+
+
+class IdentityCache(Generic[V]):
+    """Values about objects, by identity; the least recently used beyond ``maxsize`` go."""
+
+    def __init__(self, maxsize: int) -> None:
+        self._entries: LRUCache[int, tuple[weakref.ref[Any], V]] = LRUCache(maxsize)
+        self._lock = threading.Lock()
+
+    def get(self, obj: Any) -> V | None:
+        """The value kept for this very object, or None."""
+        with self._lock:
+            entry = self._entries.get(id(obj))
+        return entry[1] if entry is not None and entry[0]() is obj else None
+
+    def put(self, obj: Any, value: V) -> None:
+        with self._lock:
+            self._entries[id(obj)] = (weakref.ref(obj), value)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class ToolCache(Generic[V]):
+    """Results per tool content, one per slot, with the content key remembered per tool
+    object; at most ``maxsize`` results and ``maxsize`` remembered keys."""
+
+    def __init__(self, maxsize: int, key: Callable[[Any], Hashable],
+                 slot: Callable[[Any], Hashable] | None = None) -> None:
+        if maxsize < 1:
+            raise ValueError("a cache needs room for at least one entry")
+        self.maxsize = maxsize
+        self._key = key
+        self._slot = slot or _first
+        self._keys: IdentityCache[Hashable] = IdentityCache(maxsize)
+        self._values: LRUCache[Hashable, tuple[Hashable, V]] = LRUCache(maxsize)
+        self._lock = threading.Lock()
+
+    def get(self, tool: Any) -> V | None:
+        """The result kept for ``tool`` (this object, or one with equal content), or None."""
+        key = self._content_key(tool)
+        with self._lock:
+            entry = self._values.get(self._slot(key))
+        return entry[1] if entry is not None and entry[0] == key else None
+
+    def put(self, tool: Any, value: V) -> None:
+        """Keep ``value`` for ``tool``'s content, replacing what its slot held before."""
+        key = self._content_key(tool)
+        with self._lock:
+            self._values[self._slot(key)] = (key, value)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def _content_key(self, tool: Any) -> Hashable:
+        """The content key remembered for this very object, else computed and remembered.
+        An equal key already kept is shared rather than kept twice, so remembering a key
+        for each of a proxy's fresh tool objects costs a reference, not another copy."""
+        key = self._keys.get(tool)
+        if key is None:
+            key = self._key(tool)
+            with self._lock:
+                kept = self._values.get(self._slot(key))
+            if kept is not None and kept[0] == key:
+                key = kept[0]
+            self._keys.put(tool, key)
+        return key
+
+
+def _first(key: Hashable) -> Hashable:
+    """The default slot: a tuple key's first item (the tool's name), else the key itself."""
+    return key[0] if isinstance(key, tuple) and key else key
