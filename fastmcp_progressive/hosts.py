@@ -1,7 +1,7 @@
 """Host profiles: the listing level a known agent host gets by default.
 
-Hosts differ in what a progressive listing does to them (see the README's "Hosts"
-section for the evidence behind every row):
+Hosts differ in what a progressive listing does to them (the "Hosts" section of
+``docs/callers-and-hosts.md`` gives the evidence behind every row):
 
 - hosts that already defer tools themselves (Claude Code, claude.ai / Claude Desktop,
   GitHub Copilot CLI, Codex, Cursor, VS Code) search and load tools on their own; a
@@ -197,7 +197,7 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
                  "of OSS builds",
     ),
 )
-"""The shipped table; first match wins. See the README's "Hosts" section."""
+"""The shipped table; first match wins. See "Hosts" in ``docs/callers-and-hosts.md``."""
 
 
 def profile_for(profiles: Iterable[HostProfile], caller: CallerFacts) -> HostProfile | None:

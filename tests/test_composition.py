@@ -1,4 +1,4 @@
-"""Composition with FastMCP's own pieces, exactly as the README's snippets show them."""
+"""Composition with FastMCP's own pieces, exactly as ``docs/deployment.md``'s snippets show them."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ async def test_resources_as_tools_reaches_descriptions_and_grants() -> None:
         assert not await gated(c)
 
 
-# README snippet: rate-limit description fetches per caller, nothing else.
+# docs/deployment.md snippet: rate-limit description fetches per caller, nothing else.
 class DescriptionFetchLimit(RateLimitingMiddleware):
     async def on_request(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
         uri = str(getattr(context.message, "uri", ""))

@@ -15,7 +15,7 @@ A listing is counted three ways:
 - **fields**: what a model is shown per tool, counted field by field: tokens(name) +
   tokens(description) + tokens(compact ``inputSchema``). Hosts turn a listing into their
   own function-declaration format, so JSON syntax around the three fields is not what the
-  model pays for (the README's github figure, plain: 24,116);
+  model pays for (``docs/listing.md``'s github figure, plain: 24,116);
 - **json**: the same three fields as one compact JSON array of objects, keys and
   punctuation included (github, plain: 25,136).
 

@@ -14,7 +14,7 @@ rules keep it safe and cheap:
   cut to ``MAX_QUERY_CHARS`` before matching. A listing is indexed by character bigram
   once (the last ``_INDEXES_KEPT`` distinct listings are kept); an asked name then costs a
   count over the postings of its own bigrams (at most the listing's bigrams) and
-  ``difflib`` on the best ``SHORTLIST`` only. The README gives the numbers at 10,000 tools.
+  ``difflib`` on the best ``SHORTLIST`` only. ``docs/listing.md`` gives the numbers at 10,000 tools.
 
 Example:
     ```python
