@@ -9,9 +9,10 @@ were cut). ``measure`` gives both sides; the ``tokens`` command prints them and
 costs more than it saves, so a net cost is never silent.
 
 Counts are o200k_base tokens of compact JSON (``bpe_openai``, an optional dependency:
-``pip install "fastmcp-progressive[tokens]"``). The tokenizer takes about 140 MB and most of
-a second to load, so the start-up check first compares bytes and loads it only where the
-two sides are close; without it installed the check reports bytes.
+``pip install "fastmcp-progressive[tokens]"``). The tokenizer takes about 140 MB that stay
+resident and most of a second to load (holding the GIL for up to ~0.2 s), so the start-up
+check first compares bytes and loads it only where the two sides are close (a server of a
+few tools); without it installed the check decides and reports in bytes.
 
 Example:
     ```python
