@@ -131,11 +131,30 @@ def load_config(source: MCPConfig | Mapping[str, Any] | str | os.PathLike[str]) 
             raise ConfigError(f"{where}: {path}: {first['msg']}") from None
     if not config.mcpServers:
         raise ConfigError(f"{where}: no servers under \"mcpServers\"")
+    served: list[str] = []
     for name, entry in config.mcpServers.items():
         if not name or not name.strip() or name != name.strip():
             raise ConfigError(f"{where}: server name {name!r} cannot be a namespace")
-        _our_keys(where, name, entry)
+        if not _our_keys(where, name, entry)[2]:
+            served.append(name)
+    _no_shadowing(where, served)
     return config
+
+
+def _no_shadowing(where: str, names: Sequence[str]) -> None:
+    """Refuse two served servers whose tool names can collide: tools are listed as
+    ``<server>_<tool>``, so with servers ``a`` and ``a_b``, ``a``'s ``b_echo`` and
+    ``a_b``'s ``echo`` would both be ``a_b_echo`` (one shadowing the other, calls and
+    groups going to the wrong server)."""
+    for longer in names:
+        for shorter in names:
+            if longer != shorter and longer.startswith(f"{shorter}_"):
+                rest = longer[len(shorter) + 1:]
+                raise ConfigError(
+                    f"{where}: servers {shorter!r} and {longer!r} cannot both be served: "
+                    f"tools are named <server>_<tool>, so a tool '{rest}_<name>' of "
+                    f"{shorter!r} and a tool '<name>' of {longer!r} would both be "
+                    f"'{longer}_<name>'; rename one of the servers")
 
 
 def _our_keys(where: str, name: str, entry: Any) -> tuple[list[str], list[str], bool]:

@@ -188,6 +188,9 @@ def write(tmp_path: Path, content: Any) -> Path:
     ({"mcpServers": {"a": {"command": "x", "disabled": "yes"}}}, "disabled must be true"),
     ({"mcpServers": {" a": {"command": "x"}}}, "cannot be a namespace"),
     ({"mcpServers": {"a": {"command": "x", "args": "not-a-list"}}}, "mcpServers.a"),
+    # a's tool b_echo and a_b's echo would both be a_b_echo: refused, naming both (#27)
+    ({"mcpServers": {"a_b": {"command": "x"}, "a": {"command": "y"}}},
+     "servers 'a' and 'a_b' cannot both be served"),
 ])
 def test_config_errors_name_the_file_and_the_server(
     tmp_path: Path, content: Any, message: str | None
@@ -206,6 +209,9 @@ def test_config_file_missing_and_all_disabled(tmp_path: Path) -> None:
         load_config(tmp_path / "absent.json")
     with pytest.raises(ConfigError, match="every server in the configuration is disabled"):
         progressive_gateway({"mcpServers": {"a": {"command": "x", "disabled": True}}})
+    # a disabled server lists nothing, so it shadows nothing
+    shadow_off = {"a": {"command": "x", "disabled": True}, "a_b": {"command": "y"}}
+    assert set(load_config(shadow_off).mcpServers) == {"a", "a_b"}
 
 
 def test_claude_desktop_and_root_level_forms_are_read(tmp_path: Path) -> None:
