@@ -134,62 +134,62 @@ class ProgressiveDisclosure(Middleware):
         self.preload = Preload(self.lister)
         self.grants = GrantStore(grants)
         self.modes = ModePolicy(clients, default_level=listing.level)
-        self.gate = Gate(grants=self.grants, modes=self.modes, definitions=self.definitions,
+        self._gate = Gate(grants=self.grants, modes=self.modes, definitions=self.definitions,
                          anonymous=clients.anonymous,
                          exempt_tools=names("exempt_tools", exempt_tools))
         self.catalog = Catalog(owner=self)
         self.groups = Groups(self.store, tags=listing.tag_groups)
-        self.cap = ToolCap(self.grants, listing.max_tools, clients.host_profiles or ())
+        self._cap = ToolCap(self.grants, listing.max_tools, clients.host_profiles or ())
         self.resolution = (ToolResolution(self.store, self.catalog, resolution.resolvers,
-                                          definitions=self.definitions, checker=self.gate.checker,
+                                          definitions=self.definitions, checker=self._gate.checker,
                                           hook_timeout=resolution.hook_timeout)
                            if resolution.enabled else None)
         self.max_tools_per_read = added.max_tools_per_read
         self.instructions = added.instructions
         self.describer = Describer(
-            gate=self.gate, catalog=self.catalog,
-            definitions=self.definitions, lister=self.lister, groups=self.groups, cap=self.cap,
+            gate=self._gate, catalog=self.catalog,
+            definitions=self.definitions, lister=self.lister, groups=self.groups, cap=self._cap,
             max_tools_per_read=added.max_tools_per_read, bridge_name=added.bridge_tool,
-            dispatch_name=added.dispatch_tool if self.cap.possible else None,
+            dispatch_name=added.dispatch_tool if self._cap.possible else None,
             guidance_prompt=added.guidance_prompt)
         self.components = self.describer.components
         self.prompt = self.components.prompt
-        self.bridge, self.dispatch = self.components.bridge, self.components.dispatch
+        self.bridge = self.components.bridge
         # a watcher thread started by the first request invalidates edited description
         # files and sends tools/list_changed to live legacy sessions; it stops with the server
         self.hot_reload = HotReload(self.store, summary_max_chars=self.lister.summary_max_chars,
                                     facts_at=self.lister.file_facts)
         self.net_cost = NetCost(self.components, payloads.instructions(added.bridge_tool)
                                 if added.instructions else None)
-        self.tools_list = ToolsList(lister=self.lister, preload=self.preload, gate=self.gate,
+        self._tools_list = ToolsList(lister=self.lister, preload=self.preload, gate=self._gate,
                                     hot_reload=self.hot_reload,
-                                    catalog=self.catalog, groups=self.groups, cap=self.cap,
+                                    catalog=self.catalog, groups=self.groups, cap=self._cap,
                                     components=self.components, net_cost=self.net_cost,
                                     marks=self.resolution.mark if self.resolution else None)
         self.announcer = Announcer(bridge_name=added.bridge_tool,
                                    instructions=added.instructions)
-        self.order = OrderCheck(self)
+        self._order = OrderCheck(self)
         if listing.preload:
             self.preload.start()  # last: a constructor that raised leaves no thread behind
 
     @property
     def anonymous(self) -> AnonymousPolicy:
         """How callers the server cannot follow are handled (the gate's policy)."""
-        return self.gate.anonymous
+        return self._gate.anonymous
 
     @property
     def exempt_tools(self) -> frozenset[str]:
         """Tools listed in full and never gated (the gate's list)."""
-        return self.gate.exempt_tools
+        return self._gate.exempt_tools
 
     # -- every message: the caller, identified once for the whole pass --------------------------
     async def on_message(self, context: MiddlewareContext[Any],
                          call_next: CallNext[Any, Any]) -> Any:
         ctx = context.fastmcp_context
         with serving(ctx) as caller:
-            if ctx is not None and not self.order.settled(ctx.fastmcp):
+            if ctx is not None and not self._order.settled(ctx.fastmcp):
                 await install(self, ctx.fastmcp, self.components)
-                self.order.check(ctx.fastmcp, context.method)
+                self._order.check(ctx.fastmcp, context.method)
             if self.hot_reload.enabled:
                 self.hot_reload.observe(ctx, caller)
             if context.type == "request":
@@ -220,7 +220,7 @@ class ProgressiveDisclosure(Middleware):
         call = GateCall(caller_of(ctx), tool.name if hashed and tool else name, tool, arguments,
                         hashed=hashed is not None and tool is not None, nested=nested_call(),
                         bridge=self.components.which(tool))
-        verdict = await self.gate.decide(call, ServerFacts(
+        verdict = await self._gate.decide(call, ServerFacts(
             gateways=gateways_of(ctx.fastmcp), state_store=partial(state_storage, ctx),
             shown=partial(self.catalog.shown, ctx)))
         if verdict.outcome == "bridge":
@@ -228,8 +228,8 @@ class ProgressiveDisclosure(Middleware):
         if verdict.outcome == "dispatch":
             return await self.describer.answer_dispatch(ctx, arguments)
         if verdict.proceeds:
-            if tool is not None and call.counted and self.cap.possible:
-                self.cap.note_call(call.name)
+            if tool is not None and call.counted and self._cap.possible:
+                self._cap.note_call(call.name)
             return await let_through(call_next)(context)  # what passes here passes nested calls
         if verdict.outcome == "store_unavailable" or verdict.definition is None:
             return error_result(payloads.store_unavailable())
@@ -243,7 +243,7 @@ class ProgressiveDisclosure(Middleware):
         call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
     ) -> Sequence[Tool]:
         tools = await call_next(context)
-        return await self.tools_list.answer(context.fastmcp_context, tools)
+        return await self._tools_list.answer(context.fastmcp_context, tools)
 
     async def on_list_prompts(self, context: MiddlewareContext[Any],
                               call_next: CallNext[Any, Any]) -> Any:
@@ -261,7 +261,7 @@ class ProgressiveDisclosure(Middleware):
                kind: Literal["resource", "template"] | None = None) -> Any:
         """One descriptions entry; none of what teaches the workflow to a client in full."""
         full = (not self.catalog.passthrough()
-                and self.gate.level(caller_of(context.fastmcp_context)) == "full")
+                and self._gate.level(caller_of(context.fastmcp_context)) == "full")
         return self.components.shown(listed, kind, full=full)
 
     # -- resources/read of the descriptions resource -------------------------------------------
@@ -301,7 +301,7 @@ class ProgressiveDisclosure(Middleware):
                           call_next: CallNext[Any, Any]) -> Any:
         result = await call_next(context)
         caller = announcing_to(caller_of(context.fastmcp_context), context.message)
-        announced = self.announcer.announce(result, self.gate.level(caller))
+        announced = self.announcer.announce(result, self._gate.level(caller))
         return self.resolution.advertise(announced) if self.resolution is not None else announced
 
     def close(self) -> None:
