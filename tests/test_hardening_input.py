@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import os
-import re
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fastmcp import FastMCP
 from fastmcp.tools.base import Tool
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,7 +20,6 @@ from key_value.aio.stores.memory import MemoryStore
 
 from fastmcp_progressive import (
     DESCRIPTIONS_URI,
-    AddedComponents,
     GrantSettings,
     ProgressiveDisclosure,
 )
@@ -33,7 +29,6 @@ from fastmcp_progressive.cli.commands import main
 from fastmcp_progressive.disclosure.listing import ELLIPSIS, cut_line, summarize
 from fastmcp_progressive.disclosure.selection import parse_selection, selection_from_names
 from fastmcp_progressive.files.store import DescriptionStore
-from fastmcp_progressive.settings import GROUPS
 from tests.conftest import build_server, connect, fetch, gated, read_json, serve_http
 from tests.spies import batch_handled
 from tests.waiting import watcher_ready
@@ -224,88 +219,3 @@ def test_summary_of_a_300_kb_description_full_of_eg_is_quick() -> None:
         line = summarize(text, 100)
     assert time.perf_counter() - started < 1.0  # was ~4 s per call (quadratic)
     assert line.endswith(ELLIPSIS) and len(line) <= 100
-
-
-# -- options ------------------------------------------------------------------------------
-def _with(option: str, value: Any) -> ProgressiveDisclosure:
-    """The middleware with one setting, spelled ``<group>.<field>`` (or ``exempt_tools``)."""
-    if "." not in option:
-        return ProgressiveDisclosure(**{option: value})
-    group, name = option.split(".")
-    return ProgressiveDisclosure(**{group: GROUPS[group](**{name: value})})
-
-
-BAD_OPTIONS: list[tuple[str, Any]] = [
-    ("grants.max_sessions", 0),
-    ("grants.max_sessions", True),
-    ("grants.ttl", math.nan),
-    ("grants.ttl", math.inf),
-    ("grants.ttl", 1e12),
-    ("grants.ttl", 0),
-    ("grants.store_timeout", math.nan),
-    ("grants.store_timeout", -1.0),
-    ("exempt_tools", "add"),
-    ("clients.full_clients", "old-host"),
-    ("added.instructions", "no"),
-    ("added.max_tools_per_read", 0),
-    ("added.max_tools_per_read", 10**9),
-    ("caches.definitions", 0),
-    ("listing.summary_max_chars", 5),
-    ("listing.level", "full"),
-    ("grants.on_store_error", "maybe"),
-    ("added.bridge_tool", ""),
-    ("clients.level_header", 7),
-    ("clients.level_resolver", "full"),
-    ("grants.store", object()),
-    ("listing.strip_noise", None),
-]
-
-
-@pytest.mark.parametrize(("option", "value"), BAD_OPTIONS)
-def test_bad_options_are_refused_at_construction_naming_the_option(
-    option: str, value: Any
-) -> None:
-    with pytest.raises(ValueError, match=f"^{re.escape(option)} must be"):
-        _with(option, value)
-
-
-@pytest.mark.parametrize("era", ["legacy", "modern"])
-async def test_instructions_false_still_advertises_the_extension(era: str) -> None:
-    from fastmcp_progressive import EXTENSION_ID
-    from fastmcp_progressive.payloads import INSTRUCTIONS
-
-    server = FastMCP("t", instructions="Own words.")
-    server.add_middleware(ProgressiveDisclosure(added=AddedComponents(instructions=False)))
-    async with connect(server, era) as c:  # type: ignore[arg-type]
-        capabilities = c.server_capabilities
-        assert capabilities is not None
-        assert EXTENSION_ID in (capabilities.extensions or {})
-        assert c.instructions == "Own words."
-        assert INSTRUCTIONS not in c.instructions
-
-
-_ANY_VALUE = st.one_of(
-    st.none(), st.booleans(), st.integers(-10**13, 10**13), st.floats(), st.text(max_size=8),
-    st.lists(st.one_of(st.text(max_size=5), st.integers()), max_size=3),
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(option=st.sampled_from([
-    "listing.level", "listing.summary_max_chars", "listing.strip_noise", "grants.ttl",
-    "grants.max_sessions", "grants.shared_sessions", "grants.store_timeout",
-    "grants.on_store_error", "added.max_tools_per_read", "caches.definitions",
-    "clients.full_clients", "clients.level_header", "exempt_tools", "added.bridge_tool",
-    "added.guidance_prompt", "added.instructions",
-]), value=_ANY_VALUE)
-def test_any_option_value_is_accepted_sanely_or_refused_by_name(option: str, value: Any) -> None:
-    try:
-        middleware = _with(option, value)
-    except ValueError as exc:
-        assert str(exc).startswith(f"{option} must be"), exc
-        return
-    grants = middleware.grants
-    assert math.isfinite(grants.ttl) and 0 < grants.ttl <= 365 * 24 * 3600
-    assert math.isfinite(grants.store_timeout) and grants.store_timeout > 0
-    assert all(isinstance(name, str) and name for name in middleware.exempt_tools)
-    assert middleware.max_tools_per_read >= 1

@@ -334,8 +334,11 @@ async def test_store_grants_are_confirmed_in_memory_without_a_lookup() -> None:
 async def test_confirmation_never_outlives_the_grant() -> None:
     kv = CountingStore()
     grants = GrantStore(GrantSettings(ttl=5, store=kv))
+    before = time.monotonic()
     await grants.add(PRINCIPAL, ["a"])
-    assert grants._confirmed["user:abc|a"] <= time.monotonic() + 5 < CONFIRMED_SECONDS + 1e9
+    after = time.monotonic()
+    # trusted now, and for no longer than the grant's own TTL (5 s) nor CONFIRMED_SECONDS
+    assert before < grants._confirmed["user:abc|a"] <= after + min(5, CONFIRMED_SECONDS)
     almost_gone = time.time() + 0.5  # a grant another replica wrote long ago
     await kv.put("user:abc|b", {"granted": True, "until": almost_gone},
                  collection="fastmcp_progressive_grants")

@@ -1,4 +1,17 @@
-"""The grouped settings: their defaults, bad values named, one ``Level`` for every level."""
+"""Every settings check in one place: the grouped settings' defaults, one ``Level`` for every
+level, and bad values refused when built, naming the field (the middleware's options, the
+proxy's ``Upstream``/``progressive_proxy`` arguments, host profiles, the CLI's flags).
+
+Many of the refused values were once accepted and then meant something else:
+``descriptions_dir=""`` read the working directory, a NaN or infinite proxy timeout never
+timed out, a mode header with a space never matched a request, a bridge named like the
+dispatch tool replaced it, resolver hooks were kept while resolution was off, a summary
+length of -5 cut every summary, a level header the server drops before reading it
+(``Authorization``) never matched, a host profile for ``era="Modern"`` or
+``transport="sse"`` matched no caller, and a grant TTL of a microsecond expired every grant
+before the next call. (A bridge named like one of the server's tools is refused at the first
+request: ``tests/disclosure/test_components.py``.)
+"""
 
 from __future__ import annotations
 
@@ -11,6 +24,8 @@ from pathlib import Path
 from typing import Any, get_args
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastmcp_progressive import (
     HOST_PROFILES,
@@ -18,18 +33,22 @@ from fastmcp_progressive import (
     CacheSettings,
     ClientSettings,
     GrantSettings,
+    HostProfile,
     Level,
     ListingSettings,
     ProgressiveDisclosure,
     ResolutionSettings,
 )
 from fastmcp_progressive.cli.commands import _parser
+from fastmcp_progressive.proxy.front import progressive_proxy
+from fastmcp_progressive.proxy.upstream import Upstream
 from fastmcp_progressive.settings import (
     GROUPS,
     PROGRESSIVE_LEVELS,
     AnonymousPolicy,
     StoreErrorPolicy,
 )
+from tests.cli_runner import run_cli
 
 # Each settings object's defaults, written once more here so a change to one is deliberate.
 DEFAULTS: dict[type, dict[str, Any]] = {
@@ -162,3 +181,186 @@ def test_the_settings_page_documents_every_field_with_its_default(group: str) ->
     for field in fields(cls):
         if isinstance(field.default, (bool, int, float, str)):
             assert ast.literal_eval(documented[field.name].strip("`")) == field.default
+
+
+def _refused(field: str, build: Any) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(field)} must be"):
+        build()
+
+
+@pytest.mark.parametrize("folder", ["", "   ", "a\0b"])
+def test_descriptions_dir_must_name_a_folder(folder: str) -> None:
+    _refused("descriptions_dir", lambda: ProgressiveDisclosure(folder))
+
+
+def test_descriptions_dir_may_not_be_a_file(tmp_path: Path) -> None:
+    file = tmp_path / "descriptions.json"
+    file.write_text("{}")
+    _refused("descriptions_dir", lambda: ProgressiveDisclosure(file))
+    ProgressiveDisclosure(tmp_path / "not-yet").close()  # a folder that appears later: fine
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -1.0, 0, True, "30"])
+@pytest.mark.parametrize("field", ["startup_timeout", "request_timeout"])
+def test_proxy_timeouts_are_finite_positive_seconds(field: str, value: Any) -> None:
+    _refused(field, lambda: Upstream(["server"], **{field: value}))
+    _refused(field, lambda: progressive_proxy(["server"], **{field: value}))
+
+
+def test_proxy_request_timeout_none_still_means_no_limit() -> None:
+    assert Upstream(["server"], request_timeout=None).request_timeout is None
+
+
+def test_proxy_env_cwd_and_name(tmp_path: Path) -> None:
+    _refused("env", lambda: Upstream(["server"], env={"PATH": 1}))  # type: ignore[dict-item]
+    _refused("cwd", lambda: Upstream(["server"], cwd=tmp_path / "missing"))
+    _refused("name", lambda: progressive_proxy(["server"], name=""))
+
+
+@pytest.mark.parametrize("header", ["x progressive", "x-mode:", "x-modé", "", " x"])
+def test_level_header_must_be_an_http_field_name(header: str) -> None:
+    _refused("clients.level_header", lambda: ClientSettings(level_header=header))
+    assert ClientSettings(level_header="X-Progressive-Disclosure").level_header
+
+
+@pytest.mark.parametrize("header", ["Authorization", "cookie", "Proxy-Authorization"])
+def test_level_header_may_not_be_one_the_server_never_reads(header: str) -> None:
+    _refused("clients.level_header", lambda: ClientSettings(level_header=header))
+
+
+@pytest.mark.parametrize(("field", "value"), [("era", "Modern"), ("era", "2026-07-28"),
+                                              ("transport", "sse"), ("level", "progressive")])
+def test_a_host_profile_that_no_caller_could_match_is_refused(field: str, value: str) -> None:
+    with pytest.raises(ValueError, match=rf"host profile 'acme': {field} must be one of"):
+        HostProfile(**{"name": "acme", "level": None, field: value})
+
+
+@pytest.mark.parametrize("max_tools", [0, 2, 10**6, True, 4.5])
+def test_a_host_profiles_tool_cap_is_a_cap_a_listing_can_hold(max_tools: Any) -> None:
+    with pytest.raises(ValueError, match=r"host profile 'acme': max_tools must be"):
+        HostProfile("acme", None, max_tools=max_tools)
+
+
+@pytest.mark.parametrize("ttl", [1e-6, 0.5, 4.9])
+def test_a_grant_ttl_shorter_than_a_models_turn_is_refused(ttl: float) -> None:
+    with pytest.raises(ValueError, match=r"^grants\.ttl must be a finite number of seconds "
+                                         r"at least 5"):
+        GrantSettings(ttl=ttl)
+    assert GrantSettings(ttl=5).ttl == 5
+
+
+@pytest.mark.parametrize("name", [" describe_tools", "describe_tools ", "a\nb", "x" * 129])
+@pytest.mark.parametrize("field", ["bridge_tool", "dispatch_tool"])
+def test_our_tool_names_are_names_a_client_can_send(field: str, name: str) -> None:
+    _refused(f"added.{field}", lambda: AddedComponents(**{field: name}))
+
+
+def test_bridge_and_dispatch_tools_need_two_names() -> None:
+    _refused("added.dispatch_tool",
+             lambda: AddedComponents(bridge_tool="tools", dispatch_tool="tools"))
+    AddedComponents(bridge_tool=None, dispatch_tool=None)
+
+
+def test_resolver_hooks_need_tool_names_and_resolution_on() -> None:
+    def hook(arguments: dict[str, Any]) -> None:
+        return None
+
+    _refused("resolution.resolvers", lambda: ResolutionSettings(resolvers={"": hook}))
+    _refused("resolution.resolvers", lambda: ResolutionSettings(resolvers={1: hook}))  # type: ignore[dict-item]
+    _refused("resolution.resolvers",
+             lambda: ResolutionSettings(enabled=False, resolvers={"run_sql": hook}))
+    ResolutionSettings(enabled=False, resolvers={})
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (["proxy", "--startup-timeout", "nan", "--", "server"], "--startup-timeout"),
+    (["proxy", "--request-timeout", "inf", "--", "server"], "--request-timeout"),
+    (["proxy", "--request-timeout", "-1", "--", "server"], "--request-timeout"),
+    (["extract", "app.py:mcp", "-o", "out", "--summary-max-chars", "-5"], "--summary-max-chars"),
+    (["check", "app.py:mcp", "out", "--summary-max-chars", "0"], "--summary-max-chars"),
+])
+def test_cli_options_are_checked_by_the_parser(
+    args: list[str], option: str, tmp_path: Path
+) -> None:
+    ran = run_cli(*args, cwd=tmp_path)
+    assert ran.returncode == 2  # argparse's usage error, before anything runs
+    assert f"argument {option}" in ran.stderr
+
+
+# -- options ------------------------------------------------------------------------------
+def _with(option: str, value: Any) -> ProgressiveDisclosure:
+    """The middleware with one setting, spelled ``<group>.<field>`` (or ``exempt_tools``)."""
+    if "." not in option:
+        return ProgressiveDisclosure(**{option: value})
+    group, name = option.split(".")
+    return ProgressiveDisclosure(**{group: GROUPS[group](**{name: value})})
+
+
+BAD_OPTIONS: list[tuple[str, Any]] = [
+    ("grants.max_sessions", 0),
+    ("grants.max_sessions", True),
+    ("grants.ttl", math.nan),
+    ("grants.ttl", math.inf),
+    ("grants.ttl", 1e12),
+    ("grants.ttl", 0),
+    ("grants.store_timeout", math.nan),
+    ("grants.store_timeout", -1.0),
+    ("exempt_tools", "add"),
+    ("clients.full_clients", "old-host"),
+    ("added.instructions", "no"),
+    ("added.max_tools_per_read", 0),
+    ("added.max_tools_per_read", 10**9),
+    ("caches.definitions", 0),
+    ("listing.summary_max_chars", 5),
+    ("listing.level", "full"),
+    ("grants.on_store_error", "maybe"),
+    ("added.bridge_tool", ""),
+    ("clients.level_header", 7),
+    ("clients.level_resolver", "full"),
+    ("grants.store", object()),
+    ("listing.strip_noise", None),
+]
+
+
+@pytest.mark.parametrize(("option", "value"), BAD_OPTIONS)
+def test_bad_options_are_refused_at_construction_naming_the_option(
+    option: str, value: Any
+) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(option)} must be"):
+        _with(option, value)
+
+
+_ANY_VALUE = st.one_of(
+    st.none(), st.booleans(), st.integers(-10**13, 10**13), st.floats(), st.text(max_size=8),
+    st.lists(st.one_of(st.text(max_size=5), st.integers()), max_size=3),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(option=st.sampled_from([
+    "listing.level", "listing.summary_max_chars", "listing.strip_noise", "grants.ttl",
+    "grants.max_sessions", "grants.shared_sessions", "grants.store_timeout",
+    "grants.on_store_error", "added.max_tools_per_read", "caches.definitions",
+    "clients.full_clients", "clients.level_header", "exempt_tools", "added.bridge_tool",
+    "added.guidance_prompt", "added.instructions",
+]), value=_ANY_VALUE)
+def test_any_option_value_is_accepted_sanely_or_refused_by_name(option: str, value: Any) -> None:
+    try:
+        middleware = _with(option, value)
+    except ValueError as exc:
+        assert str(exc).startswith(f"{option} must be"), exc
+        return
+    grants = middleware.grants
+    assert math.isfinite(grants.ttl) and 0 < grants.ttl <= 365 * 24 * 3600
+    assert math.isfinite(grants.store_timeout) and grants.store_timeout > 0
+    assert all(isinstance(name, str) and name for name in middleware.exempt_tools)
+    assert middleware.max_tools_per_read >= 1
+
+
+def test_bad_options_are_refused_clearly() -> None:
+    with pytest.raises(ValueError, match=r"^listing\.level must be one of"):
+        ProgressiveDisclosure(listing=ListingSettings(level="tiny"))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="anonymous"):
+        ProgressiveDisclosure(clients=ClientSettings(anonymous="nobody"))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="summary_max_chars"):
+        ProgressiveDisclosure(listing=ListingSettings(summary_max_chars=3))

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 import pytest
-from fastmcp import Client
+from fastmcp import Client, FastMCP
 from mcp.client.extension import advertise
 
 from fastmcp_progressive import (
@@ -22,7 +22,15 @@ from fastmcp_progressive.disclosure.guidance import (
     agent_guidance,
     system_prompt,
 )
-from tests.conftest import ERAS, FOLLOWED_IN_MEMORY, Era, build_server, clients, connect, gated
+from tests.conftest import (
+    ERAS,
+    FOLLOWED_IN_MEMORY,
+    Era,
+    build_server,
+    clients,
+    connect,
+    gated,
+)
 
 TRANSPORT_ERA = [(t, e) for t in ("memory", "http") for e in ERAS
                  if t == "http" or e in FOLLOWED_IN_MEMORY]
@@ -132,3 +140,18 @@ async def test_a_tool_named_error_is_described_not_mistaken_for_an_error_body() 
         assert not via_bridge.is_error
         assert via_bridge.structured_content["error"]["name"] == "error"  # type: ignore[index]
         assert (await c.call_tool("error", {"message": "m"})).data == "m"
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_instructions_false_still_advertises_the_extension(era: str) -> None:
+    from fastmcp_progressive import EXTENSION_ID
+    from fastmcp_progressive.payloads import INSTRUCTIONS
+
+    server = FastMCP("t", instructions="Own words.")
+    server.add_middleware(ProgressiveDisclosure(added=AddedComponents(instructions=False)))
+    async with connect(server, era) as c:  # type: ignore[arg-type]
+        capabilities = c.server_capabilities
+        assert capabilities is not None
+        assert EXTENSION_ID in (capabilities.extensions or {})
+        assert c.instructions == "Own words."
+        assert INSTRUCTIONS not in c.instructions

@@ -47,7 +47,8 @@ def catalog(folder: Path | None, **options: Any) -> tuple[FastMCP, list[str]]:
     """12 tools: ``billing`` (tags), ``notes`` (files), ``kid`` (a mount), one hidden
     (``secret``, the only member of group ``vault``) and one pinned (``help``)."""
     ran: list[str] = []
-    mcp = FastMCP("groups", auth=options.pop("auth", None))
+    mcp = FastMCP("groups", auth=options.pop("auth", None),
+                  list_page_size=options.pop("list_page_size", None))
     kid = FastMCP("kid", instructions="Kid server: weather lookups and forecasts.")
 
     def make(server: FastMCP, name: str, tags: set[str] | None = None) -> None:
@@ -127,8 +128,7 @@ async def test_clients_without_the_extension_see_nothing_new(
 
 
 async def test_groups_list_pages(tmp_descriptions: Path) -> None:
-    server, _ = catalog(tmp_descriptions)
-    server._list_page_size = 1  # what FastMCP(list_page_size=1) sets
+    server, _ = catalog(tmp_descriptions, list_page_size=1)
     async with Client(server, extensions=[grouping()]) as client:
         names = [g["name"] for g in await list_groups(client)]
         assert names == ["billing", "kid", "notes"]
