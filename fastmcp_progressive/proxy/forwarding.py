@@ -21,7 +21,7 @@ still waiting:
 - progress: to the front request whose call it reports on (the SDK matches the token the
   call was given), while that request waits; exact, so never another caller's;
 - roots: to the front session whose roots the upstream holds (``roots_session``), else as
-  an elicitation is;
+  an elicitation is; before any caller has come, none (an empty list, ``roots.py``);
 - tools/resources/prompts list-changed: carry nothing of any caller, so the front request
   that waited last gets them (FastMCP relays them to one front session).
 
@@ -246,6 +246,8 @@ class RoutingProxyClient(StatefulProxyClient[Any]):
     async def _relay_roots(self, context: Any) -> Any:
         try:
             session = self._roots_session()
+            if session is None and all(c.caller is None for c in self._calls):
+                return []  # no client yet: no roots (``roots.py``), not a failure
             if session is None:
                 return await self._relay("a roots/list request", lambda: (
                     fastmcp_proxy.default_proxy_roots_handler(context)))

@@ -3,12 +3,15 @@
 FastMCP's ``ProxyClient`` relays an upstream's ``roots/list`` to the front request it is
 serving. An upstream asks when its session starts, which the proxy does before any front
 client is connected (at start, to fail early and to start upstreams concurrently), so that
-first question has nobody to ask and the upstream falls back to its command line (on
-``server-filesystem``, the whole folder given there instead of the narrower one the host
-chose). ``RootsForwarding`` closes that gap: on the first request of each handshake-era
-front session whose client has roots, and when that client says its roots changed, every
-upstream that asks for roots is told they changed, asks again, and FastMCP's handler relays
-the question to this client. Roots do not exist in the 2026-07-28 era (SEP-2577).
+first question has nobody to ask. It is answered with no roots (an empty list: no client
+has given any yet), not with an error, which upstreams log as a failure on every start
+("Failed to request initial roots ... -32603"); either way the upstream keeps its command
+line's folders (on ``server-filesystem``, the whole folder given there instead of the
+narrower one the host chose). ``RootsForwarding`` closes that gap: on the first request of
+each handshake-era front session whose client has roots, and when that client says its
+roots changed, every upstream that asks for roots is told they changed, asks again, and
+FastMCP's handler relays the question to this client. Roots do not exist in the 2026-07-28
+era (SEP-2577).
 
 One upstream process serves every front session: with several handshake sessions open at
 once (HTTP), the upstream holds the roots of the session that last connected or changed

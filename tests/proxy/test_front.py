@@ -739,3 +739,54 @@ def test_proxy_over_http_stops_cleanly_on_a_signal(sig: str, tmp_path: Path) -> 
         _, err = process.communicate(timeout=BOUND)
     assert process.returncode == 0, err
     assert "Traceback" not in err and "CancelledError" not in err, err
+
+
+# -- roots at start-up (#27) -----------------------------------------------------------------------
+ROOTS_ASKING_UPSTREAM = """
+import json, sys
+# A handshake-era MCP server that asks its client for roots as soon as its session starts
+# (as server-filesystem and server-everything do) and writes down the answer it got.
+answer = open(sys.argv[1], "w")
+def send(message):
+    print(json.dumps({"jsonrpc": "2.0", **message}), flush=True)
+for line in sys.stdin:
+    message = json.loads(line)
+    method = message.get("method")
+    if method == "initialize":
+        send({"id": message["id"], "result": {
+            "protocolVersion": message["params"]["protocolVersion"],
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "asker", "version": "1"}}})
+    elif method == "notifications/initialized":
+        send({"id": "roots-1", "method": "roots/list"})
+    elif method is None and message.get("id") == "roots-1":
+        answer.write(json.dumps(message))
+        answer.close()
+    elif method == "tools/list":
+        send({"id": message["id"], "result": {"tools": []}})
+    elif "id" in message and method is not None:
+        send({"id": message["id"], "result": {}})
+"""
+
+
+@pytest.mark.slow  # an upstream process
+async def test_roots_asked_before_any_client_are_none_not_a_failure(tmp_path: Path) -> None:
+    """An upstream asking for roots at start-up, before any front client: answered with an
+    empty list (it logged "Failed to request initial roots ... -32603" on every start)."""
+    from fastmcp_progressive.proxy.upstream import Upstream
+    from tests.waiting import until
+
+    app = tmp_path / "asker.py"
+    app.write_text(ROOTS_ASKING_UPSTREAM, encoding="utf-8")
+    answer = tmp_path / "answer.json"
+    upstream = Upstream([sys.executable, "-S", str(app), str(answer)], startup_timeout=30)
+    try:
+        assert await upstream.check() == 0
+        await until(lambda: answer.exists() and answer.read_text(), BOUND,
+                    "the upstream's roots answer")
+    finally:
+        await upstream.close()
+    import json
+
+    got = json.loads(answer.read_text())
+    assert got.get("result") == {"roots": []}, got
+    assert upstream.roots_asked  # so a client with roots arriving later is resynced
