@@ -44,9 +44,16 @@ from mcp.shared.exceptions import MCPError
 
 from fastmcp_progressive import payloads
 from fastmcp_progressive.access.caller import caller_of, note_request, serving
-from fastmcp_progressive.access.catalog import Catalog, gateways_of
+from fastmcp_progressive.access.catalog import Catalog, hooks_listing
 from fastmcp_progressive.access.gate import ANONYMOUS_POLICIES as ANONYMOUS_POLICIES
-from fastmcp_progressive.access.gate import Gate, GateCall, ServerFacts, let_through, nested_call
+from fastmcp_progressive.access.gate import (
+    Gate,
+    GateCall,
+    ServerFacts,
+    gateways_of,
+    let_through,
+    nested_call,
+)
 from fastmcp_progressive.access.grants import GrantStore
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.disclosure.announce import Announcer, announcing_to
@@ -55,17 +62,15 @@ from fastmcp_progressive.disclosure.cost import NetCost
 from fastmcp_progressive.disclosure.describer import Describer, error_result
 from fastmcp_progressive.disclosure.groups import GROUPS_LIST_METHOD, Groups
 from fastmcp_progressive.disclosure.hot_reload import HotReload
-from fastmcp_progressive.disclosure.listing import Lister
-from fastmcp_progressive.disclosure.preload import Preload
-from fastmcp_progressive.disclosure.selection import is_descriptions_uri
+from fastmcp_progressive.disclosure.listing import Lister, Preload
 from fastmcp_progressive.disclosure.toolcap import ToolCap
 from fastmcp_progressive.disclosure.tools_list import ToolsList
 from fastmcp_progressive.fastmcp_internals import cached_methods, state_storage
-from fastmcp_progressive.files.definitions import Definitions
 from fastmcp_progressive.files.folder import anchored
-from fastmcp_progressive.files.store import DescriptionStore
+from fastmcp_progressive.files.store import Definitions, DescriptionStore
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.options import folder, names
+from fastmcp_progressive.payloads import is_descriptions_uri
 from fastmcp_progressive.resolution.server import RESOLVE_METHOD, ToolResolution
 from fastmcp_progressive.settings import (
     AddedComponents,
@@ -133,7 +138,7 @@ class ProgressiveDisclosure(Middleware):
         self.lister = Lister(self.store, listing, cache_size=caches.listing)
         self.preload = Preload(self.lister)
         self.grants = GrantStore(grants)
-        self.modes = ModePolicy(clients, default_level=listing.level)
+        self.modes = ModePolicy(clients, default_level=listing.level, max_tools=listing.max_tools)
         self._gate = Gate(grants=self.grants, modes=self.modes, definitions=self.definitions,
                          anonymous=clients.anonymous,
                          exempt_tools=names("exempt_tools", exempt_tools))
@@ -219,10 +224,10 @@ class ProgressiveDisclosure(Middleware):
             tool = await ctx.fastmcp.get_tool(name)  # asks again: a tool it runs is gated
         call = GateCall(caller_of(ctx), tool.name if hashed and tool else name, tool, arguments,
                         hashed=hashed is not None and tool is not None, nested=nested_call(),
-                        bridge=self.components.which(tool))
+                        bridge=self.components.kinds.get(getattr(tool, "fn", None)))
         verdict = await self._gate.decide(call, ServerFacts(
             gateways=gateways_of(ctx.fastmcp), state_store=partial(state_storage, ctx),
-            shown=partial(self.catalog.shown, ctx)))
+            shown=partial(self.catalog.shown, ctx) if self._order.filtered(ctx.fastmcp) else None))
         if verdict.outcome == "bridge":
             return await self.describer.answer_bridge(ctx, arguments)
         if verdict.outcome == "dispatch":
@@ -261,7 +266,7 @@ class ProgressiveDisclosure(Middleware):
                kind: Literal["resource", "template"] | None = None) -> Any:
         """One descriptions entry; none of what teaches the workflow to a client in full."""
         full = (not self.catalog.passthrough()
-                and self._gate.level(caller_of(context.fastmcp_context)) == "full")
+                and self.modes.level(caller_of(context.fastmcp_context)) == "full")
         return self.components.shown(listed, kind, full=full)
 
     # -- resources/read of the descriptions resource -------------------------------------------
@@ -301,7 +306,7 @@ class ProgressiveDisclosure(Middleware):
                           call_next: CallNext[Any, Any]) -> Any:
         result = await call_next(context)
         caller = announcing_to(caller_of(context.fastmcp_context), context.message)
-        announced = self.announcer.announce(result, self._gate.level(caller))
+        announced = self.announcer.announce(result, self.modes.level(caller))
         return self.resolution.advertise(announced) if self.resolution is not None else announced
 
     def close(self) -> None:
@@ -355,7 +360,9 @@ def misordered(chain: Sequence[Any], middleware: Any) -> str | None:
 
 
 class OrderCheck:
-    """``misordered`` for one middleware, asked again only when a server's list changes.
+    """``misordered`` for one middleware, asked again only when a server's list changes;
+    found at the same time: whether another middleware of the list may filter listings
+    (``catalog.hooks_listing``; then a tool's visibility is asked of it before a refusal).
 
     There is no start-up hook for middleware, so the check runs on the first request the
     server sees and refuses every request (with the fix in the message) until the order is
@@ -371,15 +378,21 @@ class OrderCheck:
 
     def __init__(self, middleware: Any) -> None:
         self._middleware = middleware
-        self._in_order: weakref.WeakKeyDictionary[Any, tuple[Any, ...]] = (
+        self._in_order: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], bool]] = (
             weakref.WeakKeyDictionary())
         self._reported = False
 
     def settled(self, server: Any) -> bool:
         """Whether ``server``'s middleware list is the one last found in order."""
         known, chain = self._in_order.get(server), server.middleware
-        return known is not None and len(known) == len(chain) and all(
-            seen is current for seen, current in zip(known, chain, strict=True))
+        return known is not None and len(known[0]) == len(chain) and all(
+            seen is current for seen, current in zip(known[0], chain, strict=True))
+
+    def filtered(self, server: Any) -> bool:
+        """Whether another middleware of ``server``'s list may filter its listings (True
+        while the list was never found in order: the safe answer)."""
+        known = self._in_order.get(server)
+        return known is None or known[1]
 
     def check(self, server: Any, method: str | None = None) -> None:
         """Refuse to serve while middleware in front of ours would bypass the gate."""
@@ -388,7 +401,8 @@ class OrderCheck:
         chain = tuple(server.middleware)
         problem = misordered(chain, self._middleware)
         if problem is None:
-            self._in_order[server] = chain
+            self._in_order[server] = (chain, any(
+                m is not self._middleware and hooks_listing(m) for m in chain))
             return
         if not self._reported:
             self._reported = True

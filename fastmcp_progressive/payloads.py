@@ -20,6 +20,17 @@ from urllib.parse import quote
 DESCRIPTIONS_URI = "resource:///tool_descriptions"
 """The URI of the descriptions resource, without a query."""
 
+
+def is_descriptions_uri(uri: str) -> bool:
+    """Whether ``uri`` addresses the descriptions resource (with or without a query).
+
+    The one test for "is this our resource": reads (the middleware) and a client's
+    ``resources/list`` (``guidance.uses_progressive_disclosure``) both ask it.
+    """
+    base = uri.split("?", 1)[0].split("#", 1)[0]
+    return base.rstrip("/") == DESCRIPTIONS_URI or base == "resource://tool_descriptions"
+
+
 EXTENSION_ID = "io.github.fastmcp-progressive/progressive-disclosure"
 """The SEP-2133 extension identifier (``vendor-prefix/name``) clients use to pick a mode."""
 

@@ -17,7 +17,7 @@ from fastmcp.server.transforms import ResourcesAsTools
 
 from fastmcp_progressive import DESCRIPTIONS_URI
 from fastmcp_progressive.access.caller import identify
-from fastmcp_progressive.disclosure.selection import is_descriptions_uri
+from fastmcp_progressive.payloads import is_descriptions_uri
 from fastmcp_progressive.resolution.client import resolve_tool, tool_resolution
 from tests.conftest import build_server, connect, gated
 

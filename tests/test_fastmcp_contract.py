@@ -39,7 +39,7 @@ from key_value.aio.stores.memory import MemoryStore
 import fastmcp_progressive
 from fastmcp_progressive import fastmcp_internals as internals
 from fastmcp_progressive.access.caller import is_modern
-from fastmcp_progressive.access.catalog import gateway_tools
+from fastmcp_progressive.access.gate import gateway_tools
 from fastmcp_progressive.disclosure.listing import ListedTool
 from tests.conftest import Era, connect
 from tests.tracked import tracked
@@ -276,7 +276,7 @@ async def test_search_tool_names(kind: type[Any]) -> None:
 
 
 async def test_gateway_tool_names_match_what_the_transforms_list() -> None:
-    """The names ``catalog.gateway_tools`` expects are those FastMCP's gateway transforms
+    """The names ``gate.gateway_tools`` expects are those FastMCP's gateway transforms
     really generate (public behaviour, checked here beside the private reads)."""
     for transform in (ResourcesAsTools(FastMCP("r")), PromptsAsTools(FastMCP("p")),
                       RegexSearchTransform()):

@@ -1,6 +1,6 @@
 """Rules about description files that several parts of the package share, checked together.
 
-Each rule is written once (``files/folder.py``, ``files/format.py``, ``disclosure/selection.py``):
+Each rule is written once (``files/folder.py``, ``files/format.py``, ``disclosure/describer.py``):
 these tests pin that the parts using it agree: the store and ``check`` read the same file for a
 tool, ``extract`` writes front matter the parser reads back, and the guidance recognises
 the descriptions resource by every address a read accepts.
@@ -20,11 +20,11 @@ from fastmcp import FastMCP
 from fastmcp_progressive.cli.checks import check
 from fastmcp_progressive.cli.commands import render
 from fastmcp_progressive.disclosure.guidance import agent_guidance, system_prompt
-from fastmcp_progressive.disclosure.selection import is_descriptions_uri
 from fastmcp_progressive.files import folder as description_folder
 from fastmcp_progressive.files.folder import read_folder
 from fastmcp_progressive.files.parsing import parse_text
 from fastmcp_progressive.files.store import DescriptionStore
+from fastmcp_progressive.payloads import is_descriptions_uri
 
 
 def _server() -> FastMCP:

@@ -223,7 +223,7 @@ async def test_only_fastmcp_gateway_transforms_are_exempt() -> None:
     server.add_transform(BM25SearchTransform(search_tool_name="find_tools"))
     middleware = server.middleware[-1]
     assert isinstance(middleware, ProgressiveDisclosure)
-    from fastmcp_progressive.access.catalog import gateway_tools
+    from fastmcp_progressive.access.gate import gateway_tools
 
     assert gateway_tools(server) == {"find_tools", "call_tool"}
     async with connect(server, "legacy") as c:  # a followed caller: gated

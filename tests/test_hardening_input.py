@@ -26,8 +26,8 @@ from fastmcp_progressive import (
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.grants import _kv_key
 from fastmcp_progressive.cli.commands import main
+from fastmcp_progressive.disclosure.describer import parse_selection, selection_from_names
 from fastmcp_progressive.disclosure.listing import ELLIPSIS, cut_line, summarize
-from fastmcp_progressive.disclosure.selection import parse_selection, selection_from_names
 from fastmcp_progressive.files.store import DescriptionStore
 from tests.conftest import build_server, connect, fetch, gated, read_json, serve_http
 from tests.spies import batch_handled

@@ -23,9 +23,8 @@ from fastmcp_progressive import (
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.grants import CONFIRMED_SECONDS, GrantStore
 from fastmcp_progressive.caches import IdentityCache, ToolCache
-from fastmcp_progressive.disclosure.listing import Lister
-from fastmcp_progressive.disclosure.preload import THREAD_NAME, Preload
-from fastmcp_progressive.files import definitions
+from fastmcp_progressive.disclosure.listing import THREAD_NAME, Lister, Preload
+from fastmcp_progressive.files import store as definitions
 from fastmcp_progressive.files import store as descriptions
 from tests.conftest import ERAS, connect, fetch, gated
 from tests.servers import add_basic_tools

@@ -15,9 +15,6 @@ observe or cache (FastMCP's logging, timing, rate limiting, error handling, resp
 caching) are not asked, so a lookup is neither counted as a request nor cached as a
 listing.
 
-The tools FastMCP's own gateway transforms generate (search, ``ResourcesAsTools``,
-CodeMode) are found here too (``gateways_of``): they are how a client reaches the others.
-
 Example:
     ```python
     catalog = Catalog(owner=middleware)
@@ -27,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -35,7 +31,6 @@ from typing import Any
 
 import mcp_types as mt
 from cachetools import LRUCache
-from fastmcp import FastMCP
 from fastmcp.server.context import Context
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.server.middleware.caching import ResponseCachingMiddleware
@@ -49,74 +44,14 @@ from fastmcp.server.middleware.rate_limiting import (
 )
 from fastmcp.server.middleware.response_limiting import ResponseLimitingMiddleware
 from fastmcp.server.middleware.timing import DetailedTimingMiddleware, TimingMiddleware
-from fastmcp.server.transforms.search.base import BaseSearchTransform
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.access.lookup import batch
-from fastmcp_progressive.fastmcp_internals import every_hook, search_tool_names
+from fastmcp_progressive.fastmcp_internals import every_hook
 
 _listing_for: ContextVar[tuple[Middleware, ...]] = ContextVar(
     "fastmcp_progressive_listing_for", default=())
 """The middleware whose catalog is listing tools for itself right now (innermost last)."""
-
-
-def _gateway_names(transform: Any) -> tuple[str, ...]:
-    """The tools one of FastMCP's own gateway transforms generates, by its type."""
-    from fastmcp.server.transforms import PromptsAsTools, ResourcesAsTools
-
-    if isinstance(transform, BaseSearchTransform):
-        return search_tool_names(transform)
-    try:
-        from fastmcp.experimental.transforms.code_mode import CodeMode
-    except ImportError:  # pragma: no cover - an optional part of FastMCP
-        CodeMode = None  # type: ignore[assignment,misc]
-    if CodeMode is not None and isinstance(transform, CodeMode):
-        return (transform.execute_tool_name,)
-    if isinstance(transform, ResourcesAsTools):
-        return ("list_resources", "read_resource")
-    if isinstance(transform, PromptsAsTools):
-        return ("list_prompts", "get_prompt")
-    return ()
-
-
-def gateway_tools(server: FastMCP) -> frozenset[str]:
-    """Tools a server-level transform of FastMCP's generates to reach other components.
-
-    A search transform's ``search_tools``/``call_tool`` and ``ResourcesAsTools``'
-    ``list_resources``/``read_resource`` are how a client finds and reaches the real tools;
-    gating them would make the model fetch a description to be allowed to search. Only
-    FastMCP's own gateway transform types count (a renamed search tool included); any other
-    transform, such as a user's rename, un-gates nothing.
-    """
-    names: set[str] = set()
-    for transform in server.transforms:
-        names.update(_gateway_names(transform))
-    return frozenset(names)
-
-
-_Seen = tuple[tuple[Any, ...], frozenset[str]]
-_gateways: weakref.WeakKeyDictionary[FastMCP[Any], _Seen] = weakref.WeakKeyDictionary()
-"""Per server: its transforms when last looked at (held, so their ids stay theirs), and
-the gateway tools they generate."""
-
-
-def gateways_of(server: FastMCP[Any]) -> frozenset[str]:
-    """``gateway_tools(server)``, recomputed only when the server's transforms change.
-
-    A transform added, removed or replaced changes the identities looked at, so the answer
-    is never stale; what is skipped is walking (and type-checking) each transform per call.
-    """
-    transforms = server.transforms
-    if not transforms:
-        return frozenset()
-    known = _gateways.get(server)
-    if known is not None and len(known[0]) == len(transforms) and all(
-        seen is current for seen, current in zip(known[0], transforms, strict=True)
-    ):
-        return known[1]
-    names = gateway_tools(server)
-    _gateways[server] = (tuple(transforms), names)
-    return names
 
 
 _OBSERVERS: tuple[type[Middleware], ...] = (

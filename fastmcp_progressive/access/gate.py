@@ -9,7 +9,9 @@ verdict:
    our bridge (``describe_tools``) or dispatch bridge (``run_tool``) is answered by us, and
    a bridge call counts as engaging with the workflow (``caller.note_bridge_call``);
 1. a call nested inside a call an outer gate already let through runs;
-2. an exempt tool (configured, or a gateway FastMCP's own transforms generate) runs;
+2. an exempt tool (configured, or a gateway FastMCP's own transforms generate, found by
+   ``gateways_of``: a search transform's ``search_tools``/``call_tool``, ``ResourcesAsTools``,
+   CodeMode's ``execute``) runs;
 3. a call with no client behind it (``internal``) runs;
 4. a client at the ``full`` level (compatibility mode) runs;
 5. a caller the server cannot follow from one call to the next (no identity, a session
@@ -48,22 +50,23 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Awaitable, Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, get_args
 
+from fastmcp import FastMCP
 from fastmcp.server.middleware import CallNext
+from fastmcp.server.transforms.search.base import BaseSearchTransform
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.access.arguments import ArgumentChecker
 from fastmcp_progressive.access.caller import Caller, note_bridge_call, opened_with_call
 from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable, ServerStore
 from fastmcp_progressive.access.modes import ModePolicy
-from fastmcp_progressive.fastmcp_internals import is_nested_tool_call
-from fastmcp_progressive.files.definitions import Definitions
-from fastmcp_progressive.files.pins import is_pinned
-from fastmcp_progressive.hosts import Level
+from fastmcp_progressive.fastmcp_internals import is_nested_tool_call, search_tool_names
+from fastmcp_progressive.files.store import Definitions, is_pinned
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.settings import AnonymousPolicy
 
@@ -110,10 +113,6 @@ class GateCall:
         return not self.nested and self.bridge is None
 
 
-async def _shown(tool: Tool) -> bool:
-    return True
-
-
 @dataclass(frozen=True)
 class ServerFacts:
     """What the server serving one call tells the gate.
@@ -121,12 +120,13 @@ class ServerFacts:
     ``gateways``: the tools FastMCP's gateway transforms generate (never gated);
     ``state_store``: the server's session-state store (principal grants live there by
     default); ``shown``: whether the other middleware's listing filters show a tool to
-    this caller, asked only before its definition is handed over.
+    this caller, asked only before its definition is handed over (None: no other
+    middleware filters listings).
     """
 
     gateways: frozenset[str] = frozenset()
     state_store: ServerStore | None = None
-    shown: Callable[[Tool], Awaitable[bool]] = _shown
+    shown: Callable[[Tool], Awaitable[bool]] | None = None
 
 
 @dataclass(frozen=True)
@@ -175,6 +175,66 @@ def let_through(call_next: CallNext[T, R]) -> CallNext[T, R]:
     return passed
 
 
+# -- the tools FastMCP's gateway transforms generate ---------------------------------------------
+def _gateway_names(transform: Any) -> tuple[str, ...]:
+    """The tools one of FastMCP's own gateway transforms generates, by its type."""
+    from fastmcp.server.transforms import PromptsAsTools, ResourcesAsTools
+
+    if isinstance(transform, BaseSearchTransform):
+        return search_tool_names(transform)
+    try:
+        from fastmcp.experimental.transforms.code_mode import CodeMode
+    except ImportError:  # pragma: no cover - an optional part of FastMCP
+        CodeMode = None  # type: ignore[assignment,misc]
+    if CodeMode is not None and isinstance(transform, CodeMode):
+        return (transform.execute_tool_name,)
+    if isinstance(transform, ResourcesAsTools):
+        return ("list_resources", "read_resource")
+    if isinstance(transform, PromptsAsTools):
+        return ("list_prompts", "get_prompt")
+    return ()
+
+
+def gateway_tools(server: FastMCP) -> frozenset[str]:
+    """Tools a server-level transform of FastMCP's generates to reach other components.
+
+    A search transform's ``search_tools``/``call_tool`` and ``ResourcesAsTools``'
+    ``list_resources``/``read_resource`` are how a client finds and reaches the real tools;
+    gating them would make the model fetch a description to be allowed to search. Only
+    FastMCP's own gateway transform types count (a renamed search tool included); any other
+    transform, such as a user's rename, un-gates nothing.
+    """
+    names: set[str] = set()
+    for transform in server.transforms:
+        names.update(_gateway_names(transform))
+    return frozenset(names)
+
+
+_Seen = tuple[tuple[Any, ...], frozenset[str]]
+_gateways: weakref.WeakKeyDictionary[FastMCP[Any], _Seen] = weakref.WeakKeyDictionary()
+"""Per server: its transforms when last looked at (held, so their ids stay theirs), and
+the gateway tools they generate."""
+
+
+def gateways_of(server: FastMCP[Any]) -> frozenset[str]:
+    """``gateway_tools(server)``, recomputed only when the server's transforms change.
+
+    A transform added, removed or replaced changes the identities looked at, so the answer
+    is never stale; what is skipped is walking (and type-checking) each transform per call.
+    """
+    transforms = server.transforms
+    if not transforms:
+        return frozenset()
+    known = _gateways.get(server)
+    if known is not None and len(known[0]) == len(transforms) and all(
+        seen is current for seen, current in zip(known[0], transforms, strict=True)
+    ):
+        return known[1]
+    names = gateway_tools(server)
+    _gateways[server] = (tuple(transforms), names)
+    return names
+
+
 class Gate:
     """Owns the gating decision and the grants it rests on (see the module docstring)."""
 
@@ -199,12 +259,6 @@ class Gate:
         self._noted_unfollowable = False
 
     # -- who is gated -----------------------------------------------------------------
-    def level(self, caller: Caller) -> Level:
-        """What ``caller``'s listing shows: ``full`` (never gated) or a progressive level."""
-        if caller.kind == "anonymous" and self.anonymous == "full":
-            return "full"
-        return self.modes.level(caller)
-
     def keeps_grants(self, caller: Caller) -> bool:
         """Whether grants can be kept for ``caller`` (an anonymous one only when shared)."""
         if caller.kind == "anonymous":
@@ -225,7 +279,7 @@ class Gate:
         caller, name, tool = call.caller, call.name, call.tool
         if call.nested or name in self.exempt_tools or name in server.gateways:
             return RUN
-        if caller.kind == "internal" or self.level(caller) == "full":
+        if caller.kind == "internal" or self.modes.level(caller) == "full":
             return RUN
         if (caller.kind == "anonymous" or self.modes.per_call(caller)
                 or opened_with_call(caller)):
@@ -245,7 +299,7 @@ class Gate:
             return STORE_UNAVAILABLE
         if self.pinned(tool):
             return RUN
-        if not await server.shown(tool):
+        if server.shown is not None and not await server.shown(tool):
             return UNKNOWN  # hidden from this caller: never taught
         definition, _ = self.definitions.for_tool(tool)
         if not await self.grants.add(caller, [name], server_store=server.state_store):
@@ -266,7 +320,7 @@ class Gate:
             return RUN_CHECKED  # pinned or not, it runs: the pin is asked only to refuse
         if self.pinned(tool):
             return RUN
-        if not await server.shown(tool):
+        if server.shown is not None and not await server.shown(tool):
             return UNKNOWN
         definition, _ = self.definitions.for_tool(tool)
         return Verdict("refuse", definition=definition, problem=problem)

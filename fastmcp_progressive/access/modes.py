@@ -6,6 +6,8 @@ descriptions resource still answers it. A progressive client gets ``"typed"``,
 is made per request from that request's own client, so one client's level never leaks to
 another. In order:
 
+0. A caller the server cannot follow (``anonymous``) under ``ClientSettings(anonymous="full")``
+   is served in full.
 1. ``resolver``: a callable the server passes; it sees a ``ClientInfo`` and returns a
    ``Level`` (``"full"``, ``"typed"``, ``"minimal"``, ``"skeleton"``) or ``None`` (no
    opinion). The operator's final say. It runs once per
@@ -21,6 +23,11 @@ another. In order:
 4. Glob patterns on the client's ``name`` or ``name/version`` (``full_clients``).
 5. The host profiles table (``hosts.py``): known hosts by client name/version.
 6. Otherwise the server's progressive level (``ListingSettings.level``).
+
+The host profile a client matches also says whether it opens a session per tool call
+(``per_call``) and how many tools it takes (``tool_limit``, with ``ListingSettings.max_tools``):
+all three are the same for every request of that client, so the profile is matched once per
+client (name, version, era, transport, channel, capabilities) and kept, bounded.
 
 Example:
     ```python
@@ -43,7 +50,7 @@ from cachetools import LRUCache
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
 from fastmcp_progressive.caches import IdentityCache
-from fastmcp_progressive.hosts import Level, profile_for, profile_level
+from fastmcp_progressive.hosts import HostProfile, Level, profile_for
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.payloads import EXTENSION_ID
 from fastmcp_progressive.settings import ClientInfo, ClientSettings, ListingSettings
@@ -75,8 +82,11 @@ class ModePolicy:
         settings: ClientSettings | None = None,
         *,
         default_level: Level = ListingSettings.level,
+        max_tools: int | None = None,
     ) -> None:
         settings = settings or ClientSettings()  # checked when it was built
+        self.anonymous_full = settings.anonymous == "full"
+        self.max_tools = max_tools
         self.full_clients = tuple(settings.full_clients)
         self.level_header = settings.level_header.lower() if settings.level_header else None
         self.resolver = settings.level_resolver
@@ -86,12 +96,16 @@ class ModePolicy:
         # caller object -> (what the resolver said,)
         self.host_profiles = tuple(settings.host_profiles or ())
         self.default_level: Level = default_level
-        # (name, version, era, transport) -> what the name rules and host table say; a
-        # least recently used dropped beyond MAX_CLIENTS_KEPT (names are the client's to choose)
-        self._by_client: LRUCache[tuple[Any, ...], str | None] = LRUCache(MAX_CLIENTS_KEPT)
+        # client (name, version, era, transport, channel, capabilities) -> what the name
+        # rules say and the host profile it matches; least recently used dropped beyond
+        # MAX_CLIENTS_KEPT (names are the client's to choose)
+        self._by_client: LRUCache[tuple[Any, ...], tuple[str | None, HostProfile | None]] = (
+            LRUCache(MAX_CLIENTS_KEPT))
 
     def level(self, caller: Caller) -> Level:
         """The listing level for ``caller``; never raises (a failing resolver is logged)."""
+        if self.anonymous_full and caller.kind == "anonymous":
+            return "full"
         chosen = self._chosen(caller)
         if chosen is None:
             chosen = self._named(caller)
@@ -118,31 +132,45 @@ class ModePolicy:
         return None
 
     def _named(self, caller: Caller) -> str | None:
-        """What ``full_clients`` and the host table say of the client's name and version:
-        the same for every request of that client, so kept (bounded) by those fields."""
-        if caller.client_name is None:
-            return None
-        key = (_kept(caller.client_name), _kept(caller.client_version), caller.era,
-               caller.transport)
-        if key in self._by_client:
-            return self._by_client[key]
-        chosen: str | None = None
-        if self.full_clients and caller.client_name and self._matches(
-            caller.client_name, caller.client_version
-        ):
-            chosen = "full"
-        else:
-            chosen = profile_level(self.host_profiles, caller)
-        self._by_client[key] = chosen
-        return chosen
+        """What ``full_clients`` and the host table say of the client's name and version."""
+        return self._client(caller)[0]
+
+    def profile(self, caller: Caller) -> HostProfile | None:
+        """The first host profile ``caller`` matches, or None."""
+        return self._client(caller)[1]
 
     def per_call(self, caller: Caller) -> bool:
         """Whether the host table says ``caller`` opens a session per tool call (so no
         grant can follow it): the first matching row decides, as it does the level."""
-        if not self.host_profiles or caller.client_name is None:
-            return False
-        profile = profile_for(self.host_profiles, caller)
+        profile = self._client(caller)[1]
         return profile is not None and profile.per_call
+
+    def tool_limit(self, caller: Caller) -> int | None:
+        """The most tools ``caller``'s listing may hold (None: no cap): the lower of the
+        server's cap (``ListingSettings.max_tools``) and its host profile's."""
+        profile = self._client(caller)[1]
+        host = profile.max_tools if profile is not None else None
+        if host is None or self.max_tools is None:
+            return host if self.max_tools is None else self.max_tools
+        return min(host, self.max_tools)
+
+    def _client(self, caller: Caller) -> tuple[str | None, HostProfile | None]:
+        """What the name rules say of ``caller``'s client and the host profile it matches:
+        the same for every request of that client, so kept (bounded) by its fields."""
+        if caller.client_name is None:
+            return None, None
+        key = (_kept(caller.client_name), _kept(caller.client_version), caller.era,
+               caller.transport, caller.channel, caller.capabilities)
+        known = self._by_client.get(key)
+        if known is not None:
+            return known
+        profile = profile_for(self.host_profiles, caller)
+        chosen: str | None = profile.level if profile is not None else None
+        if (self.full_clients and caller.client_name
+                and self._matches(caller.client_name, caller.client_version)):
+            chosen = "full"
+        self._by_client[key] = (chosen, profile)
+        return chosen, profile
 
     def _matches(self, name: str, version: str | None) -> bool:
         labels = (name, f"{name}/{version}") if version else (name,)

@@ -52,8 +52,8 @@ from fastmcp.utilities.components import FastMCPComponent
 from fastmcp_progressive import payloads
 from fastmcp_progressive.access.gate import Bridge
 from fastmcp_progressive.disclosure.bridge import bridge_tool, dispatch_tool
-from fastmcp_progressive.disclosure.selection import is_descriptions_uri
 from fastmcp_progressive.fastmcp_internals import local_component
+from fastmcp_progressive.payloads import is_descriptions_uri
 
 TEMPLATE_URI = payloads.DESCRIPTIONS_URI + "{?tools}"
 """The descriptions resource as an RFC 6570 template, so FastMCP and proxies match queries."""
@@ -99,7 +99,15 @@ class DisclosureComponents:
         self.bridge = bridge_tool(bridge_name, bridge) if bridge_name else None
         self.dispatch = (dispatch_tool(dispatch_name, dispatch)
                          if dispatch_name and dispatch is not None else None)
+        self.bridge_name = self.bridge.name if self.bridge is not None else None
+        self.dispatch_name = self.dispatch.name if self.dispatch is not None else None
         self.prompt = prompt
+        ours: tuple[tuple[Bridge, Tool | None], ...] = (("bridge", self.bridge),
+                                                         ("dispatch", self.dispatch))
+        self.kinds: dict[Any, Bridge] = {
+            getattr(tool, "fn", None): kind for kind, tool in ours if tool is not None}
+        """Our tools' functions, by kind: a tool FastMCP resolves a call to is ours when it
+        runs one of them (a tool of a bridge's name the user registered is the user's)."""
         self._added: list[tuple[weakref.ref[FastMCP[Any]], FastMCPComponent,
                                 Callable[[], None]]] = []
 
@@ -110,23 +118,6 @@ class DisclosureComponents:
         ctx = get_context()
         return await self._read(ctx, payloads.resource_uri_for(tools.split(",")) if tools
                                 else payloads.DESCRIPTIONS_URI)
-
-    @property
-    def bridge_name(self) -> str | None:
-        return self.bridge.name if self.bridge is not None else None
-
-    @property
-    def dispatch_name(self) -> str | None:
-        return self.dispatch.name if self.dispatch is not None else None
-
-    def which(self, tool: Tool | None) -> Bridge | None:
-        """Which of our tools ``tool`` (what FastMCP resolved a call to) is, if any: a
-        user's tool of a bridge's name is the user's."""
-        if tool is None:
-            return None
-        if same_tool(tool, self.bridge):
-            return "bridge"
-        return "dispatch" if same_tool(tool, self.dispatch) else None
 
     def is_bridge(self, tool: Tool | None) -> bool:
         return same_tool(tool, self.bridge)

@@ -35,7 +35,7 @@ import mcp_types as mt
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.disclosure.components import DisclosureComponents
-from fastmcp_progressive.files.definitions import compact_json
+from fastmcp_progressive.files.store import compact_json
 from fastmcp_progressive.log import get_logger
 
 logger = get_logger("cost")

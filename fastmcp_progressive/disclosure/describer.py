@@ -12,18 +12,36 @@ that skip middleware.
 A tool the caller may not see answers like an unknown one, with the closest names of its
 own listing (``suggestions.py``); a read never widens what a caller may see.
 
+What a read selects: the base URI must be ours; the query is what follows the first ``?``
+before any ``#`` (``#?tools=a`` is a fragment, not a query); every ``tools`` parameter counts
+(``?tools=a&tools=b`` equals ``?tools=a,b``); each value is split on literal commas first and
+only then percent-decoded, so ``a%2Cb`` names the one tool ``a,b``; names are trimmed, blank
+ones dropped (they count toward no limit) and duplicates folded in first-seen order. Names
+are not cut. The work is bounded: a query longer than ``MAX_QUERY_CHARS``, bridge names
+adding up to more than that, or more than the configured number of tools is refused whole.
+
+Names as a parent shows them: a child mounted with ``parent.mount(child, "kid")`` keeps its
+middleware working, but the client speaks the parent's names (``kid_add``,
+``kid_describe_tools``, ``resource://kid//tool_descriptions?tools=...``) while FastMCP hands
+the child its own (``add``); the difference, the mount prefix, names the tools and the
+bridge in a refusal the way the client can call them, and is taken off names in a fetch.
+
 Example:
     ```python
     described = await describer.describe(ctx, parse_selection(uri, limit=32))
     described.text()  # the JSON body; described.granted: the tools granted
+    parse_selection("resource:///tool_descriptions?tools=a,b%2Cc", limit=32)
+    # Selection(names=('a', 'b,c'), count=2)
     ```
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import unquote
 
 import mcp_types as mt
 from fastmcp.exceptions import FastMCPError
@@ -34,31 +52,137 @@ from fastmcp_progressive import payloads
 from fastmcp_progressive.access.caller import caller_of
 from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.gate import Gate
-from fastmcp_progressive.access.mounts import (
-    call_prefix,
-    read_prefix,
-    refusal_for_mount,
-    unprefixed,
-)
 from fastmcp_progressive.disclosure.bridge import dispatched_arguments, requested_names
 from fastmcp_progressive.disclosure.components import DisclosureComponents
 from fastmcp_progressive.disclosure.groups import Groups
 from fastmcp_progressive.disclosure.guidance import guidance_prompt as guidance_prompt_for
 from fastmcp_progressive.disclosure.listing import Lister
-from fastmcp_progressive.disclosure.selection import (
-    MAX_QUERY_CHARS,
-    Selection,
-    parse_selection,
-    resolve_trimmed,
-    selection_from_names,
-)
 from fastmcp_progressive.disclosure.suggestions import Suggestions
 from fastmcp_progressive.disclosure.toolcap import ToolCap
-from fastmcp_progressive.fastmcp_internals import state_storage
-from fastmcp_progressive.files.definitions import Definitions, compact_json
+from fastmcp_progressive.fastmcp_internals import state_storage, wire_params
+from fastmcp_progressive.files.store import Definitions, compact_json
 from fastmcp_progressive.log import get_logger
 
 logger = get_logger()
+
+MAX_QUERY_CHARS = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The names a read selects; ``count`` is how many were asked for (before any cap)."""
+
+    names: tuple[str, ...]
+    count: int
+    too_long: bool = False
+
+    @property
+    def missing(self) -> bool:
+        return self.count == 0
+
+
+def parse_selection(uri: str, *, limit: int) -> Selection:
+    """The tool names ``uri`` selects; ``names`` is empty when more than ``limit`` were asked.
+
+    Over the limit, ``count`` says how many items were asked for so the error can say so.
+    """
+    before_fragment = uri.split("#", 1)[0]
+    query = before_fragment.split("?", 1)[1] if "?" in before_fragment else ""
+    if len(query) > MAX_QUERY_CHARS:
+        return Selection(names=(), count=query.count(",") + 1, too_long=True)
+    items = [
+        item
+        for pair in query.split("&")
+        if unquote(pair.partition("=")[0]).strip() == "tools"
+        for item in pair.partition("=")[2].split(",")
+    ]
+    return selection_from_names([unquote(item, errors="replace") for item in items], limit=limit)
+
+
+def selection_from_names(raw: list[str], *, limit: int) -> Selection:
+    """The same rules for names that arrive as a list (the bridge tool's arguments)."""
+    if sum(len(item) for item in raw) > MAX_QUERY_CHARS:
+        return Selection(names=(), count=len(raw), too_long=True)
+    names = dict.fromkeys(item for item in raw if item.strip())
+    if len(names) > limit:
+        return Selection(names=(), count=len(names))
+    return Selection(names=tuple(names), count=len(names))
+
+
+T = TypeVar("T")
+
+
+async def resolve_trimmed(
+    names: Sequence[str], look_up: Callable[[Sequence[str]], Awaitable[dict[str, T | None]]]
+) -> dict[str, T | None]:
+    """``look_up(names)``, with each name that has surrounding whitespace and finds nothing
+    looked up again trimmed (answered under the trimmed name; duplicates folded).
+
+    The exact name always wins, so a tool named ``" a"`` and one named ``"a"`` are both
+    reachable; a name finding nothing either way is answered under its trimmed form.
+    """
+    found = await look_up(names)
+    retry = [name for name, value in found.items() if value is None and name != name.strip()]
+    again = await look_up([name.strip() for name in retry]) if retry else {}
+    resolved: dict[str, T | None] = {}
+    for name, value in found.items():
+        if value is None and name != name.strip():
+            name, value = name.strip(), again.get(name.strip())
+        if name not in resolved or resolved[name] is None:
+            resolved[name] = value
+    return resolved
+
+
+# -- names through a parent's mount -------------------------------------------------------------
+def _wire_param(ctx: Context | None, key: str) -> str | None:
+    params = wire_params(ctx)
+    value = params.get(key) if params is not None else None
+    return value if isinstance(value, str) else None
+
+
+def call_prefix(ctx: Context | None, local_name: str) -> str:
+    """The prefix the client's ``tools/call`` name has over ``local_name`` ("" if none)."""
+    wire = _wire_param(ctx, "name")
+    if wire is None or wire == local_name or not wire.endswith(local_name):
+        return ""
+    return wire[: -len(local_name)]
+
+
+def read_prefix(ctx: Context | None, local_uri: str) -> str:
+    """The tool-name prefix of the mount a ``resources/read`` came through ("" if none).
+
+    FastMCP's namespace turns ``resource:///x`` into ``resource://kid//x`` and tool ``t``
+    into ``kid_t``.
+    """
+    wire = _wire_param(ctx, "uri")
+    scheme = "resource://"
+    if wire is None or wire == local_uri or not wire.startswith(scheme):
+        return ""
+    namespace = wire[len(scheme):].split("/", 1)[0]
+    return f"{namespace}_" if namespace else ""
+
+
+def unprefixed(names: Sequence[str], prefix: str) -> list[str]:
+    """``names`` with the mount prefix removed where present."""
+    if not prefix:
+        return list(names)
+    return [n[len(prefix):] if n.startswith(prefix) and len(n) > len(prefix) else n
+            for n in names]
+
+
+def mounted_uri(uri: str, prefix: str) -> str:
+    """``uri`` (``resource:///...``) as the parent of a ``prefix`` mount addresses it."""
+    if not prefix or not uri.startswith("resource:///"):
+        return uri
+    return f"resource://{prefix[:-1]}//" + uri[len("resource:///"):]
+
+
+def refusal_for_mount(body: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """A refusal body whose resource URI routes through the parent of a ``prefix`` mount."""
+    error = body.get("error")
+    if prefix and isinstance(error, dict) and isinstance(error.get("resource_uri"), str):
+        error["resource_uri"] = mounted_uri(error["resource_uri"], prefix)
+    return body
 
 
 @dataclass
@@ -163,9 +287,12 @@ class Describer:
 
     async def _list_described(self, ctx: Context, names: list[str]) -> None:
         """Put tools just described in a followable caller's capped listing, and tell it."""
+        smallest = self.cap.smallest_limit
+        if not names or not smallest or 0 < self.cap.largest_listing <= smallest:
+            return  # no cap at all, or every listing of this server fits the lowest
         caller = caller_of(ctx)
-        limit = self.cap.limit(caller)
-        if limit is None or not names or 0 < self.cap.largest_listing <= limit:
+        limit = self.gate.modes.tool_limit(caller)
+        if limit is None or 0 < self.cap.largest_listing <= limit:
             return
         if await self.cap.add(caller, names, limit, partial(state_storage, ctx)):
             try:

@@ -66,8 +66,7 @@ from fastmcp_progressive.fastmcp_internals import (
     server_info_stamp,
 )
 from fastmcp_progressive.files.model import DescriptionFile
-from fastmcp_progressive.files.pins import ALWAYS_LOAD_TAG
-from fastmcp_progressive.files.store import DescriptionStore, Signature
+from fastmcp_progressive.files.store import ALWAYS_LOAD_TAG, DescriptionStore, Signature
 
 GROUPING_EXTENSION_ID = "io.modelcontextprotocol/grouping"
 GROUPS_META_KEY = "io.modelcontextprotocol/groups"

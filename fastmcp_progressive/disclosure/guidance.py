@@ -24,8 +24,7 @@ from typing import Any
 from fastmcp.prompts import Message, PromptResult
 from fastmcp.prompts.base import Prompt
 
-from fastmcp_progressive.disclosure.selection import is_descriptions_uri
-from fastmcp_progressive.payloads import DEFAULT_BRIDGE_TOOL, DESCRIPTIONS_URI
+from fastmcp_progressive.payloads import DEFAULT_BRIDGE_TOOL, DESCRIPTIONS_URI, is_descriptions_uri
 
 PROMPT_NAME = "progressive_disclosure_guide"
 

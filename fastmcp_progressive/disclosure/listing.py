@@ -5,7 +5,7 @@ Levels (``ProgressiveDisclosure(listing=ListingSettings(level=...))``, the schem
 ``required``), ``"skeleton"`` (also enums and nested objects) and ``"minimal"`` (no
 properties: only for clients known to pass undeclared arguments).
 
-A tool pinned "always load" (``pins.py``) is listed as registered at every level.
+A tool pinned "always load" (``files/store.py:is_pinned``) is listed as registered at every level.
 
 Every level drops ``outputSchema`` and, with ``strip_noise``, a ``title`` that only re-cases the
 name and an empty ``_meta.fastmcp.tags``. A reduced tool is memoized per tool (by object,
@@ -13,12 +13,27 @@ else by content, so a mounted or proxied server's fresh objects hit too) and
 description-file signature, and keeps its wire form once built, so a repeated listing
 (including the hidden one FastMCP runs inside every 2026-07-28 HTTP ``tools/call``) only
 looks results up. Each file's listing line is remembered per signature, so the first
-listing after the start-up preload (``preload.py``) parses nothing.
+listing after the start-up preload (``Preload``) parses nothing.
+
+The start-up preload reads every description file once in the background, off the request
+path: parsing and validating a folder of files is the only expensive part of a first
+``tools/list``. ``ProgressiveDisclosure`` starts it when it is created; start-up is never
+delayed (a daemon thread), and a request that arrives first is served exactly: every line
+is kept with the stat signature it was read at, and a request reuses one only when its own
+stat agrees. The thread is best effort (it stops at the first unexpected error, logged).
+The two share the work rather than race for it: while a listing is in flight
+(``Preload.serving``) the thread waits between files, the listing parses what it needs
+itself, once, and the thread skips every file whose line is then known (Python runs one
+thread at a time, and a thread that has just parsed a file keeps running for up to the
+switch interval, so a listing beside it used to take several times as long). A file one of
+them is parsing when the other wants it is waited for, not parsed twice
+(``Lister.file_facts``).
 
 Example:
     ```python
     lister = Lister(store, ListingSettings(level="skeleton"))
     reduced = lister.reduce(tools)
+    Preload(lister).start()  # every file's line read once, on a thread of its own
     ```
 """
 
@@ -27,7 +42,9 @@ from __future__ import annotations
 import operator
 import re
 import threading
-from collections.abc import Collection, Hashable, Mapping, Sequence
+import time
+from collections.abc import Collection, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -41,9 +58,11 @@ from fastmcp_progressive.disclosure.listed_schema import fresh_minimal, typed, w
 from fastmcp_progressive.disclosure.listed_schema import skeleton as skeleton
 from fastmcp_progressive.fastmcp_internals import default_title
 from fastmcp_progressive.files.model import DescriptionFile
-from fastmcp_progressive.files.pins import pinned
-from fastmcp_progressive.files.store import DescriptionStore, Signature
+from fastmcp_progressive.files.store import DescriptionStore, Signature, pinned
+from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.settings import CacheSettings, ListingSettings
+
+logger = get_logger("preload")
 
 ONE_FILE_WAIT = 2.0
 """Seconds a listing waits for a file another thread is parsing before it reads it too."""
@@ -382,3 +401,64 @@ class Lister:
         })
         self._memo.put(tool, (sig, reduced))
         return reduced
+
+
+# -- the start-up preload ----------------------------------------------------------------------
+THREAD_NAME = "fastmcp-progressive-preload"
+LONGEST_PAUSE = 0.5
+"""Seconds the thread waits for listings in flight before it reads one more file anyway
+(a server that lists without pause still gets its files read)."""
+
+
+class Preload:
+    """One daemon thread reading a ``Lister``'s description files once."""
+
+    def __init__(self, lister: Lister) -> None:
+        self.lister = lister
+        self.done = threading.Event()
+        self.seconds: float | None = None  # how long the thread took (for benchmarks)
+        self._thread: threading.Thread | None = None
+        self._idle = threading.Event()  # set: no listing in flight
+        self._idle.set()
+        self._listings = 0
+        self._count_lock = threading.Lock()
+
+    def start(self) -> bool:
+        """Start the thread (once); False when there is nothing to read or it already ran."""
+        if self._thread is not None or self.lister.store.directory is None:
+            if self._thread is None:
+                self.done.set()
+            return False
+        self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
+        self._thread.start()
+        return True
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Hold the thread between files while the block (a listing) runs."""
+        if self.done.is_set():
+            yield
+            return
+        with self._count_lock:
+            self._listings += 1
+            self._idle.clear()
+        try:
+            yield
+        finally:
+            with self._count_lock:
+                self._listings -= 1
+                if not self._listings:
+                    self._idle.set()
+
+    def _run(self) -> None:
+        began = time.perf_counter()
+        try:
+            for name, sig in self.lister.store.signatures().items():
+                self._idle.wait(LONGEST_PAUSE)
+                self.lister.file_line(name, sig)  # known already: a dictionary probe
+        except Exception:
+            logger.exception("preloading description files failed; they are read on demand")
+        finally:
+            self.seconds = time.perf_counter() - began
+            self.done.set()
+            self._idle.set()

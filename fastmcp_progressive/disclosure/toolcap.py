@@ -44,7 +44,7 @@ from collections.abc import Collection, Sequence
 
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.grants import GrantStore, ServerStore
-from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile, profile_for
+from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile
 
 POPULAR_REFRESH = 3600.0
 """Seconds between snapshots of the call counts a new caller's listing starts from."""
@@ -64,6 +64,12 @@ class ToolCap:
         self.max_tools = max_tools
         self.host_profiles = tuple(host_profiles)
         self._host_capped = any(row.max_tools is not None for row in self.host_profiles)
+        caps = [row.max_tools for row in self.host_profiles if row.max_tools is not None]
+        if max_tools is not None:
+            caps.append(max_tools)
+        self.smallest_limit = min(caps) if caps else 0
+        """The lowest cap any caller may get (0: none): a server whose every listing fits
+        it never adds a described tool to a capped listing."""
         self._calls: Counter[str] = Counter()
         self._counted_chars = 0
         self._snapshot: dict[str, int] = {}
@@ -76,16 +82,6 @@ class ToolCap:
     def possible(self) -> bool:
         """Whether any caller may get a capped listing (the dispatch bridge is needed)."""
         return self.max_tools is not None or self._host_capped
-
-    def limit(self, caller: Caller) -> int | None:
-        """The most tools ``caller``'s listing may hold (None: no cap): the lower of the
-        server's cap and that of the host profile ``caller`` matches first."""
-        limits = [self.max_tools] if self.max_tools is not None else []
-        if self._host_capped:
-            profile = profile_for(self.host_profiles, caller)
-            if profile is not None and profile.max_tools is not None:
-                limits.append(profile.max_tools)
-        return min(limits) if limits else None
 
     def note_listing(self, count: int) -> None:
         """Remember a progressive listing's length: below the cap, nothing needs adding."""

@@ -28,15 +28,14 @@ from fastmcp.server.context import Context
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.access.caller import Caller, caller_of
-from fastmcp_progressive.access.catalog import Catalog, gateways_of
-from fastmcp_progressive.access.gate import Gate
+from fastmcp_progressive.access.catalog import Catalog
+from fastmcp_progressive.access.gate import Gate, gateways_of
 from fastmcp_progressive.disclosure.bridge import bridge_description_with_groups
 from fastmcp_progressive.disclosure.components import DisclosureComponents
 from fastmcp_progressive.disclosure.cost import NetCost
 from fastmcp_progressive.disclosure.groups import Groups
 from fastmcp_progressive.disclosure.hot_reload import HotReload
-from fastmcp_progressive.disclosure.listing import ListedTool, Lister
-from fastmcp_progressive.disclosure.preload import Preload
+from fastmcp_progressive.disclosure.listing import ListedTool, Lister, Preload
 from fastmcp_progressive.disclosure.toolcap import ToolCap
 from fastmcp_progressive.fastmcp_internals import serving_tool_call, state_storage
 from fastmcp_progressive.files.store import Signature
@@ -69,9 +68,9 @@ class ToolsList:
         if self.catalog.passthrough() or serving_tool_call():
             return tools
         caller = caller_of(ctx)
-        level = self.gate.level(caller)
+        level = self.gate.modes.level(caller)
         bridge, dispatch = self.components.bridge, self.components.dispatch
-        limit = self.cap.limit(caller)
+        limit = self.gate.modes.tool_limit(caller)
         if level == "full":
             own = [t for t in tools if not self.components.is_ours(t)]
             if limit is None or len(own) <= limit:
@@ -90,7 +89,8 @@ class ToolsList:
         shown, plain = self._with_bridges(level, reduced)
         if level == self.lister.level:  # the server's own listing: what it costs, once
             self.net_cost.first_listing(tools, plain)
-        self.cap.note_listing(len(shown))
+        if len(shown) > self.cap.largest_listing:
+            self.cap.note_listing(len(shown))
         if limit is not None and ctx is not None and len(shown) > limit:
             return self._mark(ctx, caller,
                               await self._capped(ctx, caller, tools, list(shown), limit),
@@ -127,7 +127,7 @@ class ToolsList:
         """The listing with the marks of the extensions this request's client speaks
         (grouping here, tool resolution through ``marks``); ``known``: the signatures
         of the files the listing was made from (each file stat'ed once per listing)."""
-        if ctx is None:
+        if ctx is None or not caller.extensions:  # a client that speaks none: no marks
             return tools
         tools = self.groups.mark(caller, tools, ctx.fastmcp, known)
         return tools if self.marks is None else self.marks(caller, tools, known)

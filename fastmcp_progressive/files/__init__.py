@@ -1,4 +1,4 @@
-"""The description files: their model, parsing, folder, store, watcher and merged definitions.
+"""The description files: model, parsing, folder, store (and the definitions served), watcher.
 
 Imports only the top-level base (``settings``, ``options``, ``log``, ``caches``,
 ``payloads``, ``fastmcp_internals``); every other wing may import it.
@@ -6,9 +6,9 @@ Imports only the top-level base (``settings``, ``options``, ``log``, ``caches``,
 Modules: ``model`` (``DescriptionFile``), ``rules`` (argument-dependent hints), ``errors``,
 ``format``, ``places`` and ``parsing`` (text to model, with ``path:line:col`` errors),
 ``folder`` (the folder on disk: where a relative one points, read safely), ``store``
-(parsed files, cached; one cheap ``stat`` per read), ``watcher`` (the thread reporting
-changes), ``schema_refs``, ``definitions`` (registered definition with its file merged
-over it), ``pins`` (always-load tools).
+(parsed files, cached, one cheap ``stat`` per read; the full definition served, registered
+with its file merged over it and ``$ref`` inlined; always-load pins), ``watcher`` (the
+thread reporting changes).
 
 Example:
     ```python

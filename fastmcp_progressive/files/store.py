@@ -1,4 +1,5 @@
-"""The description store: one folder's description files, parsed on demand and cached.
+"""The description store: one folder's description files, parsed on demand and cached, and
+what the package serves from them: each tool's full definition and whether it is pinned.
 
 The middleware, the listing, the definitions and the watcher ask the store, never the
 disk. Files are read lazily and checked with one ``stat`` per read: a changed
@@ -17,25 +18,58 @@ building a ``Path`` and the kernel's walk of the whole folder path, about two th
 cost. Opening the descriptor has a cost of its own that grows with the folder on some file
 systems (17 ms at 50,000 entries), so for a few files (``few=True``) plain paths are used.
 
+The full definition served for one tool (``Definitions``) is its registered form with its
+file merged over it: a tool needs no file (its registered name, description, schemas and
+annotations already make a full definition); a file adds examples and guidance, or
+overrides any field. Each definition carries a ``digest``: the SHA-256 of its RFC 8785
+(JCS) canonical JSON, the form tool-manifest proposals assume, so a client can cache it,
+notice when it changes, and recompute it with any JCS implementation. Every schema served
+or compared has its ``$ref`` inlined (``inline_refs``): several hosts cannot follow one.
+
+A tool is pinned "always load" (listed in full and never gated) when any of these says so:
+its description file's ``"always_load": true`` (``false`` there unpins, whatever the tool
+says: the file is the author's last word); the FastMCP tag ``always_load``
+(``@mcp.tool(tags={"always_load"})``); ``meta`` ``"io.github.fastmcp-progressive/alwaysLoad":
+true``; or ``meta`` ``"anthropic/alwaysLoad": true``, the flag Claude Code reads to load a
+tool up front (the author already declared the same intent).
+
 Example:
     ```python
     store = DescriptionStore("tool_descriptions")
     store.lookup("create_invoice")  # DescriptionFile | None
+    definition = full_definition(tool, store.lookup(tool.name))
+    definition["digest"]  # "sha256:..."
     ```
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Collection,
+    Hashable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import rfc8785
 from cachetools import LRUCache
+from fastmcp.tools.base import Tool
+from fastmcp.utilities.json_schema import dereference_refs
 
+from fastmcp_progressive.caches import ToolCache
 from fastmcp_progressive.files.errors import DescriptionError, at_path
 from fastmcp_progressive.files.folder import (
     MAX_FILE_BYTES,
@@ -298,3 +332,159 @@ def stats_in(directory: Path, *, few: bool = False) -> Iterator[StatFile]:
         yield lambda name: os.stat(name, dir_fd=fd)
     finally:
         os.close(fd)
+
+
+# -- the full definition served ------------------------------------------------------------------
+_REGISTERED_FIELDS = (
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+    "execution",
+)
+
+
+def registered_definition(tool: Tool) -> dict[str, Any]:
+    """The tool as plain FastMCP would list it, schemas inlined, display-only fields dropped."""
+    wire = tool.to_mcp_tool(name=tool.name).model_dump(
+        by_alias=True, exclude_none=True, mode="json"
+    )
+    definition = {key: wire[key] for key in _REGISTERED_FIELDS if key in wire}
+    for key in ("inputSchema", "outputSchema"):
+        schema = definition.get(key)
+        if isinstance(schema, dict):
+            definition[key] = inline_refs(schema)
+    return definition
+
+
+def full_definition(tool: Tool, file: DescriptionFile | None) -> dict[str, Any]:
+    """What ``resources/read`` returns for ``tool``: registered fields, file fields over them."""
+    definition = registered_definition(tool)
+    if file is not None:
+        definition.update(file.fields())
+        definition["name"] = tool.name
+    definition["digest"] = digest(definition)
+    return definition
+
+
+def digest(definition: dict[str, Any]) -> str:
+    """``sha256:`` and the hex SHA-256 of the definition (``digest`` itself left out) as
+    RFC 8785 canonical JSON (JCS: UTF-16 key order, ECMAScript number forms, UTF-8).
+
+    The canonical form comes from ``rfc8785`` (Trail of Bits), not from ``json.dumps``:
+    number formatting (``1e+21``, ``-0`` as ``0``) and key order by UTF-16 code units are
+    where a hand-written canonicaliser goes wrong. JCS knows only I-JSON values, so two a
+    Python schema may hold are mapped first, as any JSON parser would meet them: an integer
+    beyond 2**53 becomes the double it reads as, and a non-finite float (no JSON form at
+    all) becomes the string ``json.dumps`` would write (``"NaN"``, ``"Infinity"``), as
+    does an integer too large for any double.
+    """
+    body = {k: v for k, v in definition.items() if k != "digest"}
+    try:
+        canonical = rfc8785.dumps(body)
+    except rfc8785.CanonicalizationError:
+        canonical = rfc8785.dumps(_i_json(body))
+    return "sha256:" + hashlib.sha256(canonical).hexdigest()
+
+
+_SAFE_INTEGER = 2**53 - 1
+
+
+def _i_json(value: Any) -> Any:
+    """``value`` with the numbers JCS refuses replaced as ``digest`` says."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if abs(value) <= _SAFE_INTEGER:
+            return value
+        try:
+            return _i_json(float(value))  # the double a JSON parser reads it as
+        except OverflowError:  # past every double: a parser reads an infinity
+            return "-Infinity" if value < 0 else "Infinity"
+    if isinstance(value, float):
+        return value if math.isfinite(value) else json.dumps(value)
+    if isinstance(value, dict):
+        return {k: _i_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_i_json(v) for v in value]
+    return value
+
+
+class Definitions:
+    """Full definitions, memoized per tool (by object, else by content) and file signature.
+
+    A cache hit costs the file's ``stat`` (so an edit is served by the next read) and a
+    dictionary lookup; the merge, schema inlining and digest run once per change. The
+    content key lets a mounted or proxied server's fresh tool objects hit as well; at most
+    ``cache_size`` definitions are kept (least recently used dropped first).
+    """
+
+    def __init__(self, store: DescriptionStore, *,
+                 cache_size: int = CacheSettings.definitions) -> None:
+        self.store = store
+        self._memo: ToolCache[tuple[Any, dict[str, Any], str]] = ToolCache(
+            cache_size, key=registered_content)
+
+    def for_tool(self, tool: Tool) -> tuple[dict[str, Any], str]:
+        """The full definition of ``tool`` as its file says now, and its compact JSON."""
+        sig = self.store.signature(tool.name)
+        memo: tuple[Any, dict[str, Any], str] | None = self._memo.get(tool)
+        if memo is not None and memo[0] == sig:
+            return memo[1], memo[2]
+        definition = full_definition(tool, self.store.lookup_at(tool.name, sig))
+        text = compact_json(definition)
+        self._memo.put(tool, (sig, definition, text))
+        return definition, text
+
+
+def registered_content(tool: Tool) -> Hashable:
+    """The fields ``registered_definition`` reads: equal for a mounted or proxied copy."""
+    return (
+        tool.name, tool.title, tool.description, repr(tool.parameters),
+        repr(tool.output_schema), repr(tool.annotations), repr(tool.execution),
+        repr(tool.task_config),
+    )
+
+
+def compact_json(value: Any) -> str:
+    """JSON as served: compact separators, non-ASCII kept as is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# -- always-load pins ----------------------------------------------------------------------------
+ALWAYS_LOAD_TAG = "always_load"
+ALWAYS_LOAD_META = "io.github.fastmcp-progressive/alwaysLoad"
+ANTHROPIC_ALWAYS_LOAD = "anthropic/alwaysLoad"
+
+
+def is_pinned(tool: Tool, file: DescriptionFile | None) -> bool:
+    """Whether ``tool`` is listed in full and never gated (see the module docstring)."""
+    return pinned(tool, file.always_load if file is not None else None)
+
+
+def pinned(tool: Tool, file_says: bool | None) -> bool:
+    """``is_pinned`` when the file's ``always_load`` is already known (listings keep it)."""
+    if file_says is not None:
+        return file_says
+    if ALWAYS_LOAD_TAG in (tool.tags or ()):
+        return True
+    meta = tool.meta
+    if not isinstance(meta, Mapping):
+        return False
+    return meta.get(ALWAYS_LOAD_META) is True or meta.get(ANTHROPIC_ALWAYS_LOAD) is True
+
+
+# -- $ref inlined ----------------------------------------------------------------------------------
+def inline_refs(schema: dict[str, Any], *, defs_only: bool = False) -> dict[str, Any]:
+    """``schema`` with every ``$ref`` inlined (unchanged, not copied, when it has none).
+
+    ``defs_only`` skips the scan for a ``$ref`` outside ``$defs`` (pydantic, and so FastMCP,
+    always writes its references with ``$defs``): the ``skeleton`` listing level builds a
+    schema for every fresh tool object a mounted or proxied server hands out, and the scan
+    costs about five times the skeleton itself (six parameters: 21 us against 4.7 us).
+    """
+    if "$defs" in schema or (not defs_only and "$ref" in json.dumps(schema)):
+        return dereference_refs(schema)
+    return schema

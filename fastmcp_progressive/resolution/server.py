@@ -55,9 +55,8 @@ from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
 from fastmcp_progressive.caches import IdentityCache
 from fastmcp_progressive.fastmcp_internals import server_info_stamp
-from fastmcp_progressive.files.definitions import Definitions
 from fastmcp_progressive.files.rules import Hints, Rule, ToolHints, first_match, violations
-from fastmcp_progressive.files.store import DescriptionStore, Signature
+from fastmcp_progressive.files.store import Definitions, DescriptionStore, Signature
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.settings import ResolutionSettings, ResolverHook
 

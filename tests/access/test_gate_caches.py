@@ -8,7 +8,7 @@ from fastmcp.server.transforms.search import RegexSearchTransform
 
 from fastmcp_progressive import ClientSettings
 from fastmcp_progressive.access.caller import Caller
-from fastmcp_progressive.access.catalog import gateways_of
+from fastmcp_progressive.access.gate import gateways_of
 from fastmcp_progressive.access.modes import MAX_CLIENTS_KEPT, ModePolicy
 
 

@@ -20,8 +20,7 @@ from fastmcp_progressive.access.caller import Caller, CallerKind, note_request
 from fastmcp_progressive.access.gate import AnonymousPolicy, Gate, GateCall, Outcome, ServerFacts
 from fastmcp_progressive.access.grants import GrantStore
 from fastmcp_progressive.access.modes import ModePolicy
-from fastmcp_progressive.files.definitions import Definitions
-from fastmcp_progressive.files.store import DescriptionStore
+from fastmcp_progressive.files.store import Definitions, DescriptionStore
 
 TOOL = "refund"
 FULL_HOST = "full-host"
@@ -174,7 +173,8 @@ def _gate(row: Row, kv: Any) -> Gate:
     on_error: Literal["open", "closed"] = "closed" if row.store == "down-closed" else "open"
     return Gate(
         grants=GrantStore(GrantSettings(store=kv, on_store_error=on_error, store_timeout=0.5)),
-        modes=ModePolicy(ClientSettings(full_clients=[FULL_HOST], host_profiles=())),
+        modes=ModePolicy(ClientSettings(full_clients=[FULL_HOST], host_profiles=(),
+                                        anonymous=row.policy)),
         definitions=Definitions(DescriptionStore(None)),
         anonymous=row.policy,
         exempt_tools=[TOOL] if row.exempt == "configured" else [],

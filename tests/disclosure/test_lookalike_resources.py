@@ -13,8 +13,7 @@ from fastmcp.server import create_proxy
 from pydantic import AnyUrl
 
 from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
-from fastmcp_progressive.disclosure.selection import is_descriptions_uri
-from fastmcp_progressive.payloads import RESOURCE_TITLE
+from fastmcp_progressive.payloads import RESOURCE_TITLE, is_descriptions_uri
 from tests.conftest import ERAS, Era, build_server, connect
 from tests.servers import add_basic_tools
 

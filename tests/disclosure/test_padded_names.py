@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fastmcp.tools.base import Tool
 
-from fastmcp_progressive.disclosure.selection import parse_selection
+from fastmcp_progressive.disclosure.describer import parse_selection
 from fastmcp_progressive.payloads import resource_uri_for
 from tests.conftest import ERAS, FOLLOWED_IN_MEMORY, Era, build_server, connect, read_json
 

@@ -18,13 +18,12 @@ from fastmcp import FastMCP
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.files import store as descriptions
-from fastmcp_progressive.files.definitions import full_definition
 from fastmcp_progressive.files.errors import DescriptionError
 from fastmcp_progressive.files.folder import read_description
 from fastmcp_progressive.files.model import SUMMARY_MAX_CHARS
 from fastmcp_progressive.files.parsing import parse_text
 from fastmcp_progressive.files.places import key_location
-from fastmcp_progressive.files.store import DescriptionStore
+from fastmcp_progressive.files.store import DescriptionStore, full_definition
 from tests.spies import count_calls
 
 LOGGER = "fastmcp.progressive.descriptions"
