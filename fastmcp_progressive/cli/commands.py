@@ -304,7 +304,8 @@ def _proxy_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
         p.add_argument("--anonymous", choices=get_args(AnonymousPolicy),
                        help="callers no grant can follow (default: the middleware's)"),
         p.add_argument("--no-host-profiles", action="store_true",
-                       help="progressive for every client, also hosts the table serves in full"),
+                       help="progressive for every client, also hosts the table serves in "
+                            "full; no host tool caps (--max-tools still applies)"),
         p.add_argument("--exempt", action="append", default=[], metavar="TOOL",
                        help="a tool listed in full and never gated (repeatable)"),
         p.add_argument("--name", type=_server_name, help="the proxy's server name"),
