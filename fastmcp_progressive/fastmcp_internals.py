@@ -3,8 +3,9 @@
 FastMCP 4 has no public API for a few facts the middleware needs: the connection behind a
 handshake-era session, whether a ``tools/call`` is nested in another, the wire request a
 mounted child was reached by, a ``LocalProvider``'s component dict, and a handful more.
-This module is the only place that reads a private attribute, imports a private name,
-replaces a FastMCP method or relies on a FastMCP object's undocumented shape. Each
+This module is the only place that reads a private attribute, imports a private name or
+relies on a FastMCP object's undocumented shape. Nothing here replaces, wraps or assigns
+FastMCP or MCP SDK code: we are guests in FastMCP's process. Each
 function's docstring says what public API it stands in for (or that there is none yet)
 and the FastMCP releases it was verified on; ``tests/test_fastmcp_contract.py`` holds one
 test per function, named after it, that fails naming the FastMCP attribute that moved,
@@ -229,129 +230,10 @@ def keep_on(obj: Any, key: str, value: Any) -> None:
     setattr(obj, key, value)
 
 
-# -- a LocalProvider's catalog (the name index in lookup.py) -------------------------------------
-def local_tool_providers(server: Any) -> tuple[list[Any], int]:
-    """The ``LocalProvider`` objects behind ``server`` (mounted servers included), and how
-    many tool providers in the tree are neither one of them nor a mount (0: "only local").
-
-    A ``LocalProvider`` subclass counts when it keeps ``LocalProvider``'s own name lookup
-    (``_get_tool`` not overridden): FastMCP 4.2 serves a server's own tools from one such
-    subclass (it only mirrors added tools into its ``Mcp-Param`` schema cache). Reads the
-    public ``providers`` list and ``FastMCPProvider.server``; a provider of any other kind
-    (proxy, OpenAPI, file system, a subclass with its own lookup) makes the answer "not
-    only local", and its lookups are left entirely to FastMCP. Here because it picks the
-    providers ``replace_tool_getter`` may patch. Verified on FastMCP 4.1.2 and 4.2.3.
-    """
-    from fastmcp.server.providers.fastmcp_provider import FastMCPProvider
-    from fastmcp.server.providers.local_provider import LocalProvider
-
-    found: list[Any] = []
-    foreign = 0
-    pending, seen = [server], set()
-    while pending:
-        current = pending.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        for provider in getattr(current, "providers", ()):
-            if (isinstance(provider, LocalProvider)
-                    and type(provider)._get_tool is LocalProvider._get_tool):
-                found.append(provider)
-            elif isinstance(provider, FastMCPProvider):
-                pending.append(provider.server)
-            else:
-                foreign += 1
-    return found, foreign
-
-
-class _TrackedComponents(dict):  # type: ignore[type-arg]
-    """A ``LocalProvider``'s component dict that counts its own changes."""
-
-    version = 0
-
-    def _changed(self) -> None:
-        self.version += 1
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        super().__setitem__(key, value)
-        self._changed()
-
-    def __delitem__(self, key: Any) -> None:
-        super().__delitem__(key)
-        self._changed()
-
-    def pop(self, *args: Any) -> Any:
-        self._changed()
-        return super().pop(*args)
-
-    def popitem(self) -> Any:
-        self._changed()
-        return super().popitem()
-
-    def clear(self) -> None:
-        super().clear()
-        self._changed()
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        super().update(*args, **kwargs)
-        self._changed()
-
-    def setdefault(self, key: Any, default: Any = None) -> Any:
-        self._changed()
-        return super().setdefault(key, default)
-
-    def __ior__(self, other: Any) -> Any:  # type: ignore[misc]
-        self._changed()
-        return super().__ior__(other)
-
-
-def tool_components(provider: Any) -> tuple[tuple[int, int], list[Any]]:
-    """A ``LocalProvider``'s components (private ``_components``) and a token that changes
-    whenever they do.
-
-    The dict is swapped once for a subclass that counts writes (the same keys and values;
-    FastMCP's own reads and writes go through unchanged), so an index built from it can be
-    kept until the token moves: any add, replace or removal moves it, and so does a new
-    dict assigned in its place. Stands in for: ``await provider.list_tools()``, which
-    copies every component and says nothing about change. Verified on FastMCP 4.1.2 and 4.2.3.
-    """
-    components = provider._components
-    if type(components) is not _TrackedComponents:
-        components = _TrackedComponents(components)
-        provider._components = components
-    return (id(components), components.version), list(components.values())
-
-
-def components_token(provider: Any) -> tuple[int, int] | None:
-    """The token ``tool_components`` last handed out for ``provider``, if still current
-    (private ``_components``). Verified on FastMCP 4.1.2 and 4.2.3."""
-    components = provider._components
-    if type(components) is not _TrackedComponents:
-        return None
-    return (id(components), components.version)
-
-
-_PATCHED_MARK = "_fastmcp_progressive_lookup"
-
-
-def replace_tool_getter(provider: Any, make: Callable[[Any], Any]) -> None:
-    """Give one ``LocalProvider`` instance the ``_get_tool`` that ``make(original)`` returns.
-
-    Installed once per provider (a mark kept on it remembers it); the replacement must
-    answer exactly as the original (the public ``Provider.get_tool`` calls the private
-    ``self._get_tool``, FastMCP's documented override point for providers).
-    Stands in for: nothing public (a name lookup is a scan of every component).
-    Verified on FastMCP 4.1.2 and 4.2.3.
-    """
-    if kept_on(provider, _PATCHED_MARK):
-        return
-    provider._get_tool = make(provider._get_tool)
-    keep_on(provider, _PATCHED_MARK, True)
-
-
+# -- a LocalProvider's components (components.py) -------------------------------------------
 def local_component(provider: Any, key: str) -> Any | None:
     """The component a ``LocalProvider`` holds under ``key`` (its private ``_components``
-    dict, the one ``tool_components`` reads), or None, also when a FastMCP release moves it
+    dict), or None, also when a FastMCP release moves it
     (the caller then leaves things as they are). ``components.py`` removes one of ours only
     while it is still the one registered: a tool the user added later under the same name
     is never taken out.
@@ -360,52 +242,6 @@ def local_component(provider: Any, key: str) -> Any | None:
     """
     components = getattr(provider, "_components", None)
     return components.get(key) if isinstance(components, dict) else None
-
-
-_IN_LINE_MARK = "_fastmcp_progressive_in_line"
-
-
-def run_provider_lookups_in_line(active: Callable[[], bool]) -> None:
-    """While ``active()`` is true, FastMCP's ``AggregateProvider`` awaits its providers one
-    after the other instead of starting an anyio task per provider.
-
-    ``AggregateProvider._get_tool`` (every ``FastMCP.get_tool``) asks its providers through
-    ``fastmcp.utilities.async_utils.gather``: a task group and a task per provider, about
-    80 µs of the 150 µs one name lookup costs, and a read of 20 descriptions makes 20
-    lookups (40 through a mount). Where at most one provider does not answer from memory
-    (``lookup.py`` says when: a proxy's, next to ``LocalProvider``s and mounts made of them)
-    nothing runs beside anything else that could overlap with it, so running them in turn
-    answers the same, as fast: the same awaitables in the same order, each exception returned in its
-    place when ``return_exceptions`` is set (``_get_highest_version_result`` handles it as
-    before); a cancellation propagates at once. Outside ``active()`` FastMCP's own
-    ``gather`` runs, untouched. Installed once per process, idempotent.
-    Stands in for: nothing public (FastMCP has no batch lookup). Replaces the module global
-    ``gather`` that ``fastmcp.server.providers.aggregate`` imports.
-    Verified on FastMCP 4.1.2 and 4.2.3.
-    """
-    from fastmcp.server.providers import aggregate
-
-    concurrent: Any = getattr(aggregate, "gather")  # noqa: B009 - not re-exported
-    if getattr(concurrent, _IN_LINE_MARK, False):
-        return
-
-    async def gather(awaitables: Any, *, return_exceptions: bool = False) -> list[Any]:
-        if not active():
-            answered: list[Any] = await concurrent(awaitables,
-                                                   return_exceptions=return_exceptions)
-            return answered
-        results: list[Any] = []
-        for awaitable in awaitables:
-            try:
-                results.append(await awaitable)
-            except Exception as error:
-                if not return_exceptions:
-                    raise
-                results.append(error)
-        return results
-
-    setattr(gather, _IN_LINE_MARK, True)
-    setattr(aggregate, "gather", gather)  # noqa: B010 - not re-exported
 
 
 # -- tools -----------------------------------------------------------------------------------

@@ -28,7 +28,6 @@ from fastmcp.server.context import Context
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.server.middleware.caching import CallToolSettings, ResponseCachingMiddleware
 from fastmcp.server.providers.base import Provider
-from fastmcp.server.providers.local_provider import LocalProvider
 from fastmcp.server.providers.proxy import ProxyClient, StatefulProxyClient
 from fastmcp.server.transforms import PromptsAsTools, ResourcesAsTools
 from fastmcp.server.transforms.search import BM25SearchTransform, RegexSearchTransform
@@ -307,137 +306,13 @@ def test_keep_on() -> None:
     assert internals.kept_on(target, "_fastmcp_progressive_probe") == "value"
 
 
-# -- a LocalProvider's catalog ---------------------------------------------------------------
-def test_local_tool_providers() -> None:
-    child, parent = FastMCP("child"), FastMCP("parent")
-    parent.mount(child)  # a namespaced mount wraps the child: left to FastMCP, not indexed
-    providers, foreign = internals.local_tool_providers(parent)
-    # FastMCP 4.2 serves its own tools from a LocalProvider subclass (its Mcp-Param schema
-    # cache) that keeps LocalProvider's lookup: indexed like LocalProvider itself
-    assert type(parent.local_provider)._get_tool is LocalProvider._get_tool, moved(
-        "FastMCP.local_provider's name lookup (its class overrides _get_tool)",
-        "local_tool_providers")
-    assert {id(p) for p in providers} == {id(parent.local_provider), id(child.local_provider)}, (
-        moved("FastMCP.providers / FastMCPProvider.server", "local_tool_providers"))
-    assert foreign == 0
-    parent.add_provider(Provider())
-    assert internals.local_tool_providers(parent)[1] == 1
-
-    class OwnLookup(LocalProvider):
-        async def _get_tool(self, name: str, version: Any = None) -> Tool | None:
-            return None
-
-    other = FastMCP("other")
-    other.add_provider(OwnLookup())
-    assert internals.local_tool_providers(other)[1] == 1  # a lookup of its own: FastMCP's
-
-
-def test_tool_components() -> None:
-    server = FastMCP("components")
-    provider = server.local_provider
-    assert isinstance(getattr(provider, "_components", None), dict), moved(
-        "LocalProvider._components", "tool_components")
-    token, components = internals.tool_components(provider)
-    assert components == []
-    server.tool(noop)
-    moved_token, components = internals.tool_components(provider)
-    assert moved_token != token and [c.name for c in components] == ["noop"], moved(
-        "LocalProvider._components (writes bypass it)", "tool_components")
-
-
-def test_components_token() -> None:
-    server = FastMCP("token")
-    provider = server.local_provider
-    assert internals.components_token(provider) is None
-    token, _ = internals.tool_components(provider)
-    assert internals.components_token(provider) == token
-    server.tool(noop)
-    server.local_provider.remove_tool("noop")
-    assert internals.components_token(provider) not in (None, token), moved(
-        "LocalProvider._components (removal bypasses it)", "components_token")
-
-
-async def test_replace_tool_getter() -> None:
-    server = FastMCP("getter")
-    server.tool(noop)
-    provider = server.local_provider
-    assert callable(getattr(provider, "_get_tool", None)), moved("LocalProvider._get_tool",
-                                                                 "replace_tool_getter")
-    asked: list[str] = []
-
-    def make(original: Any) -> Any:
-        async def get_tool(name: str, version: Any = None) -> Any:
-            asked.append(name)
-            return await original(name, version)
-        return get_tool
-
-    internals.replace_tool_getter(provider, make)
-    internals.replace_tool_getter(provider, make)  # once per provider
-    tool = await server.get_tool("noop")
-    assert tool is not None and asked == ["noop"], moved(
-        "Provider.get_tool (no longer calls self._get_tool)", "replace_tool_getter")
-
-
+# -- a LocalProvider's components ----------------------------------------------------------
 def test_local_component() -> None:
     server = FastMCP("component")
     tool = server.add_tool(noop)
     assert internals.local_component(server.local_provider, tool.key) is tool, moved(
         "LocalProvider._components", "local_component")
     assert internals.local_component(server.local_provider, "tool:absent@") is None
-
-
-async def test_run_provider_lookups_in_line() -> None:
-    """Inside a batch with at most one provider that may wait, a provider lookup runs in the
-    caller's own task (no anyio task per provider); outside it, or with two providers that
-    may wait, FastMCP's gather runs as before; exceptions keep their place."""
-    import asyncio
-
-    from fastmcp.server.providers import aggregate
-    from fastmcp.server.providers.aggregate import AggregateProvider
-
-    from fastmcp_progressive.access.lookup import batch
-
-    assert "gather" in AggregateProvider._get_tool.__code__.co_names, moved(
-        "AggregateProvider._get_tool (no longer asks providers through gather)",
-        "run_provider_lookups_in_line")
-    server = FastMCP("in-line")
-    server.tool(noop)
-    tasks: list[asyncio.Task[Any] | None] = []
-
-    def make(original: Any) -> Any:
-        async def get_tool(name: str, version: Any = None) -> Any:
-            tasks.append(asyncio.current_task())
-            return await original(name, version)
-        return get_tool
-
-    internals.replace_tool_getter(server.local_provider, make)
-    assert await server.get_tool("noop") is not None
-    assert tasks[-1] is not asyncio.current_task()  # FastMCP's own gather: a task
-    with batch(server) as lookups:
-        assert lookups.exact and await lookups.get(server, "noop") is not None
-    assert tasks[-1] is asyncio.current_task(), moved(
-        "fastmcp.server.providers.aggregate.gather", "run_provider_lookups_in_line")
-
-    async def fails() -> int:
-        raise RuntimeError("provider down")
-
-    async def answers() -> int:
-        return 1
-
-    with batch(server):  # generators, as FastMCP passes them: nothing left unawaited
-        results = await aggregate.gather((f() for f in (fails, answers)),
-                                         return_exceptions=True)
-        assert isinstance(results[0], RuntimeError) and results[1] == 1
-        with pytest.raises(RuntimeError):
-            await aggregate.gather(f() for f in (fails, answers))
-    server.add_provider(Provider())  # one provider that may wait (a proxy's): still in turn
-    with batch(server) as lookups:
-        assert await lookups.get(server, "noop") is not None
-    assert tasks[-1] is asyncio.current_task()
-    server.add_provider(Provider())  # two that may wait: FastMCP overlaps them, untouched
-    with batch(server) as lookups:
-        assert await lookups.get(server, "noop") is not None
-    assert tasks[-1] is not asyncio.current_task()
 
 
 # -- tools -----------------------------------------------------------------------------------

@@ -5,8 +5,8 @@ Imports the base and ``files``; never ``disclosure``, ``resolution``, the middle
 Modules: ``caller`` (whose grants a request uses, found once per request and held for it;
 sessions opened for one call), ``grants`` (where they live), ``modes`` (full or progressive,
 per client, by the base's host profiles), ``hooks`` (author hooks run bounded), ``catalog``
-and ``lookup`` (what the caller may see, asked of FastMCP), ``arguments`` (FastMCP's own
-argument check), ``gate`` (the one decision per call, from the server facts it is given;
+(what the caller may see, asked of FastMCP), ``arguments`` (FastMCP's own argument
+check), ``gate`` (the one decision per call, from the server facts it is given;
 the gateway tools FastMCP's transforms generate).
 
 Example:

@@ -46,7 +46,6 @@ from fastmcp.server.middleware.response_limiting import ResponseLimitingMiddlewa
 from fastmcp.server.middleware.timing import DetailedTimingMiddleware, TimingMiddleware
 from fastmcp.tools.base import Tool
 
-from fastmcp_progressive.access.lookup import batch
 from fastmcp_progressive.fastmcp_internals import every_hook
 
 _listing_for: ContextVar[tuple[Middleware, ...]] = ContextVar(
@@ -111,9 +110,8 @@ class Catalog:
         key = (id(ctx.fastmcp), name)
         if key in self._existing:
             return True
-        with batch(ctx.fastmcp) as lookups:
-            if await lookups.get(ctx.fastmcp, name) is None:
-                return False
+        if await ctx.fastmcp.get_tool(name) is None:
+            return False
         self._existing[key] = True
         return True
 
@@ -124,12 +122,12 @@ class Catalog:
     async def tools(self, ctx: Context, names: Sequence[str]) -> dict[str, Tool | None]:
         """Each of ``names`` mapped to its tool as this caller may see it, or None.
 
-        One name index per request (``lookup.py``), and the other middleware's listing
-        hooks run once, over the tools found.
+        Each name is FastMCP's own ``get_tool`` (transforms, versions, visibility,
+        component ``auth``), and the other middleware's listing hooks run once, over the
+        tools found.
         """
         server = ctx.fastmcp
-        with batch(server) as lookups:
-            found = {name: await lookups.get(server, name) for name in names}
+        found = {name: await server.get_tool(name) for name in names}
         candidates = [tool for tool in found.values() if tool is not None]
         if candidates:
             shown = await self.visible(ctx, candidates)  # every name when nothing filters

@@ -11,7 +11,6 @@ from fastmcp import FastMCP
 from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import ToolResult
-from fastmcp.utilities.versions import VersionSpec
 from key_value.aio.stores.memory import MemoryStore
 
 from fastmcp_progressive import GrantSettings, ProgressiveDisclosure
@@ -107,84 +106,14 @@ def test_connection_close_subscribers_do_not_shadow_each_other() -> None:
     assert not on_connection_close(SimpleNamespace(), lambda: None, marker="a")
 
 
-def test_fastmcp_internals_the_name_index_relies_on() -> None:
-    """Fails by name when FastMCP moves a LocalProvider's component dict or tool getter,
-    or a search transform's tool names."""
+def test_fastmcp_internals_the_catalog_relies_on() -> None:
+    """Fails by name when FastMCP moves a search transform's tool names."""
     from fastmcp.server.transforms.search import RegexSearchTransform
 
-    from fastmcp_progressive.fastmcp_internals import (
-        components_token,
-        local_tool_providers,
-        search_tool_names,
-        tool_components,
-    )
+    from fastmcp_progressive.fastmcp_internals import search_tool_names
 
-    server = FastMCP("internals")
-    provider = server.local_provider
-    assert isinstance(provider._components, dict)
-    assert callable(provider._get_tool)
-    providers, foreign = local_tool_providers(server)
-    assert providers == [provider] and foreign == 0
     transform = RegexSearchTransform(search_tool_name="find", call_tool_name="run")
     assert search_tool_names(transform) == ("find", "run")
-
-    token, components = tool_components(provider)
-    assert components == [] and components_token(provider) == token
-
-    @server.tool
-    def add(a: int, b: int) -> int:
-        return a + b
-
-    moved = components_token(provider)
-    assert moved is not None and moved != token
-    server.local_provider.remove_tool("add")
-    assert components_token(provider) not in (token, moved)
-
-
-async def test_name_index_follows_every_change_of_the_catalog() -> None:
-    from fastmcp_progressive.access.lookup import batch
-
-    server = FastMCP("changes")
-
-    @server.tool
-    def first() -> str:
-        return "1"
-
-    async def found(name: str) -> Any:
-        with batch(server) as lookups:
-            return await lookups.get(server, name)
-
-    assert (await found("first")) is not None and (await found("second")) is None
-
-    @server.tool
-    def second() -> str:
-        return "2"
-
-    assert (await found("second")) is not None
-    server.local_provider.remove_tool("first")
-    assert (await found("first")) is None
-    server.disable(names={"second"})
-    assert (await found("second")) is None
-
-
-async def test_versioned_tool_falls_back_to_the_highest_enabled_version() -> None:
-    from fastmcp_progressive.access.lookup import batch
-
-    server = FastMCP("versions")
-
-    @server.tool(version="1")
-    def calc() -> str:
-        return "v1"
-
-    @server.tool(name="calc", version="2")
-    def calc_two() -> str:
-        return "v2"
-
-    server.disable(names={"calc"}, version=VersionSpec(eq="2"))
-    with batch(server) as lookups:
-        tool = await lookups.get(server, "calc")
-    assert tool is not None and tool.version == "1"
-    assert tool.version == (await server.get_tool("calc")).version  # type: ignore[union-attr]
 
 
 def test_every_hook_sets_fastmcps_dispatch_phase() -> None:
