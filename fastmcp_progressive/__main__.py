@@ -1,5 +1,5 @@
 """``python -m fastmcp_progressive``: the same commands as the ``fastmcp-progressive`` script."""
 
-from fastmcp_progressive.cli.launch import main
+from fastmcp_progressive.cli.commands import main
 
 raise SystemExit(main())

@@ -315,30 +315,6 @@ async def mounted_original(tool: Any) -> Any | None:
 
 
 # -- the client side (proxy/front.py, upstream.py, backend_sessions.py) ---------------------------
-def stdio_session_ended(transport: Any) -> bool:
-    """Whether a kept-alive FastMCP stdio transport's process has exited by itself.
-
-    Reads ``_connect_task`` (the task owning the process) and ``_is_session_dead()``, what
-    FastMCP itself checks before silently starting a new process; the proxy reports the
-    death instead. False when the transport never started or was disconnected.
-    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.3.
-    """
-    task = getattr(transport, "_connect_task", None)
-    if task is None:
-        return False
-    return bool(task.done() or transport._is_session_dead())
-
-
-def send_stderr_to(transport: Any, writer: Any) -> None:
-    """Make a FastMCP stdio transport hand ``writer`` to its next process as stderr.
-
-    ``log_file`` is a public constructor argument; that the transport reads the attribute
-    again at each connect (so it can change between starts) is undocumented.
-    Verified on FastMCP 4.1.2 and 4.2.3.
-    """
-    transport.log_file = writer
-
-
 def connect_with_mode(client: Any, mode: str) -> None:
     """Make a not yet connected ``fastmcp.Client`` speak ``mode`` ("legacy" or a protocol
     version) when it connects.
@@ -414,54 +390,3 @@ async def force_disconnect(client: Any) -> None:
     Verified on FastMCP 4.2.3.
     """
     await client._disconnect(force=True)
-
-
-_SPAWN_RECORDER: Any = None  # ContextVar[Callable[[int], None] | None], made on first use
-_SPAWN_PATCH_MARK = "_fastmcp_progressive_records_pids"
-
-
-def record_spawned_pids(
-    record: Callable[[int], None],
-    adopt: Callable[[str, list[str], Any], Any] | None = None,
-) -> Callable[[], None]:
-    """Until the returned reset is called, tell ``record`` the pid of each stdio server
-    process the MCP SDK spawns from this context (and tasks started from it); with
-    ``adopt``, first offer it the spawn (``adopt(command, args, cwd)``): a process it
-    returns (an ``anyio.abc.Process`` already running, see ``prespawn.py``) is used instead.
-
-    The SDK starts each server in its own session (its pid is its process group) and
-    kills that group only when the server outlives its stdin; a server that exits on EOF
-    leaves its own children running. Knowing the pid lets the proxy kill the group
-    itself. Wraps ``mcp.client.stdio._create_platform_compatible_process``.
-    Verified on mcp 2.3.0.
-    """
-    global _SPAWN_RECORDER
-    import contextvars
-
-    import mcp.client.stdio as sdk_stdio
-
-    if _SPAWN_RECORDER is None:
-        _SPAWN_RECORDER = contextvars.ContextVar("fastmcp_progressive_spawn", default=None)
-    original = sdk_stdio._create_platform_compatible_process
-    if not getattr(original, _SPAWN_PATCH_MARK, False):
-        recorder = _SPAWN_RECORDER
-
-        async def spawn(command: str, args: list[str], env: Any = None, errlog: Any = None,
-                        cwd: Any = None) -> Any:
-            hooks = recorder.get()
-            process = None
-            if hooks is not None and hooks[1] is not None:
-                process = hooks[1](command, list(args), cwd)
-            if process is None:
-                if errlog is None:
-                    process = await original(command, args, env, cwd=cwd)
-                else:
-                    process = await original(command, args, env, errlog, cwd)
-            if hooks is not None:
-                hooks[0](process.pid)
-            return process
-
-        setattr(spawn, _SPAWN_PATCH_MARK, True)
-        sdk_stdio._create_platform_compatible_process = spawn
-    token = _SPAWN_RECORDER.set((record, adopt))
-    return lambda: _SPAWN_RECORDER.reset(token)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import inspect
 import socket
-import sys
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
@@ -23,7 +22,6 @@ from typing import Any
 import mcp_types as mt
 import pytest
 from fastmcp import Client, FastMCP
-from fastmcp.client.transports import StdioTransport
 from fastmcp.server.context import Context
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.server.middleware.caching import CallToolSettings, ResponseCachingMiddleware
@@ -431,22 +429,6 @@ def test_provider_override_points() -> None:
 
 
 # -- the client side -------------------------------------------------------------------------
-def test_stdio_session_ended() -> None:
-    transport = StdioTransport("python", ["-c", "pass"], keep_alive=True)
-    assert hasattr(transport, "_connect_task"), moved("StdioTransport._connect_task",
-                                                      "stdio_session_ended")
-    assert callable(getattr(transport, "_is_session_dead", None)), moved(
-        "StdioTransport._is_session_dead", "stdio_session_ended")
-    assert not internals.stdio_session_ended(transport)
-
-
-def test_send_stderr_to() -> None:
-    transport = StdioTransport("python", [])
-    internals.send_stderr_to(transport, None)
-    assert "log_file=self.log_file" in inspect.getsource(StdioTransport), moved(
-        "StdioTransport.log_file (no longer read at connect)", "send_stderr_to")
-
-
 async def test_connect_with_mode() -> None:
     server = FastMCP("mode")
     client = ProxyClient(server).new()
@@ -478,22 +460,6 @@ async def test_force_disconnect() -> None:
     assert client.is_connected()
     await internals.force_disconnect(client)
     assert not client.is_connected(), moved("Client._disconnect(force=True)", "force_disconnect")
-
-
-async def test_record_spawned_pids() -> None:
-    import mcp.client.stdio as sdk_stdio
-
-    assert callable(getattr(sdk_stdio, "_create_platform_compatible_process", None)), moved(
-        "mcp.client.stdio._create_platform_compatible_process", "record_spawned_pids")
-    seen: list[int] = []
-    reset = internals.record_spawned_pids(seen.append)
-    try:
-        process = await sdk_stdio._create_platform_compatible_process(
-            sys.executable, ["-c", "pass"])
-    finally:
-        reset()
-    await process.wait()
-    assert seen == [process.pid], moved("the SDK's stdio process start", "record_spawned_pids")
 
 
 # -- the adapter's own rules -----------------------------------------------------------------

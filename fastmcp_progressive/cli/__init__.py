@@ -1,11 +1,10 @@
 """The ``fastmcp-progressive`` command: ``extract``, ``check``, ``tokens`` and ``proxy``.
 
-The top of the tree: imports any wing, and nothing imports it. ``main`` is light to import.
+The top of the tree: imports any wing, and nothing imports it.
 
-Modules: ``launch`` (the entry point: starts ``proxy``'s upstreams before FastMCP is
-imported), ``commands`` (the parser and the commands), ``checks`` (what ``check`` finds
-wrong, ``resolution`` rules included), ``tokens`` (o200k_base token counts, shared with the
-benchmarks).
+Modules: ``commands`` (the parser and the commands, ``main``), ``checks`` (what ``check``
+finds wrong, ``resolution`` rules included), ``tokens`` (o200k_base token counts, shared
+with the benchmarks).
 
 Example:
     ```console
@@ -13,6 +12,6 @@ Example:
     ```
 """
 
-from fastmcp_progressive.cli.launch import main
+from fastmcp_progressive.cli.commands import main
 
 __all__ = ["main"]

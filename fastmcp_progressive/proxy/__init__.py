@@ -6,9 +6,8 @@ Modules: ``front`` (``progressive_proxy``, ``serve``), ``upstream`` (start, name
 an upstream), ``forwarding`` (what an upstream asks or says reaches only its own caller),
 ``failures`` (an upstream's failures named, as a tool or JSON-RPC error),
 ``gateway`` (many upstreams, one front), ``roots`` (the host's roots forwarded),
-``prespawn`` and ``stderr_tail`` (upstreams started before FastMCP is imported; their stderr
-kept bounded), ``backend_sessions`` (one backend session per client).
-Names load on first use, so ``prespawn`` runs before FastMCP is imported.
+``stderr_tail`` (an upstream's stderr, kept bounded), ``backend_sessions`` (one backend
+session per client).
 
 Example:
     ```python
@@ -18,22 +17,18 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from fastmcp_progressive.proxy.front import (
-        DEFAULT_REQUEST_TIMEOUT,
-        DEFAULT_STARTUP_TIMEOUT,
-        Target,
-        UpstreamError,
-        check_upstream,
-        is_url,
-        parse_listen,
-        progressive_proxy,
-        serve,
-        upstream_of,
-    )
+from fastmcp_progressive.proxy.front import (
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_STARTUP_TIMEOUT,
+    Target,
+    UpstreamError,
+    check_upstream,
+    is_url,
+    parse_listen,
+    progressive_proxy,
+    serve,
+    upstream_of,
+)
 
 __all__ = [
     "DEFAULT_REQUEST_TIMEOUT",
@@ -48,11 +43,3 @@ __all__ = [
     "upstream_of",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """Each public name comes from ``front``, imported on first use (see the docstring)."""
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.front"), name)
-    globals()[name] = value
-    return value

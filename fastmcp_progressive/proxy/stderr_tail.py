@@ -1,7 +1,6 @@
 """The upstream's stderr: passed through to ours, its last lines kept (bounded in bytes).
 
-Kept apart from ``upstream.py`` (standard library only) so ``prespawn.py`` can start
-upstreams, stderr included, before the proxy imports FastMCP.
+Standard library only: a pipe, and a thread that copies what it reads.
 
 Example:
     ```python

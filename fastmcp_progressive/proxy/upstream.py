@@ -1,14 +1,14 @@
 """The server behind a progressive proxy: how to start it, name it and explain its failures.
 
-``Upstream`` wraps what ``create_proxy`` is given: a command (``UpstreamCommand``, FastMCP's
-stdio transport started once per proxy run, its stderr passed through and its last lines
-kept, its process group stopped with it) or a URL (FastMCP's own remote transport, as
-``MCPConfig`` builds it), reached through one ``RoutingProxyClient`` (FastMCP's
-``StatefulProxyClient`` relaying per caller, ``forwarding.py``). An
-``mcpServers`` entry (``Upstream.from_config``) gives the same. ``Upstream.explain`` turns a
-failure to reach it (not found, exited, unreachable, too slow) into one sentence naming it;
-``front.py`` and ``gateway.py`` put that sentence in front of the client, and ``status()``
-says where each upstream stands.
+``Upstream`` wraps what ``create_proxy`` is given: a command (``UpstreamCommand``, a client
+transport of ours that starts the process itself, once per proxy run, passes its stderr
+through and keeps its last lines, and stops and reaps its process group) or a URL
+(FastMCP's own remote transport, as ``MCPConfig`` builds it), reached through one
+``RoutingProxyClient`` (FastMCP's ``StatefulProxyClient`` relaying per caller,
+``forwarding.py``). An ``mcpServers`` entry (``Upstream.from_config``) gives the same.
+``Upstream.explain`` turns a failure to reach it (not found, exited, unreachable, too slow)
+into one sentence naming it; ``front.py`` and ``gateway.py`` put that sentence in front of
+the client, and ``status()`` says where each upstream stands.
 
 Example:
     ```python
@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
@@ -26,33 +27,31 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, Literal, Unpack
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
+import anyio.abc
 import httpx2
 import mcp_types as mt
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from fastmcp import Client, FastMCP
-from fastmcp.client.transports import ClientTransport, StdioTransport
+from fastmcp.client.transports import ClientTransport
+from fastmcp.client.transports.base import SessionKwargs, TransportOptions
 from fastmcp.mcp_config import RemoteMCPServer, StdioMCPServer
 from mcp import MCPError
 from mcp.client.session import ClientSession
+from mcp.shared.message import SessionMessage
 
 from fastmcp_progressive.fastmcp_internals import (
     connect_failure,
     force_disconnect,
-    record_spawned_pids,
-    send_stderr_to,
-    stdio_session_ended,
 )
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.options import MAX_UPSTREAM_TIMEOUT, fail, seconds, text_mapping
-from fastmcp_progressive.proxy import prespawn
 from fastmcp_progressive.proxy.forwarding import RoutingProxyClient
-from fastmcp_progressive.proxy.stderr_tail import (
-    StderrTail,
-)
+from fastmcp_progressive.proxy.stderr_tail import StderrTail
 
 logger = get_logger("proxy")
 
@@ -76,16 +75,31 @@ def is_url(text: str) -> bool:
 
 
 # -- the upstream command ----------------------------------------------------------------------
-class UpstreamCommand(StdioTransport):
-    """FastMCP's stdio transport for one upstream command, started once per proxy run.
+EXIT_GRACE = 2.0  # seconds an upstream gets to exit by itself once its stdin closes
 
-    One process and one session serve every request (FastMCP's ``keep_alive``). Unlike the
-    plain transport, a process that exits on its own is not silently started again: each
-    later request fails with ``UpstreamError`` saying so, until ``close()`` (the proxy's
-    shutdown) resets it. The MCP SDK starts the process in its own process group; on
-    ``close()`` the whole group is stopped, so children the upstream started (a server
-    that runs its real work in a subprocess) do not outlive the proxy.
+
+class UpstreamCommand(ClientTransport):
+    """The client transport of one upstream command: the proxy owns its process.
+
+    ``connect_session`` starts the command in a session of its own (its pid is its process
+    group), carries MCP's newline-delimited JSON-RPC over its stdin and stdout, and passes
+    its stderr through (``StderrTail``, whose last lines errors quote). Starting the process
+    here, rather than asking the MCP SDK to, is what lets the proxy stop the whole group and
+    reap every process it started:
+
+    - when the session ends (the proxy's shutdown, a forced disconnect) stdin closes, the
+      process gets ``EXIT_GRACE`` s to exit, then its group gets SIGTERM and, after
+      ``GROUP_STOP_GRACE`` s, SIGKILL, so what it started (node under ``npm exec``) stops too;
+    - when the process exits by itself or is killed, its group is stopped the same way at
+      once (a child still holding the pipes would keep the session looking alive), it is
+      reaped (no zombie ``npm exec`` parent) and the session ends; it is not started again:
+      each later connect fails with ``UpstreamError`` saying so, until ``close()``;
+    - when the proxy is killed outright, ``GroupReaper`` stops the group.
+
+    One session at a time: the proxy's one client (``Upstream``) holds it for every request.
     """
+
+    legacy_only = True  # the proxy speaks the handshake era to its upstreams
 
     def __init__(
         self,
@@ -94,77 +108,127 @@ class UpstreamCommand(StdioTransport):
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         name: str | None = None,
+        startup_timeout: float | None = None,
     ) -> None:
         if not argv or not argv[0]:
             raise ValueError("the upstream command is empty")
+        self.startup_timeout = startup_timeout
         self.argv = list(argv)
+        # The proxy is transparent: the upstream sees our environment (API keys a host
+        # config sets for it), plus anything given here.
+        self.env = {**os.environ, **(env or {})}
+        self.cwd = os.fspath(cwd) if cwd is not None else None
         self.name = name
         self.label = f"`{name}`" if name else f"`{shlex.join(self.argv)}`"
-        self.stderr: StderrTail | None = None  # one per process start, made at connect
-        self.pids: list[int] = []  # each process started (its process group id)
-        self._reapers: dict[int, GroupReaper | None] = {}
-        self._started = False
-        super().__init__(
-            self.argv[0],
-            self.argv[1:],
-            # The proxy is transparent: the upstream sees our environment (API keys a host
-            # config sets for it), plus anything given here.
-            env={**os.environ, **(env or {})},
-            cwd=os.fspath(cwd) if cwd is not None else None,
-            keep_alive=True,
-        )
+        self.stderr: StderrTail | None = None  # made at the first start, kept until close()
+        self.process: anyio.abc.Process | None = None  # while a session runs
+        self.ended = False
+        """Whether the process this transport started exited by itself (until ``close()``)."""
+        self._stopping = False
 
-    @property
-    def ended(self) -> bool:
-        """Whether the process this proxy started has exited by itself."""
-        return self._started and stdio_session_ended(self)
-
-    async def connect(self, **kwargs: Any) -> ClientSession | None:
+    @contextlib.asynccontextmanager
+    async def connect_session(
+        self,
+        *,
+        transport_options: TransportOptions | None = None,
+        **session_kwargs: Unpack[SessionKwargs],
+    ) -> AsyncIterator[ClientSession]:
         if self.ended:
             raise UpstreamError(self.exited())
-        if self.stderr is None:  # a process started early (prespawn.py) brought its own
-            self.stderr = prespawn.tail_for(self.argv, self.cwd) or StderrTail(
-                prefix=f"[{self.name}] " if self.name else "")
-            send_stderr_to(self, self.stderr.writer)  # what FastMCP hands the process
-        reset = record_spawned_pids(self.pids.append, self._adopt)
+        if self.process is not None:
+            raise RuntimeError(f"upstream MCP server {self.label} already has a session")
+        options = transport_options or TransportOptions()
+        process, reaper = await self._start()
+        self.process, self._stopping = process, False
+        to_session, from_process = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        to_process, from_session = anyio.create_memory_object_stream[SessionMessage](0)
         try:
-            session = await super().connect(**kwargs)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(self._serve, process, to_session, from_session)
+                try:
+                    session_class = _starting(options.session_class, self.startup_timeout)
+                    async with session_class(from_process, to_process,
+                                             **session_kwargs) as session:
+                        yield session
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await self._stop(process)
+                    tasks.cancel_scope.cancel()  # stopped: nothing left to carry or watch
+        finally:
+            self.process = None
+            for stream in (to_session, from_process, to_process, from_session):
+                stream.close()
+            if reaper is not None:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(reaper.release)
+
+    async def _start(self) -> tuple[anyio.abc.Process, GroupReaper | None]:
+        if self.stderr is None:
+            self.stderr = StderrTail(prefix=f"[{self.name}] " if self.name else "")
+        try:
+            process = await anyio.open_process(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=self.stderr.writer, cwd=self.cwd, env=self.env, start_new_session=True,
+            )
         except FileNotFoundError:
             raise UpstreamError(self._cannot_start(f"command {self.argv[0]!r} not found")) from None
         except PermissionError:
             raise UpstreamError(self._cannot_start(f"{self.argv[0]!r} is not executable")) from None
         except OSError as exc:
             raise UpstreamError(self._cannot_start(exc.strerror or str(exc))) from None
-        finally:
-            reset()
-            for pid in self.pids:
-                if pid not in self._reapers:
-                    self._reapers[pid] = GroupReaper.start(pid)
-        self._started = True
-        return session
+        return process, GroupReaper.start(process.pid)
 
-    def _adopt(self, command: str, args: list[str], cwd: Any) -> Any:
-        """The process ``prespawn.start`` started for this command, if it is waiting."""
-        if [command, *args] != self.argv or cwd != self.cwd:
-            return None
-        return prespawn.take(self.argv, self.cwd)
+    async def _serve(self, process: anyio.abc.Process,
+                     to_session: MemoryObjectSendStream[SessionMessage | Exception],
+                     from_session: MemoryObjectReceiveStream[SessionMessage]) -> None:
+        """Carry messages both ways until the process's stdout ends, and watch the process
+        itself until it exits (``_watch``). Stdout ending before we stop the process means
+        it ``ended``: said before the session sees its stream end, so the requests that
+        then fail are explained as that."""
+        async with anyio.create_task_group() as watching:
+            watching.start_soon(self._watch, process)
+            async with anyio.create_task_group() as pumps:
+                pumps.start_soon(_write_messages, process, from_session)
+                try:
+                    await _read_messages(process, to_session)
+                finally:
+                    self.ended = self.ended or not self._stopping
+                    to_session.close()
+                    pumps.cancel_scope.cancel()
+
+    async def _watch(self, process: anyio.abc.Process) -> None:
+        """When the process exits by itself (or is killed), not because we stop it: it
+        ``ended``; stop what it left running (which may hold its stdout open), then end its
+        stdout, so the session ends too."""
+        await exit_of(process)
+        if self._stopping:
+            return
+        self.ended = True
+        logger.warning("upstream MCP server %s exited (status %s)", self.label, process.returncode)
+        await anyio.to_thread.run_sync(stop_process_groups, [process.pid])
+        with contextlib.suppress(OSError, anyio.BrokenResourceError):
+            if process.stdout is not None:
+                await process.stdout.aclose()
+
+    async def _stop(self, process: anyio.abc.Process) -> None:
+        """Close stdin, give the process ``EXIT_GRACE`` s, then stop its whole group."""
+        self._stopping = True
+        with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            if process.stdin is not None:
+                await process.stdin.aclose()
+        with anyio.move_on_after(EXIT_GRACE):
+            await exit_of(process)
+        await anyio.to_thread.run_sync(stop_process_groups, [process.pid])
+        with anyio.move_on_after(GROUP_STOP_GRACE):
+            await process.aclose()  # its pipes closed; the event loop has reaped it
 
     async def close(self) -> None:
-        """Stop the process and its process group (our shutdown); a later request may
-        start it again."""
-        self._started = False
-        try:
-            await super().close()  # type: ignore[no-untyped-call]
-        finally:
-            pids, self.pids = self.pids, []
-            await anyio.to_thread.run_sync(stop_process_groups, pids)
-            reapers, self._reapers = self._reapers, {}
-            for reaper in reapers.values():
-                if reaper is not None:
-                    await anyio.to_thread.run_sync(reaper.release)
-            if self.stderr is not None:  # the process is gone: its pipe's reader sees the end
-                self.stderr.close()
-                self.stderr = None
+        """Forget a process that exited by itself (the proxy's shutdown): a later connect
+        starts the command again."""
+        self.ended = False
+        if self.stderr is not None and self.process is None:
+            self.stderr.close()  # the process is gone: its pipe's reader sees the end
+            self.stderr = None
 
     def exited(self, *, starting: bool = False) -> str:
         if starting:
@@ -181,6 +245,81 @@ class UpstreamCommand(StdioTransport):
         if not lines:
             return ""
         return " Its last lines on stderr: " + " | ".join(line.strip()[:300] for line in lines)
+
+    def __repr__(self) -> str:
+        return f"<UpstreamCommand({shlex.join(self.argv)!r})>"
+
+
+def _starting(session_class: type[ClientSession],
+              startup_timeout: float | None) -> type[ClientSession]:
+    """``session_class`` whose handshake waits up to ``startup_timeout`` for the upstream
+    (a server ``npx`` downloads first), not the request timeout every later request has."""
+
+    class Starting(session_class):  # type: ignore[misc,valid-type]
+        async def send_request(self, request: Any, result_type: Any,
+                               request_read_timeout_seconds: float | None = None,
+                               *args: Any, **kwargs: Any) -> Any:
+            if request_read_timeout_seconds is None and isinstance(request,
+                                                                   mt.InitializeRequest):
+                request_read_timeout_seconds = startup_timeout
+            return await super().send_request(request, result_type,
+                                              request_read_timeout_seconds, *args, **kwargs)
+
+    return Starting
+
+
+async def exit_of(process: anyio.abc.Process) -> int:
+    """The exit status of ``process`` once it has exited (the event loop reaps it).
+
+    Not ``process.wait()``: on Python 3.11+ asyncio's also waits for the pipes to close,
+    which a child of the process (node under ``npm exec``) may keep open.
+    """
+    with contextlib.suppress(AttributeError, OSError):  # no pidfd: poll
+        handle = os.pidfd_open(process.pid)  # readable once the process has exited
+        try:
+            await anyio.wait_readable(handle)
+        finally:
+            os.close(handle)
+    while (code := process.returncode) is None:
+        await anyio.sleep(EXIT_POLL)
+    return code
+
+
+EXIT_POLL = 0.01
+
+
+async def _read_messages(process: anyio.abc.Process,
+                         to_session: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+    """One JSON-RPC message per line of the process's stdout, to the session, until
+    stdout ends (or the session does)."""
+    assert process.stdout is not None
+    pending = b""
+    with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError,
+                             anyio.BrokenResourceError, OSError):
+        while True:
+            *lines, pending = (pending + await process.stdout.receive()).split(b"\n")
+            for line in lines:
+                if line.strip():
+                    await to_session.send(_message(line))
+
+
+async def _write_messages(process: anyio.abc.Process,
+                          from_session: MemoryObjectReceiveStream[SessionMessage]) -> None:
+    """Each message the session sends, as one line on the process's stdin."""
+    assert process.stdin is not None
+    async with from_session:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            async for outgoing in from_session:
+                line = outgoing.message.model_dump_json(by_alias=True, exclude_unset=True)
+                await process.stdin.send(line.encode() + b"\n")
+
+
+def _message(line: bytes) -> SessionMessage | Exception:
+    """A line of the upstream's stdout as the session takes it (a bad line: its error)."""
+    try:
+        return SessionMessage(mt.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError as exc:
+        return exc
 
 
 _REAPER = """
@@ -347,7 +486,8 @@ class Upstream:
             self.label = f"`{name}`" if name else _safe_url(target)
             self._transport = transport or _url_transport(target)
         elif isinstance(target, Sequence):
-            self.command = UpstreamCommand(list(target), env=env, cwd=cwd, name=name)
+            self.command = UpstreamCommand(list(target), env=env, cwd=cwd, name=name,
+                                           startup_timeout=startup_timeout)
             self.kind, self.label = "command", self.command.label
             self._transport = self.command
         else:

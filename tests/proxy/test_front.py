@@ -23,7 +23,6 @@ from typing import Any
 import mcp_types as mt
 import pytest
 from fastmcp import Client, FastMCP
-from fastmcp.client.transports import StdioTransport
 from fastmcp.exceptions import ToolError
 from fastmcp.server import create_proxy
 from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
@@ -36,7 +35,6 @@ from fastmcp_progressive import (
     ProgressiveDisclosure,
 )
 from fastmcp_progressive.cli.commands import main
-from fastmcp_progressive.fastmcp_internals import stdio_session_ended
 from fastmcp_progressive.proxy.front import (
     UpstreamError,
     check_upstream,
@@ -328,14 +326,6 @@ async def test_upstream_request_timeout_is_named(tmp_path: Path) -> None:
         assert (await client.call_tool("add", {"a": 2, "b": 2})).data == 4  # still serving
 
 
-def test_fastmcp_internal_stdio_transport_state() -> None:
-    """``stdio_session_ended`` reads FastMCP's ``_connect_task`` and ``_is_session_dead``."""
-    transport = StdioTransport(sys.executable, [])
-    assert hasattr(transport, "_connect_task") and callable(transport._is_session_dead)
-    assert not stdio_session_ended(transport)
-
-
-# -- the command line: failures before serving -----------------------------------------------
 def test_cli_proxy_exits_2_naming_a_missing_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["proxy", "--startup-timeout", "5", "--", "no-such-mcp-server-xyz"]) == 2
     err = capsys.readouterr().err

@@ -195,7 +195,7 @@ import os
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
-open(sys.argv[1], "w").write(str(child.pid))
+open(sys.argv[1], "w").write(f"{os.getpid()} {child.pid}")
 TOOLS = [{"name": name, "description": name, "inputSchema": {"type": "object"}}
          for name in ("ping", "crash")]
 for line in sys.stdin:
@@ -237,7 +237,7 @@ async def test_the_upstreams_own_children_stop_when_the_proxy_is_killed(
         async with Client(StreamableHttpTransport(f"http://127.0.0.1:{port}/mcp"),
                           mode="legacy") as client:
             assert text_of(await client.call_tool("ping", {})) == "pong"
-        grandchild = int(pid_file.read_text(encoding="utf-8"))
+        _, grandchild = map(int, pid_file.read_text(encoding="utf-8").split())
         assert _alive(grandchild)
         proxy.send_signal(getattr(signal, sig))
         proxy.wait(timeout=DEADLINE)
@@ -259,7 +259,43 @@ def _alive(pid: int) -> bool:
     return state != "Z"  # a zombie is dead, waiting for its parent to read its status
 
 
-# -- upstreams started before the proxy imports FastMCP (prespawn.py) ------------------------------
+async def test_a_killed_upstream_is_reaped_and_its_children_stopped(tmp_path: Path) -> None:
+    """An upstream killed from outside (as a user kills the ``npm exec`` of ``npx``): the
+    proxy reaps it (no zombie parent left) and stops the processes it started, at once,
+    while it keeps running and names the upstream as exited. Before, the killed process
+    stayed a zombie and its child ran on until the proxy stopped (#27)."""
+    app = tmp_path / "spawning_upstream.py"
+    app.write_text(SPAWNING_UPSTREAM, encoding="utf-8")
+    pid_file = tmp_path / "pids"
+    port = free_port()
+    proxy = subprocess.Popen(
+        [sys.executable, "-m", "fastmcp_progressive", "proxy", "--http", f"127.0.0.1:{port}",
+         "--exempt", "ping", "--", sys.executable, str(app), str(pid_file)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    upstream = grandchild = 0
+    try:
+        await until(lambda: port_open(port), DEADLINE, "the proxy to listen", interval=0.05)
+        async with Client(StreamableHttpTransport(f"http://127.0.0.1:{port}/mcp"),
+                          mode="legacy") as client:
+            assert text_of(await client.call_tool("ping", {})) == "pong"
+            upstream, grandchild = map(int, pid_file.read_text(encoding="utf-8").split())
+            os.kill(upstream, signal.SIGKILL)
+            await until(lambda: not Path(f"/proc/{upstream}").exists(), DEADLINE,
+                        "the killed upstream to be reaped (not left a zombie)", interval=0.05)
+            await until(lambda: not _alive(grandchild), DEADLINE,
+                        "the killed upstream's own child process to stop", interval=0.05)
+            failed = await client.call_tool("ping", {}, raise_on_error=False)
+            assert failed.is_error and "has exited" in text_of(failed)
+        assert proxy.poll() is None  # the proxy itself keeps running
+    finally:
+        proxy.kill()
+        proxy.wait()
+        for pid in (upstream, grandchild):
+            if pid and _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+# -- one process per upstream ----------------------------------------------------------------------
 COUNTING_UPSTREAM = """
 import json, os, sys
 with open(sys.argv[1], "a") as log:  # one line per process started
@@ -280,10 +316,9 @@ for line in sys.stdin:
 
 
 @pytest.mark.parametrize("form", ["command", "config"])
-async def test_each_upstream_started_early_is_the_one_that_serves(form: str,
-                                                                  tmp_path: Path) -> None:
-    """The command starts its upstreams before importing FastMCP, and FastMCP's stdio
-    transport takes those very processes: one process per upstream, never two."""
+async def test_each_upstream_is_started_once(form: str, tmp_path: Path) -> None:
+    """The process the proxy checks at start-up is the one that serves: one process per
+    upstream, never two."""
     app = tmp_path / "counting_upstream.py"
     app.write_text(COUNTING_UPSTREAM, encoding="utf-8")
     logs = [tmp_path / "a.log", tmp_path / "b.log"]
