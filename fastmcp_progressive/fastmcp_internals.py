@@ -379,14 +379,3 @@ def list_page_size(server: Any) -> int | None:
     """
     size = getattr(server, "_list_page_size", None)
     return size if isinstance(size, int) and size > 0 else None
-
-
-# -- one shared backend session per upstream (upstream.py, gateway.py) --------------------------
-async def force_disconnect(client: Any) -> None:
-    """Close a ``StatefulProxyClient``'s session for good (its ``__aexit__`` never does).
-
-    What FastMCP's own multi-server ``MCPConfigTransport`` calls on shutdown
-    (``client._disconnect(force=True)``). Stands in for: nothing public.
-    Verified on FastMCP 4.2.3.
-    """
-    await client._disconnect(force=True)

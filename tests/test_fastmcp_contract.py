@@ -26,7 +26,7 @@ from fastmcp.server.context import Context
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.server.middleware.caching import CallToolSettings, ResponseCachingMiddleware
 from fastmcp.server.providers.base import Provider
-from fastmcp.server.providers.proxy import ProxyClient, StatefulProxyClient
+from fastmcp.server.providers.proxy import ProxyClient
 from fastmcp.server.transforms import PromptsAsTools, ResourcesAsTools
 from fastmcp.server.transforms.search import BM25SearchTransform, RegexSearchTransform
 from fastmcp.tools.base import Tool, ToolResult
@@ -450,16 +450,6 @@ async def test_connect_failure() -> None:
     assert any(internals.connect_failure(e) for e in causes if e is not None), moved(
         f"the client's failed-connection message ({internals.CONNECT_FAILED!r})",
         "connect_failure")
-
-
-async def test_force_disconnect() -> None:
-    client = StatefulProxyClient(FastMCP("backend"), mode="legacy")
-    await client.__aenter__()
-    async with client:  # a proxied request: leaves the session open (StatefulProxyClient)
-        pass
-    assert client.is_connected()
-    await internals.force_disconnect(client)
-    assert not client.is_connected(), moved("Client._disconnect(force=True)", "force_disconnect")
 
 
 # -- the adapter's own rules -----------------------------------------------------------------

@@ -46,7 +46,6 @@ from mcp.shared.message import SessionMessage
 
 from fastmcp_progressive.fastmcp_internals import (
     connect_failure,
-    force_disconnect,
 )
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.options import MAX_UPSTREAM_TIMEOUT, fail, seconds, text_mapping
@@ -222,9 +221,9 @@ class UpstreamCommand(ClientTransport):
         with anyio.move_on_after(GROUP_STOP_GRACE):
             await process.aclose()  # its pipes closed; the event loop has reaped it
 
-    async def close(self) -> None:
+    def forget(self) -> None:
         """Forget a process that exited by itself (the proxy's shutdown): a later connect
-        starts the command again."""
+        starts the command again. Its stderr tail is released once no process runs."""
         self.ended = False
         if self.stderr is not None and self.process is None:
             self.stderr.close()  # the process is gone: its pipe's reader sees the end
@@ -540,7 +539,7 @@ class Upstream:
                 return client
             if client is not None:  # a session that ended: let the transport say why
                 with anyio.CancelScope(shield=True):
-                    await _quietly(force_disconnect(client))
+                    await _quietly(client.close())  # type: ignore[no-untyped-call]
             client = self._client = self._new_client()
             try:
                 with anyio.fail_after(self.startup_timeout):
@@ -605,7 +604,7 @@ class Upstream:
             client, self._client = self._client, None
             if client is not None:
                 with anyio.CancelScope(shield=True):
-                    await _quietly(force_disconnect(client))
+                    await _quietly(client.close())  # type: ignore[no-untyped-call]
 
     def _failed(self, error: UpstreamError) -> UpstreamError:
         self.state, self.reason = "failed", str(error)
@@ -620,12 +619,13 @@ class Upstream:
 
     async def close(self) -> None:
         client, self._client = self._client, None
-        if client is not None:
-            with anyio.CancelScope(shield=True):
-                await _quietly(force_disconnect(client))
-        if self._transport is not None:
-            with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True):
+            if client is not None:
+                await _quietly(client.close())  # type: ignore[no-untyped-call]  # session, transport
+            elif self._transport is not None:
                 await _quietly(self._transport.close())  # type: ignore[no-untyped-call]
+        if self.command is not None:
+            self.command.forget()
         self.state, self.reason = "not started", None  # a later start tries again
 
     # -- roots -------------------------------------------------------------------------
