@@ -660,7 +660,7 @@ def proxy_process(*args: str, cwd: Path) -> Any:
 
 def handles(pid: int, sig: signal.Signals) -> bool:
     """Whether process ``pid`` has a handler for ``sig`` (its ``SigCgt`` mask): the proxy
-    past its imports (a signal before that is the prespawned upstreams' case)."""
+    past its imports (a signal before that meets Python's default handling)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("SigCgt:"):
             return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
