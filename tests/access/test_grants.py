@@ -1,4 +1,5 @@
-"""GrantStore on its own: TTL, isolation between kinds, and a failing key-value store."""
+"""GrantStore on its own: TTL, isolation between kinds, a failing key-value store, and keys
+any real store accepts whatever the tool name."""
 
 from __future__ import annotations
 
@@ -6,12 +7,18 @@ from typing import Any
 
 import anyio
 import pytest
+from fastmcp.tools.base import Tool
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from key_value.aio.stores.memory import MemoryStore
 from key_value.aio.stores.redis import RedisStore
 
-from fastmcp_progressive import GrantSettings
+from fastmcp_progressive import (
+    GrantSettings,
+)
 from fastmcp_progressive.access.caller import Caller
-from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable
+from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable, _kv_key
+from tests.conftest import build_server, connect, fetch, gated, serve_http
 
 ALICE = Caller(kind="principal", era="modern", key="user:alice")
 
@@ -173,3 +180,61 @@ def test_a_store_that_is_not_an_async_key_value_instance_is_refused(store: Any) 
 def test_async_key_value_instances_are_accepted() -> None:
     assert GrantSettings(store=MemoryStore()).store is not None
     assert GrantSettings(store=FlakyStore()).store is not None
+
+
+# -- keys a real store accepts, whatever the name ----------------------------------------
+class Memcachedish(MemoryStore):
+    """A store with memcached's key rules: at most 250 bytes, no spaces or controls."""
+
+    def _refuse(self, key: str, collection: str | None) -> None:
+        full = f"{collection}:{key}"
+        if len(full.encode()) > 250 or any(c.isspace() or ord(c) < 32 for c in full):
+            raise ValueError(f"bad key {full[:40]!r}...")
+
+    async def get(self, key: str, *, collection: str | None = None) -> Any:  # type: ignore[override]
+        self._refuse(key, collection)
+        return await super().get(key, collection=collection)
+
+    async def put_many(self, keys: Any, values: Any, *, collection: Any = None,  # type: ignore[override]
+                       ttl: Any = None) -> None:
+        for key in keys:
+            self._refuse(key, collection)
+        await super().put_many(keys, values, collection=collection, ttl=ttl)
+
+
+LONG = "t" * 300
+
+
+@pytest.mark.parametrize("policy", ["open", "closed"])
+async def test_one_callers_bad_name_never_changes_anothers_answer(policy: str) -> None:
+    server = build_server(
+        auth=True,
+        grants=GrantSettings(store=Memcachedish(), on_store_error=policy),
+    )
+    server.add_tool(Tool.from_function(lambda: "long", name=LONG, description="Long name."))
+    async with (
+        serve_http(server) as url,
+        connect(url, "modern", token="alice-token") as alice,
+        connect(url, "modern", token="bob-token") as bob,
+    ):
+        for name in ("x" * 300, "a b\n" * 80, "\x00" * 10):
+            await alice.call_tool(name, {}, raise_on_error=False)
+        assert await gated(bob, "add")  # not ungated ("open") nor unavailable ("closed")
+        await fetch(bob, "add")
+        assert not await gated(bob, "add")
+        # a real tool with a 300-character name: listed, described, unlocked, called
+        assert LONG in [t.name for t in await alice.list_tools()]
+        assert await gated(alice, LONG, {})
+        assert (await fetch(alice, LONG))[LONG]["name"] == LONG
+        called = await alice.call_tool(LONG, {})
+        assert not called.is_error and called.content[0].text == "long"  # type: ignore[union-attr]
+
+
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(["principal", "session"]), key=st.text(max_size=400),
+       tool=st.text(min_size=1, max_size=400))
+def test_store_keys_are_short_plain_and_distinct(kind: str, key: str, tool: str) -> None:
+    caller = Caller(kind=kind, era="modern", key=key)  # type: ignore[arg-type]
+    made = _kv_key(caller, tool)
+    assert len(made) <= 250 and made.isascii() and made.isprintable() and " " not in made
+    assert made != _kv_key(caller, tool + "x")

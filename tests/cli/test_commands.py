@@ -20,11 +20,15 @@ from typing import Any
 import pytest
 from fastmcp import Client, FastMCP
 
-from fastmcp_progressive import ProgressiveDisclosure
+from fastmcp_progressive import (
+    ProgressiveDisclosure,
+)
 from fastmcp_progressive.cli import tokens
+from fastmcp_progressive.cli.commands import main
 from fastmcp_progressive.cli.tokens import wire_results
 from fastmcp_progressive.files.folder import read_description
 from tests.cli_runner import Ran, run_cli
+from tests.conftest import serve_http
 
 SERVER = '''
 from pydantic import BaseModel
@@ -235,7 +239,6 @@ async def test_tokens_counts_a_running_server_and_a_gateway_of_it(tmp_path: Path
     (both exited 2: "File not found .../http:/127.0.0.1", a pydantic dump)."""
     import anyio
 
-    from tests.conftest import serve_http
 
     async with serve_http(_plain_billing()) as url:
         config = tmp_path / "mcp.json"
@@ -342,3 +345,24 @@ def test_check_reports_a_docstring_changed_since_extract(app: Path, fmt: str) ->
     path.write_text(text.replace(f',\n  "extracted_from": "{file.extracted_from}"', "")
                     .replace(f'"extracted_from": "{file.extracted_from}",\n  ', ""))
     assert cli("check", "app.py:mcp", out, "--strict", cwd=app.parent).returncode == 0
+
+
+HUGE_INT = "7" * 4301
+
+
+def test_check_reports_the_huge_integer_at_its_place_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = tmp_path / "app.py"
+    app.write_text(
+        "from fastmcp import FastMCP\nmcp = FastMCP('a')\n"
+        "@mcp.tool\ndef add(a: int, b: int) -> int:\n    'Add.'\n    return a + b\n"
+    )
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "add.json").write_text('{"examples": [' + HUGE_INT + "]}")
+    status = main(["check", f"{app}:mcp", str(folder)])
+    out = capsys.readouterr()
+    assert status == 1
+    assert f"{folder / 'add.json'}:1:15: error: Exceeds the limit" in out.out + out.err
+    assert "Traceback" not in out.out + out.err

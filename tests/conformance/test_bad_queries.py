@@ -13,8 +13,9 @@ import pytest
 from mcp.client.session import ClientSession
 
 from fastmcp_progressive import DESCRIPTIONS_URI, AddedComponents
+from fastmcp_progressive.disclosure.describer import parse_selection, selection_from_names
 from fastmcp_progressive.payloads import UNKNOWN_TOOL_HINT
-from tests.conftest import ERAS, Era, build_server, connect, serve_http
+from tests.conftest import ERAS, Era, build_server, connect, gated, read_json, serve_http
 from tests.servers import ADD_TYPED
 
 AVAILABLE = ["add", "echo", "shout"]
@@ -113,3 +114,17 @@ async def test_max_tools_per_read_is_configurable() -> None:
         "limit": 2,
     }
     assert "3 tools" in body["error"]["message"]
+
+
+async def test_a_fragment_is_not_a_query_and_grants_nothing() -> None:
+    async with connect(build_server(), "legacy") as c:
+        body = await read_json(c, f"{DESCRIPTIONS_URI}#?tools=add")
+        assert body["error"]["code"] == "MISSING_TOOL_SELECTION"
+        assert await gated(c, "add")
+
+
+def test_blank_names_count_toward_no_limit() -> None:
+    blanks = ",".join(["%20"] * 40 + ["add"])
+    assert parse_selection(f"{DESCRIPTIONS_URI}?tools={blanks}", limit=32).names == ("add",)
+    assert selection_from_names([" "] * 40 + ["add"], limit=32).names == ("add",)
+    assert selection_from_names([f"t{i}" for i in range(33)], limit=32).names == ()

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from fastmcp import Client, FastMCP
+from fastmcp.tools.base import Tool
 from mcp.client.extension import advertise
 
 from fastmcp_progressive import (
@@ -22,6 +23,7 @@ from fastmcp_progressive.disclosure.guidance import (
     agent_guidance,
     system_prompt,
 )
+from fastmcp_progressive.payloads import is_descriptions_uri
 from tests.conftest import (
     ERAS,
     FOLLOWED_IN_MEMORY,
@@ -155,3 +157,25 @@ async def test_instructions_false_still_advertises_the_extension(era: str) -> No
         assert EXTENSION_ID in (capabilities.extensions or {})
         assert c.instructions == "Own words."
         assert INSTRUCTIONS not in c.instructions
+
+
+LONG = "t" * 300
+
+
+async def test_names_longer_than_256_characters_can_be_unlocked_through_the_bridge() -> None:
+    server = build_server()
+    server.add_tool(Tool.from_function(lambda: "long", name=LONG, description="Long name."))
+    async with connect(server, "legacy") as c:
+        assert LONG in [t.name for t in await c.list_tools()]
+        body = await c.call_tool("describe_tools", {"tools": [LONG]})
+        assert body.structured_content[LONG]["name"] == LONG  # type: ignore[index]
+        assert not await gated(c, LONG, {})
+
+
+def test_guidance_recognises_the_resource_by_every_address_a_read_accepts() -> None:
+    for uri in ("resource:///tool_descriptions", "resource:///tool_descriptions/",
+                "resource://tool_descriptions", "resource:///tool_descriptions#top",
+                "resource:///tool_descriptions?tools=a"):
+        assert is_descriptions_uri(uri)
+        assert agent_guidance([], [{"uri": uri}]) == system_prompt(None), uri
+    assert agent_guidance([], [{"uri": "resource:///tool_descriptionsx"}]) is None

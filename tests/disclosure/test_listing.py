@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastmcp import Client, FastMCP
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp.client.extension import advertise
 
 from fastmcp_progressive import EXTENSION_ID, ListingSettings, ProgressiveDisclosure
-from fastmcp_progressive.disclosure.listing import skeleton, summarize
+from fastmcp_progressive.disclosure.listing import ELLIPSIS, cut_line, skeleton, summarize
 from tests.corpus import corpus_dir
 from tests.replay import replay_tool
 from tests.servers import ADD_TYPED
@@ -182,3 +185,38 @@ async def test_a_paged_listing_is_reduced_on_every_page_and_gating_holds(
     assert sorted(names) == sorted({"add", "echo", "shout", "describe_tools"})
     add = next(t for page in pages for t in page if t.name == "add")
     assert add.input_schema == ADD_TYPED
+
+
+# -- the one-line summary -----------------------------------------------------------------
+def _reference_summary(description: str, max_chars: int) -> str:
+    """The rule as first written (quadratic, fine for small inputs): the test oracle."""
+    from fastmcp_progressive.disclosure.listing import _ABBREVIATIONS, _SENTENCE_END
+
+    text = " ".join(description.split())
+    if not text:
+        return ""
+    for match in _SENTENCE_END.finditer(text):
+        if not text[: match.end()].lower().endswith(_ABBREVIATIONS):
+            text = text[: match.end()]
+            break
+    return cut_line(text, max_chars)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    parts=st.lists(st.sampled_from(["a", "bc", " ", "\n\t", ".", "!", "?", "e.g.", "No.",
+                                    "I.E.", "etc.", "x" * 25, ",", "-"]), max_size=60),
+    max_chars=st.integers(min_value=16, max_value=60),
+)
+def test_summary_matches_the_rule_it_always_had(parts: list[str], max_chars: int) -> None:
+    text = "".join(parts)
+    assert summarize(text, max_chars) == _reference_summary(text, max_chars)
+
+
+def test_summary_of_a_300_kb_description_full_of_eg_is_quick() -> None:
+    text = "Pass options, e.g. this one, e.g. that one " * 7000  # ~300 KB, no sentence end
+    started = time.perf_counter()
+    for _ in range(10):
+        line = summarize(text, 100)
+    assert time.perf_counter() - started < 1.0  # was ~4 s per call (quadratic)
+    assert line.endswith(ELLIPSIS) and len(line) <= 100

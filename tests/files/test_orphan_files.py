@@ -9,7 +9,9 @@ listing. ``benchmarks/measure/hostile.py`` times it.
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,8 +19,12 @@ from typing import Any
 
 import pytest
 
-from fastmcp_progressive import ListingSettings, ProgressiveDisclosure
+from fastmcp_progressive import (
+    ListingSettings,
+    ProgressiveDisclosure,
+)
 from fastmcp_progressive.files import store as descriptions_module
+from fastmcp_progressive.files.store import DescriptionStore
 from tests.conftest import ERAS, Era, build_server, connect
 
 ORPHANS = 1_000
@@ -90,3 +96,27 @@ async def test_a_new_file_for_a_listed_tool_is_seen(tmp_descriptions: Path) -> N
 
 async def _is(get: Callable[[], Any], expected: str) -> bool:
     return bool(await get() == expected)
+
+
+def test_listing_does_not_rescan_a_folder_full_of_other_files(
+    tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(2000):
+        (tmp_descriptions / f"unrelated_{i}.txt").write_text("")
+    (tmp_descriptions / "add.json").write_text('{"summary": "Sum."}')
+    past = time.time() - 60
+    os.utime(tmp_descriptions, (past, past))
+    store = DescriptionStore(tmp_descriptions)
+    scans = []
+    real_scandir = os.scandir
+    monkeypatch.setattr("fastmcp_progressive.files.store.os.scandir",
+                        lambda p: scans.append(p) or real_scandir(p))
+    for _ in range(5):
+        assert set(store.signatures()) == {"add"}
+    assert len(scans) == 1
+    (tmp_descriptions / "echo.md").write_text("Echo.")
+    os.utime(tmp_descriptions, (past + 1, past + 1))  # a new entry moves the folder's stat
+    assert set(store.signatures()) == {"add", "echo"}
+    store.invalidate("echo")  # the watcher saw something: scan again
+    assert set(store.signatures()) == {"add", "echo"}
+    assert len(scans) == 3

@@ -7,9 +7,11 @@ outside the directory is read, and the LRU stays bounded.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +19,22 @@ import pytest
 from fastmcp import FastMCP
 from fastmcp.tools.base import Tool
 
+from fastmcp_progressive import (
+    ProgressiveDisclosure,
+)
+from fastmcp_progressive.cli.checks import check
+from fastmcp_progressive.cli.commands import render
+from fastmcp_progressive.files import folder as description_folder
 from fastmcp_progressive.files import store as descriptions
 from fastmcp_progressive.files.errors import DescriptionError
-from fastmcp_progressive.files.folder import read_description
+from fastmcp_progressive.files.folder import read_description, read_folder
 from fastmcp_progressive.files.model import SUMMARY_MAX_CHARS
 from fastmcp_progressive.files.parsing import parse_text
 from fastmcp_progressive.files.places import key_location
 from fastmcp_progressive.files.store import DescriptionStore, full_definition
-from tests.spies import count_calls
+from tests.conftest import build_server, connect, fetch
+from tests.spies import batch_handled, count_calls
+from tests.waiting import watcher_ready
 
 LOGGER = "fastmcp.progressive.descriptions"
 
@@ -398,3 +408,119 @@ def test_invalidated_signatures_never_repeat(
             assert store.signature(name) not in seen[name]
             seen[name].add(store.signature(name))
     assert store.signatures() == {name: store.signature(name) for name in names}
+
+
+HUGE_INT = "7" * 4301
+
+
+# -- a number no parser should build: the last good version stays ----------------------
+async def test_a_4301_digit_integer_keeps_the_last_good_version_everywhere(
+    tmp_descriptions: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    caplog.set_level(logging.INFO, "fastmcp.progressive")
+    path = tmp_descriptions / "add.json"
+    path.write_text('{"summary": "Good summary.", "description": "Good text."}')
+    middleware = ProgressiveDisclosure(tmp_descriptions)
+    async with connect(build_server(middleware=middleware), "legacy") as c:
+        assert (await fetch(c, "add"))["add"]["description"] == "Good text."
+        await watcher_ready(middleware)
+        watcher = middleware.hot_reload.watcher
+        assert watcher is not None
+        seen = batch_handled(monkeypatch, watcher, {"add"})
+        path.write_text('{\n  "summary": "x",\n  "limit": ' + HUGE_INT + "\n}")
+        assert await asyncio.to_thread(seen.wait, 5.0), "the watcher never saw the file"
+        listed = {t.name: t.description for t in await c.list_tools()}
+        assert listed["add"] == "Good summary."
+        assert (await fetch(c, "add"))["add"]["description"] == "Good text."
+        bridged = await c.call_tool("describe_tools", {"tools": ["add"]})
+        assert bridged.structured_content["add"]["description"] == "Good text."  # type: ignore[index]
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(f"{path}:3:12: Exceeds the limit" in m for m in messages), messages
+    assert not any("polling" in m for m in messages)
+
+
+def _server() -> FastMCP:
+    mcp = FastMCP("t")
+
+    @mcp.tool
+    def both() -> str:
+        """Has a JSON and a Markdown file."""
+        return ""
+
+    @mcp.tool
+    def prose() -> str:
+        """Has a Markdown file only."""
+        return ""
+
+    return mcp
+
+
+def test_store_and_check_read_the_same_file_and_check_says_why_not_the_other(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "both.json").write_text(json.dumps({"summary": "From JSON."}))
+    (tmp_path / "both.md").write_text("From Markdown.")
+    (tmp_path / "prose.md").write_text("Only prose.")
+    (tmp_path / "bad:name.json").write_text("{}")
+    (tmp_path / ".hidden.json").write_text("{}")
+    (tmp_path / "notes.txt").write_text("")
+
+    store = DescriptionStore(tmp_path)
+    read = {name: sig[3] for name, sig in store.signatures().items()}
+    assert read == read_folder(tmp_path).files == {"both": ".json", "prose": ".md"}
+    assert (file := store.lookup("both")) is not None and file.summary == "From JSON."
+
+    tools = {t.name: t for t in asyncio.run(_server().list_tools())}
+    warnings = [str(p) for p in check(tools, tmp_path) if p.severity == "warning"]
+    assert warnings == [
+        f"{tmp_path / 'bad:name.json'}: warning: ignored: not a usable tool name",
+        f"{tmp_path / 'both.md'}: warning: ignored: both.json takes precedence",
+    ]
+
+
+def test_extracted_markdown_parses_back_to_what_was_written() -> None:
+    tool = asyncio.run(_server().get_tool("prose"))
+    assert tool is not None
+    for suffix in (".md", ".json"):
+        text = render(tool, suffix, 100)
+        parsed = parse_text("\ufeff" + text, suffix, "prose")  # a BOM changes nothing
+        assert parsed.summary == "Has a Markdown file only."
+        assert parsed.description == "Has a Markdown file only."
+
+
+def _fstat_moving(monkeypatch: pytest.MonkeyPatch, moves: int) -> list[int]:
+    """Make ``os.fstat`` in the reader report a size change across the first ``moves``
+    reads (as an in-place rewrite during the read would); returns the reads seen."""
+    real = description_folder.os.fstat
+    calls: list[int] = []
+
+    def fstat(fd: int) -> os.stat_result:
+        calls.append(fd)
+        st = real(fd)
+        if len(calls) <= 2 * moves and len(calls) % 2 == 0:  # the "after" stat of a read
+            fields = list(st)
+            fields[stat.ST_SIZE] += 1
+            return os.stat_result(fields)
+        return st
+
+    monkeypatch.setattr(description_folder.os, "fstat", fstat)
+    return calls
+
+
+def test_a_file_rewritten_during_the_read_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "add.json").write_text('{"description": "Add them."}', encoding="utf-8")
+    calls = _fstat_moving(monkeypatch, moves=1)
+    parsed = description_folder.read_description(tmp_path, "add", ".json")
+    assert parsed.description == "Add them."
+    assert len(calls) == 4  # the first read was thrown away, the second kept
+
+
+def test_a_file_that_never_settles_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "add.json").write_text('{"description": "Add them."}', encoding="utf-8")
+    _fstat_moving(monkeypatch, moves=description_folder.READ_ATTEMPTS)
+    with pytest.raises(description_folder.ChangedWhileRead, match="changed while being read"):
+        description_folder.read_description(tmp_path, "add", ".json")
