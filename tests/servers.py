@@ -1,8 +1,10 @@
-"""The three plain tools every test server has, in one place (conftest and reliability use it)."""
+"""The tools test servers share, in one place: the three plain tools every test server has
+(conftest and reliability use them) and the tool hidden from everyone but an admin."""
 
 from __future__ import annotations
 
 from fastmcp import FastMCP
+from fastmcp.server.auth import require_scopes
 
 
 def add_basic_tools(mcp: FastMCP) -> None:
@@ -22,6 +24,16 @@ def add_basic_tools(mcp: FastMCP) -> None:
     def shout(text: str) -> str:
         """Upper-case a text."""
         return text.upper()
+
+
+def add_admin_only_tool(mcp: FastMCP) -> None:
+    """``wipe``, the hidden tool: only a token with the ``admin`` scope may see it (none of
+    conftest's ``TOKENS`` has it), so to alice and bob it must answer like an unknown name."""
+
+    @mcp.tool(auth=require_scopes("admin"))
+    def wipe() -> str:
+        """Delete everything."""
+        return "wiped"
 
 
 ADD_TYPED = {

@@ -6,6 +6,7 @@ Rule under test: a tool the caller may not see is never listed, described or nam
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,13 +17,18 @@ from fastmcp.server.auth import require_scopes
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.server.middleware.authorization import AuthMiddleware
 from fastmcp.server.middleware.tool_injection import ToolInjectionMiddleware
+from fastmcp.server.transforms import Transform
 from fastmcp.server.transforms.search import BM25SearchTransform, RegexSearchTransform
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
 from fastmcp_progressive.payloads import UNKNOWN_TOOL_HINT
 from tests.conftest import (
+    ERAS,
     TOKENS,
+    TRANSPORTS,
+    Era,
+    Transport,
     build_server,
     clients,
     connect,
@@ -187,3 +193,97 @@ async def test_server_instructions_kept_and_extended() -> None:
             instructions = c.instructions or ""
             assert instructions.startswith("Server instructions.")
             assert "?tools=" in instructions
+
+
+HIDDEN = "shout"
+
+
+def _drop_hidden(result: Any) -> Any:
+    if isinstance(result, mt.ListToolsResult):
+        return result.model_copy(update={"tools": [t for t in result.tools if t.name != HIDDEN]})
+    if isinstance(result, (list, tuple)):
+        return [t for t in result if getattr(t, "name", None) != HIDDEN]
+    return result
+
+
+async def _filter_listing(
+    self: Middleware, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]
+) -> Any:
+    result = await call_next(context)
+    return _drop_hidden(result) if context.method == "tools/list" else result
+
+
+class RequestFilter(Middleware):
+    """A tenant filter written the usual way: on the request, by method."""
+
+    on_request = _filter_listing
+
+
+class MessageFilter(Middleware):
+    """The same filter, one hook further out."""
+
+    on_message = _filter_listing
+
+
+class ListFilter(Middleware):
+    """The same filter in ``on_list_tools``, counting the tools it is shown."""
+
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[mt.ListToolsRequest],
+        call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
+    ) -> Sequence[Tool]:
+        tools = await call_next(context)
+        self.seen.append(len(tools))
+        return [t for t in tools if t.name != HIDDEN]
+
+
+@pytest.mark.parametrize("hook", [RequestFilter, MessageFilter, ListFilter])
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("era", ERAS)
+async def test_listing_filter_of_any_hook_style_hides_the_tool_everywhere(
+    hook: type[Middleware], transport: Transport, era: Era
+) -> None:
+    server = build_server()
+    server.add_middleware(hook())
+    async with clients(server, transport, era) as (c,):
+        assert HIDDEN not in [t.name for t in await c.list_tools()]
+        entry = (await fetch(c, HIDDEN, "add"))[HIDDEN]
+        assert entry == {
+            "error": f"Tool '{HIDDEN}' not found",
+            "message": UNKNOWN_TOOL_HINT,
+            "available_tools": entry["available_tools"],
+        }
+        assert HIDDEN not in entry["available_tools"]
+        bridged = await c.call_tool("describe_tools", {"tools": [HIDDEN]})
+        bridged_entry = bridged.structured_content[HIDDEN]  # type: ignore[index]
+        assert set(bridged_entry) == {"error", "message", "available_tools"}
+        assert HIDDEN not in bridged_entry["available_tools"]
+        refused = await c.call_tool(HIDDEN, {"text": "x"}, raise_on_error=False)
+        assert "TOOL_DESCRIPTION_REQUIRED" not in json.dumps(refused.structured_content or {})
+        missing = await read_json(c, DESCRIPTIONS_URI)
+        assert HIDDEN not in missing["error"]["available_tools"]
+
+
+class RenameTool(Transform):
+    """A user's transform whose attribute merely ends in ``_tool_name``."""
+
+    def __init__(self) -> None:
+        self.target_tool_name = "add"
+
+
+async def test_only_fastmcp_gateway_transforms_are_exempt() -> None:
+    server = build_server()
+    server.add_transform(RenameTool())
+    server.add_transform(BM25SearchTransform(search_tool_name="find_tools"))
+    middleware = server.middleware[-1]
+    assert isinstance(middleware, ProgressiveDisclosure)
+    from fastmcp_progressive.access.gate import gateway_tools
+
+    assert gateway_tools(server) == {"find_tools", "call_tool"}
+    async with connect(server, "legacy") as c:  # a followed caller: gated
+        await c.list_tools()  # a stream that calls first is checked by its arguments instead
+        assert await gated(c, "add")

@@ -14,7 +14,6 @@ from typing import Any
 import mcp_types as mt
 import pytest
 from fastmcp import FastMCP
-from fastmcp.server.auth import require_scopes
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool
 
@@ -31,6 +30,7 @@ from tests.conftest import (
     fetch,
     serve_http,
 )
+from tests.servers import add_admin_only_tool
 
 
 def _entry(body: dict[str, Any], name: str) -> dict[str, Any]:
@@ -84,10 +84,7 @@ def _hiding_server(*, with_secret: bool) -> FastMCP:
         return "ok"
 
     if with_secret:
-        @server.tool(auth=require_scopes("admin"))
-        def wipe() -> str:
-            """Delete everything."""
-            return "wiped"
+        add_admin_only_tool(server)
 
         @server.tool
         def wipe_all() -> str:

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from fastmcp import Client
+from fastmcp import Client, FastMCP
 
 from fastmcp_progressive import ProgressiveDisclosure
 from fastmcp_progressive.access.caller import Caller
@@ -29,7 +29,14 @@ from fastmcp_progressive.disclosure.sessions import LegacySessions
 from fastmcp_progressive.fastmcp_internals import server_running
 from fastmcp_progressive.files.folder import description_name
 from fastmcp_progressive.files.watcher import DirectoryWatcher
-from tests.conftest import build_server, connect, fetch, serve_http
+from tests.conftest import (
+    TOKENS,
+    build_server,
+    connect,
+    fetch,
+    serve_http,
+)
+from tests.servers import add_admin_only_tool
 from tests.spies import batch_handled, count_calls
 from tests.waiting import ListChangedRecorder as Recorder
 from tests.waiting import until, watcher_ready
@@ -365,3 +372,44 @@ async def test_a_failing_send_forgets_the_session() -> None:
     assert sessions.broadcast() == 1
     await until(lambda: len(sessions) == 0, what="the failed session to be dropped")
     assert gone.tries == 1  # tried once, failed: nothing delivered, and not tried again
+
+
+async def test_list_changed_goes_only_to_sessions_whose_listing_changed(
+    tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tokens = dict(TOKENS, **{"admin-token": {"client_id": "agent", "sub": "root",
+                                             "scopes": ["admin"]}})
+    from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
+
+    middleware = ProgressiveDisclosure(tmp_descriptions)
+    server = FastMCP("t", auth=StaticTokenVerifier(tokens=tokens))
+    server.add_middleware(middleware)
+    add_admin_only_tool(server)
+
+    @server.tool
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    alice, root = Recorder(), Recorder()
+    async with (
+        serve_http(server) as url,
+        connect(url, "legacy", token="alice-token", message_handler=alice) as a,
+        connect(url, "legacy", token="admin-token", message_handler=root) as r,
+    ):
+        await a.list_tools()
+        await r.list_tools()
+        await watcher_ready(middleware)
+        watcher = middleware.hot_reload.watcher
+        assert watcher is not None
+
+        seen = batch_handled(monkeypatch, watcher, {"orphan"})
+        (tmp_descriptions / "orphan.json").write_text('{"summary": "No such tool."}')
+        assert await asyncio.to_thread(seen.wait, 5.0), "the watcher never saw the orphan file"
+        (tmp_descriptions / "wipe.json").write_text('{"summary": "Erase it all."}')
+        await root.next()
+        (tmp_descriptions / "ping.json").write_text('{"summary": "Say pong."}')
+        await alice.next()
+        await root.next()
+    assert len(alice.times) == 1  # only ping's line changed in alice's listing
+    assert len(root.times) == 2  # wipe's and ping's; never the orphan's

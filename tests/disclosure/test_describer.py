@@ -1,0 +1,128 @@
+"""The describe path (``disclosure/describer.py``) costs what the question touches: a refusal
+or a read rebuilds no listing and shows other listing middleware only the tools in question;
+a hidden name costs what an unknown one does; and the answer to unknown names is bounded
+whatever the catalog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import mcp_types as mt
+import pytest
+from fastmcp import FastMCP
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools.base import Tool
+
+from fastmcp_progressive import DESCRIPTIONS_URI
+from fastmcp_progressive.payloads import UNKNOWN_TOOL_HINT
+from tests.conftest import (
+    build_server,
+    connect,
+    fetch,
+    gated,
+    serve_http,
+)
+from tests.servers import add_admin_only_tool
+
+HIDDEN = "shout"
+
+
+class ListFilter(Middleware):
+    """The same filter in ``on_list_tools``, counting the tools it is shown."""
+
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[mt.ListToolsRequest],
+        call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
+    ) -> Sequence[Tool]:
+        tools = await call_next(context)
+        self.seen.append(len(tools))
+        return [t for t in tools if t.name != HIDDEN]
+
+
+def _count_scans(server: FastMCP) -> dict[str, int]:
+    """Count full passes over the local provider's components and tool listings."""
+    provider = server.local_provider
+    counts = {"scans": 0, "listings": 0}
+
+    class Counting(dict):  # type: ignore[type-arg]
+        def values(self) -> Any:
+            counts["scans"] += 1
+            return super().values()
+
+    provider._components = Counting(provider._components)
+    original = provider._list_tools
+
+    async def listing() -> Any:
+        counts["listings"] += 1
+        return await original()
+
+    provider._list_tools = listing  # type: ignore[method-assign]
+    return counts
+
+
+def _big_server(tools: int, **options: Any) -> FastMCP:
+    server = build_server(**options)
+    for i in range(tools):
+        server.add_tool(Tool.from_function(lambda: "x", name=f"tool_{i:05d}",
+                                           description=f"Tool number {i}."))
+    return server
+
+
+async def test_other_listing_middleware_sees_only_the_tools_in_question() -> None:
+    server = _big_server(300)
+    spy = ListFilter()
+    server.add_middleware(spy)
+    counts = _count_scans(server)
+    async with connect(server, "legacy") as c:
+        await c.list_tools()
+        counts["listings"], spy.seen[:] = 0, []
+        assert await gated(c, "tool_00007", {})
+        body = await fetch(c, *[f"tool_{i:05d}" for i in range(5)])
+        assert counts["listings"] == 0  # no listing rebuilt for a refusal or a read
+        assert spy.seen == [1, 5]  # the filter ran over the tools asked about, nothing more
+        body = await fetch(c, HIDDEN)
+    # a name not found is answered from the caller's listing (its available_tools, #21)
+    assert counts["listings"] == 1
+    assert HIDDEN not in body[HIDDEN]["available_tools"]
+
+
+async def test_hidden_and_unknown_names_cost_the_same() -> None:
+    server = build_server(auth=True)
+    add_admin_only_tool(server)
+    counts = _count_scans(server)
+    async with serve_http(server) as url, connect(url, "modern", token="alice-token") as c:
+        await fetch(c, "add")
+        costs = []
+        for name in ("wipe", "no_such_tool"):
+            counts["scans"] = counts["listings"] = 0
+            body = await fetch(c, name)
+            entry = body[name]
+            assert entry == {"error": f"Tool '{name}' not found", "message": UNKNOWN_TOOL_HINT,
+                             "available_tools": entry["available_tools"]}
+            assert sorted(entry["available_tools"]) == ["add", "echo", "shout"]
+            costs.append(dict(counts))
+    assert costs[0] == costs[1]
+    # FastMCP's own get_tool (#26: a name it does not find costs it a listing, its fallback
+    # to a lower version), then one listing of the caller's own tools (available_tools),
+    # whether hidden or unknown
+    assert costs[0]["scans"] <= 3 and costs[0]["listings"] == 2
+
+
+@pytest.mark.slow  # builds a 2,000-tool server
+async def test_answers_to_unknown_names_are_bounded_whatever_the_catalog() -> None:
+    sizes = []
+    for tools in (20, 2000):
+        server = _big_server(tools)
+        async with connect(server, "modern") as c:
+            contents = await c.read_resource(
+                f"{DESCRIPTIONS_URI}?tools=" + ",".join(f"nope{i}" for i in range(32))
+            )
+            sizes.append(len(contents[0].text))  # type: ignore[union-attr]
+    # at most ten suggested names of ten characters each, whatever the catalog
+    assert max(sizes) < 32 * (200 + 10 * 13)
