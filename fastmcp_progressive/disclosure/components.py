@@ -42,6 +42,7 @@ from typing import Any, Literal
 
 from fastmcp import FastMCP
 from fastmcp.prompts.base import Prompt
+from fastmcp.resources.base import Resource
 from fastmcp.resources.function_resource import FunctionResource
 from fastmcp.resources.template import ResourceTemplate
 from fastmcp.server.context import Context
@@ -120,13 +121,15 @@ class DisclosureComponents:
                                 else payloads.DESCRIPTIONS_URI)
 
     def is_bridge(self, tool: Tool | None) -> bool:
-        return same_tool(tool, self.bridge)
+        """Whether a listed ``tool`` is our bridge (or a copy of it: ``same_component``)."""
+        return same_component(tool, self.bridge)
 
     def is_dispatch(self, tool: Tool | None) -> bool:
-        return same_tool(tool, self.dispatch)
+        """Whether a listed ``tool`` is our dispatch bridge (or a copy of it)."""
+        return same_component(tool, self.dispatch)
 
     def is_ours(self, tool: Tool | None) -> bool:
-        """Whether ``tool`` is one of our bridges (not one of the user's tools)."""
+        """Whether a listed ``tool`` is one of our bridges (not one of the user's tools)."""
         return self.is_bridge(tool) or self.is_dispatch(tool)
 
     def shown(self, listed: Any, kind: Literal["resource", "template"] | None, *,
@@ -266,15 +269,33 @@ def one_descriptions_entry(listed: Any, address: Callable[[Any], str],
         item is other for other in at_address)]
 
 
+_BASES: tuple[type[FastMCPComponent], ...] = (Tool, Resource, ResourceTemplate, Prompt)
+
+
 def same_component(listed: Any, ours: Any) -> bool:
-    """Whether a listed component is ``ours`` (itself, or a copy FastMCP made of it)."""
+    """Whether a listed component is ``ours``: itself, a copy FastMCP made of it (the same
+    function), or one rebuilt from its public fields as its plain base class, which is
+    what FastMCP's ``ResponseCachingMiddleware`` hands back from its cache: no function,
+    and ours' key, description and arguments. Identity alone took such a copy for a
+    user's component of the same name (#27: every listing through the cache showed
+    ``run_tool``). A user's component of the name has a function or a class of its own
+    (a proxied upstream's tool is a ``ProxyTool``), or other arguments."""
     if listed is ours:
         return True
+    if ours is None or listed is None:
+        return False
     fn = getattr(ours, "fn", None)
-    return fn is not None and getattr(listed, "fn", None) is fn
+    if fn is not None and getattr(listed, "fn", None) is fn:
+        return True
+    return (type(listed) in _BASES and isinstance(ours, type(listed))
+            and listed.key == ours.key and listed.description == ours.description
+            and getattr(listed, "parameters", None) == getattr(ours, "parameters", None)
+            and getattr(listed, "arguments", None) == getattr(ours, "arguments", None))
 
 
 def same_tool(tool: Tool | None, ours: Tool | None) -> bool:
-    """Whether ``tool`` is ``ours`` (one of our bridges), not a user's tool of its name."""
+    """Whether ``tool``, what FastMCP resolved a call to, is ``ours`` (one of our bridges),
+    not a user's tool of its name: FastMCP's own lookup never hands back copies, so the
+    function decides."""
     return (tool is not None and ours is not None
             and getattr(tool, "fn", None) is getattr(ours, "fn", None))
