@@ -11,7 +11,7 @@ preload), ``groups`` (the grouping draft), ``toolcap`` (listings within a host's
 ``components`` and ``bridge`` (the descriptions resource, ``describe_tools``,
 ``run_tool``), ``guidance`` (system-prompt text), ``suggestions`` (``available_tools``),
 ``cost`` (what the middleware saves and adds, in tokens; the start-up warning),
-``hot_reload`` and ``sessions`` (keeping what clients were shown current).
+``hot_reload`` (keeping what clients were shown current, and the legacy sessions told).
 
 Example:
     ```python

@@ -157,18 +157,19 @@ class NetCost:
         self.instructions = instructions
         self.done = threading.Event()
         self.cost: Cost | None = None
-        self._started = False
+        self.started = False
+        """Whether the check began (or is ``reported_elsewhere``): a listing asks no more."""
 
     def reported_elsewhere(self) -> None:
         """No check: the caller prints these figures itself (the ``tokens`` command)."""
-        self._started = True
+        self.started = True
         self.done.set()
 
     def first_listing(self, tools: Sequence[Tool], listed: Sequence[Tool]) -> None:
         """Check ``listed`` against ``tools`` (FastMCP's listing), the first time only."""
-        if self._started:
+        if self.started:
             return
-        self._started = True
+        self.started = True
         if not logger.isEnabledFor(logging.WARNING):  # nobody would read the answer
             self.done.set()
             return

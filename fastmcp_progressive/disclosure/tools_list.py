@@ -87,7 +87,7 @@ class ToolsList:
         if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
             await self._remember_listing(ctx, caller, [t for t in tools if t.name not in exempt])
         shown, plain = self._with_bridges(level, reduced)
-        if level == self.lister.level:  # the server's own listing: what it costs, once
+        if level == self.lister.level and not self.net_cost.started:  # what it costs, once
             self.net_cost.first_listing(tools, plain)
         if len(shown) > self.cap.largest_listing:
             self.cap.note_listing(len(shown))

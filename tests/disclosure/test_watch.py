@@ -25,7 +25,7 @@ from fastmcp import Client, FastMCP
 
 from fastmcp_progressive import ProgressiveDisclosure
 from fastmcp_progressive.access.caller import Caller
-from fastmcp_progressive.disclosure.sessions import LegacySessions
+from fastmcp_progressive.disclosure.hot_reload import LegacySessions
 from fastmcp_progressive.fastmcp_internals import server_running
 from fastmcp_progressive.files.folder import description_name
 from fastmcp_progressive.files.watcher import DirectoryWatcher
