@@ -92,7 +92,7 @@ class UpstreamCommand(ClientTransport):
     - when the process exits by itself or is killed, its group is stopped the same way at
       once (a child still holding the pipes would keep the session looking alive), it is
       reaped (no zombie ``npm exec`` parent) and the session ends; it is not started again:
-      each later connect fails with ``UpstreamError`` saying so, until ``close()``;
+      each later connect fails with ``UpstreamError`` saying so, until ``forget()``;
     - when the proxy is killed outright, ``GroupReaper`` stops the group.
 
     One session at a time: the proxy's one client (``Upstream``) holds it for every request.
@@ -119,10 +119,10 @@ class UpstreamCommand(ClientTransport):
         self.cwd = os.fspath(cwd) if cwd is not None else None
         self.name = name
         self.label = f"`{name}`" if name else f"`{shlex.join(self.argv)}`"
-        self.stderr: StderrTail | None = None  # made at the first start, kept until close()
+        self.stderr: StderrTail | None = None  # made at the first start, kept until forget()
         self.process: anyio.abc.Process | None = None  # while a session runs
         self.ended = False
-        """Whether the process this transport started exited by itself (until ``close()``)."""
+        """Whether the process this transport started exited by itself (until ``forget()``)."""
         self._stopping = False
 
     @contextlib.asynccontextmanager
