@@ -4,7 +4,8 @@ Token targets are judged on both model-visible counts (per field, the README's; 
 array, the issue's own "plain: 25,136"), because they disagree on github-mcp-server. A
 target whose input was not measured (the smoke run has no github catalog) is reported as
 not measured rather than passed. Scaling targets (issue 14) are judged at the largest size
-measured; the meaning target (issue 19) at the default ``summary_max_chars``.
+measured, issue 26's at 1,000 tools; the meaning target (issue 19) at the default
+``summary_max_chars``.
 
 Example:
     ```python
@@ -208,6 +209,30 @@ def _scaling(results: Results) -> list[Target]:
     return out
 
 
+GUEST_SIZE = 1_000
+GUEST_TARGETS = (  # issue 26: FastMCP's own lookups, no patches; (what, case, op, limit)
+    ("granted call", "local", "tools/call (granted)", 1.15),
+    ("granted call", "local, legacy", "tools/call (granted)", 1.15),
+    ("refused call", "local, legacy", "tools/call (refused)", 1.5),
+    ("refused call, listing middleware present", "listing middleware, legacy",
+     "tools/call (refused)", 1.5),
+    ("read of 5", "local", "resources/read 5 (hit)", 1.5),
+    ("read of 5, listing middleware present", "listing middleware", "resources/read 5 (hit)",
+     1.5),
+    ("read of 20 vs a static resource", "local", "resources/read 20 (hit)", 3.0),
+)
+
+
+def _guest(results: Results) -> list[Target]:
+    """Issue 26's targets at 1,000 tools: the cost of asking FastMCP itself, unpatched."""
+    out = []
+    for name, case, op, limit in GUEST_TARGETS:
+        row = next((r for r in results.scaling
+                    if r.case == case and r.op == op and r.tools == GUEST_SIZE), None)
+        out.append(_scaled(f"{name} ({case}, issue 26)", f"<= {limit:g}x", row, limit))
+    return out if results.scaling else []
+
+
 def unknown_sizes(results: Results) -> list[int]:
     """The catalog sizes the unknown-name reads were measured at."""
     return sorted(int(k.rsplit("_", 1)[1]) for k in results.facts
@@ -217,4 +242,4 @@ def unknown_sizes(results: Results) -> list[int]:
 def judge(results: Results) -> list[Target]:
     """Every target with this run's measurement."""
     return (_tokens(results) + _meaning(results) + _latency(results) + _hosts(results)
-            + _scaling(results))
+            + _scaling(results) + _guest(results))
