@@ -3,6 +3,7 @@ any real store accepts whatever the tool name."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import anyio
@@ -17,7 +18,12 @@ from fastmcp_progressive import (
     GrantSettings,
 )
 from fastmcp_progressive.access.caller import Caller
-from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable, _kv_key
+from fastmcp_progressive.access.grants import (
+    CONFIRMED_SECONDS,
+    GrantStore,
+    GrantStoreUnavailable,
+    _kv_key,
+)
 from tests.conftest import build_server, connect, fetch, gated, serve_http
 
 ALICE = Caller(kind="principal", era="modern", key="user:alice")
@@ -238,3 +244,64 @@ def test_store_keys_are_short_plain_and_distinct(kind: str, key: str, tool: str)
     made = _kv_key(caller, tool)
     assert len(made) <= 250 and made.isascii() and made.isprintable() and " " not in made
     assert made != _kv_key(caller, tool + "x")
+
+
+# -- confirmed store grants -----------------------------------------------------------
+PRINCIPAL = Caller(kind="principal", era="modern", key="user:abc")
+
+
+class CountingStore(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.gets = 0
+
+    async def get(self, key: str, *, collection: str | None = None) -> Any:  # type: ignore[override]
+        self.gets += 1
+        return await super().get(key, collection=collection)
+
+
+async def test_store_grants_are_confirmed_in_memory_without_a_lookup() -> None:
+    kv = CountingStore()
+    grants = GrantStore(GrantSettings(ttl=600, store=kv))
+    await grants.add(PRINCIPAL, ["a"])
+    assert await grants.has(PRINCIPAL, "a")
+    assert kv.gets == 0  # written here: trusted at once
+    assert not await grants.has(PRINCIPAL, "b")
+    assert kv.gets == 1  # refusals always ask the store (another replica may grant)
+
+    other = GrantStore(GrantSettings(ttl=600, store=kv))  # a replica that did not write the grant
+    assert await other.has(PRINCIPAL, "a") and await other.has(PRINCIPAL, "a")
+    assert kv.gets == 2 and other.confirmed() == 1
+
+
+async def test_confirmation_never_outlives_the_grant() -> None:
+    kv = CountingStore()
+    grants = GrantStore(GrantSettings(ttl=5, store=kv))
+    before = time.monotonic()
+    await grants.add(PRINCIPAL, ["a"])
+    after = time.monotonic()
+    # trusted now, and for no longer than the grant's own TTL (5 s) nor CONFIRMED_SECONDS
+    assert before < grants._confirmed["user:abc|a"] <= after + min(5, CONFIRMED_SECONDS)
+    almost_gone = time.time() + 0.5  # a grant another replica wrote long ago
+    await kv.put("user:abc|b", {"granted": True, "until": almost_gone},
+                 collection="fastmcp_progressive_grants")
+    assert await grants.has(PRINCIPAL, "b")
+    assert grants._confirmed["user:abc|b"] <= time.monotonic() + 0.5
+    grants._confirmed["user:abc|a"] = time.monotonic() - 1  # as when its time is up
+    assert await grants.has(PRINCIPAL, "a")
+    assert kv.gets == 2  # an expired confirmation asks the store again
+
+
+async def test_grant_without_a_known_expiry_is_not_trusted() -> None:
+    kv = CountingStore()
+    await kv.put("user:abc|a", {"granted": True}, collection="fastmcp_progressive_grants")
+    grants = GrantStore(GrantSettings(ttl=600, store=kv))
+    assert await grants.has(PRINCIPAL, "a") and await grants.has(PRINCIPAL, "a")
+    assert kv.gets == 2 and grants.confirmed() == 0
+
+
+def test_confirmed_grants_are_bounded() -> None:
+    grants = GrantStore(confirmed_size=2)
+    for i in range(5):
+        grants._confirm(f"k{i}", time.time() + 60)
+    assert grants.confirmed() == 2

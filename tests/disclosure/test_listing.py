@@ -1,8 +1,10 @@
-"""Listing reduction: summaries, schema levels, noise, and the token target on a real catalog."""
+"""Listing reduction: summaries, schema levels, noise, pages, the token target on a real catalog,
+and the start-up preload that reads the description files before the first listing."""
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -13,11 +15,27 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp.client.extension import advertise
 
-from fastmcp_progressive import EXTENSION_ID, ListingSettings, ProgressiveDisclosure
-from fastmcp_progressive.disclosure.listing import ELLIPSIS, cut_line, skeleton, summarize
+from fastmcp_progressive import (
+    EXTENSION_ID,
+    CacheSettings,
+    ListingSettings,
+    ProgressiveDisclosure,
+)
+from fastmcp_progressive.disclosure.listing import (
+    ELLIPSIS,
+    THREAD_NAME,
+    Preload,
+    cut_line,
+    skeleton,
+    summarize,
+)
+from fastmcp_progressive.files import store as descriptions
+from tests.conftest import ERAS, connect, fetch, gated
 from tests.corpus import corpus_dir
 from tests.replay import replay_tool
-from tests.servers import ADD_TYPED
+from tests.servers import ADD_TYPED, add_basic_tools
+from tests.spies import count_calls
+from tests.waiting import watcher_armed
 
 CORPUS = corpus_dir()
 
@@ -149,7 +167,7 @@ async def test_a_paged_listing_is_reduced_on_every_page_and_gating_holds(
     pages together hold every name once, and a call is still gated until described (on
     2026-07-28 without auth, where the server follows no caller, it is checked against the
     full schema instead)."""
-    from tests.conftest import connect, fetch, gated, serve_http
+    from tests.conftest import connect, serve_http
     from tests.servers import add_basic_tools
 
     mcp = FastMCP("paged", list_page_size=2)
@@ -220,3 +238,125 @@ def test_summary_of_a_300_kb_description_full_of_eg_is_quick() -> None:
         line = summarize(text, 100)
     assert time.perf_counter() - started < 1.0  # was ~4 s per call (quadratic)
     assert line.endswith(ELLIPSIS) and len(line) <= 100
+
+
+# -- the start-up preload -------------------------------------------------------------
+def _write(folder: Path, name: str, summary: str) -> Path:
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps({"summary": summary}), encoding="utf-8")
+    return path
+
+
+def _spy_parses(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """(file name, thread name) of every description file parsed from here on."""
+    parsed: list[tuple[str, str]] = []
+    real = descriptions.read_description
+
+    def spy(directory: Path, name: str, suffix: str, **kwargs: Any) -> Any:
+        parsed.append((name, threading.current_thread().name))
+        return real(directory, name, suffix, **kwargs)
+
+    monkeypatch.setattr(descriptions, "read_description", spy)
+    return parsed
+
+
+async def test_preload_reads_files_before_the_first_listing(
+    tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parsed = _spy_parses(monkeypatch)
+    for name in ("add", "echo", "shout"):
+        _write(tmp_descriptions, name, f"{name} from file")
+    middleware = ProgressiveDisclosure(tmp_descriptions)
+    assert middleware.preload.done.wait(10.0)
+    assert sorted(parsed) == [(name, THREAD_NAME) for name in ("add", "echo", "shout")]
+    reads = len(parsed)
+    server = FastMCP("t")
+    add_basic_tools(server)
+    server.add_middleware(middleware)
+    async with connect(server, "modern") as client:
+        listed = {t.name: t.description for t in await client.list_tools()}
+    assert listed["add"] == "add from file"
+    assert len(parsed) == reads  # nothing parsed on the request path
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_request_during_or_after_preload_never_gets_a_stale_line(
+    tmp_descriptions: Path, era: str
+) -> None:
+    path = _write(tmp_descriptions, "add", "old line")
+    middleware = ProgressiveDisclosure(tmp_descriptions)
+    assert middleware.preload.done.wait(10.0)
+    _write(tmp_descriptions, "add", "new line, longer than the old one")  # edited after
+    server = FastMCP("t")
+    add_basic_tools(server)
+    server.add_middleware(middleware)
+    async with connect(server, era) as client:  # type: ignore[arg-type]
+        listed = {t.name: t.description for t in await client.list_tools()}
+    assert listed["add"] == "new line, longer than the old one"
+    assert path.exists()
+
+
+def _described_server(folder: Path, count: int) -> tuple[FastMCP, ProgressiveDisclosure]:
+    """``count`` tools with a file each; ours' preload starts as this returns."""
+    for i in range(count):
+        _write(folder, f"t{i}", f"line {i}")
+    server = FastMCP("t")
+    for i in range(count):
+        server.tool(name=f"t{i}")(lambda: "ok")
+    middleware = ProgressiveDisclosure(folder)
+    server.add_middleware(middleware)
+    return server, middleware
+
+
+async def test_listing_racing_the_preload_is_exact(tmp_descriptions: Path) -> None:
+    server, middleware = _described_server(tmp_descriptions, 200)
+    async with Client(server) as client:  # lists at once, most likely mid-preload
+        listed = {t.name: t.description for t in await client.list_tools()}
+    assert all(listed[f"t{i}"] == f"line {i}" for i in range(200))
+    assert middleware.preload.done.wait(10.0)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_listing_and_preload_parse_each_file_once(
+    tmp_descriptions: Path, era: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing racing the start-up preload shares its work: every file is parsed once,
+    by whichever of the two reaches it first, and the listing is exact."""
+    parsed = _spy_parses(monkeypatch)
+    server, middleware = _described_server(tmp_descriptions, 300)
+    async with connect(server, era) as client:  # type: ignore[arg-type]
+        listed = {t.name: t.description for t in await client.list_tools()}
+    assert middleware.preload.done.wait(10.0)
+    assert all(listed[f"t{i}"] == f"line {i}" for i in range(300))
+    names = [name for name, _ in parsed]
+    assert sorted(names) == sorted(f"t{i}" for i in range(300))  # none twice, none skipped
+
+
+def test_no_preload_without_a_folder_or_when_disabled(
+    tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[Preload] = []
+    real = Preload.start
+    monkeypatch.setattr(Preload, "start", lambda self: started.append(self) or real(self))
+    assert not ProgressiveDisclosure().preload.start()
+    started.clear()
+    off = ProgressiveDisclosure(tmp_descriptions, listing=ListingSettings(preload=False))
+    assert not off.preload.done.is_set() and started == []
+
+
+async def test_watcher_baseline_reuses_the_preloaded_lines(
+    tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("add", "echo", "shout"):
+        _write(tmp_descriptions, name, f"{name} from file")
+    middleware = ProgressiveDisclosure(tmp_descriptions,
+                                       caches=CacheSettings(definitions=1))  # files LRU: 1
+    assert middleware.preload.done.wait(10.0)
+    reads = count_calls(monkeypatch, descriptions, "read_description")
+    server = FastMCP("t")
+    add_basic_tools(server)
+    server.add_middleware(middleware)
+    async with connect(server, "legacy") as client:
+        await client.list_tools()
+        watcher_armed(middleware)
+    assert reads.count == 0  # neither the listing nor the watcher re-parsed

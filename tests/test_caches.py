@@ -1,0 +1,329 @@
+"""The caches (``caches.py``, all on cachetools): per-tool caches hit on mounted and proxied
+servers, stay bounded, never serve stale text and never widen visibility; listed tools keep
+their wire form; and what clients and upstreams can make the server keep is bounded by
+bytes, not only by count (#21): long client names are kept by digest, and per-tool caches
+keep one entry per tool however often its description changes.
+
+Retained memory is measured with ``tracemalloc`` (what is still allocated once the clients
+are gone and garbage is collected), against a bound far below what the old code kept. The
+start-up preload is tested with the listing (``disclosure/test_listing.py``), the confirmed
+store grants with the grants (``access/test_grants.py``).
+"""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import mcp_types as mt
+import pytest
+from fastmcp import FastMCP
+from fastmcp.server import create_proxy
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools.base import Tool
+
+from fastmcp_progressive import (
+    CacheSettings,
+    ProgressiveDisclosure,
+)
+from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.modes import ModePolicy
+from fastmcp_progressive.caches import IdentityCache, ToolCache
+from fastmcp_progressive.disclosure.listing import Lister
+from fastmcp_progressive.files import store as definitions
+from tests.conftest import ERAS, build_server, connect, fetch, gated
+from tests.servers import add_basic_tools
+
+
+def _child() -> FastMCP:
+    child = FastMCP("child")
+    add_basic_tools(child)
+    return child
+
+
+def _gateway(kind: str, middleware: ProgressiveDisclosure) -> FastMCP:
+    if kind == "mounted":
+        server = FastMCP("gateway")
+        server.mount(_child(), namespace="math")
+    else:
+        server = create_proxy(_child(), name="proxy")
+    server.add_middleware(middleware)
+    return server
+
+
+def _name(kind: str, tool: str) -> str:
+    return f"math_{tool}" if kind == "mounted" else tool
+
+
+def _spy_builds(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str]]:
+    """Names of the listed lines and full definitions built from here on (each real
+    build of a reduced tool writes its one line through ``Lister.summary``)."""
+    reduced: list[str] = []
+    built: list[str] = []
+    real_summary = Lister.summary
+    real_definition = definitions.full_definition
+
+    def summary(self: Lister, tool: Any, sig: Any) -> str:
+        reduced.append(tool.name)
+        return real_summary(self, tool, sig)
+
+    monkeypatch.setattr(Lister, "summary", summary)
+    monkeypatch.setattr(definitions, "full_definition",
+                        lambda tool, file: built.append(tool.name) or real_definition(tool, file))
+    return reduced, built
+
+
+@pytest.mark.parametrize("kind", ["mounted", "proxied"])
+async def test_memos_hit_for_fresh_tool_objects(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reduced, built = _spy_builds(monkeypatch)
+    middleware = ProgressiveDisclosure()
+    server = _gateway(kind, middleware)
+    first_raw = await server.list_tools(run_middleware=False)
+    again_raw = await server.list_tools(run_middleware=False)
+    assert first_raw[0] is not again_raw[0]  # what makes identity memos miss there
+    first = middleware.lister.reduce(first_raw)
+    assert sorted(reduced) == sorted(t.name for t in first_raw)
+    reduced.clear()
+    again = middleware.lister.reduce(again_raw)
+    assert all(x is y for x, y in zip(first, again, strict=True))
+    assert reduced == []  # every fresh object found its reduced tool by content
+
+    add = _name(kind, "add")
+    async with connect(server, "legacy") as client:  # a followed caller: gated
+        await client.list_tools()  # a session that lists first is followed (and gated)
+        assert await gated(client, add)  # refused, with the definition: built once here
+        body = await fetch(client, add)
+        assert await fetch(client, add) == body
+        assert not await gated(client, add)
+    assert built == [add]  # the second read found the first one's definition
+    assert reduced == []
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("kind", ["mounted", "proxied"])
+async def test_gateway_listings_and_reads_do_their_work_once(
+    kind: str, era: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the protocol: the second listing and the second read of the same tools on
+    a mounted gateway or a ``create_proxy`` front build no reduced tool and no definition."""
+    reduced, built = _spy_builds(monkeypatch)
+    server = _gateway(kind, ProgressiveDisclosure())
+    names = [_name(kind, tool) for tool in ("add", "echo")]
+    async with connect(server, era) as client:  # type: ignore[arg-type]
+        listed = {t.name: t.description for t in await client.list_tools()}
+        body = await fetch(client, *names)
+        assert set(names) <= set(reduced) and sorted(built) == sorted(names)
+        reduced.clear()
+        built.clear()
+        assert {t.name: t.description for t in await client.list_tools()} == listed
+        assert await fetch(client, *names) == body
+    assert reduced == [] and built == []
+
+
+async def test_content_memo_never_widens_visibility() -> None:
+    middleware = ProgressiveDisclosure()
+    server = _gateway("mounted", middleware)
+    async with connect(server, "modern") as client:
+        await fetch(client, "math_add", "math_echo")  # memoized while visible
+        server.disable(names={"math_echo"})
+        listed = {t.name for t in await client.list_tools()}
+        body = await fetch(client, "math_echo")
+    assert "math_echo" not in listed
+    assert "error" in body["math_echo"]
+
+
+def test_tool_cache_is_bounded() -> None:
+    memo: ToolCache[str] = ToolCache(3, key=lambda t: t["name"])
+    tools = [{"name": f"t{i}"} for i in range(10)]
+
+    class Box(dict[str, Any]):  # dicts cannot be weakly referenced; a subclass can
+        pass
+
+    for tool in tools:
+        memo.put(Box(tool), tool["name"])
+    assert len(memo) == 3
+    assert memo.get(Box(name="t9")) == "t9" and memo.get(Box(name="t0")) is None
+    with pytest.raises(ValueError):
+        ToolCache(0, key=id)
+
+
+def test_an_identity_cache_never_answers_for_another_object() -> None:
+    class Obj:
+        pass
+
+    cache: IdentityCache[str] = IdentityCache(2)
+    first = Obj()
+    cache.put(first, "first")
+    assert cache.get(first) == "first" and cache.get(Obj()) is None
+    others = [Obj() for _ in range(2)]  # alive: no id recycled among them
+    for other in others:
+        cache.put(other, "other")  # the first object's entry is the least recently used
+    assert len(cache) == 2 and cache.get(first) is None
+
+
+def test_every_cache_is_a_cachetools_cache() -> None:
+    """One cache policy (#26): no hand-written LRU beside cachetools' (``memo.py`` was one).
+    The proxy's pool of connected backend sessions is a pool of live connections (each
+    closed when it leaves), not a cache, and is not counted."""
+    package = Path(__file__).resolve().parent.parent / "fastmcp_progressive"
+    hand_written = [str(path.relative_to(package)) for path in package.rglob("*.py")
+                    if "OrderedDict" in path.read_text(encoding="utf-8")
+                    and path != package / "proxy" / "backend_sessions.py"]
+    assert hand_written == []
+
+
+async def test_listing_and_definition_caches_are_bounded() -> None:
+    middleware = ProgressiveDisclosure(caches=CacheSettings(listing=2, definitions=1))
+    server = FastMCP("t")
+    add_basic_tools(server)
+    server.add_middleware(middleware)
+    async with connect(server, "modern") as client:
+        assert {t.name for t in await client.list_tools()} >= {"add", "echo", "shout"}
+        await fetch(client, "add", "echo", "shout")
+    assert len(middleware.lister._memo) == 2
+    assert len(middleware.definitions._memo) == 1
+
+
+async def test_listed_tools_reuse_their_wire_form() -> None:
+    middleware = ProgressiveDisclosure()
+    server = FastMCP("t")
+    add_basic_tools(server)
+    server.add_middleware(middleware)
+    reduced = middleware.lister.reduce(await server.list_tools(run_middleware=False))
+    wire = reduced[0].to_mcp_tool(name=reduced[0].name)
+    assert reduced[0].to_mcp_tool() is wire
+    renamed = reduced[0].to_mcp_tool(name="other")
+    assert renamed.name == "other" and renamed is not wire
+    async with connect(server, "modern") as client:
+        listed = {t.name: t for t in (await client.list_tools_mcp()).tools}
+    assert listed[reduced[0].name].description == wire.description
+
+
+MIB = 1024 * 1024
+
+
+def retained(work: Callable[[], Any]) -> int:
+    """Bytes still allocated after ``work()`` (its return value dropped, garbage collected)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        result = work()
+        del result
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_long_client_names_are_kept_by_digest_not_whole() -> None:
+    """40 unauthenticated 2 MB client names held 78 MiB in the mode memo (4 GiB at its
+    1,024-entry cap); each is now kept as its SHA-256."""
+    policy = ModePolicy()
+    default = policy.level(Caller(kind="anonymous", era="modern", client_name="some-host"))
+
+    def forty_clients() -> None:
+        for i in range(40):
+            name = f"{i}" + "n" * (2 * MIB)
+            caller = Caller(kind="anonymous", era="modern", client_name=name,
+                            client_version="v" * MIB)
+            assert policy.level(caller) == default
+
+    kept = retained(forty_clients)
+    assert kept < MIB, f"the mode memo kept {kept / MIB:.1f} MiB of client names"
+    same = Caller(kind="anonymous", era="modern", client_name="0" + "n" * (2 * MIB),
+                  client_version="v" * MIB)
+    assert policy.level(same) == default  # still answered from the memo
+
+
+async def test_long_client_names_over_the_protocol_are_not_kept() -> None:
+    server = build_server()
+    name = "x" * (2 * MIB)
+
+    async def connect_and_leave(i: int) -> None:
+        info = mt.Implementation(name=f"{i}{name}", version="1")
+        async with connect(server, "legacy", client_info=info) as client:
+            await client.list_tools()
+
+    await connect_and_leave(-1)  # warm up what every server keeps once
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(5):
+            await connect_and_leave(i)
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 2 * MIB, f"5 clients with 2 MB names left {kept / MIB:.1f} MiB behind"
+
+
+class ChangingDescriptions(Middleware):
+    """An upstream whose every tool description changes on every listing (5 KB each)."""
+
+    def __init__(self) -> None:
+        self.listings = 0
+
+    async def on_list_tools(self, context: MiddlewareContext[Any],
+                            call_next: CallNext[Any, Any]) -> Any:
+        self.listings += 1
+        tools = await call_next(context)
+        return [t.model_copy(update={"description": f"listing {self.listings}: " + "d" * 5000})
+                for t in tools]
+
+
+def changing_upstream(tools: int) -> FastMCP:
+    upstream = FastMCP("changing")
+    for i in range(tools):
+        upstream.add_tool(Tool.from_function(_tool, name=f"tool_{i}"))
+    upstream.add_middleware(ChangingDescriptions())
+    return upstream
+
+
+def _tool(x: int) -> int:
+    return x
+
+
+@pytest.mark.slow  # 200 proxied listings and reads: about 10 s
+async def test_per_tool_memos_keep_one_entry_per_tool_when_descriptions_keep_changing() -> None:
+    """An upstream whose descriptions changed on every listing left 327 MiB behind (one
+    memo entry per tool per listing, up to 20,000 listed and 2,048 definitions); a
+    changed description now replaces its tool's entry."""
+    tools, listings = 20, 200
+    proxy = create_proxy(changing_upstream(tools))
+    middleware = ProgressiveDisclosure()
+    proxy.add_middleware(middleware)
+    names = [f"tool_{i}" for i in range(tools)]
+    async with connect(proxy, "legacy") as client:
+        await client.list_tools()
+        await client.call_tool("describe_tools", {"tools": names})
+        for _ in range(listings):
+            await client.list_tools()
+            await client.call_tool("describe_tools", {"tools": names})
+    for memo in (middleware.lister._memo, middleware.definitions._memo):
+        assert len(memo) <= tools + 1  # + the bridge tool
+        kept = sum(len(repr(value)) for value in memo._values.values())
+        assert kept < MIB, f"{listings} changing listings kept {kept / MIB:.1f} MiB"
+
+
+def test_a_memo_keeps_the_latest_content_per_slot_and_its_bound() -> None:
+    class T:
+        def __init__(self, name: str, text: int) -> None:
+            self.name, self.text = name, text
+
+    memo: ToolCache[Any] = ToolCache(3, key=lambda t: (t.name, t.text))
+    for n in range(5):
+        memo.put(T("a", n), n)
+    assert len(memo) == 1 and memo.get(T("a", 4)) == 4
+    assert memo.get(T("a", 3)) is None
+    for name in "bcd":
+        memo.put(T(name, 0), name)
+    assert len(memo) == 3 and memo.get(T("a", 4)) is None  # the LRU bound holds
+    memo.put(T("a", 5), 5)
+    assert len(memo) == 3 and memo.get(T("a", 5)) == 5
