@@ -1,25 +1,502 @@
-"""Composition with FastMCP's own pieces, exactly as ``docs/deployment.md``'s snippets show them."""
+"""Composition with FastMCP's own pieces, in the deployment shapes ``docs/deployment.md``
+shows (issue 10): behind a FastMCP proxy, middleware order, mounts, SSE, response caching,
+rate limiting, ``ResourcesAsTools``, hashed backend names, ``x-mcp-header`` properties,
+``fastmcp run``. In memory and over HTTP, both eras. (Auth, visibility and listing filters
+of other middleware: ``conformance/test_layering.py``.)"""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import anyio
 import pytest
-from fastmcp import Client
-from fastmcp.client.transports import StdioTransport
-from fastmcp.server.middleware import MiddlewareContext
+from fastmcp import Client, FastMCP
+from fastmcp.client.transports import SSETransport, StdioTransport
+from fastmcp.server import create_proxy
+from fastmcp.server.auth import AuthContext
+from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
+from fastmcp.server.dependencies import get_http_headers
+from fastmcp.server.middleware import Middleware, MiddlewareContext
+from fastmcp.server.middleware.authorization import AuthMiddleware
+from fastmcp.server.middleware.caching import ResponseCachingMiddleware
 from fastmcp.server.middleware.rate_limiting import RateLimitingMiddleware
+from fastmcp.server.providers.addressing import (
+    TOOL_HASH_META_KEY,
+    hash_tool,
+    hashed_backend_name,
+)
+from fastmcp.server.providers.proxy import FastMCPProxy
 from fastmcp.server.transforms import ResourcesAsTools
+from fastmcp.utilities.tests import run_server_async
+from mcp.client.extension import advertise
+from mcp.shared.exceptions import MCPError
+from pydantic import Field
 
-from fastmcp_progressive import DESCRIPTIONS_URI
+from fastmcp_progressive import (
+    DESCRIPTIONS_URI,
+    EXTENSION_ID,
+    ClientSettings,
+    ListingSettings,
+    ProgressiveDisclosure,
+)
 from fastmcp_progressive.access.caller import identify
+from fastmcp_progressive.fastmcp_internals import cached_methods, wire_params
 from fastmcp_progressive.payloads import is_descriptions_uri
+from fastmcp_progressive.proxy.backend_sessions import SessionBackends
 from fastmcp_progressive.resolution.client import resolve_tool, tool_resolution
-from tests.conftest import build_server, connect, gated
+from tests.conftest import (
+    ERAS,
+    FOLLOWED_IN_MEMORY,
+    TOKENS,
+    TRANSPORTS,
+    Era,
+    Transport,
+    build_server,
+    connect,
+    fetch,
+    gated,
+    needs_a_followed_caller,
+)
+from tests.servers import ADD_TYPED, add_basic_tools
+
+ERA = pytest.mark.parametrize("era", ERAS)
+FOLLOWED_ERA = pytest.mark.parametrize("era", FOLLOWED_IN_MEMORY)  # 2026-07-28 in memory: anonymous
+
+
+@asynccontextmanager
+async def reach(
+    server: FastMCP, transport: Transport, era: Era, **kw: Any
+) -> AsyncIterator[Client[Any]]:
+    """A client of ``server`` in memory or over a real HTTP port."""
+    if transport == "memory":
+        async with connect(server, era, **kw) as client:
+            yield client
+        return
+    async with run_server_async(server) as url, connect(url, era, **kw) as client:
+        yield client
+
+
+def text_of(result: Any) -> str:
+    return result.content[0].text  # type: ignore[no-any-return]
+
+
+# -- behind a FastMCP proxy ------------------------------------------------------------------
+@ERA
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_read_through_a_proxy_works_and_the_listing_shrinks(
+    era: Era, transport: Transport
+) -> None:
+    backend = build_server()
+    async with reach(create_proxy(backend), transport, era) as c:
+        listed = {t.name: t for t in await c.list_tools()}
+        assert listed["add"].input_schema == ADD_TYPED
+        templates = [t.uri_template for t in await c.list_resource_templates()]
+        assert f"{DESCRIPTIONS_URI}{{?tools}}" in templates
+        described = await fetch(c, "add", "echo")
+        assert described["add"]["inputSchema"]["required"] == ["a", "b"]
+        assert "echo" in described
+        bridged = await c.call_tool("describe_tools", {"tools": ["shout"]})
+        assert "shout" in json.loads(text_of(bridged))
+
+
+@ERA
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_through_a_default_proxy_calls_are_checked_by_their_arguments(
+    era: Era, transport: Transport
+) -> None:
+    """A default proxy opens a backend session per request: each call arrives in a session
+    whose first request is that call, so the gate checks its arguments (no grant could
+    follow it). After a fetch, a valid call runs; bad arguments never do."""
+    async with reach(create_proxy(build_server()), transport, era) as c:
+        await c.list_tools()
+        await fetch(c, "add")
+        assert (await c.call_tool("add", {"a": 1, "b": 2})).data == 3
+        refused = await c.call_tool("echo", {"text": 5}, raise_on_error=False)
+        error = (refused.structured_content or {})["error"]
+        assert error["code"] == "TOOL_DESCRIPTION_REQUIRED" and "definition" in error
+
+
+@ERA
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_proxy_with_one_backend_session_per_client_keeps_grants(
+    era: Era, transport: Transport
+) -> None:
+    """A proxy whose backend client stays connected keeps one backend session: a fetch
+    grants and the next call runs, exactly as without the proxy."""
+    backend = build_server()
+    async with Client(backend, mode="legacy") as upstream:
+        proxy = create_proxy(upstream)
+        async with reach(proxy, transport, era) as c:
+            assert await gated(c)
+            await fetch(c, "add")
+            assert (await c.call_tool("add", {"a": 2, "b": 3})).data == 5
+            assert await gated(c, "shout", {"text": "x"})  # only what was fetched
+
+
+# -- middleware order ------------------------------------------------------------------------
+def _signed_in(ctx: AuthContext) -> bool:
+    return ctx.token is not None or get_http_headers() == {}  # in memory: no HTTP, no token
+
+
+def _authed_server(auth_first: bool) -> FastMCP:
+    mcp = FastMCP("authed", auth=StaticTokenVerifier(tokens=TOKENS))
+    add_basic_tools(mcp)
+    chain = [AuthMiddleware(auth=_signed_in), ProgressiveDisclosure()]
+    for middleware in chain if auth_first else reversed(chain):
+        mcp.add_middleware(middleware)
+    return mcp
+
+
+@ERA
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("auth_first", [True, False], ids=["auth-first", "auth-after"])
+async def test_auth_middleware_in_either_order_reads_bridge_and_gate_work(
+    era: Era, transport: Transport, auth_first: bool
+) -> None:
+    needs_a_followed_caller(transport, era, "alice-token")
+    async with reach(_authed_server(auth_first), transport, era, token="alice-token") as c:
+        await c.list_tools()  # sessions that list first are followed by grants
+        assert await gated(c)
+        assert "add" in await fetch(c, "add")
+        assert (await c.call_tool("add", {"a": 1, "b": 2})).data == 3
+        assert await gated(c, "echo", {"text": "x"})
+        await c.call_tool("describe_tools", {"tools": ["echo"]})
+        assert (await c.call_tool("echo", {"text": "x"})).data == "x"
+        prompts = [p.name for p in await c.list_prompts()]
+        assert "progressive_disclosure_guide" in prompts
+
+
+@ERA
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_response_cache_in_front_refuses_with_the_fix(era: Era, transport: Transport) -> None:
+    mcp = FastMCP("cached")
+    add_basic_tools(mcp)
+    mcp.add_middleware(ResponseCachingMiddleware())
+    mcp.add_middleware(ProgressiveDisclosure())
+    async with reach(mcp, transport, era) as c:
+        with pytest.raises(MCPError, match="Add ProgressiveDisclosure first"):
+            await c.list_tools()
+
+
+@ERA
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_response_cache_behind_never_replays_a_read_or_a_call(
+    era: Era, transport: Transport
+) -> None:
+    needs_a_followed_caller(transport, era)
+    mcp = FastMCP("cached")
+    add_basic_tools(mcp)
+    mcp.add_middleware(ProgressiveDisclosure())
+    mcp.add_middleware(ResponseCachingMiddleware())
+    if transport == "memory":
+        a_ctx, b_ctx = connect(mcp, era), connect(mcp, era)
+        async with a_ctx as a, b_ctx as b:
+            await _no_replay(a, b, era)
+    else:
+        async with run_server_async(mcp) as url, connect(url, era) as a, connect(url, era) as b:
+            await _no_replay(a, b, era)
+
+
+async def _no_replay(a: Client[Any], b: Client[Any], era: Era) -> None:
+    assert (await a.list_tools())[0].input_schema == ADD_TYPED  # cached, yet reduced
+    await fetch(a, "add")
+    assert (await a.call_tool("add", {"a": 1, "b": 2})).data == 3
+    if era == "legacy" or not b.transport.__class__.__name__.startswith("StreamableHttp"):
+        # b is its own caller (a session or a stream): the cached call does not run for it
+        await b.list_tools()
+        assert await gated(b)
+        await fetch(b, "add")
+        assert (await b.call_tool("add", {"a": 1, "b": 2})).data == 3
+
+
+def test_cached_methods_reads_response_cache_settings() -> None:
+    assert cached_methods(ResponseCachingMiddleware()) == {"list_tools", "read_resource",
+                                                            "call_tool"}
+    off = ResponseCachingMiddleware(list_tools_settings={"enabled": False})
+    assert "list_tools" not in cached_methods(off)
+
+
+# -- mounted servers -------------------------------------------------------------------------
+def _mounted() -> FastMCP:
+    child = build_server(clients=ClientSettings(anonymous="shared"))  # no auth: one grant set
+    parent = FastMCP("parent")
+    parent.mount(child, namespace="kid")
+    return parent
+
+
+@ERA
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_mounted_child_gates_and_answers_in_the_parents_names(
+    era: Era, transport: Transport
+) -> None:
+    async with reach(_mounted(), transport, era) as c:
+        names = [t.name for t in await c.list_tools()]
+        assert "kid_describe_tools" in names and "kid_add" in names
+        refused = await c.call_tool("kid_add", {"a": 1, "b": 2}, raise_on_error=False)
+        error = (refused.structured_content or {})["error"]
+        assert error["code"] == "TOOL_DESCRIPTION_REQUIRED"
+        assert error["tool_call"]["name"] == "kid_describe_tools"
+        read = await c.read_resource(error["resource_uri"])
+        assert json.loads(read[0].text)["add"]["inputSchema"]["required"] == ["a", "b"]  # type: ignore[union-attr]
+        assert (await c.call_tool("kid_add", {"a": 1, "b": 2})).data == 3
+        await c.call_tool("kid_describe_tools", {"tools": ["kid_echo"]})
+        prompt = await c.get_prompt("kid_progressive_disclosure_guide")
+        assert "progressive disclosure" in prompt.messages[0].content.text  # type: ignore[union-attr]
+
+
+async def test_wire_params_reads_the_request_fastmcp_received() -> None:
+    """``fastmcp_internals.wire_params`` reads FastMCP's private ``_srctx``: fails if it moves."""
+    seen: list[Any] = []
+
+    class Spy(Middleware):
+        async def on_call_tool(self, context: Any, call_next: Any) -> Any:
+            seen.append(wire_params(context.fastmcp_context))
+            return await call_next(context)
+
+    child = FastMCP("child")
+    add_basic_tools(child)
+    child.add_middleware(Spy())
+    parent = FastMCP("parent")
+    parent.mount(child, namespace="kid")
+    async with Client(parent) as c:
+        await c.call_tool("kid_add", {"a": 1, "b": 2})
+    assert seen and seen[0] is not None and seen[0]["name"] == "kid_add"
+    assert wire_params(None) is None
+
+
+# -- SSE -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("auth", [True, False], ids=["auth", "no-auth"])
+async def test_sse_connections_are_sessions_with_their_own_grants(auth: bool) -> None:
+    """Each SSE connection is a handshake-era session: gated, with its own grants (also
+    under anonymous="shared", which must never pool authenticated SSE clients)."""
+    server = build_server(auth=auth, clients=ClientSettings(anonymous="shared"))
+    tokens = ("alice-token", "bob-token") if auth else (None, None)
+    async with run_server_async(server, transport="sse") as url:
+        async with Client(SSETransport(url, auth=tokens[0]), mode="legacy") as a, Client(
+            SSETransport(url, auth=tokens[1]), mode="legacy"
+        ) as b:
+            await a.list_tools()
+            await b.list_tools()
+            assert await gated(a)
+            await fetch(a, "echo")
+            assert not await gated(a, "echo", {"text": "x"})
+            assert await gated(b, "echo", {"text": "x"})  # never shares a's grant
+
+
+# -- hashed backend names --------------------------------------------------------------------
+def _app_server() -> FastMCP:
+    mcp = FastMCP("apps")
+    digest = hash_tool("shop", "refund")
+
+    @mcp.tool(meta={"ui": {"visibility": ["model", "app"]},
+                    "fastmcp": {TOOL_HASH_META_KEY: digest}})
+    def refund(order: str) -> str:
+        """Refund an order."""
+        return f"refunded {order}"
+
+    mcp.add_middleware(ProgressiveDisclosure())
+    return mcp
+
+
+@FOLLOWED_ERA
+async def test_hashed_backend_name_is_gated_like_the_tool_it_runs(era: Era) -> None:
+    hashed = hashed_backend_name("shop", "refund")  # "<hash>_refund" (4.2: "__<hash>_refund")
+    plain = _app_server()
+    plain.middleware = plain.middleware[:1]  # FastMCP's own DereferenceRefsMiddleware only
+    async with connect(plain, era) as c:
+        ran = await c.call_tool(hashed, {"order": "7"}, raise_on_error=False)
+        assert ran.data == "refunded 7"  # FastMCP itself runs the tool under that name
+    async with connect(_app_server(), era) as c:
+        await c.list_tools()
+        refused = await c.call_tool(hashed, {"order": "7"}, raise_on_error=False)
+        error = (refused.structured_content or {})["error"]
+        assert error["code"] == "TOOL_DESCRIPTION_REQUIRED"
+        assert error["tool_call"] == {"name": "describe_tools", "arguments": {"tools": ["refund"]}}
+        await fetch(c, "refund")
+        assert (await c.call_tool(hashed, {"order": "7"})).data == "refunded 7"
+
+
+# -- x-mcp-header ----------------------------------------------------------------------------
+def _header_server(**options: Any) -> FastMCP:
+    """One tool with a property annotated ``x-mcp-header`` (a Mcp-Param-Region header)."""
+    mcp = FastMCP("headers")
+
+    @mcp.tool
+    def forecast(
+        city: str,
+        region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})] = "eu",
+    ) -> str:
+        """Forecast for a city."""
+        return f"{city}@{region}"
+
+    mcp.add_middleware(ProgressiveDisclosure(**options))
+    return mcp
+
+
+@ERA
+@pytest.mark.parametrize("level", ["minimal", "skeleton"])
+async def test_reduced_listing_keeps_header_properties_with_their_types(
+    era: Era, level: str
+) -> None:
+    async with connect(_header_server(listing=ListingSettings(level=level)), era) as c:
+        schema = (await c.list_tools())[0].input_schema
+        assert schema["properties"]["region"] == {"type": "string", "x-mcp-header": "Region"}
+        assert ("city" in schema["properties"]) is (level == "skeleton")
+
+
+async def test_full_and_progressive_clients_call_header_tools_over_http_in_any_order() -> None:
+    """FastMCP 4.2 checks Mcp-Param-* headers against the schemas it last listed, for
+    every client: a full-mode listing and a reduced one must agree on header properties."""
+    full = advertise(EXTENSION_ID, {"mode": "full"})
+    async with run_server_async(_header_server(clients=ClientSettings(anonymous="shared"))) as url:
+        async with connect(url, "modern") as progressive, connect(
+            url, "modern", extensions=[full]
+        ) as plain:
+            for first, second in ((plain, progressive), (progressive, plain)):
+                await first.list_tools()
+                await second.list_tools()
+                await fetch(progressive, "forecast")
+                for client in (first, second):
+                    done = await client.call_tool("forecast", {"city": "Oslo", "region": "no"})
+                    assert done.data == "Oslo@no"
+
+
+@ERA
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_session_proxy_keeps_one_backend_session_per_client(
+    era: Era, transport: Transport
+) -> None:
+    """Grants survive the proxy, and two clients of one proxy never share them."""
+    needs_a_followed_caller(transport, era)
+    backend = build_server()
+    backends = SessionBackends(backend)
+    proxy = FastMCPProxy(client_factory=backends)
+    tokens: list[str | None] = ["alice-token", "bob-token"]
+    if transport == "http" and era == "modern":
+        proxy = FastMCPProxy(client_factory=backends,
+                             auth=StaticTokenVerifier(tokens=TOKENS))  # identity per principal
+    else:
+        tokens = [None, None]
+    try:
+        async with AsyncExitStack() as stack:
+            target: Any = proxy
+            if transport == "http":
+                target = await stack.enter_async_context(run_server_async(proxy))
+            a = await stack.enter_async_context(connect(target, era, token=tokens[0]))
+            b = await stack.enter_async_context(connect(target, era, token=tokens[1]))
+            await a.list_tools()  # a session that lists first is one grants follow
+            await b.list_tools()
+            assert await gated(a)  # the refusal teaches (and grants) add
+            assert (await a.call_tool("add", {"a": 2, "b": 3})).data == 5
+            await fetch(a, "echo")
+            assert (await a.call_tool("echo", {"text": "x"})).data == "x"
+            assert await gated(a, "shout", {"text": "x"})  # only what was fetched or refused
+            assert await gated(b, "echo", {"text": "x"})  # b has its own backend session
+    finally:
+        await backends.aclose()
+    assert backends.open_sessions == 0
+
+
+@pytest.mark.slow  # `fastmcp run` bridging in a process
+@ERA
+async def test_fastmcp_run_url_bridges_http_to_stdio_and_the_read_works(era: Era) -> None:
+    """``fastmcp run http://.../mcp``: the usual stdio bridge to an HTTP server."""
+    fastmcp_cli = Path(sys.executable).parent / "fastmcp"
+    # 2026-07-28 HTTP without auth has no caller identity: "shared" keeps one grant set
+    async with run_server_async(build_server(clients=ClientSettings(anonymous="shared"))) as url:
+        bridge = StdioTransport(
+            command=str(fastmcp_cli), args=["run", url, "--no-banner"],
+            env={"FASTMCP_LOG_LEVEL": "WARNING"},
+        )
+        async with connect(bridge, era) as c:  # type: ignore[arg-type]
+            listed = {t.name: t for t in await c.list_tools()}
+            assert listed["add"].input_schema == ADD_TYPED
+            assert (await fetch(c, "add"))["add"]["inputSchema"]["required"] == ["a", "b"]
+            assert await gated(c, "echo", {"text": 5})  # never run ungated
+            if era == "modern":  # the grant is the anonymous callers' shared one
+                assert (await c.call_tool("add", {"a": 1, "b": 2})).data == 3
+
+
+@FOLLOWED_ERA
+async def test_middleware_on_parent_and_child_gates_once(era: Era) -> None:
+    child = build_server()
+    parent = FastMCP("parent")
+    parent.mount(child, namespace="kid")
+    parent.add_middleware(ProgressiveDisclosure())
+    async with connect(parent, era) as c:
+        await c.list_tools()
+        refused = await c.call_tool("kid_add", {"a": 1, "b": 2}, raise_on_error=False)
+        error = (refused.structured_content or {})["error"]
+        assert error["code"] == "TOOL_DESCRIPTION_REQUIRED"
+        assert error["tool_call"]["name"] == "describe_tools"  # the parent's own bridge
+        described = await fetch(c, "kid_add")
+        assert described["kid_add"]["inputSchema"]["required"] == ["a", "b"]  # real schema
+        assert (await c.call_tool("kid_add", {"a": 1, "b": 2})).data == 3  # not gated twice
+
+
+@ERA
+@pytest.mark.parametrize(
+    ("query", "answer"),
+    [("?tools=add&tools=echo", "echo"), ("?tools=a%2Cb", "a,b"), ("?tools=add&x=1", "add"),
+     ("", "MISSING_TOOL_SELECTION"), ("?tool=add", "MISSING_TOOL_SELECTION")],
+)
+async def test_every_read_form_routes_through_a_proxy(era: Era, query: str, answer: str) -> None:
+    async with connect(create_proxy(build_server()), era) as c:
+        read = await c.read_resource(DESCRIPTIONS_URI + query)
+        assert answer in read[0].text  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("bound", ["max_sessions", "idle_ttl"])
+async def test_session_proxy_closes_principal_backends_by_count_and_idle_time(
+    bound: str
+) -> None:
+    """Backend sessions of principals (and streams) have no end the proxy sees: before,
+    every one stayed open for the proxy's lifetime. Now at most ``max_sessions`` stay
+    open, and one unused for ``idle_ttl`` seconds closes at the next request."""
+    now = [0.0]
+    limits = {"max_sessions": 1} if bound == "max_sessions" else {"idle_ttl": 60.0}
+    backends = SessionBackends(build_server(), clock=lambda: now[0], **limits)
+    proxy = FastMCPProxy(client_factory=backends, auth=StaticTokenVerifier(tokens=TOKENS))
+    try:
+        async with run_server_async(proxy) as url:
+            async with connect(url, "modern", token="alice-token") as alice:
+                await alice.list_tools()
+                assert backends.open_sessions == 1
+                now[0] = 61.0
+                async with connect(url, "modern", token="bob-token") as bob:
+                    await bob.list_tools()
+                    assert backends.open_sessions == 1  # alice's went (LRU, or idle)
+                    await fetch(bob, "echo")
+                    assert (await bob.call_tool("echo", {"text": "x"})).data == "x"
+                    now[0] = 62.0
+                    await alice.list_tools()  # alice is served again, by a new session
+                    assert backends.open_sessions == (1 if bound == "max_sessions" else 2)
+    finally:
+        await backends.aclose()
+    assert backends.open_sessions == 0
+    with pytest.raises(ValueError, match="max_sessions"):
+        SessionBackends(build_server(), max_sessions=0)
+    with pytest.raises(ValueError, match="idle_ttl"):
+        SessionBackends(build_server(), idle_ttl=float("nan"))
+
+
+async def test_a_backend_session_closes_with_its_client_session() -> None:
+    """``fastmcp_internals.close_with_connection`` uses the connection's async exit stack."""
+    backends = SessionBackends(build_server())
+    async with connect(FastMCPProxy(client_factory=backends), "legacy") as c:
+        await c.list_tools()
+        await c.list_resources()
+        assert backends.open_sessions == 1  # one backend session for both requests
+    with anyio.fail_after(10):
+        while backends.open_sessions:  # closed by the front connection's exit stack
+            await anyio.sleep(0.01)
+
 
 ROOT = Path(__file__).resolve().parents[1]
 

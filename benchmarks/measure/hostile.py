@@ -33,7 +33,7 @@ from fastmcp_progressive.resolution.client import (
     ResolveToolRequest,
     tool_resolution,
 )
-from tests.test_bounded_memory import changing_upstream
+from tests.test_caches import changing_upstream
 
 from .scale import traced_kib
 from .timing import listing, repeated
