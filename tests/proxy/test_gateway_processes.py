@@ -335,3 +335,43 @@ async def test_each_upstream_is_started_once(form: str, tmp_path: Path) -> None:
         assert names >= ({"ping"} if form == "command" else {"a_ping", "b_ping"})
         for log in logs:
             assert len(log.read_text(encoding="utf-8").split()) == 1, log
+
+
+# -- one command, two entries ----------------------------------------------------------------------
+WHO_UPSTREAM = """
+import os, sys
+from fastmcp import FastMCP
+print(f"I am {os.environ['WHO']}", file=sys.stderr, flush=True)
+mcp = FastMCP("who")
+
+@mcp.tool
+def who() -> str:
+    '''The WHO this process was started with.'''
+    return os.environ["WHO"]
+
+mcp.run(show_banner=False)
+"""
+
+
+async def test_two_entries_of_one_command_each_keep_their_own_process_and_stderr(
+    tmp_path: Path,
+) -> None:
+    """Same command, different ``env``: each entry runs its own process with its own
+    environment, and its stderr is passed through under its own name (#27: keyed by the
+    command, they shared one stderr tail and could adopt each other's early-started process)."""
+    app = tmp_path / "who.py"
+    app.write_text(WHO_UPSTREAM, encoding="utf-8")
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {
+        name: {"command": sys.executable, "args": [str(app)], "env": {"WHO": name}}
+        for name in ("a", "b")}}), encoding="utf-8")
+    stderr = tmp_path / "proxy-stderr.txt"
+    with stderr.open("w", encoding="utf-8") as log:
+        async with cli_over_stdio(["--config", str(config), "--exempt", "a_who", "--exempt",
+                                   "b_who"], "legacy", {MARKER: str(tmp_path)},
+                                  log_file=log) as client:
+            for name in ("a", "b"):
+                assert text_of(await client.call_tool(f"{name}_who", {})) == name
+    lines = stderr.read_text(encoding="utf-8")
+    assert "[a] I am a" in lines and "[b] I am b" in lines, lines
+    assert "[a] I am b" not in lines and "[b] I am a" not in lines, lines

@@ -94,6 +94,7 @@ def proxy_command(*args: str) -> list[str]:
 
 @asynccontextmanager
 async def cli_over_stdio(args: list[str], era: Era, env: dict[str, str] | None = None,
+                         log_file: Any = None,
                          **client_kwargs: Any) -> AsyncIterator[Client[Any]]:
     """The real command, as a host runs it, with a client on its stdio.
 
@@ -103,7 +104,8 @@ async def cli_over_stdio(args: list[str], era: Era, env: dict[str, str] | None =
     if era == "modern" and "--anonymous" not in args:
         args = ["--anonymous", "shared", *args]
     transport = StdioTransport(sys.executable, proxy_command(*args),
-                               env={**os.environ, **(env or {})}, keep_alive=False)
+                               env={**os.environ, **(env or {})}, keep_alive=False,
+                               log_file=log_file)  # the proxy's stderr (None: ours)
     async with Client(transport, mode=mode(era), init_timeout=DEADLINE,
                       **client_kwargs) as client:
         yield client
