@@ -216,6 +216,20 @@ for line in sys.stdin:
 """
 
 
+def _proxy_over_a_spawning_upstream(tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, Path]:
+    """``proxy --http`` over ``SPAWNING_UPSTREAM``: the proxy, its port, and the file where
+    the upstream writes its own pid and its child's."""
+    app = tmp_path / "spawning_upstream.py"
+    app.write_text(SPAWNING_UPSTREAM, encoding="utf-8")
+    pid_file = tmp_path / "pids"
+    port = free_port()
+    proxy = subprocess.Popen(
+        [sys.executable, "-m", "fastmcp_progressive", "proxy", "--http", f"127.0.0.1:{port}",
+         "--exempt", "ping", "--", sys.executable, str(app), str(pid_file)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return proxy, port, pid_file
+
+
 @pytest.mark.parametrize("sig", ["SIGHUP", "SIGKILL"])
 async def test_the_upstreams_own_children_stop_when_the_proxy_is_killed(
     sig: str, tmp_path: Path
@@ -223,14 +237,7 @@ async def test_the_upstreams_own_children_stop_when_the_proxy_is_killed(
     """A host or terminal that hangs up (SIGHUP), or a proxy killed outright (SIGKILL):
     the upstream's own child process does not outlive the proxy. Before, both left it
     running (SIGHUP killed the proxy without its shutdown; nothing outlived a SIGKILL)."""
-    app = tmp_path / "spawning_upstream.py"
-    app.write_text(SPAWNING_UPSTREAM, encoding="utf-8")
-    pid_file = tmp_path / "grandchild.pid"
-    port = free_port()
-    proxy = subprocess.Popen(
-        [sys.executable, "-m", "fastmcp_progressive", "proxy", "--http", f"127.0.0.1:{port}",
-         "--exempt", "ping", "--", sys.executable, str(app), str(pid_file)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proxy, port, pid_file = _proxy_over_a_spawning_upstream(tmp_path)
     grandchild = 0
     try:
         await until(lambda: port_open(port), DEADLINE, "the proxy to listen", interval=0.05)
@@ -264,14 +271,7 @@ async def test_a_killed_upstream_is_reaped_and_its_children_stopped(tmp_path: Pa
     proxy reaps it (no zombie parent left) and stops the processes it started, at once,
     while it keeps running and names the upstream as exited. Before, the killed process
     stayed a zombie and its child ran on until the proxy stopped (#27)."""
-    app = tmp_path / "spawning_upstream.py"
-    app.write_text(SPAWNING_UPSTREAM, encoding="utf-8")
-    pid_file = tmp_path / "pids"
-    port = free_port()
-    proxy = subprocess.Popen(
-        [sys.executable, "-m", "fastmcp_progressive", "proxy", "--http", f"127.0.0.1:{port}",
-         "--exempt", "ping", "--", sys.executable, str(app), str(pid_file)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proxy, port, pid_file = _proxy_over_a_spawning_upstream(tmp_path)
     upstream = grandchild = 0
     try:
         await until(lambda: port_open(port), DEADLINE, "the proxy to listen", interval=0.05)
