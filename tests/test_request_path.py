@@ -1,4 +1,22 @@
-"""One short path per request (#26): a warm request enters at most ten of the package's modules.
+"""The request path (#22, #26): one pass per request, through few modules.
+
+A request identifies its caller once and asks the gate once.
+
+A spy counts every call of ``identify`` (whatever module of the package calls it) while
+one request is served: a ``tools/call``, a ``tools/list``, a read of the descriptions
+resource, a ``describe_tools`` call, a ``tools/resolve`` and a ``groups/list`` each count
+exactly one, in memory and over streamable HTTP. Before #22 the caller was asked for at
+each use: twice per ``tools/call`` and ``tools/resolve``, three times per read or
+``describe_tools``, four times per listing (``on_message``, the hot reload, the typed hook,
+the marks), and the gate was never asked about ``describe_tools``.
+
+On FastMCP < 4.2 a 2026-07-28 ``tools/call`` over HTTP makes two passes through the
+middleware (the SDK first runs the server's own ``tools/list`` to check ``Mcp-Param-*``
+headers, with a fresh ``Context`` over the same HTTP request): that second pass reuses the
+caller of the first (kept in the request's ASGI scope, ``access/caller.py:caller_of``), for
+each caller its own.
+
+A warm request enters at most ten of the package's modules.
 
 A reader following one request through the package should meet few modules, each with one
 job. ``sys.setprofile`` records every package frame entered while one warm in-memory
@@ -12,19 +30,140 @@ Before #26 these entered 20, 15, 23 and 21 modules (handshake era).
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import pytest
 from fastmcp import Client
+from mcp.shared.exceptions import MCPError
 
 import fastmcp_progressive
 from fastmcp_progressive import DESCRIPTIONS_URI
-from tests.conftest import ERAS, Era, build_server
+from fastmcp_progressive import middleware as middleware_module
+from fastmcp_progressive.access import caller as caller_module
+from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.gate import Gate
+from fastmcp_progressive.resolution.client import (
+    grouping,
+    list_groups,
+    resolve_tool,
+    tool_resolution,
+)
+from tests.conftest import (
+    ERAS,
+    TRANSPORTS,
+    Era,
+    Transport,
+    build_server,
+    clients,
+    connect,
+    serve_http,
+)
+from tests.spies import Calls, count_calls, count_calls_everywhere
+from tests.versions import HIDDEN_LISTING_IN_MODERN_HTTP_CALL
+
+
+async def _counted(calls: Calls, request: Callable[[], Awaitable[Any]]) -> int:
+    calls.count = 0
+    await request()
+    return calls.count
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("era", ERAS)
+async def test_each_request_identifies_its_caller_once(
+    monkeypatch: pytest.MonkeyPatch, transport: Transport, era: Era
+) -> None:
+    calls = count_calls_everywhere(monkeypatch, caller_module, "identify")
+    async with clients(build_server(), transport, era) as (client,):
+        counts = {
+            "tools/list": await _counted(calls, client.list_tools),
+            "resources/read": await _counted(
+                calls, lambda: client.read_resource(f"{DESCRIPTIONS_URI}?tools=add")),
+            "describe_tools": await _counted(
+                calls, lambda: client.call_tool("describe_tools", {"tools": ["echo"]})),
+            "tools/call": await _counted(
+                calls, lambda: client.call_tool("add", {"a": 1, "b": 2})),
+            "tools/call refused": await _counted(
+                calls, lambda: client.call_tool("shout", {"text": "x"}, raise_on_error=False)),
+        }
+    assert counts == dict.fromkeys(counts, 1)
+
+
+async def test_the_sdks_hidden_listing_is_served_the_calls_own_caller(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each pass of one HTTP ``tools/call`` gets that request's caller, never another's."""
+    calls = count_calls_everywhere(monkeypatch, caller_module, "identify")
+    opened: list[tuple[Any, Caller]] = []
+    original = caller_module.serving
+
+    @contextmanager
+    def spy(ctx: Any) -> Iterator[Caller]:
+        with original(ctx) as caller:
+            opened.append((ctx, caller))
+            yield caller
+
+    monkeypatch.setattr(caller_module, "serving", spy)
+    monkeypatch.setattr(middleware_module, "serving", spy)
+    tokens: list[str | None] = ["alice-token", "bob-token"]
+    async with clients(build_server(auth=True), "http", "modern", 2, tokens=tokens) as both:
+        for client in both:
+            await client.list_tools()
+            await client.read_resource(f"{DESCRIPTIONS_URI}?tools=add")
+        for client, user in zip(both, ("alice", "bob"), strict=True):
+            opened.clear()
+            calls.count = 0
+            assert (await client.call_tool("add", {"a": 1, "b": 2})).data == 3
+            contexts = {id(ctx) for ctx, _ in opened}
+            callers: list[Caller] = [caller for _, caller in opened]
+            assert len(contexts) == (2 if HIDDEN_LISTING_IN_MODERN_HTTP_CALL else 1)
+            assert calls.count == 1
+            assert all(caller is callers[0] for caller in callers)
+            assert callers[0].principal is not None and user in callers[0].principal
+
+
+async def _resolve_add(client: Any) -> None:
+    with pytest.raises(MCPError):  # add's hints do not depend on its arguments
+        await resolve_tool(client, "add", {"a": 1, "b": 2})
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_resolve_and_groups_identify_their_caller_once(
+    monkeypatch: pytest.MonkeyPatch, transport: Transport
+) -> None:
+    calls = count_calls_everywhere(monkeypatch, caller_module, "identify")
+    server = build_server()
+    async with AsyncExitStack() as stack:
+        target: Any = server
+        if transport == "http":
+            target = await stack.enter_async_context(serve_http(server))
+        client = await stack.enter_async_context(
+            connect(target, "legacy", extensions=[tool_resolution(), grouping()]))
+        await client.list_tools()
+        counts = {
+            "tools/resolve": await _counted(calls, lambda: _resolve_add(client)),
+            "groups/list": await _counted(calls, lambda: list_groups(client)),
+        }
+    assert counts == dict.fromkeys(counts, 1)
+
+
+@pytest.mark.parametrize("name", ["add", "describe_tools", "run_tool_absent", "missing"])
+async def test_a_tools_call_asks_the_gate_once(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    decisions = count_calls(monkeypatch, Gate, "decide")
+    arguments: dict[str, Any] = {"a": 1, "b": 2} if name == "add" else {"tools": ["add"]}
+    async with clients(build_server(), "memory", "legacy") as (client,):
+        decisions.count = 0
+        await client.call_tool(name, arguments, raise_on_error=False)
+    assert decisions.count == 1
+
 
 PACKAGE = Path(fastmcp_progressive.__file__).parent
+
+
 MOST_MODULES = 10
 
 
