@@ -26,6 +26,8 @@ from typing import Any, get_args
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from key_value.aio.stores.memory import MemoryStore
+from key_value.aio.stores.redis import RedisStore
 
 from fastmcp_progressive import (
     HOST_PROFILES,
@@ -39,8 +41,13 @@ from fastmcp_progressive import (
     ProgressiveDisclosure,
     ResolutionSettings,
 )
+from fastmcp_progressive.access.grants import (
+    GrantStore,
+)
 from fastmcp_progressive.cli.commands import _parser
-from fastmcp_progressive.proxy.front import progressive_proxy
+from fastmcp_progressive.proxy.front import (
+    progressive_proxy,
+)
 from fastmcp_progressive.proxy.upstream import Upstream
 from fastmcp_progressive.settings import (
     GROUPS,
@@ -364,3 +371,67 @@ def test_bad_options_are_refused_clearly() -> None:
         ProgressiveDisclosure(clients=ClientSettings(anonymous="nobody"))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="summary_max_chars"):
         ProgressiveDisclosure(listing=ListingSettings(summary_max_chars=3))
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ValueError, match="ttl"):
+        GrantStore(GrantSettings(ttl=0))
+    with pytest.raises(ValueError, match="on_store_error"):
+        GrantStore(GrantSettings(on_store_error="maybe"))  # type: ignore[arg-type]
+
+
+class SyncStore:
+    """Has ``get`` and ``put_many``, but not awaitable ones: not an AsyncKeyValue."""
+
+    def get(self, key: str, *, collection: str | None = None) -> Any:
+        return None
+
+    def put_many(self, keys: Any, values: Any, *, collection: Any = None, ttl: Any = None) -> None:
+        return None
+
+
+@pytest.mark.parametrize("store", [RedisStore, MemoryStore, SyncStore(), object(), "redis://x"])
+def test_a_store_that_is_not_an_async_key_value_instance_is_refused(store: Any) -> None:
+    """``store=RedisStore`` (the class) was accepted, and every lookup then failed, which
+    under the default "open" policy turned the gate off for every principal."""
+    with pytest.raises(TypeError, match=r"^grants\.store must be a py-key-value AsyncKeyValue"):
+        GrantSettings(store=store)
+    with pytest.raises(ValueError, match=r"^grants\.store"):  # like every bad setting
+        GrantSettings(store=store)
+    if isinstance(store, type):
+        with pytest.raises(TypeError, match=rf"not the class {store.__name__} itself"):
+            GrantSettings(store=store)
+
+
+def test_timeouts_are_checked() -> None:
+    for bad in (0, -1.0, float("nan"), 61.0, True):
+        with pytest.raises(ValueError, match=r"resolution\.hook_timeout"):
+            ResolutionSettings(hook_timeout=bad)
+        with pytest.raises(ValueError, match=r"clients\.level_resolver_timeout"):
+            ClientSettings(level_resolver_timeout=bad)
+
+
+def test_a_hook_must_be_callable() -> None:
+    with pytest.raises(ValueError, match="resolvers"):
+        ResolutionSettings(resolvers={"notes": "not a function"})  # type: ignore[dict-item]
+
+
+def test_bad_profiles_are_refused_at_construction() -> None:
+    with pytest.raises(ValueError, match="level"):
+        HostProfile("h", "everything")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="host_profiles"):
+        ClientSettings(host_profiles=["claude-code"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="host_profiles"):
+        ClientSettings(host_profiles="claude-code")  # type: ignore[arg-type]
+
+
+# -- progressive_proxy's own arguments -----------------------------------------------------
+def test_progressive_proxy_refuses_bad_targets_and_options() -> None:
+    with pytest.raises(ValueError, match="not an http"):
+        progressive_proxy("server.py")
+    with pytest.raises(ValueError, match="empty"):
+        progressive_proxy([])
+    with pytest.raises(ValueError, match="startup_timeout"):
+        progressive_proxy(["x"], startup_timeout=0)
+    with pytest.raises(ValueError, match="listing"):
+        progressive_proxy(["x"], listing=ListingSettings(level="tiny"))

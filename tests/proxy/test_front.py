@@ -173,18 +173,6 @@ async def test_progressive_proxy_serves_description_files_for_upstream_tools(
         assert described["add"]["examples"][0]["input"] == {"a": 2, "b": 3}
 
 
-# -- the Python form's own checks ------------------------------------------------------------------
-def test_progressive_proxy_refuses_bad_targets_and_options() -> None:
-    with pytest.raises(ValueError, match="not an http"):
-        progressive_proxy("server.py")
-    with pytest.raises(ValueError, match="empty"):
-        progressive_proxy([])
-    with pytest.raises(ValueError, match="startup_timeout"):
-        progressive_proxy(["x"], startup_timeout=0)
-    with pytest.raises(ValueError, match="listing"):
-        progressive_proxy(["x"], listing=ListingSettings(level="tiny"))
-
-
 def test_parse_listen() -> None:
     assert parse_listen("8000") == ("127.0.0.1", 8000)
     assert parse_listen("0.0.0.0:9000") == ("0.0.0.0", 9000)

@@ -449,11 +449,6 @@ async def test_resolver_hooks(folder: Path, era: Era, caplog: pytest.LogCaptureF
     assert len([r for r in caplog.records if r.name == LOGGER]) == 3
 
 
-def test_a_hook_must_be_callable() -> None:
-    with pytest.raises(ValueError, match="resolvers"):
-        ResolutionSettings(resolvers={"notes": "not a function"})  # type: ignore[dict-item]
-
-
 # -- raw 2026-07-28 HTTP ---------------------------------------------------------------------
 def _envelope(extensions: dict[str, Any] | None) -> dict[str, Any]:
     capabilities: dict[str, Any] = {} if extensions is None else {"extensions": extensions}
