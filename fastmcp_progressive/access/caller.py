@@ -44,12 +44,14 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import fastmcp
 from fastmcp.server.context import Context
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -94,8 +96,17 @@ _serving: ContextVar[tuple[Context, Caller] | None] = ContextVar(
     "fastmcp_progressive_caller", default=None)
 """The request being served and its caller, set by ``serving`` for one pass."""
 
+def _release(version: str) -> tuple[int, int]:
+    """``(major, minor)`` of a version string such as ``"4.2.3"`` (``(0, 0)``: unreadable)."""
+    found = re.match(r"(\d+)\.(\d+)", version)
+    return (int(found[1]), int(found[2])) if found else (0, 0)
+
+
 _SCOPE_KEY = "fastmcp_progressive.caller"
 """The ASGI scope key a 2026-07-28 HTTP request's caller is kept under, with its JSON-RPC id."""
+SECOND_PASS = _release(fastmcp.__version__) < (4, 2)
+"""Whether the MCP SDK may run a hidden ``tools/list`` pass before a 2026-07-28 call: only
+with FastMCP < 4.2 (4.2 serves the SDK's ``get_tool_input_schema`` from its schema cache)."""
 
 
 @contextmanager
@@ -121,7 +132,10 @@ def caller_of(ctx: Context | None) -> Caller:
     must match too, so no other request reads a kept caller. Only a 2026-07-28 caller is
     kept: no handshake-era request makes a second pass, and a handshake-era scope can
     outlive its session for a while (its connection's, not ours), which would keep the
-    caller and its headers alive with it (``test_load``)."""
+    caller and its headers alive with it (``test_load``). A kept caller is taken out of
+    the scope by the pass that reuses it, and none is kept where no second pass comes
+    (FastMCP 4.2): uvicorn holds a connection's last scopes for a while after its client
+    left, and with them a client's name of any size (#27: 2 MB names, 10 MiB held)."""
     if ctx is None:
         return INTERNAL
     held = _serving.get()
@@ -132,11 +146,11 @@ def caller_of(ctx: Context | None) -> Caller:
     request_id = getattr(rc, "request_id", None)
     if not isinstance(scope, dict) or request_id is None:
         return identify(ctx)
-    kept = scope.get(_SCOPE_KEY)
+    kept = scope.pop(_SCOPE_KEY, None)  # read once: the scope may outlive the request
     if isinstance(kept, tuple) and kept[0] == request_id and isinstance(kept[1], Caller):
         return kept[1]
     caller = identify(ctx)
-    if caller.era == "modern":
+    if caller.era == "modern" and SECOND_PASS:
         scope[_SCOPE_KEY] = (request_id, caller)
     return caller
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
 from typing import Any
 
 import mcp_types as mt
@@ -16,7 +18,8 @@ from key_value.aio.stores.memory import MemoryStore
 from fastmcp_progressive import GrantSettings, ProgressiveDisclosure
 from fastmcp_progressive.access.caller import Caller, identify
 from fastmcp_progressive.access.grants import GRANTS_COLLECTION
-from tests.conftest import TOKENS, build_server, clients, fetch, gated
+from tests.conftest import TOKENS, build_server, clients, connect, fetch, gated, serve_http
+from tests.servers import add_basic_tools
 
 
 class RecordCallers(Middleware):
@@ -158,6 +161,7 @@ def test_only_a_2026_07_28_caller_is_kept_in_its_http_requests_scope(
 
     from fastmcp_progressive.access import caller as module
 
+    monkeypatch.setattr(module, "SECOND_PASS", True)  # FastMCP < 4.2
     for era, kept in (("legacy", False), ("modern", True)):
         caller = Caller(kind="session" if era == "legacy" else "anonymous", era=era)
         monkeypatch.setattr(module, "identify", lambda ctx, caller=caller: caller)
@@ -169,3 +173,40 @@ def test_only_a_2026_07_28_caller_is_kept_in_its_http_requests_scope(
         other = SimpleNamespace(request_context=SimpleNamespace(
             request=SimpleNamespace(scope=scope), request_id=7))
         assert module.caller_of(other) is caller  # type: ignore[arg-type]  # the second pass
+        assert module._SCOPE_KEY not in scope  # taken out by the pass that reused it
+
+
+async def names_left_behind(server: FastMCP, clients: int, size: int) -> int:
+    """How many of ``clients`` 2026-07-28 HTTP clients' ``size``-character names are still
+    in memory once they all left (blocks of the name's size; ``tracemalloc``)."""
+    async with serve_http(server) as url:
+        async def one(i: int) -> None:
+            info = mt.Implementation(name=f"{i:03d}" + "x" * size, version="1")
+            async with connect(url, "modern", client_info=info) as client:
+                await client.list_tools()
+                await client.call_tool("add", {"a": 1, "b": 2})
+
+        await one(999)  # warm up what every server keeps once
+        gc.collect()
+        tracemalloc.start()
+        try:
+            for i in range(clients):
+                await one(i)
+            gc.collect()
+            return sum(1 for trace in tracemalloc.take_snapshot().traces
+                       if size <= trace.size < size + 4096)
+        finally:
+            tracemalloc.stop()
+
+
+async def test_clients_names_do_not_outlive_their_clients_over_http() -> None:
+    """2026-07-28 HTTP without auth: the last clients' ``clientInfo`` names stayed in
+    memory after they left (40 clients with 2 MB names: about 10 MiB), kept with their
+    caller in the ASGI scopes uvicorn holds a while after a connection ends; plain FastMCP
+    keeps none. A caller is kept in a scope only where the SDK makes a second pass
+    (FastMCP < 4.2), and taken out by the pass that reuses it."""
+    size = 2 * 1024 * 1024
+    plain = FastMCP("plain")
+    add_basic_tools(plain)
+    assert await names_left_behind(plain, 8, size) == 0
+    assert await names_left_behind(build_server(), 8, size) == 0
