@@ -2,7 +2,9 @@
 servers, stay bounded, never serve stale text and never widen visibility; listed tools keep
 their wire form; and what clients and upstreams can make the server keep is bounded by
 bytes, not only by count (#21): long client names are kept by digest, and per-tool caches
-keep one entry per tool however often its description changes.
+keep one entry per tool however often its description changes. What the gate keeps between
+calls (per-client mode answers, the gateway tools of a server's transforms) is recomputed
+when what it was computed from changes.
 
 Retained memory is measured with ``tracemalloc`` (what is still allocated once the clients
 are gone and garbage is collected), against a bound far below what the old code kept. The
@@ -23,14 +25,17 @@ import pytest
 from fastmcp import FastMCP
 from fastmcp.server import create_proxy
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.server.transforms.search import RegexSearchTransform
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import (
     CacheSettings,
+    ClientSettings,
     ProgressiveDisclosure,
 )
 from fastmcp_progressive.access.caller import Caller
-from fastmcp_progressive.access.modes import ModePolicy
+from fastmcp_progressive.access.gate import gateways_of
+from fastmcp_progressive.access.modes import MAX_CLIENTS_KEPT, ModePolicy
 from fastmcp_progressive.caches import IdentityCache, ToolCache
 from fastmcp_progressive.disclosure.listing import Lister
 from fastmcp_progressive.files import store as definitions
@@ -327,3 +332,27 @@ def test_a_memo_keeps_the_latest_content_per_slot_and_its_bound() -> None:
     assert len(memo) == 3 and memo.get(T("a", 4)) is None  # the LRU bound holds
     memo.put(T("a", 5), 5)
     assert len(memo) == 3 and memo.get(T("a", 5)) == 5
+
+
+def test_gateway_tools_follow_the_servers_transforms() -> None:
+    server: FastMCP = FastMCP("gw")
+    assert gateways_of(server) == frozenset()
+    server.add_transform(RegexSearchTransform())
+    assert {"search_tools", "call_tool"} <= gateways_of(server)
+    assert gateways_of(server) is gateways_of(server)  # kept while the transforms stay
+
+
+def test_mode_answers_per_client_are_exact_and_bounded() -> None:
+    policy = ModePolicy(ClientSettings(full_clients=["legacy-*"], host_profiles=()))
+    legacy = Caller(kind="stream", era="modern", key="a", client_name="legacy-host")
+    other = Caller(kind="stream", era="modern", key="b", client_name="new-host")
+    for _ in range(2):
+        assert policy.level(legacy) == "full"
+        assert policy.level(other) == "typed"
+    asked = Caller(kind="stream", era="modern", key="c", client_name="legacy-host",
+                   headers={"x-progressive-disclosure": "skeleton"})
+    assert policy.level(asked) == "skeleton"  # per request: the header still wins
+    for i in range(3 * MAX_CLIENTS_KEPT):
+        policy.level(Caller(kind="stream", era="modern", key=str(i), client_name=f"c{i}"))
+    assert len(policy._by_client) <= MAX_CLIENTS_KEPT
+    assert policy.level(legacy) == "full"

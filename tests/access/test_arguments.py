@@ -1,4 +1,6 @@
-"""The argument-fit check costs what FastMCP's own validation costs, whatever the input (#21).
+"""The argument-fit check (``access/arguments.py``): it accepts what FastMCP accepts, checks a
+mounted tool with the child's own validator, and costs what FastMCP's own validation costs,
+whatever the input (#21).
 
 A caller the server cannot follow (2026-07-28 HTTP without auth) is judged by its call's
 arguments alone. The check used to run pure-Python ``jsonschema`` on the event loop, so one
