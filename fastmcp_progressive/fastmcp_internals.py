@@ -26,9 +26,10 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, get_type_hints
 
 VERIFIED_ON = ("4.1.2", "4.2.3")
 """The FastMCP releases every function here was checked against (contract tests)."""
@@ -258,42 +259,67 @@ def default_title(name: str) -> str:
 def argument_validator(tool: Any) -> Callable[[Any], None] | None:
     """FastMCP's own argument validation of ``tool``, without running the tool: a function
     that raises ``pydantic.ValidationError`` exactly when ``FunctionTool.run`` would refuse
-    the arguments (same pydantic-core validator, same ``strict_input_validation``).
+    the arguments (same pydantic-core validation, same ``strict_input_validation``).
 
     None for a tool FastMCP does not validate itself in this process (proxied, mounted,
-    transformed or custom ``Tool`` subclasses). Mirrors how ``FunctionTool.run`` builds its
-    validator (private ``_wrap_body_errors``, ``_strict_input_validation``,
-    ``_validate_input``; public ``without_injected_parameters``) on a no-op with the same
-    signature, so nothing of the tool (body, dependencies) runs.
-    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.1.
+    transformed or custom ``Tool`` subclasses). Mirrors how ``FunctionTool.run`` validates,
+    from public API only: a ``TypeAdapter`` of a no-op with the signature of the public
+    ``dependencies.without_injected_parameters(tool.fn)`` (so nothing of the tool, body or
+    dependencies, runs), strict when the running server's public
+    ``FastMCP.strict_input_validation`` says so, JSON data then validated in JSON mode as
+    FastMCP does (so an enum or a datetime sent as JSON still passes). Relies on that
+    undocumented mirroring; reads no private name. Verified on FastMCP 4.1.2 and 4.2.3.
     """
-    from fastmcp.server.dependencies import without_injected_parameters
-    from fastmcp.tools.function_tool import (
-        FunctionTool,
-        _strict_input_validation,
-        _validate_input,
-        _wrap_body_errors,
-    )
+    from fastmcp.server.dependencies import get_context, without_injected_parameters
+    from fastmcp.tools.function_tool import FunctionTool
     from pydantic import TypeAdapter
+    from pydantic_core import to_json
 
     if not isinstance(tool, FunctionTool) or type(tool).run is not FunctionTool.run:
         return None
-    body = _wrap_body_errors(tool.fn, materialize_generators=True)
-    exec_fn = _wrap_body_errors(without_injected_parameters(body, run_in_thread=tool.run_in_thread))
+    exec_fn = without_injected_parameters(tool.fn, run_in_thread=tool.run_in_thread)
 
     def mirror(*args: Any, **kwargs: Any) -> None:
         return None
 
-    mirror.__signature__ = exec_fn.__signature__  # type: ignore[attr-defined]
-    mirror.__annotations__ = dict(exec_fn.__annotations__)
-    mirror.__module__ = exec_fn.__module__
-    mirror.__name__ = mirror.__qualname__ = exec_fn.__name__
+    signature = inspect.signature(exec_fn)
+    try:
+        hints = get_type_hints(exec_fn, include_extras=True)
+    except Exception:  # unresolvable names: the signature's own annotations, as FastMCP
+        hints = {}
+    annotations = {
+        name: hints.get(name, param.annotation) for name, param in signature.parameters.items()
+        if name in hints or param.annotation is not inspect.Parameter.empty
+    }
+    mirror.__signature__ = signature  # type: ignore[attr-defined]
+    mirror.__annotations__ = annotations
+    mirror.__module__ = getattr(exec_fn, "__module__", mirror.__module__)
+    mirror.__name__ = mirror.__qualname__ = getattr(exec_fn, "__name__", "tool")
     adapter: TypeAdapter[Any] = TypeAdapter(mirror)  # type: ignore[arg-type]
 
     def validate(arguments: Any) -> None:
-        _validate_input(adapter, arguments, strict=_strict_input_validation())
+        try:
+            strict = bool(get_context().fastmcp.strict_input_validation)
+        except RuntimeError:  # outside a request: lax, as FastMCP is there
+            strict = False
+        if strict and _is_json_data(arguments):
+            adapter.validate_json(to_json(arguments), strict=True)
+        else:
+            adapter.validate_python(arguments, strict=True if strict else None)
 
     return validate
+
+
+def _is_json_data(value: Any) -> bool:
+    """Whether ``value`` is built only from what a JSON parser produces (FastMCP validates
+    such arguments in JSON mode when strict)."""
+    if value is None or isinstance(value, str | int | float):
+        return True
+    if isinstance(value, list):
+        return all(_is_json_data(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json_data(v) for k, v in value.items())
+    return False
 
 
 async def mounted_original(tool: Any) -> Any | None:

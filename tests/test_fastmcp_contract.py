@@ -332,9 +332,8 @@ async def test_argument_validator() -> None:
     ``strict_input_validation``."""
     from pydantic import ValidationError
 
-    what = ("FunctionTool.run's argument validation (function_tool._wrap_body_errors, "
-            "_strict_input_validation, _validate_input, dependencies."
-            "without_injected_parameters)")
+    what = ("FunctionTool.run's argument validation (a TypeAdapter of "
+            "dependencies.without_injected_parameters(fn), FastMCP.strict_input_validation)")
     tool = FunctionTool.from_function(_with_context)
     validate = internals.argument_validator(tool)
     assert validate is not None, moved(what, "argument_validator")
@@ -555,3 +554,47 @@ def test_the_check_finds_what_it_looks_for(tmp_path: Path) -> None:
     )
     assert sorted(t.split(": ", 1)[0] for t in private_touches(sample)) == [
         "sample.py:1", "sample.py:2", "sample.py:3", "sample.py:4", "sample.py:5"]
+
+
+READ_PRIVATE_NAMES = frozenset({
+    "_connection", "_client_tool_call", "_is_client_tool_call", "_srctx", "_dispatch_phase",
+    "_lifespan_result_set", "_mcp_server", "_state_store", "_state_storage",
+    "_<method>_settings", "_search_tool_name", "_call_tool_name", "_components", "_server",
+    "_original_name", "_prefix", "_inner", "_list_page_size",
+})
+"""Every private FastMCP/SDK name ``fastmcp_internals.py`` reads (``_<method>_settings``
+stands for ``ResponseCachingMiddleware``'s three); issue #26 bounds it at 12."""
+
+
+def private_names(path: Path) -> set[str]:
+    """The private names a module reads: attributes off anything but ``self``/``cls``,
+    ``getattr``/``setattr`` names (an f-string's holes shown as ``<name>``), and names
+    imported from FastMCP or the SDK."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and _private(node.attr) and not (
+                isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            names.add(node.attr)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in ("getattr", "setattr", "hasattr") and len(node.args) >= 2):
+            arg = node.args[1]
+            text = arg.value if isinstance(arg, ast.Constant) else "".join(
+                part.value if isinstance(part, ast.Constant) else f"<{ast.unparse(part.value)}>"
+                for part in arg.values) if isinstance(arg, ast.JoinedStr) else ""
+            if isinstance(text, str) and _private(text):
+                names.add(text.replace("<m>", "<method>"))
+        elif (isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+              and node.module.split(".")[0] in _FASTMCP_PACKAGES):
+            names.update(a.name for a in node.names if _private(a.name))
+    return names
+
+
+def test_the_private_names_read_are_the_listed_ones() -> None:
+    """Repeatable count of issue #26's bound: the adapter reads exactly these private names
+    (``test_no_private_fastmcp_access_outside_the_adapter``: and no other module any)."""
+    read = private_names(Path(internals.__file__))
+    assert read == READ_PRIVATE_NAMES, (
+        f"read but not listed: {sorted(read - READ_PRIVATE_NAMES)}; "
+        f"listed but not read: {sorted(READ_PRIVATE_NAMES - read)}")
+    count = len(READ_PRIVATE_NAMES) + (2 if "_<method>_settings" in READ_PRIVATE_NAMES else 0)
+    assert count <= 20, f"{count} private names read"
