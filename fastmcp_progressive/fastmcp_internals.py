@@ -189,20 +189,6 @@ def state_storage(ctx: Any) -> Any:
 
 
 # -- middleware and transforms -----------------------------------------------------------------
-def cached_methods(middleware: Any) -> frozenset[str]:
-    """Which of list_tools / read_resource / call_tool a ``ResponseCachingMiddleware``
-    caches (its private ``_<method>_settings``; all three when they cannot be read).
-
-    Stands in for: nothing public (the settings are constructor arguments only).
-    Verified on FastMCP 4.1.2 and 4.2.3.
-    """
-    methods = ("list_tools", "read_resource", "call_tool")
-    return frozenset(
-        m for m in methods
-        if (getattr(middleware, f"_{m}_settings", None) or {}).get("enabled") is not False
-    )
-
-
 def search_tool_names(transform: Any) -> tuple[str, str]:
     """The (search, call) tool names of a FastMCP search transform (private
     ``_search_tool_name`` and ``_call_tool_name``).

@@ -65,7 +65,7 @@ from fastmcp_progressive.disclosure.hot_reload import HotReload
 from fastmcp_progressive.disclosure.listing import Lister, Preload
 from fastmcp_progressive.disclosure.toolcap import ToolCap
 from fastmcp_progressive.disclosure.tools_list import ToolsList
-from fastmcp_progressive.fastmcp_internals import cached_methods, state_storage
+from fastmcp_progressive.fastmcp_internals import state_storage
 from fastmcp_progressive.files.folder import anchored
 from fastmcp_progressive.files.store import Definitions, DescriptionStore
 from fastmcp_progressive.log import get_logger
@@ -338,24 +338,23 @@ def misordered(chain: Sequence[Any], middleware: Any) -> str | None:
     added earlier. Most of it is fine there (``AuthMiddleware`` looks our components up
     like any other). A ``ResponseCachingMiddleware`` in front is not: it would replay one
     caller's listing, description read or tool result to another without reaching the
-    gate, which means lockouts and calls that skip the gate.
+    gate, which means lockouts and calls that skip the gate. Whichever methods it was told
+    to cache: which ones is not public (its settings are constructor arguments only), and
+    the fix, ProgressiveDisclosure first, is right for every configuration.
     """
     position = next((i for i, m in enumerate(chain) if m is middleware), None)
     if position is None:
         return None
     for outer in chain[:position]:
         if isinstance(outer, ResponseCachingMiddleware):
-            cached = cached_methods(outer)
-            if cached:
-                return (
-                    "ProgressiveDisclosure was added after ResponseCachingMiddleware, which "
-                    f"caches {', '.join(sorted(cached))} for every caller alike and would "
-                    "serve one caller's listing, description read or tool result to another "
-                    "without passing the gate. Add ProgressiveDisclosure first "
-                    "(mcp.add_middleware(ProgressiveDisclosure(...)) before "
-                    "mcp.add_middleware(ResponseCachingMiddleware(...))), or disable "
-                    "caching of those methods."
-                )
+            return (
+                "ProgressiveDisclosure was added after ResponseCachingMiddleware, which "
+                "caches listings, resource reads and tool results for every caller alike "
+                "and would serve one caller's listing, description read or tool result to "
+                "another without passing the gate. Add ProgressiveDisclosure first "
+                "(mcp.add_middleware(ProgressiveDisclosure(...)) before "
+                "mcp.add_middleware(ResponseCachingMiddleware(...)))."
+            )
     return None
 
 

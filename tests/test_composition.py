@@ -46,7 +46,7 @@ from fastmcp_progressive import (
     ProgressiveDisclosure,
 )
 from fastmcp_progressive.access.caller import identify
-from fastmcp_progressive.fastmcp_internals import cached_methods, wire_params
+from fastmcp_progressive.fastmcp_internals import wire_params
 from fastmcp_progressive.payloads import is_descriptions_uri
 from fastmcp_progressive.proxy.backend_sessions import SessionBackends
 from fastmcp_progressive.resolution.client import resolve_tool, tool_resolution
@@ -184,6 +184,22 @@ async def test_response_cache_in_front_refuses_with_the_fix(era: Era, transport:
             await c.list_tools()
 
 
+async def test_response_cache_in_front_is_refused_whatever_it_caches() -> None:
+    """Which methods a ``ResponseCachingMiddleware`` caches is not public: one in front is
+    refused even with the three gated methods switched off (the fix is the same)."""
+    from fastmcp.server.middleware.caching import CallToolSettings
+
+    mcp = FastMCP("cached")
+    add_basic_tools(mcp)
+    mcp.add_middleware(ResponseCachingMiddleware(
+        list_tools_settings={"enabled": False}, read_resource_settings={"enabled": False},
+        call_tool_settings=CallToolSettings(enabled=False)))
+    mcp.add_middleware(ProgressiveDisclosure())
+    async with Client(mcp) as c:
+        with pytest.raises(MCPError, match="Add ProgressiveDisclosure first"):
+            await c.list_tools()
+
+
 @ERA
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_response_cache_behind_never_replays_a_read_or_a_call(
@@ -213,13 +229,6 @@ async def _no_replay(a: Client[Any], b: Client[Any], era: Era) -> None:
         assert await gated(b)
         await fetch(b, "add")
         assert (await b.call_tool("add", {"a": 1, "b": 2})).data == 3
-
-
-def test_cached_methods_reads_response_cache_settings() -> None:
-    assert cached_methods(ResponseCachingMiddleware()) == {"list_tools", "read_resource",
-                                                            "call_tool"}
-    off = ResponseCachingMiddleware(list_tools_settings={"enabled": False})
-    assert "list_tools" not in cached_methods(off)
 
 
 # -- mounted servers -------------------------------------------------------------------------
