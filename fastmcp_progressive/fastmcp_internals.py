@@ -189,17 +189,6 @@ def state_storage(ctx: Any) -> Any:
 
 
 # -- middleware and transforms -----------------------------------------------------------------
-def search_tool_names(transform: Any) -> tuple[str, str]:
-    """The (search, call) tool names of a FastMCP search transform (private
-    ``_search_tool_name`` and ``_call_tool_name``).
-
-    Stands in for: the constructor arguments ``search_tool_name`` / ``call_tool_name``,
-    which are not kept publicly; ``await transform.list_tools([])`` would answer too, but
-    builds two tools per request. Verified on FastMCP 4.1.2 and 4.2.3.
-    """
-    return (transform._search_tool_name, transform._call_tool_name)
-
-
 # -- our own values kept on FastMCP objects ------------------------------------------------------
 def kept_on(obj: Any, key: str) -> Any:
     """A value of ours kept on a FastMCP object by ``keep_on`` (None when there is none).

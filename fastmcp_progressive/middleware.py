@@ -226,7 +226,7 @@ class ProgressiveDisclosure(Middleware):
                         hashed=hashed is not None and tool is not None, nested=nested_call(),
                         bridge=self.components.kinds.get(getattr(tool, "fn", None)))
         verdict = await self._gate.decide(call, ServerFacts(
-            gateways=gateways_of(ctx.fastmcp), state_store=partial(state_storage, ctx),
+            gateways=await gateways_of(ctx.fastmcp), state_store=partial(state_storage, ctx),
             shown=partial(self.catalog.shown, ctx) if self._order.filtered(ctx.fastmcp) else None))
         if verdict.outcome == "bridge":
             return await self.describer.answer_bridge(ctx, arguments)

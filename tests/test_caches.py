@@ -334,12 +334,12 @@ def test_a_memo_keeps_the_latest_content_per_slot_and_its_bound() -> None:
     assert len(memo) == 3 and memo.get(T("a", 5)) == 5
 
 
-def test_gateway_tools_follow_the_servers_transforms() -> None:
+async def test_gateway_tools_follow_the_servers_transforms() -> None:
     server: FastMCP = FastMCP("gw")
-    assert gateways_of(server) == frozenset()
+    assert await gateways_of(server) == frozenset()
     server.add_transform(RegexSearchTransform())
-    assert {"search_tools", "call_tool"} <= gateways_of(server)
-    assert gateways_of(server) is gateways_of(server)  # kept while the transforms stay
+    assert {"search_tools", "call_tool"} <= await gateways_of(server)
+    assert await gateways_of(server) is await gateways_of(server)  # kept while the transforms stay
 
 
 def test_mode_answers_per_client_are_exact_and_bounded() -> None:

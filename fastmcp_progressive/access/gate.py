@@ -65,7 +65,7 @@ from fastmcp_progressive.access.arguments import ArgumentChecker
 from fastmcp_progressive.access.caller import Caller, note_bridge_call, opened_with_call
 from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable, ServerStore
 from fastmcp_progressive.access.modes import ModePolicy
-from fastmcp_progressive.fastmcp_internals import is_nested_tool_call, search_tool_names
+from fastmcp_progressive.fastmcp_internals import is_nested_tool_call
 from fastmcp_progressive.files.store import Definitions, is_pinned
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.settings import AnonymousPolicy
@@ -176,12 +176,14 @@ def let_through(call_next: CallNext[T, R]) -> CallNext[T, R]:
 
 
 # -- the tools FastMCP's gateway transforms generate ---------------------------------------------
-def _gateway_names(transform: Any) -> tuple[str, ...]:
-    """The tools one of FastMCP's own gateway transforms generates, by its type."""
+async def _gateway_names(transform: Any) -> tuple[str, ...]:
+    """The tools one of FastMCP's own gateway transforms generates, by its type (a search
+    transform: what its public ``list_tools`` of no tools lists, its search and call tools
+    under the names it was given)."""
     from fastmcp.server.transforms import PromptsAsTools, ResourcesAsTools
 
     if isinstance(transform, BaseSearchTransform):
-        return search_tool_names(transform)
+        return tuple(tool.name for tool in await transform.list_tools([]))
     try:
         from fastmcp.experimental.transforms.code_mode import CodeMode
     except ImportError:  # pragma: no cover - an optional part of FastMCP
@@ -195,7 +197,7 @@ def _gateway_names(transform: Any) -> tuple[str, ...]:
     return ()
 
 
-def gateway_tools(server: FastMCP) -> frozenset[str]:
+async def gateway_tools(server: FastMCP) -> frozenset[str]:
     """Tools a server-level transform of FastMCP's generates to reach other components.
 
     A search transform's ``search_tools``/``call_tool`` and ``ResourcesAsTools``'
@@ -206,7 +208,7 @@ def gateway_tools(server: FastMCP) -> frozenset[str]:
     """
     names: set[str] = set()
     for transform in server.transforms:
-        names.update(_gateway_names(transform))
+        names.update(await _gateway_names(transform))
     return frozenset(names)
 
 
@@ -216,7 +218,7 @@ _gateways: weakref.WeakKeyDictionary[FastMCP[Any], _Seen] = weakref.WeakKeyDicti
 the gateway tools they generate."""
 
 
-def gateways_of(server: FastMCP[Any]) -> frozenset[str]:
+async def gateways_of(server: FastMCP[Any]) -> frozenset[str]:
     """``gateway_tools(server)``, recomputed only when the server's transforms change.
 
     A transform added, removed or replaced changes the identities looked at, so the answer
@@ -230,7 +232,7 @@ def gateways_of(server: FastMCP[Any]) -> frozenset[str]:
         seen is current for seen, current in zip(known[0], transforms, strict=True)
     ):
         return known[1]
-    names = gateway_tools(server)
+    names = await gateway_tools(server)
     _gateways[server] = (tuple(transforms), names)
     return names
 

@@ -80,7 +80,7 @@ class ToolsList:
             level = self.lister.level
         exempt = self.gate.exempt_tools
         if ctx is not None:
-            exempt |= gateways_of(ctx.fastmcp)
+            exempt |= await gateways_of(ctx.fastmcp)
         exempt |= {t.name for t in (bridge, dispatch) if t is not None}
         with self.preload.serving():  # the files this listing needs: parsed here, once
             reduced, signatures = self._lister(level).reduced(tools, exempt)

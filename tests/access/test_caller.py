@@ -109,14 +109,16 @@ def test_connection_close_subscribers_do_not_shadow_each_other() -> None:
     assert not on_connection_close(SimpleNamespace(), lambda: None, marker="a")
 
 
-def test_fastmcp_internals_the_catalog_relies_on() -> None:
-    """Fails by name when FastMCP moves a search transform's tool names."""
+async def test_a_renamed_search_transforms_tools_are_its_gateways() -> None:
+    """The gate learns a search transform's tool names from its public listing."""
+    from fastmcp import FastMCP
     from fastmcp.server.transforms.search import RegexSearchTransform
 
-    from fastmcp_progressive.fastmcp_internals import search_tool_names
+    from fastmcp_progressive.access.gate import gateway_tools
 
-    transform = RegexSearchTransform(search_tool_name="find", call_tool_name="run")
-    assert search_tool_names(transform) == ("find", "run")
+    server: FastMCP = FastMCP("renamed")
+    server.add_transform(RegexSearchTransform(search_tool_name="find", call_tool_name="run"))
+    assert await gateway_tools(server) == {"find", "run"}
 
 
 def test_every_hook_sets_fastmcps_dispatch_phase() -> None:

@@ -283,7 +283,7 @@ async def test_only_fastmcp_gateway_transforms_are_exempt() -> None:
     assert isinstance(middleware, ProgressiveDisclosure)
     from fastmcp_progressive.access.gate import gateway_tools
 
-    assert gateway_tools(server) == {"find_tools", "call_tool"}
+    assert await gateway_tools(server) == {"find_tools", "call_tool"}
     async with connect(server, "legacy") as c:  # a followed caller: gated
         await c.list_tools()  # a stream that calls first is checked by its arguments instead
         assert await gated(c, "add")
