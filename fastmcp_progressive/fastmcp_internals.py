@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, get_type_hints
@@ -177,15 +178,28 @@ def server_info_stamp(server: Any) -> dict[str, Any] | None:
 
 
 def state_storage(ctx: Any) -> Any:
-    """The server's session-state key-value store (``FastMCP(session_state_store=...)``),
-    private ``_state_storage``; touching private ``_state_store`` first creates the default
-    ``MemoryStore`` when none was given.
+    """The server's session-state key-value store (``FastMCP(session_state_store=...)``,
+    private ``_state_storage``); when none was given, a ``MemoryStore`` of ours for that
+    server (FastMCP creates its own default only on first use of ``ctx`` state, and we do
+    not create it for it), kept per server and dropped with it.
 
     Stands in for: nothing public (``ctx.get_state`` wraps values and scopes keys per
     session). Verified on FastMCP 4.1.2 and 4.2.3.
     """
-    ctx.fastmcp._state_store  # noqa: B018  (creates the default MemoryStore on first use)
-    return ctx.fastmcp._state_storage
+    server = ctx.fastmcp
+    given = getattr(server, "_state_storage", None)
+    if given is not None:
+        return given
+    own = _own_stores.get(server)
+    if own is None:
+        from key_value.aio.stores.memory import MemoryStore
+
+        own = _own_stores[server] = MemoryStore()
+    return own
+
+
+_own_stores: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+"""Per server without a ``session_state_store``: the store of ours grants are kept in."""
 
 
 # -- middleware and transforms -----------------------------------------------------------------
