@@ -384,13 +384,3 @@ def mounted_namespaces(server: Any) -> list[tuple[str, Any]]:
                 break
         found.append((prefix, inner.server if isinstance(inner, FastMCPProvider) else None))
     return found
-
-
-def list_page_size(server: Any) -> int | None:
-    """The page size ``FastMCP(list_page_size=...)`` set for list results (None: one page).
-
-    Stands in for: nothing public (private ``FastMCP._list_page_size``). Verified on
-    FastMCP 4.1.2 and 4.2.3.
-    """
-    size = getattr(server, "_list_page_size", None)
-    return size if isinstance(size, int) and size > 0 else None

@@ -442,12 +442,6 @@ def test_mounted_namespaces() -> None:
         "Namespace._prefix, _WrappedProvider._inner or FastMCPProvider.server moved")
 
 
-def test_list_page_size() -> None:
-    assert internals.list_page_size(FastMCP("paged", list_page_size=7)) == 7, (
-        "FastMCP._list_page_size moved")
-    assert internals.list_page_size(FastMCP("unpaged")) is None
-
-
 def test_every_touch_has_a_contract_test() -> None:
     functions = [name for name, value in vars(internals).items()
                  if inspect.isfunction(value) and not name.startswith("_")
@@ -541,7 +535,7 @@ READ_PRIVATE_NAMES = frozenset({
     "_connection", "_client_tool_call", "_is_client_tool_call", "_srctx", "_dispatch_phase",
     "_lifespan_result_set", "_mcp_server", "_state_storage",
     "_components", "_server",
-    "_original_name", "_prefix", "_inner", "_list_page_size",
+    "_original_name", "_prefix", "_inner",
 })
 """Every private FastMCP/SDK name ``fastmcp_internals.py`` reads (``_<method>_settings``
 stands for ``ResponseCachingMiddleware``'s three); issue #26 bounds it at 12."""
@@ -578,4 +572,4 @@ def test_the_private_names_read_are_the_listed_ones() -> None:
         f"read but not listed: {sorted(read - READ_PRIVATE_NAMES)}; "
         f"listed but not read: {sorted(READ_PRIVATE_NAMES - read)}")
     count = len(READ_PRIVATE_NAMES) + (2 if "_<method>_settings" in READ_PRIVATE_NAMES else 0)
-    assert count <= 14, f"{count} private names read"
+    assert count <= 13, f"{count} private names read"

@@ -18,11 +18,11 @@ by the mounted server's own instructions.
 
 What clients see, and only clients that advertise the extension (in their capabilities
 at ``initialize``, or per request on 2026-07-28): ``_meta["io.modelcontextprotocol/groups"]``
-on each listed tool, ``groups/list`` (paginated like the other lists, with FastMCP's
-``list_page_size``), and ``notifications/groups/list_changed``. A client that does not
-advertise it gets no ``_meta`` key and no notification; a ``groups/list`` it sends anyway
-is answered (it is read-only). A group none of a caller's visible tools belongs to is not
-listed to that caller: groups are computed from the tools the caller may see.
+on each listed tool, ``groups/list`` (one page), and
+``notifications/groups/list_changed``. A client that does not advertise it gets no
+``_meta`` key and no notification; a ``groups/list`` it sends anyway is answered (it is
+read-only). A group none of a caller's visible tools belongs to is not listed to that
+caller: groups are computed from the tools the caller may see.
 
 Why a middleware answers ``groups/list`` (as ``tools/resolve``): FastMCP's public
 ``add_extension`` with a ``MethodBinding`` must be registered before the server's lifespan
@@ -40,8 +40,6 @@ Example:
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import re
 import threading
@@ -60,11 +58,7 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.caches import IdentityCache
 from fastmcp_progressive.disclosure.listing import cut_line, summarize
-from fastmcp_progressive.fastmcp_internals import (
-    list_page_size,
-    mounted_namespaces,
-    server_info_stamp,
-)
+from fastmcp_progressive.fastmcp_internals import mounted_namespaces, server_info_stamp
 from fastmcp_progressive.files.model import DescriptionFile
 from fastmcp_progressive.files.store import ALWAYS_LOAD_TAG, DescriptionStore, Signature
 
@@ -316,17 +310,15 @@ class Groups:
     # -- groups/list ---------------------------------------------------------------------------
     def page(self, groups: Sequence[Group], params: Any, server: Any, caller: Caller
              ) -> dict[str, Any]:
-        """One page of a ``groups/list`` result (``params.cursor`` as FastMCP's lists)."""
-        cursor = params.get("cursor") if isinstance(params, Mapping) else None
-        start = _offset(cursor)
-        size = list_page_size(server)
-        end = len(groups) if size is None else start + size
+        """The ``groups/list`` result: every group in one page (a server has a handful;
+        FastMCP's ``list_page_size`` is not public). A ``params.cursor``, which this never
+        issues, is refused as invalid."""
+        if isinstance(params, Mapping) and params.get("cursor") is not None:
+            raise MCPError(code=INVALID_PARAMS, message="Invalid cursor for groups/list")
         result: dict[str, Any] = {
             "resultType": "complete",
-            "groups": [group.wire() for group in groups[start:end]],
+            "groups": [group.wire() for group in groups],
         }
-        if end < len(groups):
-            result["nextCursor"] = _cursor(end)
         stamp = server_info_stamp(server) if caller.era == "modern" else None
         if stamp is not None:
             result["_meta"] = {mt.SERVER_INFO_META_KEY: stamp}
@@ -440,19 +432,3 @@ def available_names(names: Sequence[str]) -> tuple[list[str], int]:
     return kept, len(names) - len(kept)
 
 
-def _cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"groups:{offset}".encode()).decode()
-
-
-def _offset(cursor: Any) -> int:
-    if cursor is None:
-        return 0
-    try:
-        text = base64.urlsafe_b64decode(str(cursor).encode()).decode()
-        kind, _, number = text.partition(":")
-        offset = int(number)
-        if kind != "groups" or offset < 0:
-            raise ValueError(text)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise MCPError(code=INVALID_PARAMS, message="Invalid cursor for groups/list") from None
-    return offset

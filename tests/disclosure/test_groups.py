@@ -43,7 +43,13 @@ from fastmcp_progressive import (
 from fastmcp_progressive.access.grants import GrantStore
 from fastmcp_progressive.disclosure.groups import GROUPING_EXTENSION_ID, GROUPS_META_KEY
 from fastmcp_progressive.disclosure.toolcap import ToolCap
-from fastmcp_progressive.resolution.client import grouping, list_groups, tool_groups
+from fastmcp_progressive.resolution.client import (
+    ListGroupsRequest,
+    ListGroupsResult,
+    grouping,
+    list_groups,
+    tool_groups,
+)
 from tests.conftest import (
     ERAS,
     TOKENS,
@@ -143,11 +149,16 @@ async def test_clients_without_the_extension_see_nothing_new(
                 assert set(tool.input_schema["properties"]) == {"tools"}
 
 
-async def test_groups_list_pages(tmp_descriptions: Path) -> None:
+async def test_groups_list_is_one_page(tmp_descriptions: Path) -> None:
+    """Every group in one page, whatever the server's own ``list_page_size``; a cursor
+    (never issued) is refused."""
     server, _ = catalog(tmp_descriptions, list_page_size=1)
     async with Client(server, extensions=[grouping()]) as client:
         names = [g["name"] for g in await list_groups(client)]
         assert names == ["billing", "kid", "notes"]
+        page = await client.session.send_request(ListGroupsRequest(params=None),
+                                                 ListGroupsResult)
+        assert len(page.groups) == 3 and page.next_cursor is None
         with pytest.raises(MCPError, match="Invalid cursor"):
             await client.session.send_request(
                 mt.ListToolsRequest.model_construct(
