@@ -41,6 +41,7 @@ from fastmcp_progressive.disclosure.listing import Lister
 from fastmcp_progressive.files import store as definitions
 from tests.conftest import ERAS, build_server, connect, fetch, gated
 from tests.servers import add_basic_tools
+from tests.waiting import cost_checks_done
 
 
 def _child() -> FastMCP:
@@ -215,6 +216,7 @@ MIB = 1024 * 1024
 def retained(work: Callable[[], Any]) -> int:
     """Bytes still allocated after ``work()`` (its return value dropped, garbage collected)."""
     gc.collect()
+    cost_checks_done()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
@@ -257,6 +259,7 @@ async def test_long_client_names_over_the_protocol_are_not_kept() -> None:
 
     await connect_and_leave(-1)  # warm up what every server keeps once
     gc.collect()
+    cost_checks_done()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]

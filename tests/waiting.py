@@ -10,6 +10,9 @@ condition until it holds and fail, saying what they waited for, once the deadlin
 - ``free_port()`` / ``port_open(port)``: a port to start a server on, and whether it listens.
 - ``watcher_ready(middleware)`` / ``watcher_armed(middleware)``: the description-file
   watcher has armed (async / sync).
+- ``cost_checks_done()``: the middleware's start-up cost checks (a daemon thread each, which
+  may load the tokenizer) have finished, so a memory measurement that follows counts none
+  of their allocations.
 - ``ListChangedRecorder``: a client message handler that counts
   ``notifications/tools/list_changed`` and lets a test await the next one.
 
@@ -25,6 +28,7 @@ from __future__ import annotations
 import inspect
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -136,3 +140,14 @@ class ListChangedRecorder(MessageHandler):
             await self._event.wait()
         self._event = anyio.Event()
         return self.times[-1]
+
+
+def cost_checks_done(timeout: float = 60.0) -> None:
+    """Join every running start-up cost check (``disclosure/cost.py``'s daemon thread), from
+    this test or an earlier one in the same process: its tokenizer load and counts would
+    otherwise land inside a ``tracemalloc`` window opened meanwhile."""
+    deadline = time.monotonic() + timeout
+    for thread in threading.enumerate():
+        if thread.name == "fastmcp-progressive-cost":
+            thread.join(max(0.0, deadline - time.monotonic()))
+            assert not thread.is_alive(), f"a start-up cost check still runs after {timeout} s"
