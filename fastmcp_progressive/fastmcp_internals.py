@@ -203,23 +203,6 @@ _own_stores: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
 # -- middleware and transforms -----------------------------------------------------------------
-# -- our own values kept on FastMCP objects ------------------------------------------------------
-def kept_on(obj: Any, key: str) -> Any:
-    """A value of ours kept on a FastMCP object by ``keep_on`` (None when there is none).
-
-    Relies on FastMCP's ``Context`` and ``LocalProvider`` accepting attributes they do not
-    declare (plain classes, no ``__slots__``). Stands in for: nothing public.
-    Verified on FastMCP 4.1.2 and 4.2.3.
-    """
-    return getattr(obj, key, None)
-
-
-def keep_on(obj: Any, key: str, value: Any) -> None:
-    """Keep ``value`` on the FastMCP object ``obj`` under ``key`` (a name of ours); it lives
-    and dies with ``obj``. See ``kept_on``."""
-    setattr(obj, key, value)
-
-
 # -- a LocalProvider's components (components.py) -------------------------------------------
 def local_component(provider: Any, key: str) -> Any | None:
     """The component a ``LocalProvider`` holds under ``key`` (its private ``_components``

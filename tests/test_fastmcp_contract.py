@@ -264,27 +264,6 @@ async def test_gateway_tool_names_match_what_the_transforms_list() -> None:
         assert await gateway_tools(server) == listed, type(transform).__name__
 
 
-# -- our own values kept on FastMCP objects --------------------------------------------------
-async def test_kept_on() -> None:
-    def keep(ctx: Context) -> Any:
-        internals.keep_on(ctx, "_fastmcp_progressive_probe", 1)
-        return internals.kept_on(ctx, "_fastmcp_progressive_probe")
-
-    assert await during_call("legacy", keep) == [1], moved(
-        "Context (no longer accepts attributes of ours)", "kept_on")
-    provider = FastMCP("p").local_provider
-    internals.keep_on(provider, "_fastmcp_progressive_probe", 2)
-    assert internals.kept_on(provider, "_fastmcp_progressive_probe") == 2, moved(
-        "LocalProvider (no longer accepts attributes of ours)", "kept_on")
-    assert internals.kept_on(provider, "_fastmcp_progressive_absent") is None
-
-
-def test_keep_on() -> None:
-    target = FastMCP("k").local_provider
-    internals.keep_on(target, "_fastmcp_progressive_probe", "value")
-    assert internals.kept_on(target, "_fastmcp_progressive_probe") == "value"
-
-
 # -- a LocalProvider's components ----------------------------------------------------------
 def test_local_component() -> None:
     server = FastMCP("component")
@@ -451,7 +430,7 @@ def test_every_touch_has_a_contract_test() -> None:
     assert not missing, f"adapter functions without a contract test: {missing}"
     undocumented = [f for f in functions
                     if "Verified on" not in (getattr(internals, f).__doc__ or "")
-                    and f not in ("keep_on",)]
+                    ]
     assert not undocumented, f"adapter functions not saying where verified: {undocumented}"
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -59,7 +60,6 @@ from fastmcp.tools.base import Tool
 from fastmcp.tools.tool_transform import ToolTransformConfig
 from pydantic import ValidationError
 
-from fastmcp_progressive.fastmcp_internals import keep_on, kept_on
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.middleware import ProgressiveDisclosure
 from fastmcp_progressive.proxy.failures import UpstreamFailures
@@ -369,7 +369,7 @@ def progressive_gateway(
     for middleware in (DownUpstreams(upstreams), RootsForwarding(lambda: list(upstreams)),
                        disclosure, UpstreamSummary(upstreams)):
         front.add_middleware(middleware)
-    keep_on(front, _REGISTRY_KEY, upstreams)
+    _registries[front] = upstreams
     return front
 
 
@@ -430,13 +430,15 @@ def _server_for(upstream: Upstream, entry: Any, include: Sequence[str],
     return child
 
 
-_REGISTRY_KEY = "_fastmcp_progressive_upstreams"
+_registries: weakref.WeakKeyDictionary[FastMCP[Any], Upstreams] = weakref.WeakKeyDictionary()
+"""Per ``progressive_gateway`` server: its upstreams' registry, dropped with the server
+(kept here, not on the FastMCP object)."""
 
 
 def upstreams_of(server: FastMCP[Any]) -> Upstreams:
     """The registry of a ``progressive_gateway`` server (name, namespace, instructions,
     state of each upstream)."""
-    upstreams: Upstreams | None = kept_on(server, _REGISTRY_KEY)
+    upstreams = _registries.get(server)
     if upstreams is None:
         raise ValueError(f"{server.name!r} was not made by progressive_gateway")
     return upstreams

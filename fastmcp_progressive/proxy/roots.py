@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,10 +34,12 @@ from fastmcp.server.context import Context
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 
 from fastmcp_progressive.access.caller import is_modern
-from fastmcp_progressive.fastmcp_internals import keep_on, kept_on, request_connection
+from fastmcp_progressive.fastmcp_internals import request_connection
 from fastmcp_progressive.proxy.upstream import Upstream
 
-_SYNCED = "_fastmcp_progressive_roots_synced"
+_synced: weakref.WeakSet[Any] = weakref.WeakSet()
+"""The handshake-era connections whose roots the upstreams were told to re-read: ours,
+dropped with each connection (nothing of ours is stored on the SDK's objects)."""
 _ROOTS_CHANGED = "notifications/roots/list_changed"
 
 
@@ -52,8 +55,8 @@ class RootsForwarding(Middleware):
         ctx = context.fastmcp_context
         if ctx is not None and context.method not in ("initialize", "server/discover"):
             connection = _roots_session(ctx)
-            if connection is not None and not kept_on(connection, _SYNCED):
-                keep_on(connection, _SYNCED, True)
+            if connection is not None and connection not in _synced:
+                _synced.add(connection)
                 await self._resync(ctx)
         return await call_next(context)
 
