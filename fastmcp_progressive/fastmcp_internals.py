@@ -313,16 +313,6 @@ async def mounted_original(tool: Any) -> Any | None:
 
 
 # -- the client side (proxy/front.py, upstream.py, backend_sessions.py) ---------------------------
-def connect_with_mode(client: Any, mode: str) -> None:
-    """Make a not yet connected ``fastmcp.Client`` speak ``mode`` ("legacy" or a protocol
-    version) when it connects.
-
-    ``mode`` is a public constructor argument; that ``ProxyClient.new()`` copies carry it
-    as an attribute read at connect time is undocumented. Verified on FastMCP 4.1.2 and 4.2.3.
-    """
-    client.mode = mode
-
-
 CONNECT_FAILED = "Client failed to connect: "
 """How FastMCP's client words a failed connection (``fastmcp.client.client``), before the
 reason. Stands in for: nothing public (the error is a plain ``RuntimeError``)."""

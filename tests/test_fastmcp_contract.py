@@ -25,7 +25,6 @@ from fastmcp import Client, FastMCP
 from fastmcp.server.context import Context
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.server.providers.base import Provider
-from fastmcp.server.providers.proxy import ProxyClient
 from fastmcp.server.transforms import PromptsAsTools, ResourcesAsTools
 from fastmcp.server.transforms.search import RegexSearchTransform
 from fastmcp.tools.base import Tool, ToolResult
@@ -388,15 +387,6 @@ def test_provider_override_points() -> None:
 
 
 # -- the client side -------------------------------------------------------------------------
-async def test_connect_with_mode() -> None:
-    server = FastMCP("mode")
-    client = ProxyClient(server).new()
-    internals.connect_with_mode(client, "legacy")
-    async with client:
-        assert client.protocol_version is not None
-        assert not is_modern(client.protocol_version), moved("Client.mode", "connect_with_mode")
-
-
 async def test_connect_failure() -> None:
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))

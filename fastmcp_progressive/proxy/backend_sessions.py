@@ -41,7 +41,7 @@ from fastmcp.server.dependencies import get_context
 from fastmcp.server.providers.proxy import FastMCPProxy, ProxyClient
 
 from fastmcp_progressive.access.caller import identify
-from fastmcp_progressive.fastmcp_internals import close_with_connection, connect_with_mode
+from fastmcp_progressive.fastmcp_internals import close_with_connection
 
 _KEPT_KINDS = frozenset({"session", "principal"})
 DEFAULT_IDLE_TTL = 600.0
@@ -66,12 +66,18 @@ class SessionBackends:
                 or max_sessions < 1:
             raise ValueError(f"max_sessions must be a positive integer, not {max_sessions!r}")
         self._base: Client[Any] = ProxyClient(target, **client_kwargs)
+        self._client_kwargs = client_kwargs
         self._open: OrderedDict[str, tuple[Client[Any], float]] = OrderedDict()
         self._connecting: dict[str, anyio.Event] = {}  # keys whose backend is connecting now
         self._connected: set[Client[Any]] = set()  # every backend we connected, until closed
         self.idle_ttl = idle_ttl
         self.max_sessions = max_sessions
         self._clock = clock
+
+    def _speaking(self, mode: str) -> Client[Any]:
+        """A new, unconnected client over the base's transport that connects in ``mode``
+        (``Client``'s public ``mode`` argument; the same transport, as ``new()`` shares)."""
+        return ProxyClient(self._base.transport, **{**self._client_kwargs, "mode": mode})
 
     @property
     def open_sessions(self) -> int:
@@ -88,9 +94,7 @@ class SessionBackends:
         rc = ctx.request_context
         mode = "legacy" if caller.era == "legacy" or rc is None else rc.protocol_version
         if caller.kind not in _KEPT_KINDS or caller.key is None:
-            fresh = self._base.new()
-            connect_with_mode(fresh, mode)
-            return fresh
+            return self._speaking(mode)
         key = f"{caller.kind}:{caller.key}"
         while True:
             kept = self._open.get(key)
@@ -104,8 +108,7 @@ class SessionBackends:
             await connecting.wait()  # one connect per key: the caller's other requests wait
         done = self._connecting[key] = anyio.Event()
         try:
-            client = self._base.new()
-            connect_with_mode(client, mode)
+            client = self._speaking(mode)
             await client.__aenter__()  # type: ignore[no-untyped-call]
             # those closed while a request used them have disconnected since, as it ended
             self._connected = {c for c in self._connected if c.is_connected()}
