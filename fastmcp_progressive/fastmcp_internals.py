@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import inspect
 import weakref
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, get_type_hints
 
 VERIFIED_ON = ("4.1.2", "4.2.3")
@@ -84,26 +83,6 @@ def wire_params(ctx: Any | None) -> Mapping[str, Any] | None:
     rc = ctx.request_context if ctx is not None else None
     params = getattr(getattr(rc, "_srctx", None), "params", None)
     return params if isinstance(params, Mapping) else None
-
-
-@contextmanager
-def every_hook() -> Iterator[None]:
-    """Run middleware with all of its hooks inside the block, whatever phase the request is in.
-
-    FastMCP's ``Middleware.__call__`` picks which hooks run from a private context variable
-    (``fastmcp.server.middleware.middleware._dispatch_phase``): a request FastMCP does not
-    route to a component (a custom method answered in ``on_request``) runs only
-    ``on_message``/``on_request``, so a typed ``on_list_tools`` filter would be skipped
-    when a lookup asks the middleware. Stands in for: nothing public.
-    Verified on FastMCP 4.1.2 and 4.2.3.
-    """
-    from fastmcp.server.middleware.middleware import _dispatch_phase
-
-    token = _dispatch_phase.set("all")
-    try:
-        yield
-    finally:
-        _dispatch_phase.reset(token)
 
 
 # -- handshake-era connections ----------------------------------------------------------------

@@ -46,8 +46,6 @@ from fastmcp.server.middleware.response_limiting import ResponseLimitingMiddlewa
 from fastmcp.server.middleware.timing import DetailedTimingMiddleware, TimingMiddleware
 from fastmcp.tools.base import Tool
 
-from fastmcp_progressive.fastmcp_internals import every_hook
-
 _listing_for: ContextVar[tuple[Middleware, ...]] = ContextVar(
     "fastmcp_progressive_listing_for", default=())
 """The middleware whose catalog is listing tools for itself right now (innermost last)."""
@@ -162,7 +160,7 @@ class Catalog:
             method="tools/list",
         )
         try:
-            with self._passthrough(), every_hook():
+            with self._passthrough():
                 listed = await chain(context)
         except Exception:
             return set()
@@ -196,7 +194,29 @@ class Catalog:
 
 
 def _link(middleware: Middleware, call_next: CallNext[Any, Any]) -> CallNext[Any, Any]:
+    """``middleware`` around ``call_next`` for a ``tools/list``, with all of its hooks.
+
+    FastMCP's ``Middleware.__call__`` runs only the hooks of the phase the request is in
+    (a custom method such as ``tools/resolve`` runs in the outer phase, which skips
+    ``on_list_tools``), read from a private context variable. So a middleware that keeps
+    FastMCP's ``__call__`` is chained here through its public hooks, in the order FastMCP
+    nests them: ``on_message(on_request(on_list_tools(call_next)))``. One that overrides
+    ``__call__`` is called as is (FastMCP runs such an override once per message, in any
+    phase).
+    """
+    if type(middleware).__call__ is not Middleware.__call__:
+        async def whole(context: MiddlewareContext[Any]) -> Any:
+            return await middleware(context, call_next)
+
+        return whole
+    handler = call_next
+    for hook in (middleware.on_list_tools, middleware.on_request, middleware.on_message):
+        handler = _hooked(hook, handler)
+    return handler
+
+
+def _hooked(hook: Any, call_next: CallNext[Any, Any]) -> CallNext[Any, Any]:
     async def step(context: MiddlewareContext[Any]) -> Any:
-        return await middleware(context, call_next)
+        return await hook(context, call_next=call_next)
 
     return step

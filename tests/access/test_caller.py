@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import tracemalloc
+from types import SimpleNamespace
 from typing import Any
 
 import mcp_types as mt
@@ -122,16 +123,31 @@ async def test_a_renamed_search_transforms_tools_are_its_gateways() -> None:
     assert await gateway_tools(server) == {"find", "run"}
 
 
-def test_every_hook_sets_fastmcps_dispatch_phase() -> None:
-    """Fails by name when FastMCP moves the private phase variable its middleware reads."""
+async def test_a_lookup_asks_a_typed_listing_filter_in_any_phase() -> None:
+    """A lookup made while FastMCP runs only the outer hooks (a custom method such as
+    ``tools/resolve`` answered in ``on_request``) still asks a filter's ``on_list_tools``,
+    without setting FastMCP's phase."""
     from fastmcp.server.middleware.middleware import _dispatch_phase
 
-    from fastmcp_progressive.fastmcp_internals import every_hook
+    from fastmcp_progressive.access.catalog import Catalog
 
+    class HideSecret(Middleware):
+        async def on_list_tools(self, context: Any, call_next: Any) -> Any:
+            return [t for t in await call_next(context) if t.name != "secret"]
+
+    server: FastMCP = FastMCP("phase")
+
+    @server.tool
+    def secret() -> str:
+        return "s"
+
+    server.add_middleware(HideSecret())
+    tool = await server.get_tool("secret")
+    assert tool is not None
+    ctx = SimpleNamespace(fastmcp=server)
     token = _dispatch_phase.set("outer")
     try:
-        with every_hook():
-            assert _dispatch_phase.get() == "all"
+        assert await Catalog(owner=object()).visible(ctx, [tool]) == set()  # type: ignore[arg-type]
         assert _dispatch_phase.get() == "outer"
     finally:
         _dispatch_phase.reset(token)
