@@ -5,11 +5,15 @@ handshake-era session, whether a ``tools/call`` is nested in another, the wire r
 mounted child was reached by, a ``LocalProvider``'s component dict, and a handful more.
 This module is the only place that reads a private attribute, imports a private name or
 relies on a FastMCP object's undocumented shape. Nothing here replaces, wraps or assigns
-FastMCP or MCP SDK code: we are guests in FastMCP's process. Each
-function's docstring says what public API it stands in for (or that there is none yet)
-and the FastMCP releases it was verified on; ``tests/test_fastmcp_contract.py`` holds one
-test per function, named after it, that fails naming the FastMCP attribute that moved,
-and a test that fails when a private attribute is read anywhere else in the package.
+FastMCP or MCP SDK code or state: we are guests in FastMCP's process (what we keep per
+FastMCP object lives in weak maps of our own). Each function's docstring says what public
+API it stands in for (or that there is none yet) and the FastMCP releases it was verified
+on; ``tests/test_fastmcp_contract.py`` holds one test per function, named after it, that
+fails naming the FastMCP attribute that moved, a test that lists the private names read
+here (``READ_PRIVATE_NAMES``, at most 12: ``_connection``, ``_client_tool_call``,
+``_is_client_tool_call``, ``_srctx``, ``_lifespan_result_set``, ``_mcp_server``,
+``_state_storage``, ``_components``, ``_server``, ``_original_name``, ``_prefix``,
+``_inner``), and a test that fails when a private name is read anywhere else in the package.
 
 Where a public API exists it is used instead, outside this module: the era of a request
 (``request_context.protocol_version`` against ``mcp_types.version``'s list, in
