@@ -1,10 +1,19 @@
 """The tools test servers share, in one place: the three plain tools every test server has
-(conftest and reliability use them) and the tool hidden from everyone but an admin."""
+(conftest and reliability use them), the tool hidden from everyone but an admin, and a
+listing filter of a user's own that hides one of them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import mcp_types as mt
 from fastmcp import FastMCP
 from fastmcp.server.auth import require_scopes
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools.base import Tool
+
+FILTERED_TOOL = "shout"
+"""The tool ``ListFilter`` hides."""
 
 
 def add_basic_tools(mcp: FastMCP) -> None:
@@ -46,3 +55,20 @@ ADD_FULL_TEXT = "Add two integers. Returns their sum as an integer."
 """``add``'s registered description: what a full listing shows (a reduced one cuts it)."""
 Q_TYPED = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 """A ``(q: str)`` tool at the default listing level."""
+
+
+class ListFilter(Middleware):
+    """A listing filter in ``on_list_tools`` (a tenant or role filter of a user's own) that
+    hides ``FILTERED_TOOL`` and counts the tools it is shown."""
+
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[mt.ListToolsRequest],
+        call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
+    ) -> Sequence[Tool]:
+        tools = await call_next(context)
+        self.seen.append(len(tools))
+        return [t for t in tools if t.name != FILTERED_TOOL]

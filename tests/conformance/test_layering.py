@@ -37,6 +37,7 @@ from tests.conftest import (
     read_json,
     serve_http,
 )
+from tests.servers import FILTERED_TOOL, ListFilter
 from tests.versions import HIDDEN_LISTING_IN_MODERN_HTTP_CALL
 
 
@@ -195,7 +196,7 @@ async def test_server_instructions_kept_and_extended() -> None:
             assert "?tools=" in instructions
 
 
-HIDDEN = "shout"
+HIDDEN = FILTERED_TOOL
 
 
 def _drop_hidden(result: Any) -> Any:
@@ -225,20 +226,6 @@ class MessageFilter(Middleware):
     on_message = _filter_listing
 
 
-class ListFilter(Middleware):
-    """The same filter in ``on_list_tools``, counting the tools it is shown."""
-
-    def __init__(self) -> None:
-        self.seen: list[int] = []
-
-    async def on_list_tools(
-        self,
-        context: MiddlewareContext[mt.ListToolsRequest],
-        call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
-    ) -> Sequence[Tool]:
-        tools = await call_next(context)
-        self.seen.append(len(tools))
-        return [t for t in tools if t.name != HIDDEN]
 
 
 @pytest.mark.parametrize("hook", [RequestFilter, MessageFilter, ListFilter])

@@ -6,13 +6,10 @@ whatever the catalog.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-import mcp_types as mt
 import pytest
 from fastmcp import FastMCP
-from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import DESCRIPTIONS_URI
@@ -24,25 +21,11 @@ from tests.conftest import (
     gated,
     serve_http,
 )
-from tests.servers import add_admin_only_tool
+from tests.servers import FILTERED_TOOL, ListFilter, add_admin_only_tool
 
-HIDDEN = "shout"
+HIDDEN = FILTERED_TOOL
 
 
-class ListFilter(Middleware):
-    """The same filter in ``on_list_tools``, counting the tools it is shown."""
-
-    def __init__(self) -> None:
-        self.seen: list[int] = []
-
-    async def on_list_tools(
-        self,
-        context: MiddlewareContext[mt.ListToolsRequest],
-        call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
-    ) -> Sequence[Tool]:
-        tools = await call_next(context)
-        self.seen.append(len(tools))
-        return [t for t in tools if t.name != HIDDEN]
 
 
 def _count_scans(server: FastMCP) -> dict[str, int]:
