@@ -60,6 +60,7 @@ from fastmcp.tools.base import Tool
 from fastmcp.tools.tool_transform import ToolTransformConfig
 from pydantic import ValidationError
 
+from fastmcp_progressive.disclosure.groups import first_prose
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.middleware import ProgressiveDisclosure
 from fastmcp_progressive.proxy.failures import UpstreamFailures
@@ -250,7 +251,7 @@ class Upstreams:
         for upstream in self:
             status = upstream.status()
             if status["state"] == "serving":
-                told = (upstream.instructions or "").strip().replace("\n", " ")
+                told = first_prose(upstream.instructions or "")  # not its Markdown heading
                 lines.append(f"- {upstream.name}: " + (told[:500] if told else "serving"))
             elif status["state"] in ("failed", "exited"):
                 lines.append(f"- {upstream.name}: NOT AVAILABLE ({status['reason']})")

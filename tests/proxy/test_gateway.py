@@ -28,6 +28,7 @@ from fastmcp_progressive.proxy.gateway import (
     STATUS_URI,
     ConfigError,
     ToolFilter,
+    Upstreams,
     load_config,
     progressive_gateway,
     upstreams_of,
@@ -155,6 +156,23 @@ async def test_instructions_name_each_server_and_the_one_that_failed(era: Era) -
     assert "- notes: A notebook." in told
     assert "- broken: NOT AVAILABLE (cannot start upstream MCP server `broken`" in told
     assert told.index("- broken") < told.index("tool_descriptions")  # ours appended after
+
+
+def test_a_servers_line_in_the_instructions_is_its_first_prose_not_its_heading() -> None:
+    """An upstream's instructions often open with a Markdown heading (server-everything's
+    "# Everything Server – Server Instructions"); the front's line for it says what it is."""
+
+    class Serving:
+        name = label = "everything"
+        instructions = ("# Everything Server – Server Instructions\n\n"
+                        "Audience: these instructions are for an LLM. Tools show every feature.")
+
+        def status(self) -> dict[str, str]:
+            return {"state": "serving"}
+
+    summary = Upstreams([Serving()]).summary()  # type: ignore[list-item]
+    assert "- everything: Audience: these instructions are for an LLM." in summary
+    assert "#" not in summary and "Server Instructions" not in summary
 
 
 async def test_upstreams_start_concurrently_and_stop_with_the_front() -> None:
