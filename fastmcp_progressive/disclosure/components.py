@@ -291,11 +291,3 @@ def same_component(listed: Any, ours: Any) -> bool:
             and listed.key == ours.key and listed.description == ours.description
             and getattr(listed, "parameters", None) == getattr(ours, "parameters", None)
             and getattr(listed, "arguments", None) == getattr(ours, "arguments", None))
-
-
-def same_tool(tool: Tool | None, ours: Tool | None) -> bool:
-    """Whether ``tool``, what FastMCP resolved a call to, is ``ours`` (one of our bridges),
-    not a user's tool of its name: FastMCP's own lookup never hands back copies, so the
-    function decides."""
-    return (tool is not None and ours is not None
-            and getattr(tool, "fn", None) is getattr(ours, "fn", None))

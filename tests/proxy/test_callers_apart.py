@@ -226,6 +226,27 @@ async def test_two_callers_never_get_each_others_upstream_requests_or_logs(
 
 
 # -- the same rules in one process (inner loop): an in-memory upstream, two in-memory sessions --
+async def log_elicit_and_sample(who: str, ctx: Context) -> dict[str, str]:
+    """What an in-memory upstream's ``ask`` does once released: a log line, an elicitation
+    and a sampling request, each naming ``who``; a refusal is recorded as the answer."""
+    await ctx.info(f"log for {who}")
+    out: dict[str, str] = {}
+    try:
+        answer = await ctx.elicit(f"question for {who}", str)
+        out["elicit"] = str(answer.data)
+    except Exception as exc:
+        out["elicit"] = f"refused: {exc}"
+    try:
+        sampled = await ctx.session.create_message(
+            messages=[mt.SamplingMessage(role="user", content=mt.TextContent(
+                type="text", text=f"prompt for {who}"))],
+            max_tokens=20, related_request_id=ctx.request_id)
+        out["sample"] = sampled.content.text  # type: ignore[union-attr]
+    except Exception as exc:
+        out["sample"] = f"refused: {exc}"
+    return out
+
+
 def held_upstream(party: int) -> FastMCP:
     """``ask`` holds each call until ``party`` calls are in (an event), then asks."""
     mcp = FastMCP("asks")
@@ -238,22 +259,7 @@ def held_upstream(party: int) -> FastMCP:
         if len(arrived) >= party:
             everyone.set()
         await everyone.wait()
-        await ctx.info(f"log for {who}")
-        out: dict[str, str] = {}
-        try:
-            answer = await ctx.elicit(f"question for {who}", str)
-            out["elicit"] = str(answer.data)
-        except Exception as exc:
-            out["elicit"] = f"refused: {exc}"
-        try:
-            sampled = await ctx.session.create_message(
-                messages=[mt.SamplingMessage(role="user", content=mt.TextContent(
-                    type="text", text=f"prompt for {who}"))],
-                max_tokens=20, related_request_id=ctx.request_id)
-            out["sample"] = sampled.content.text  # type: ignore[union-attr]
-        except Exception as exc:
-            out["sample"] = f"refused: {exc}"
-        return out
+        return await log_elicit_and_sample(who, ctx)
 
     return mcp
 
@@ -309,21 +315,7 @@ class Stage:
             self.arrived[who].set()
             with anyio.CancelScope(shield=True):
                 await self.go[who].wait()
-                await ctx.info(f"log for {who}")
-                out: dict[str, str] = {}
-                try:
-                    answer = await ctx.elicit(f"question for {who}", str)
-                    out["elicit"] = str(answer.data)
-                except Exception as exc:
-                    out["elicit"] = f"refused: {exc}"
-                try:
-                    sampled = await ctx.session.create_message(
-                        messages=[mt.SamplingMessage(role="user", content=mt.TextContent(
-                            type="text", text=f"prompt for {who}"))],
-                        max_tokens=20, related_request_id=ctx.request_id)
-                    out["sample"] = sampled.content.text  # type: ignore[union-attr]
-                except Exception as exc:
-                    out["sample"] = f"refused: {exc}"
+                out = await log_elicit_and_sample(who, ctx)
             self.results[who] = out
             self.finished[who].set()
             return out
