@@ -20,6 +20,10 @@ RANK_CATALOG = "livemcptool"
 GROUPED_CASE = "groups, capped"
 FIRST_LISTING_CASE = "first listing"
 HOST_LISTINGS = ("plain", "default", "minimal", "skeleton")
+FULL_RANKERS = ("full definitions, our BM25", "full definitions, bm25s")
+"""Selection's yardsticks (a): rankers over the full definitions, ours first."""
+SEARCH = "FastMCP BM25SearchTransform"
+QUERY = "describe_tools query"
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,33 @@ class RankRow:
     @property
     def recall(self) -> float:
         return self.found / self.total if self.total else 0.0
+
+
+@dataclass(frozen=True)
+class SelectionPair:
+    """One LiveMCPBench task-tool pair (issue 28): where each way of finding tools puts the
+    task's tool. ``ranks``: per method (``FULL_RANKERS``, ``SEARCH``, ``QUERY``), the tool's
+    1-based place in its answer to the task's ``question`` (``None``: not among the ones it
+    returned); ``listed``: in the listing a new caller gets by default; ``listed_all``: in
+    the listing with the budget off."""
+
+    catalog: str
+    task: str
+    question: str
+    tool: str
+    listed: bool
+    listed_all: bool
+    ranks: dict[str, int | None]
+
+    def found(self, method: str, k: int) -> bool:
+        """In ``method``'s top ``k``."""
+        place = self.ranks.get(method)
+        return place is not None and place <= k
+
+    def ours(self, k: int) -> bool:
+        """Listed for a new caller, or in the query's top ``k``: what ours puts in front
+        of the model without a search of its own."""
+        return self.listed or self.found(QUERY, k)
 
 
 @dataclass(frozen=True)
@@ -204,7 +235,8 @@ class HostRow:
 
 ROWS: dict[str, type] = {
     "tokens": TokenRow, "anatomy": AnatomyRow, "sweep": SweepRow, "ranking": RankRow,
-    "latency": LatencyRow, "listing_scale": ListingScaleRow, "grants": GrantScaleRow,
+    "selection": SelectionPair, "latency": LatencyRow, "listing_scale": ListingScaleRow,
+    "grants": GrantScaleRow,
     "file_edits": FileEditRow, "scaling": LatencyRow, "memory": MemoryRow, "hosts": HostRow,
 }
 """The ``Results`` lists of rows, and each one's row type (``read_json``)."""
@@ -221,6 +253,7 @@ class Results:
     anatomy: list[AnatomyRow] = field(default_factory=list)
     sweep: list[SweepRow] = field(default_factory=list)
     ranking: list[RankRow] = field(default_factory=list)
+    selection: list[SelectionPair] = field(default_factory=list)
     latency: list[LatencyRow] = field(default_factory=list)
     listing_scale: list[ListingScaleRow] = field(default_factory=list)
     grants: list[GrantScaleRow] = field(default_factory=list)

@@ -71,9 +71,16 @@ async def _tokens(results: Results, plan: Plan, catalogs: list[Catalog]) -> None
     by_name = {c.name: c for c in catalogs}
     if HEADLINE_CATALOG in by_name:
         results.sweep = await tokens.sweep_summary_chars(by_name[HEADLINE_CATALOG])
-    if RANK_CATALOG in by_name:
-        results.ranking = await ranking.measure_ranking(by_name[RANK_CATALOG], load_tasks())
     results.config["session_tools"] = {c.name: scenario_for(c).tools(5) for c in catalogs}
+
+
+async def _ranking(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
+    chosen = [c for c in catalogs if c.name == RANK_CATALOG]
+    if chosen:
+        tasks = load_tasks()
+        results.ranking = await ranking.measure_ranking(chosen[0], tasks)
+        results.selection, results.config["selection"] = await ranking.measure_selection(
+            chosen[0], tasks)
 
 
 def _latency_catalog(plan: Plan, catalogs: list[Catalog]) -> Catalog:
@@ -124,7 +131,8 @@ async def _proxy_start(results: Results, plan: Plan, catalogs: list[Catalog]) ->
 
 Section = Callable[[Results, Plan, list[Catalog]], Awaitable[None]]
 SECTIONS: dict[str, tuple[Section, tuple[str, ...], tuple[str, ...]]] = {
-    "tokens": (_tokens, ("tokens", "anatomy", "sweep", "ranking"), ("session_tools",)),
+    "tokens": (_tokens, ("tokens", "anatomy", "sweep"), ("session_tools",)),
+    "ranking": (_ranking, ("ranking", "selection"), ("selection",)),
     "hosts": (_hosts, ("hosts",), ()),
     "latency": (_latency, ("latency",), ("latency_catalog", "latency_tools")),
     "scale": (_scale, ("listing_scale", "grants", "file_edits"), ()),

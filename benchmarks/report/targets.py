@@ -21,8 +21,16 @@ from statistics import median
 
 from fastmcp_progressive import ListingSettings
 
-from ..results import DEFAULT, FIRST_LISTING_CASE, HEADLINE_CATALOG, LatencyRow, Results
-from . import hosts
+from ..results import (
+    DEFAULT,
+    FIRST_LISTING_CASE,
+    FULL_RANKERS,
+    HEADLINE_CATALOG,
+    SEARCH,
+    LatencyRow,
+    Results,
+)
+from . import hosts, selection
 from .markdown import ratio
 
 DEFAULT_CUT = 0.60
@@ -103,6 +111,30 @@ def _meaning(results: Results) -> list[Target]:
                           "definitions give",
                           f"{row.found} vs {base.found} of {row.total} ({share:.2f})",
                           share >= MEANING_RATIO))
+    return out
+
+
+def _selection(results: Results) -> list[Target]:
+    """Issue 28: a task's tool is listed or in the query's top 5 for most pairs a ranker
+    over the full definitions finds in its top 5, and for well more than search finds."""
+    pairs = results.selection
+    if not pairs:
+        return []
+    catalog = pairs[0].catalog
+    out = []
+    for method in (m for m in FULL_RANKERS if m in pairs[0].ranks):
+        covered, base = selection.coverage(pairs, method, 5)
+        out.append(Target(f"{catalog}: a task's tool listed or in the query's top 5",
+                          f">= {selection.COVERAGE} of the pairs (a) finds in its top 5 ({method})",
+                          selection.share(covered, base),
+                          base > 0 and covered / base >= selection.COVERAGE))
+    ours = selection.hits(pairs, lambda p: p.ours(5))
+    search = selection.hits(pairs, lambda p: p.found(SEARCH, 5))
+    out.append(Target(f"{catalog}: listed or in the query's top 5, beside search alone",
+                      f">= {selection.ABOVE_SEARCH}x the pairs {SEARCH} finds in its top 5",
+                      f"{ours} vs {search} of {len(pairs)}"
+                      + (f" ({ours / search:.2f}x)" if search else ""),
+                      ours >= selection.ABOVE_SEARCH * search))
     return out
 
 
@@ -241,5 +273,6 @@ def unknown_sizes(results: Results) -> list[int]:
 
 def judge(results: Results) -> list[Target]:
     """Every target with this run's measurement."""
-    return (_tokens(results) + _meaning(results) + _latency(results) + _hosts(results)
+    return (_tokens(results) + _meaning(results) + _selection(results) + _latency(results)
+            + _hosts(results)
             + _scaling(results) + _guest(results))

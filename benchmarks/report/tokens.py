@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from fastmcp_progressive import ListingSettings
 
 from ..results import DEFAULT, RankRow, Results
+from . import selection
 from .markdown import MISSING, figure, number, saved, table
 
 LISTING_MODES = ("plain", "typed", "minimal", "skeleton", "regex", "bm25")
@@ -78,7 +79,7 @@ def section(results: Results, figures: str) -> list[str]:
                 table(("catalog", "mode", "tools listed", "names", "descriptions", "inputSchema"),
                       [(a.catalog, a.mode, a.listed, number(a.names), number(a.descriptions),
                         number(a.schemas)) for a in results.anatomy], "llrrrr"), ""]
-    out += _ranking(results)
+    out += _ranking(results) + selection.section(results)
     if results.sweep:
         out += [f"### `summary_max_chars` on {results.sweep[0].catalog} (default level)", "",
                 table(("summary_max_chars", "per field", "as JSON array"),
