@@ -41,6 +41,7 @@ TOOL_DESCRIPTION_REQUIRED = "TOOL_DESCRIPTION_REQUIRED"
 TOO_MANY_TOOLS = "TOO_MANY_TOOLS"
 QUERY_TOO_LONG = "QUERY_TOO_LONG"
 GRANT_STORE_UNAVAILABLE = "GRANT_STORE_UNAVAILABLE"
+INVALID_QUERY = "INVALID_QUERY"
 
 RESOURCE_TITLE = "Tool definitions"
 
@@ -174,6 +175,28 @@ def query_too_long(limit: int) -> dict[str, Any]:
             "limit": limit,
         }
     }
+
+
+def invalid_query(problem: str) -> dict[str, Any]:
+    """The body of a ``describe_tools`` call whose ``query`` cannot be searched."""
+    return {"error": {"code": INVALID_QUERY, "message": problem}}
+
+
+def no_match(bridge: str, groups: tuple[list[str], int]) -> dict[str, Any]:
+    """What a query matching no tool adds to its answer: the way on, through the groups
+    (``groups``: the names the caller may ask for, and how many were left off)."""
+    names, left_off = groups
+    if not names:
+        return {"message": "No tool matches these words. Try other words, or choose a "
+                           "tool from tools/list."}
+    body: dict[str, Any] = {
+        "message": f"No tool matches these words. Try other words, or {bridge}(groups=[...]) "
+                   "with names from available_groups: it lists a group's tools, one line each.",
+        "available_groups": names,
+    }
+    if left_off:
+        body["available_groups_left_off"] = left_off
+    return body
 
 
 def store_unavailable() -> dict[str, Any]:

@@ -25,6 +25,10 @@ granted ``tools/call``, a refused one (the teaching refusal) and a read of the d
 resource. A handshake-era client is refused until it reads; a 2026-07-28 client without
 auth is judged by its arguments, so its refusal is a call whose arguments do not fit.
 Before #26 these entered 20, 15, 23 and 21 modules (handshake era).
+
+A query (``describe_tools({"query": ...})``, #28) is a path of its own: the describe path
+plus the ranking (``disclosure/search.py``), and for no match the groups it names; at most
+thirteen modules.
 """
 
 from __future__ import annotations
@@ -85,6 +89,8 @@ async def test_each_request_identifies_its_caller_once(
                 calls, lambda: client.read_resource(f"{DESCRIPTIONS_URI}?tools=add")),
             "describe_tools": await _counted(
                 calls, lambda: client.call_tool("describe_tools", {"tools": ["echo"]})),
+            "describe_tools query": await _counted(
+                calls, lambda: client.call_tool("describe_tools", {"query": "repeat a text"})),
             "tools/call": await _counted(
                 calls, lambda: client.call_tool("add", {"a": 1, "b": 2})),
             "tools/call refused": await _counted(
@@ -212,6 +218,30 @@ async def test_a_warm_request_enters_at_most_ten_modules(era: Era) -> None:
     assert refused.is_error  # the refused path measured is the teaching refusal
     assert (refused.structured_content or {})["error"]["code"] == "TOOL_DESCRIPTION_REQUIRED"
     too_long = {path: modules for path, modules in paths.items() if len(modules) > MOST_MODULES}
+    assert not too_long, "\n".join(
+        f"{path}: {len(modules)} modules: {' '.join(modules)}"
+        for path, modules in too_long.items())
+
+
+MOST_MODULES_FOR_A_QUERY = 13
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_warm_query_enters_at_most_thirteen_modules(era: Era) -> None:
+    async with Client(build_server(), mode="legacy" if era == "legacy" else "auto") as client:
+        await client.list_tools()
+        await client.call_tool("describe_tools", {"query": "add numbers"})  # warm
+        answers: list[Any] = []
+        paths = {
+            "a match": await entered(lambda: client.call_tool(
+                "describe_tools", {"query": "add two integers"}), answers),
+            "no match": await entered(lambda: client.call_tool(
+                "describe_tools", {"query": "quantum teleportation"}), answers),
+        }
+    assert next(iter(answers[0].structured_content["tools"])) == "add"
+    assert answers[1].structured_content["tools"] == {}
+    too_long = {path: modules for path, modules in paths.items()
+                if len(modules) > MOST_MODULES_FOR_A_QUERY}
     assert not too_long, "\n".join(
         f"{path}: {len(modules)} modules: {' '.join(modules)}"
         for path, modules in too_long.items())

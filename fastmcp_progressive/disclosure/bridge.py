@@ -3,14 +3,18 @@
 Several popular hosts never let the model read a resource. Against a gating server such
 a model would be locked out: every call answers TOOL_DESCRIPTION_REQUIRED and the remedy
 is out of its reach. The bridge tool returns the same JSON as the resource and grants the
-same way; it is listed in full and never gated. It costs about 50 listing tokens
+same way; it is listed in full and never gated. It costs about 60 listing tokens
 (``fastmcp-progressive tokens`` counts it in the listing) and is on by default;
 ``AddedComponents(bridge_tool=None)`` turns it off.
 
 Example:
     ```python
     await client.call_tool("describe_tools", {"tools": ["create_invoice"]})
+    await client.call_tool("describe_tools", {"query": "create an invoice"})
     ```
+
+A ``query`` answers with the best matching tools' full definitions, granted like a read
+(``search.py``), so a model that cannot see a tool's name still reaches it in one call.
 """
 
 from __future__ import annotations
@@ -32,12 +36,15 @@ def bridge_tool(name: str, answer: Answer | None = None) -> Tool:
     before it reaches the tool, and the tool's own body answers the same way otherwise.
     """
 
-    async def describe_tools(tools: list[str], groups: list[str] = []) -> ToolResult:  # noqa: B006
+    async def describe_tools(tools: list[str] = [], groups: list[str] = [],  # noqa: B006
+                             query: str = "") -> ToolResult:
         if answer is None:
             return ToolResult(content=[])
         arguments: dict[str, Any] = {"tools": tools}
         if groups:
             arguments["groups"] = groups
+        if query:
+            arguments["query"] = query
         return await answer(get_context(), arguments)
 
     return Tool.from_function(
@@ -48,7 +55,8 @@ def bridge_tool(name: str, answer: Answer | None = None) -> Tool:
     )
 
 
-BRIDGE_DESCRIPTION = "Full definitions of the tools you chose. Call before a tool's first use."
+BRIDGE_DESCRIPTION = ("Full definitions of the tools you name or your query finds. Call before a "
+                      "tool's first use.")
 """Listed to every client, so short: what it returns and when to call it."""
 
 
@@ -58,8 +66,9 @@ def bridge_description_with_groups(lines: list[str], dispatch: str | None) -> st
     call = (f", then call it by name, or through {dispatch}(name, arguments) when it "
             "is not listed" if dispatch else ", then call it by name")
     return (
-        "Only some tools are listed. More are in these groups: describe_tools(groups=[...]) "
-        "lists a group's tools, one line each; describe_tools(tools=[...]) gives a tool's "
+        'Only some tools are listed. describe_tools(query="what to do") gives the best '
+        "matching tools' full definitions; describe_tools(groups=[...]) lists a group's "
+        "tools, one line each; describe_tools(tools=[...]) gives a tool's "
         f"full definition{call}.\nGroups:\n" + "\n".join(lines)
     )
 

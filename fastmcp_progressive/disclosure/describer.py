@@ -54,9 +54,15 @@ from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.gate import Gate
 from fastmcp_progressive.disclosure.bridge import dispatched_arguments, requested_names
 from fastmcp_progressive.disclosure.components import DisclosureComponents
-from fastmcp_progressive.disclosure.groups import Groups
+from fastmcp_progressive.disclosure.groups import Groups, available_names
 from fastmcp_progressive.disclosure.guidance import guidance_prompt as guidance_prompt_for
 from fastmcp_progressive.disclosure.listing import Lister
+from fastmcp_progressive.disclosure.search import (
+    FULL_RESULTS,
+    LINE_RESULTS,
+    ToolSearch,
+    query_problem,
+)
 from fastmcp_progressive.disclosure.suggestions import Suggestions
 from fastmcp_progressive.disclosure.toolcap import ToolCap
 from fastmcp_progressive.fastmcp_internals import state_storage, wire_params
@@ -218,6 +224,7 @@ class Describer:
         self.definitions, self.lister, self.groups, self.cap = definitions, lister, groups, cap
         self.max_tools_per_read = max_tools_per_read
         self.suggestions = Suggestions()
+        self.search = ToolSearch(definitions, lister.summary)
         self.components = DisclosureComponents(
             read=self._read_component, bridge=self._bridge_component, bridge_name=bridge_name,
             prompt=guidance_prompt_for(bridge_name) if guidance_prompt else None,
@@ -303,24 +310,38 @@ class Describer:
     # -- describe_tools --------------------------------------------------------------------
     async def answer_bridge(self, ctx: Context, arguments: dict[str, Any] | None
                             ) -> ToolResult:
-        """``describe_tools``: the definitions and (``groups``) the groups it names."""
+        """``describe_tools``: the definitions it names (``tools``) and finds (``query``),
+        and (``groups``) the groups it names."""
         names = requested_names(arguments)
         group_names = requested_names(arguments, "groups")
-        if names is None and group_names is None:
+        query = (arguments or {}).get("query")
+        if query is not None and (problem := query_problem(query)) is not None:
+            return error_result(payloads.invalid_query(problem))
+        if names is None and group_names is None and query is None:
             return error_result(payloads.missing_selection(await self.available(ctx)))
         groups: dict[str, Any] | None = None
+        visible: list[Tool] | None = None
         if group_names is not None:
             if len(group_names) > self.max_tools_per_read:
                 return error_result(payloads.too_many_tools(len(group_names),
                                                             self.max_tools_per_read))
-            groups = self.groups.answer_groups(group_names, await self.visible_tools(ctx),
-                                               ctx.fastmcp, self._line_of)
-            if names is None:
+            visible = await self.visible_tools(ctx)
+            groups = self.groups.answer_groups(group_names, visible, ctx.fastmcp, self._line_of)
+            if names is None and query is None:
                 return _result(groups)
-        assert names is not None
         bridge = self.components.bridge_name
         prefix = call_prefix(ctx, bridge) if bridge is not None else ""
-        names = unprefixed(names, prefix)
+        named = unprefixed(names or [], prefix)
+        if query is None:
+            return await self._described(ctx, named, prefix, groups)
+        if len(named) > self.max_tools_per_read:
+            return error_result(payloads.too_many_tools(len(named), self.max_tools_per_read))
+        return await self._found(ctx, named, query, prefix, groups,
+                                 visible if visible is not None else await self.visible_tools(ctx))
+
+    async def _described(self, ctx: Context, names: list[str], prefix: str,
+                         groups: dict[str, Any] | None) -> ToolResult:
+        """The answer naming tools: their definitions (with ``groups``' answer, if any)."""
         described = await self.describe(
             ctx, selection_from_names(names, limit=self.max_tools_per_read), prefix=prefix)
         if described.refused:
@@ -329,6 +350,34 @@ class Describer:
             return _result({"tools": described.body, **groups})
         return ToolResult(content=[mt.TextContent(type="text", text=described.text())],
                           structured_content=described.body)
+
+    async def _found(self, ctx: Context, named: list[str], query: str, prefix: str,
+                     groups: dict[str, Any] | None, visible: list[Tool]) -> ToolResult:
+        """The answer to a query: ``tools`` holds the named tools, then the best matches
+        among the tools this caller may see (full definitions, granted like a read; as
+        many as one read may name), ``more_tools`` the next matches one line each."""
+        room = max(0, min(FULL_RESULTS, self.max_tools_per_read - len(named)))
+        ranked = [name for name in await self.search.rank(
+            visible, query, len(named) + room + LINE_RESULTS) if name not in named]
+        chosen = [*dict.fromkeys([*named, *ranked[:room]])]
+        described = (await self.describe(
+            ctx, selection_from_names(chosen, limit=self.max_tools_per_read), prefix=prefix)
+            if chosen else Described({}))
+        if described.refused:
+            return error_result(described.body)
+        body: dict[str, Any] = {"tools": described.body}
+        by_name = {tool.name: tool for tool in visible}
+        more = {prefix + name: self._line_of(by_name[name])
+                for name in ranked[room:room + LINE_RESULTS] if name in by_name}
+        if more:
+            body["more_tools"] = more
+        if not ranked:
+            listed = [g.name for g in self.groups.listed(visible, ctx.fastmcp)]
+            body.update(payloads.no_match(prefix + (self.components.bridge_name or ""),
+                                          available_names(listed)))
+        if groups is not None:
+            body.update(groups)
+        return _result(body)
 
     def _line_of(self, tool: Tool) -> str:
         """``tool``'s listing line (its file's, else its own first sentence)."""

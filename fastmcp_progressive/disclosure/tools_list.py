@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property, partial
+from typing import Any
 
 from fastmcp.server.context import Context
 from fastmcp.tools.base import Tool
@@ -156,15 +157,12 @@ class ToolsList:
 
     @cached_property
     def _plain_bridge(self) -> Tool:
-        """The bridge as an uncapped listing shows it: ``tools`` only (its ``groups``
-        argument is offered where most tools are not listed by name), without the
+        """The bridge as an uncapped listing shows it: ``tools`` and ``query`` (its
+        ``groups`` argument is offered where most tools are not listed by name), without the
         name-derived title and the empty tags FastMCP adds: every client is sent it."""
         bridge = self.components.bridge
         assert bridge is not None
-        schema = {key: value for key, value in bridge.parameters.items()
-                  if key != "additionalProperties"}
-        schema["properties"] = {k: v for k, v in schema.get("properties", {}).items()
-                                if k != "groups"}
+        schema = listed_bridge_schema(bridge, ("tools", "query"))
         return ListedTool.of(bridge, {"parameters": schema, "strip_noise": True})
 
     # -- a listing within a tool cap (toolcap.py) ----------------------------------------
@@ -210,11 +208,20 @@ class ToolsList:
         if known is not None and known[0] == lines:
             return known[1]
         description = bridge_description_with_groups(list(lines), self.components.dispatch_name)
-        schema = {k: v for k, v in bridge.parameters.items() if k != "required"}
+        schema = listed_bridge_schema(bridge, ("tools", "groups", "query"))
         copy = ListedTool.of(bridge, {"description": description, "parameters": schema,
                                       "strip_noise": True})
         self._bridge_copy = (lines, copy)
         return copy
+
+
+def listed_bridge_schema(bridge: Tool, arguments: Sequence[str]) -> dict[str, Any]:
+    """The bridge's input schema as a listing shows it: ``arguments`` only, without their
+    defaults (every argument is optional, and each default is the empty value)."""
+    properties = bridge.parameters.get("properties", {})
+    return {"type": "object", "properties": {
+        name: {k: v for k, v in properties[name].items() if k != "default"}
+        for name in arguments if name in properties}}
 
 
 def describe_members(group: str, tools: Sequence[Tool], count: int = 3) -> str:

@@ -147,7 +147,7 @@ async def test_clients_without_the_extension_see_nothing_new(
             assert GROUPS_META_KEY not in (tool.meta or {}), tool.name
             assert tool.name != "run_tool"  # uncapped: no dispatch bridge
             if tool.name == "describe_tools":
-                assert set(tool.input_schema["properties"]) == {"tools"}
+                assert set(tool.input_schema["properties"]) == {"tools", "query"}
 
 
 async def test_groups_list_is_one_page(tmp_descriptions: Path) -> None:
