@@ -103,7 +103,8 @@ class SelectionPair:
     task's tool. ``ranks``: per method (``FULL_RANKERS``, ``SEARCH``, ``QUERY``), the tool's
     1-based place in its answer to the task's ``question`` (``None``: not among the ones it
     returned); ``listed``: in the listing a new caller gets by default; ``listed_all``: in
-    the listing with the budget off."""
+    the listing with the budget off; ``popular``: among the tools the other tasks use most,
+    as many as that listing has tool entries (an estimate of a warm server's listing)."""
 
     catalog: str
     task: str
@@ -112,6 +113,7 @@ class SelectionPair:
     listed: bool
     listed_all: bool
     ranks: dict[str, int | None]
+    popular: bool = False
 
     def found(self, method: str, k: int) -> bool:
         """In ``method``'s top ``k``."""
@@ -122,6 +124,10 @@ class SelectionPair:
         """Listed for a new caller, or in the query's top ``k``: what ours puts in front
         of the model without a search of its own."""
         return self.listed or self.found(QUERY, k)
+
+    def ours_warm(self, k: int) -> bool:
+        """``ours`` on a server whose callers ran the other tasks' tools (estimated)."""
+        return self.popular or self.found(QUERY, k)
 
 
 @dataclass(frozen=True)

@@ -326,8 +326,24 @@ async def measure_selection(catalog: Catalog, tasks: list[dict[str, Any]],
            "query": "the bridge's own answer" if answers is not None
            else "a stand-in: FastMCP's BM25 over decision 3's text, no query argument yet",
            "tasks": len(tasks)}
+    found = task_pairs(tasks, names)
+    slots = sum(1 for n in (listed[0] if listed else ()) if n in set(names))
+    how["popular_slots"] = slots
     pairs = [SelectionPair(catalog.name, tasks[i].get("task_id", str(i)), questions[i], tool,
                            place(tool, listed[i]) is not None, tool in every,
-                           {method: place(tool, answer[i]) for method, answer in ranked.items()})
-             for i, tool in task_pairs(tasks, names)]
+                           {method: place(tool, answer[i]) for method, answer in ranked.items()},
+                           tool in used_most(found, names, i, slots))
+             for i, tool in found]
     return pairs, how
+
+
+def used_most(pairs: Sequence[tuple[int, str]], names: Sequence[str], task: int, slots: int
+              ) -> set[str]:
+    """The ``slots`` tools (short names) the tasks other than ``task`` use most, ties in
+    catalog order, as ``toolcap.py`` ranks a server's most called tools: what a warm
+    server's listing would start a new caller with, had its callers run the other tasks
+    (an estimate, not measured through a server: the call counts are snapshotted at most
+    hourly)."""
+    counts = Counter(tool for i, tool in pairs if i != task)
+    order = {short_name(n): i for i, n in reversed(list(enumerate(names)))}
+    return set(sorted(counts, key=lambda t: (-counts[t], order[t]))[:slots])

@@ -16,6 +16,7 @@ from benchmarks.measure.ranking import (
     rankers,
     recall,
     task_pairs,
+    used_most,
 )
 from benchmarks.report.selection import coverage, section
 from benchmarks.report.targets import judge
@@ -80,6 +81,14 @@ SELECT_TASKS = [
 ]
 
 
+def test_used_most_leaves_the_task_out_and_breaks_ties_in_catalog_order() -> None:
+    names = ["a__x", "b__y", "c__z", "d__w"]
+    pairs = [(0, "z"), (1, "z"), (1, "w"), (2, "y"), (2, "z")]
+    assert used_most(pairs, names, 0, 2) == {"z", "y"}  # z twice; y before w in the catalog
+    assert used_most(pairs, names, 2, 1) == {"z"}
+    assert used_most(pairs, names, 2, 0) == set()
+
+
 def test_names_in_collects_definitions_not_their_insides() -> None:
     answer = {"result": [{"name": "a__x", "description": "X.", "inputSchema": {
         "type": "object", "properties": {"name": {"type": "string", "description": "n"}}}},
@@ -112,19 +121,21 @@ async def test_selection_places_each_pair_through_real_servers() -> None:
 def test_the_report_counts_coverage_and_names_the_misses() -> None:
     full, other = FULL_RANKERS
 
-    def pair(tool: str, listed: bool, **ranks: int | None) -> SelectionPair:
+    def pair(tool: str, listed: bool, popular: bool = False, **ranks: int | None
+             ) -> SelectionPair:
         named = {full: ranks.get("a"), other: ranks.get("a2"), SEARCH: ranks.get("b"),
                  QUERY: ranks.get("q")}
         return SelectionPair("livemcptool", tool, f"Question for {tool}?", tool, listed, True,
-                             named)
+                             named, popular)
 
     pairs = [pair("one", False, a=1, a2=2, b=1, q=1), pair("two", True, a=3, b=9),
-             pair("three", False, a=4, a2=1, q=7), pair("four", False, b=2, q=3),
+             pair("three", False, True, a=4, a2=1, q=7), pair("four", False, b=2, q=3),
              pair("five", False)]
     results = Results(machine={}, config={"selection": {"listed": 20, "tasks": 5}},
                       selection=pairs)
     assert coverage(pairs, full, 5) == (2, 3)  # "three": the query has it at 7 only
     assert coverage(pairs, full, 10) == (3, 3)
+    assert coverage(pairs, full, 5, warm=True) == (2, 3)  # "two" was listed, is not popular
     text = "\n".join(section(results))
     assert "| (c) ours: listed, or in the query's answer | 3 / 5 (0.60) | 4 / 5 (0.80) |" in text
     assert "| (b) FastMCP BM25SearchTransform (`search_tools`) | 2 / 5 (0.40) | 3 / 5 (0.60) |" \
