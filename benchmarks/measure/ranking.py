@@ -209,6 +209,16 @@ def names_in(answer: Any) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def query_names(answer: Any) -> list[str]:
+    """The names a query's answer holds, best first: its full definitions (``tools``, a
+    map by name), then the further matches (``more_tools``, one line each); another shape
+    through ``names_in``."""
+    if isinstance(answer, dict) and isinstance(answer.get("tools"), dict):
+        more = answer.get("more_tools")
+        return list(dict.fromkeys([*answer["tools"], *(more if isinstance(more, dict) else ())]))
+    return names_in(answer)
+
+
 def _parsed(result: Any) -> Any:
     """A tool call's answer as JSON: its structured content, else its text blocks parsed."""
     if result.structured_content is not None:
@@ -289,7 +299,7 @@ async def ours_answers(catalog: Catalog, questions: Sequence[str],
                 queried = queried and _has_query(tools)
                 if queried:
                     result = await client.call_tool("describe_tools", {"query": question})
-                    answers.append(names_in(_parsed(result)))
+                    answers.append(query_names(_parsed(result)))
     finally:
         if server.middleware is not None:
             server.middleware.close()
@@ -323,7 +333,8 @@ async def measure_selection(catalog: Catalog, tasks: list[dict[str, Any]],
                " (the default)" if label == "default" else " (standing in for the default)"
                if label == "stand-in" else ""),
            "listed": len(listed[0]) if listed else 0,
-           "query": "the bridge's own answer" if answers is not None
+           "query": "the bridge's own answer: full definitions first, then further matches "
+                    "one line each" if answers is not None
            else "a stand-in: FastMCP's BM25 over decision 3's text, no query argument yet",
            "tasks": len(tasks)}
     found = task_pairs(tasks, names)

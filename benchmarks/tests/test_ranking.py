@@ -13,6 +13,7 @@ from benchmarks.measure.ranking import (
     measure_selection,
     names_in,
     place,
+    query_names,
     rankers,
     recall,
     task_pairs,
@@ -95,6 +96,14 @@ def test_names_in_collects_definitions_not_their_insides() -> None:
         {"name": "b__y", "inputSchema": {}}, {"name": "a__x", "description": "again"}],
         "note": {"name": "not a tool"}}
     assert names_in(answer) == ["a__x", "b__y"]
+
+
+def test_query_names_reads_definitions_then_further_matches() -> None:
+    answer = {"tools": {"b__y": {"description": "Y."}, "a__x": {"name": "a__x"}},
+              "more_tools": {"c__z": "Z, one line."}}
+    assert query_names(answer) == ["b__y", "a__x", "c__z"]
+    assert query_names({"tools": {"a__x": {}}}) == ["a__x"]
+    assert query_names([{"name": "a__x", "description": "X."}]) == ["a__x"]  # other shapes
 
 
 def test_place_counts_a_name_on_any_server() -> None:
