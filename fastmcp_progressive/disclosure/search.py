@@ -20,7 +20,8 @@ decides (``describer.py:Describer.visible_tools``): a hidden tool is never ranke
 An index is built once per catalog (the documents, in order) and kept in a bounded
 ``cachetools`` cache counted in documents, so each caller's view (a tenant sees its own
 tools) keeps its index and a query does not rebuild; each tool's document is kept per
-tool content and description-file signature (``caches.py:ToolCache``).
+tool content and description-file signature (``caches.py:ToolCache``). A catalog larger
+than the whole cache is indexed for each query.
 
 Example:
     ```python
@@ -51,8 +52,11 @@ FULL_RESULTS = 5
 """How many of the best matches a query answers with full definitions (and grants)."""
 LINE_RESULTS = 5
 """How many further matches it names, one line each."""
-INDEXED_DOCUMENTS = 100_000
-"""How many documents the kept indexes hold together (one index per distinct catalog)."""
+INDEXED_DOCUMENTS = 20_000
+"""How many documents the kept indexes hold together (one index per distinct catalog; about
+13 KB each, FastMCP's tool object and the BM25 postings), an index counted as at least
+``SMALLEST_INDEX`` documents: at most 40 indexes, about 260 MB at the very most."""
+SMALLEST_INDEX = 500
 DOCUMENTS_KEPT = 20_000
 """How many tools' documents are kept (per tool content and file signature)."""
 
@@ -115,7 +119,7 @@ class ToolSearch:
         self._documents: ToolCache[tuple[Signature | None, str]] = ToolCache(
             DOCUMENTS_KEPT, key=registered_content)
         self._indexes: LRUCache[Catalog, tuple[FastMCP[Any], int]] = LRUCache(
-            INDEXED_DOCUMENTS, getsizeof=lambda kept: kept[1])
+            INDEXED_DOCUMENTS, getsizeof=lambda kept: max(kept[1], SMALLEST_INDEX))
 
     async def rank(self, tools: Sequence[Tool], query: str, limit: int) -> list[str]:
         """The names of at most ``limit`` of ``tools`` matching ``query``, best first

@@ -21,13 +21,17 @@ from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool
 
-from fastmcp_progressive import ProgressiveDisclosure
+from fastmcp_progressive import ListingSettings, ProgressiveDisclosure
+from fastmcp_progressive.disclosure import search
 from fastmcp_progressive.disclosure.search import (
     FULL_RESULTS,
+    INDEXED_DOCUMENTS,
     LINE_RESULTS,
     MAX_QUERY_CHARS,
+    SMALLEST_INDEX,
     name_words,
 )
+from fastmcp_progressive.files.store import Definitions, DescriptionStore
 from tests.conftest import (
     ERAS,
     TOKENS,
@@ -138,6 +142,27 @@ async def test_a_query_grants_what_it_answers(transport: Transport, era: Era) ->
         assert await gated(c, "star_repository", {"owner": "o", "repo": "r"})  # not matched
 
 
+@pytest.mark.parametrize(("transport", "era"), [("memory", "legacy"), ("http", "modern")])
+async def test_an_unlisted_tool_runs_on_the_request_after_the_query(
+        transport: Transport, era: Era) -> None:
+    """A listing within a budget: query, call (by name or through run_tool), answer."""
+    token = "alice-token" if transport == "http" else None
+    server = github_server(auth=transport == "http", middleware=ProgressiveDisclosure(
+        listing=ListingSettings(max_tools=4)))
+    async with clients(server, transport, era, tokens=[token]) as (c,):
+        listed = {t.name: t for t in await c.list_tools()}
+        assert "fork_repository" not in listed and "run_tool" in listed
+        bridge = listed["describe_tools"]
+        assert 'describe_tools(query="' in (bridge.description or "")
+        assert "query" in bridge.input_schema["properties"]
+        body = await query(c, "fork a repository")
+        assert first(body) == "fork_repository"
+        ran = await c.call_tool("run_tool", {"name": "fork_repository",
+                                             "arguments": {"owner": "o", "repo": "r"}})
+        assert not ran.is_error
+        assert not await gated(c, "fork_repository", {"owner": "o", "repo": "r"})
+
+
 HIDDEN = ("create_pull_request_admin", "create_pull_request_disabled",
           "create_pull_request_filtered")
 
@@ -224,6 +249,42 @@ async def test_an_edited_description_file_ranks_by_its_new_words(
         await until(ranked_first, 10, "star_repository ranked first by its file's words")
         body = await query(c, words)
         assert body["tools"]["star_repository"]["description"] == "Reconcile the quarterly ledger."
+
+
+async def test_an_index_is_built_once_per_catalog_and_the_indexes_are_bounded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[int] = []
+    original = search.index_server
+
+    def counted(catalog: search.Catalog) -> FastMCP[Any]:
+        built.append(len(catalog))
+        return original(catalog)
+
+    monkeypatch.setattr(search, "index_server", counted)
+    server = github_server(auth=True)
+    server.add_tool(github_tool("wipe_everything", "Wipe every repository.", [],
+                                auth=require_scopes("admin")))
+    admin = {"admin-token": {"client_id": "agent", "sub": "root", "scopes": ["admin"]}}
+    server.auth = StaticTokenVerifier(tokens={**TOKENS, **admin})
+    async with clients(server, "http", "modern", 3,
+                       tokens=["alice-token", "bob-token", "admin-token"]) as (alice, bob, root):
+        for words in ("create a pull request", "fork a repo", "list issues"):
+            await query(alice, words)
+            await query(bob, words)  # alice's and bob's tools are the same: one index
+        assert built == [len(GITHUB)]
+        assert first(await query(root, "wipe every repository")) == "wipe_everything"
+        assert built == [len(GITHUB), len(GITHUB) + 1]  # the admin's catalog is another
+        assert "wipe_everything" not in json.dumps(await query(alice, "wipe every repository"))
+        assert len(built) == 2
+    built.clear()
+    kept = search.ToolSearch(Definitions(DescriptionStore(None)), lambda tool, sig: "")
+    most = INDEXED_DOCUMENTS // SMALLEST_INDEX  # small catalogs: at most 40 indexes
+    tools = [github_tool(f"tool_{i}", "Some words.", []) for i in range(most + 1)]
+    for i in range(most + 1):
+        assert await kept.rank(tools[:i + 1], "words", 5)
+    assert await kept.rank(tools[:2], "words", 5)  # kept: not built again
+    assert await kept.rank(tools[:1], "words", 5)  # the oldest, dropped: built again
+    assert built == [*range(1, most + 2), 1]
 
 
 @pytest.mark.parametrize(("name", "words"), [
