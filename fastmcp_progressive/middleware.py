@@ -9,9 +9,10 @@
   checked against the full schema instead (``ClientSettings(anonymous="validate")``).
 
 Each request passes through once: ``on_message`` identifies the caller and holds it for
-the whole pass (``access/caller.py:serving``); ``on_call_tool`` resolves the tool, asks the
-gate once (``access/gate.py``) and runs or refuses the call; the listing and the
-descriptions are answered in ``disclosure/tools_list.py`` and ``disclosure/describer.py``.
+the whole pass (``access/caller.py:serving``); ``on_call_tool`` asks the gate once
+(``access/gate.py``; it looks the tool up only when a rule needs it) and runs or refuses
+the call; the listing and the descriptions are answered in ``disclosure/tools_list.py``
+and ``disclosure/describer.py``.
 This class wires the wings together (``docs/architecture.md``); this module also refuses to
 serve behind middleware that would bypass the gate (``OrderCheck``).
 
@@ -34,6 +35,7 @@ from functools import partial
 from typing import Any, Literal
 
 import mcp_types as mt
+from fastmcp import FastMCP
 from fastmcp.resources import ResourceResult
 from fastmcp.resources.base import ResourceContent
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
@@ -47,9 +49,11 @@ from fastmcp_progressive.access.caller import caller_of, note_request, serving
 from fastmcp_progressive.access.catalog import Catalog, hooks_listing
 from fastmcp_progressive.access.gate import ANONYMOUS_POLICIES as ANONYMOUS_POLICIES
 from fastmcp_progressive.access.gate import (
+    Found,
     Gate,
     GateCall,
     ServerFacts,
+    bridge_of,
     gateways_of,
     let_through,
     nested_call,
@@ -158,6 +162,8 @@ class ProgressiveDisclosure(Middleware):
             dispatch_name=added.dispatch_tool if self._cap.possible else None,
             guidance_prompt=added.guidance_prompt)
         self.components = self.describer.components
+        self._own_names = frozenset(name for name in (self.components.bridge_name,
+                                                      self.components.dispatch_name) if name)
         self.prompt = self.components.prompt
         self.bridge = self.components.bridge
         # a watcher thread started by the first request invalidates edited description
@@ -204,7 +210,7 @@ class ProgressiveDisclosure(Middleware):
                 note_request(caller, context.method or "")
             return await call_next(context)
 
-    # -- tools/call: resolve the tool, ask the gate, run or refuse --------------------------------
+    # -- tools/call: ask the gate (it looks the tool up if a rule needs it), run or refuse -------
     async def on_call_tool(
         self,
         context: MiddlewareContext[mt.CallToolRequestParams],
@@ -213,33 +219,39 @@ class ProgressiveDisclosure(Middleware):
         ctx = context.fastmcp_context
         if ctx is None:  # no client request in flight (``await mcp.call_tool`` from code)
             return await let_through(call_next)(context)
-        name, arguments = context.message.name, context.message.arguments
-        # the tool FastMCP runs, found as FastMCP's AuthMiddleware finds it: the plain name,
-        # then the app-visible tool a ``<hash>_<tool>`` backend name names
-        tool = await ctx.fastmcp.get_tool(name)
-        hashed = parse_hashed_backend_name(name) if tool is None else None
-        if hashed is not None:
-            tool = await ctx.fastmcp.get_tool_by_hash(*hashed)
-        elif tool is None:  # a proxy refreshes its cache on a miss, and FastMCP's own call
-            tool = await ctx.fastmcp.get_tool(name)  # asks again: a tool it runs is gated
-        call = GateCall(caller_of(ctx), tool.name if hashed and tool else name, tool, arguments,
-                        hashed=hashed is not None and tool is not None, nested=nested_call(),
-                        bridge=self.components.kinds.get(getattr(tool, "fn", None)))
+        call = GateCall(caller_of(ctx), context.message.name, context.message.arguments,
+                        find=partial(self._find, ctx.fastmcp, context.message.name),
+                        nested=nested_call())
         verdict = await self._gate.decide(call, ServerFacts(
             gateways=await gateways_of(ctx.fastmcp), state_store=partial(state_storage, ctx),
-            shown=partial(self.catalog.shown, ctx) if self._order.filtered(ctx.fastmcp) else None))
+            shown=partial(self.catalog.shown, ctx) if self._order.filtered(ctx.fastmcp) else None,
+            ours=self._own_names))
         if verdict.outcome == "bridge":
-            return await self.describer.answer_bridge(ctx, arguments)
+            return await self.describer.answer_bridge(ctx, call.arguments)
         if verdict.outcome == "dispatch":
-            return await self.describer.answer_dispatch(ctx, arguments)
+            return await self.describer.answer_dispatch(ctx, call.arguments)
         if verdict.proceeds:
-            if tool is not None and call.counted and self._cap.possible:
-                self._cap.note_call(call.name)
+            if call.counted and self._cap.possible:
+                self._cap.note_call(call.found.name if call.found else call.name)
             return await let_through(call_next)(context)  # what passes here passes nested calls
         if verdict.outcome == "store_unavailable" or verdict.definition is None:
             return error_result(payloads.store_unavailable())
-        return self.describer.refusal(ctx, call.name, verdict.definition,
-                                      problem=verdict.problem, mounted=not call.hashed)
+        found = await call.lookup()  # a refusal names the tool the gate found (done: no cost)
+        return self.describer.refusal(ctx, found.name, verdict.definition,
+                                      problem=verdict.problem, mounted=not found.hashed)
+
+    async def _find(self, server: FastMCP[Any], name: str) -> Found:
+        """The tool FastMCP runs for ``name``, found as FastMCP's AuthMiddleware finds it:
+        the plain name, then the app-visible tool a ``<hash>_<tool>`` backend name names."""
+        tool = await server.get_tool(name)
+        hashed = parse_hashed_backend_name(name) if tool is None else None
+        if hashed is not None:
+            tool = await server.get_tool_by_hash(*hashed)
+        elif tool is None:  # a proxy refreshes its cache on a miss, and FastMCP's own call
+            tool = await server.get_tool(name)  # asks again: a tool it runs is gated
+        return Found(tool, tool.name if hashed and tool else name,
+                     hashed=hashed is not None and tool is not None,
+                     bridge=bridge_of(tool, self.components.kinds))
 
     # -- tools/list and what a client served in full is shown of ours ---------------------------
     async def on_list_tools(

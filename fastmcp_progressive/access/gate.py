@@ -1,13 +1,18 @@
 """The gate: whether one ``tools/call`` runs, and where each caller's grants are kept.
 
 Every rule about a call lives here, in the order it is applied; the middleware's
-``on_call_tool`` resolves the tool the call names once (as FastMCP's ``AuthMiddleware``
-does: the plain name, then a ``<hash>_<tool>`` backend name), asks once and acts on the
-verdict:
+``on_call_tool`` asks once and acts on the verdict. The tool the call names is looked up
+(as FastMCP's ``AuthMiddleware`` does: the plain name, then a ``<hash>_<tool>`` backend
+name) only when a rule needs it: FastMCP's lookup scans its catalog (about 0.1 ms per name
+at 1,000 tools), and FastMCP's own call path looks the tool up again anyway.
 
-0. a call with no request in flight (``await mcp.call_tool(...)`` from code) runs; a call of
-   our bridge (``describe_tools``) or dispatch bridge (``run_tool``) is answered by us, and
-   a bridge call counts as engaging with the workflow (``caller.note_bridge_call``);
+0. a call with no request in flight (``await mcp.call_tool(...)`` from code) runs; a
+   followable caller (rule 6) calling a tool it was granted runs without a lookup:
+   grants name tools a read or a refusal found and described, never our bridges, and
+   FastMCP's own call path still resolves the name, applies visibility and auth, and
+   answers a tool gone since; a call of our bridge (``describe_tools``) or dispatch bridge
+   (``run_tool``) is answered by us, and a bridge call counts as engaging with the
+   workflow (``caller.note_bridge_call``);
 1. a call nested inside a call an outer gate already let through runs;
 2. an exempt tool (configured, or a gateway FastMCP's own transforms generate, found by
    ``gateways_of``: a search transform's ``search_tools``/``call_tool``, ``ResourcesAsTools``,
@@ -27,9 +32,9 @@ verdict:
    by ``on_store_error`` (``"open"`` runs it).
 
 What the server tells the gate comes in one small ``ServerFacts``: its gateway tools,
-where its session state lives, and whether the other middleware's listing filters show a
-tool to this caller (asked only before a definition is handed over), so the gate runs
-without a server in tests.
+where its session state lives, the names of our bridges, and whether the other
+middleware's listing filters show a tool to this caller (asked only before a definition
+is handed over), so the gate runs without a server in tests.
 
 A call that passes here marks everything it runs as having passed (``let_through``): a
 tool body may call other tools of its server (a search transform's ``call_tool``,
@@ -40,7 +45,7 @@ parent without the middleware keeps gating its own tools.
 
 Example:
     ```python
-    call = GateCall(caller, "refund_order", tool, arguments)
+    call = GateCall(caller, "refund_order", arguments, find=lambda: known(tool))
     verdict = await gate.decide(call, ServerFacts(state_store=lambda: kv))
     if verdict.outcome == "refuse":
         ...  # verdict.definition, verdict.problem
@@ -51,9 +56,9 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, get_args
 
 from fastmcp import FastMCP
@@ -90,27 +95,64 @@ PROCEEDS: frozenset[Outcome] = frozenset({"run", "run_checked", "unknown"})
 
 
 @dataclass(frozen=True)
-class GateCall:
-    """The call being judged, built once by ``on_call_tool``.
+class Found:
+    """What FastMCP's lookup found for a call.
 
     ``name`` is the tool FastMCP will run and ``tool`` what FastMCP's ``get_tool`` finds
     under it (None: an unknown tool); for a ``<hash>_<tool>`` backend name, the tool the
-    hash names (``hashed``). ``nested``: an inner call of a call an outer gate let through;
-    ``bridge``: the call names one of our own tools.
+    hash names (``hashed``). ``bridge``: the tool is one of our own.
+    """
+
+    tool: Tool | None
+    name: str
+    hashed: bool = False
+    bridge: Bridge | None = None
+
+
+def bridge_of(tool: Tool | None, kinds: Mapping[Any, Bridge]) -> Bridge | None:
+    """Which of our bridges ``tool`` is, by the function it runs (``kinds``: our tools'
+    functions, ``DisclosureComponents.kinds``), or None: a tool of the user's."""
+    try:
+        return kinds.get(getattr(tool, "fn", None))
+    except TypeError:  # an unhashable callable is never one of ours
+        return None
+
+
+async def known(tool: Tool | None, name: str | None = None) -> Found:
+    """A lookup's answer when the tool is already at hand (tests, examples)."""
+    return Found(tool, name if name is not None else tool.name if tool else "")
+
+
+@dataclass
+class GateCall:
+    """The call being judged, built once by ``on_call_tool``.
+
+    ``name`` is the name the client sent; ``find`` looks the tool up (FastMCP's lookup),
+    awaited through ``lookup()`` at most once, and only when a rule needs the tool.
+    ``nested``: an inner call of a call an outer gate let through.
     """
 
     caller: Caller
     name: str
-    tool: Tool | None
     arguments: dict[str, Any] | None = None
-    hashed: bool = False
+    find: Callable[[], Awaitable[Found]] | None = None
     nested: bool = False
-    bridge: Bridge | None = None
+    found: Found | None = field(default=None, init=False)
+    """What ``lookup()`` found; None while no rule needed the tool."""
+
+    async def lookup(self) -> Found:
+        """The tool this call names, looked up once."""
+        if self.found is None:
+            self.found = (await self.find() if self.find is not None
+                          else Found(None, self.name))
+        return self.found
 
     @property
     def counted(self) -> bool:
-        """Whether a run of this call is the client's own (not nested, not ours)."""
-        return not self.nested and self.bridge is None
+        """Whether a run of this call is the client's own, of a tool FastMCP found or a
+        read granted (not nested, not ours): what the tool cap counts."""
+        return not self.nested and (self.found is None or (
+            self.found.tool is not None and self.found.bridge is None))
 
 
 @dataclass(frozen=True)
@@ -121,12 +163,14 @@ class ServerFacts:
     ``state_store``: the server's session-state store (principal grants live there by
     default); ``shown``: whether the other middleware's listing filters show a tool to
     this caller, asked only before its definition is handed over (None: no other
-    middleware filters listings).
+    middleware filters listings); ``ours``: the names of our bridge tools (a call of one
+    is always looked up).
     """
 
     gateways: frozenset[str] = frozenset()
     state_store: ServerStore | None = None
     shown: Callable[[Tool], Awaitable[bool]] | None = None
+    ours: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -272,13 +316,17 @@ class Gate:
         is None only when no request is in flight."""
         if server is None:
             return RUN  # no request in flight: nothing to gate
-        if call.bridge == "bridge":
-            note_bridge_call(call.caller)
+        caller = call.caller
+        if call.name not in server.ours and self._holds(caller, call.name, server):
+            return RUN  # rule 6, before any lookup: FastMCP's call path resolves the name
+        found = await call.lookup()
+        if found.bridge == "bridge":
+            note_bridge_call(caller)
             return ANSWER_BRIDGE
-        if call.bridge == "dispatch":
+        if found.bridge == "dispatch":
             # not noted as engagement: a host with a session per call stays unfollowable
             return ANSWER_DISPATCH
-        caller, name, tool = call.caller, call.name, call.tool
+        name, tool = found.name, found.tool
         if call.nested or name in self.exempt_tools or name in server.gateways:
             return RUN
         if caller.kind == "internal" or self.modes.level(caller) == "full":
@@ -310,11 +358,22 @@ class Gate:
             return RUN if self.grants.on_store_error == "open" else STORE_UNAVAILABLE
         return Verdict("refuse", definition=definition)  # it teaches: the grant is kept
 
+    def _holds(self, caller: Caller, name: str, server: ServerFacts) -> bool:
+        """Whether ``caller`` is followable (rule 6's callers) and this process already
+        knows it was granted ``name``, without asking a grant store (``GrantStore.held``):
+        the call runs as rule 6 would run it, with no lookup. Any other case goes through
+        the rules in order (a store is asked only about a tool FastMCP found)."""
+        return (caller.kind in ("session", "principal")
+                and self.grants.held(caller, name, server_store=server.state_store)
+                and self.modes.level(caller) != "full"
+                and not self.modes.per_call(caller)
+                and not opened_with_call(caller))
+
     async def _checked(self, call: GateCall, server: ServerFacts) -> Verdict:
         """An unfollowable caller's call: it runs when FastMCP's own validation would accept
         its arguments (``arguments.py``); otherwise the teaching refusal says what does not
         fit."""
-        tool = call.tool
+        tool = (await call.lookup()).tool
         if tool is None:
             return UNKNOWN
         problem = await self.checker.problem(tool, call.arguments)

@@ -144,13 +144,11 @@ class GrantStore:
 
         ``server_store`` gives the serving server's session-state store, asked only when
         ``caller``'s grants live in a store and none was configured."""
+        if self.held(caller, tool, server_store=server_store):
+            return True
         store = self.store_for(caller, server_store)
         if store is not None:
             key = _kv_key(caller, tool)
-            if self._confirms(store):
-                until = self._confirmed.get(key)
-                if until is not None and time.monotonic() < until:
-                    return True
             try:
                 found = await self._bounded(
                     caller, lambda: store.get(key, collection=GRANTS_COLLECTION)
@@ -164,6 +162,20 @@ class GrantStore:
             if found is not None and self._confirms(store):
                 self._confirm(key, found.get("until") if isinstance(found, Mapping) else None)
             return found is not None
+        return False
+
+    def held(self, caller: Caller, tool: str, *,
+             server_store: ServerStore | None = None) -> bool:
+        """Whether this process knows ``caller`` unlocked ``tool`` without asking a store:
+        a grant held in memory, or a store grant confirmed in memory (``_confirms``).
+        False says nothing more: ``has`` asks the store. No store is touched, so a name
+        nobody was granted costs no store operation."""
+        if self.uses_store(caller):
+            until = self._confirmed.get(_kv_key(caller, tool))
+            if until is None or time.monotonic() >= until:
+                return False
+            store = self.store_for(caller, server_store)
+            return store is not None and self._confirms(store)
         granted = self._memory_set(caller, create=False)
         return granted is not None and tool in granted
 

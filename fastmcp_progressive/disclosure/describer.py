@@ -51,7 +51,7 @@ from fastmcp.tools.base import Tool, ToolResult
 from fastmcp_progressive import payloads
 from fastmcp_progressive.access.caller import caller_of
 from fastmcp_progressive.access.catalog import Catalog
-from fastmcp_progressive.access.gate import Gate
+from fastmcp_progressive.access.gate import Gate, bridge_of
 from fastmcp_progressive.disclosure.bridge import dispatched_arguments, requested_names
 from fastmcp_progressive.disclosure.components import DisclosureComponents
 from fastmcp_progressive.disclosure.groups import Groups, available_names
@@ -275,7 +275,9 @@ class Describer:
                 described.body[name] = payloads.unknown_tool(name, [prefix + n for n in closest])
             else:
                 described.body[name], described.texts[name] = self.definitions.for_tool(tool)
-                described.granted.append(name)
+                if bridge_of(tool, self.components.kinds) is None:
+                    described.granted.append(name)  # never our bridges: the gate runs a
+                    # granted name without looking it up (``access/gate.py``, rule 0)
         caller = caller_of(ctx)
         await self.gate.grant(caller, described.granted, partial(state_storage, ctx))
         await self._list_described(ctx, described.granted)

@@ -17,7 +17,14 @@ from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import ClientSettings, GrantSettings
 from fastmcp_progressive.access.caller import Caller, CallerKind, note_request
-from fastmcp_progressive.access.gate import AnonymousPolicy, Gate, GateCall, Outcome, ServerFacts
+from fastmcp_progressive.access.gate import (
+    AnonymousPolicy,
+    Gate,
+    GateCall,
+    Outcome,
+    ServerFacts,
+    known,
+)
 from fastmcp_progressive.access.grants import GrantStore
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.files.store import Definitions, DescriptionStore
@@ -85,7 +92,8 @@ class Server:
 
     def call(self, caller: Caller, arguments: dict[str, Any], *, nested: bool = False
              ) -> GateCall:
-        return GateCall(caller, TOOL, self.tool, arguments=arguments, nested=nested)
+        return GateCall(caller, TOOL, arguments, find=lambda: known(self.tool, TOOL),
+                        nested=nested)
 
 
 @dataclass(frozen=True)
@@ -132,6 +140,7 @@ ROWS = [
     Row("principal", known=False, expect="unknown"),
     Row("principal", known=False, store="down-closed", expect="unknown"),
     Row("anonymous", known=False, expect="unknown"),
+    Row("session", granted=True, known=False),  # a grant held runs unlooked (FastMCP answers)
     # a grant store that fails
     Row("principal", store="down-open"),
     Row("principal", store="down-closed", expect="store_unavailable"),
