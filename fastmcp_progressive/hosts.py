@@ -10,9 +10,12 @@ Hosts differ in what a progressive listing does to them (the "Hosts" section of
   such a host also has a tool cap (a row's ``max_tools``: Cursor 40, VS Code 128) and the
   server lists more tools than it takes, the full listing would lose tools silently: that
   client gets the server's progressive level within the cap instead (``toolcap.py``);
+- mcp-use, whose agent allows one tool round and the answer by default, gets every tool
+  listed (``max_tools=None``: no budget) and its calls judged by their arguments
+  (``judged_by_arguments``), so its first call of any tool runs;
 - every other host gets the server's progressive level (``typed`` by default: every
   argument declared with a plain type, which hosts that build a validation model from the
-  listed schema need).
+  listed schema need) within the server's budget (``ListingSettings.max_tools``).
 
 A profile matches on the ``clientInfo`` name (a glob, case-sensitive as hosts send it),
 optionally its version (a glob), and the caller's protocol era and transport where that
@@ -33,7 +36,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal, Protocol, get_args
+from typing import Literal, Protocol, TypeAlias, get_args
 
 Level = Literal["full", "typed", "minimal", "skeleton"]
 """What one client's ``tools/list`` shows: ``"full"`` (as registered, never gated) or a
@@ -43,6 +46,19 @@ type), ``"skeleton"`` (also enums and nested objects) or ``"minimal"`` (no prope
 MIN_CAP = 3
 """The smallest tool cap: the two bridges and one tool."""
 MAX_CAP = 100_000
+
+ToolBudget: TypeAlias = int | Literal["auto"] | None
+"""How many tools a progressive listing holds (``ListingSettings.max_tools``, a host
+profile's ``max_tools``): ``"auto"`` (the budget, ``toolcap.py``: every tool while a listing
+is small, at most ``BUDGET`` entries above ``BUDGET_THRESHOLD`` tools), an int (at most that
+many entries, always) or None (every tool)."""
+AUTO: Literal["auto"] = "auto"
+BUDGET = 20
+"""Entries an automatically budgeted listing holds, the two bridges included (see
+``docs/listing.md``: the figures behind it)."""
+BUDGET_THRESHOLD = 50
+"""Tools a listing holds before the automatic budget applies: a listing of more tools than
+this gets ``BUDGET`` entries; one of this many or fewer is listed whole."""
 
 
 class CallerFacts(Protocol):
@@ -78,14 +94,17 @@ class HostProfile:
     """``"stdio"``: a real stdio pipe only (``"duplex"`` includes in-memory clients)."""
     capability: str | None = None
     """A client capability it must advertise (e.g. ``"elicitation"``), None: any."""
-    max_tools: int | None = None
-    """The most tools the host takes (None: no known cap). A host served in ``full`` whose
-    server lists more gets the server's progressive level within the cap instead, and
-    ``ListingSettings.max_tools``, when lower, still applies (``toolcap.py``)."""
-    per_call: bool = False
-    """The client opens a new session (over stdio: a new server process) for every tool
-    call, so no grant can follow it to its next call: its calls are judged by their
-    arguments, like other callers the server cannot follow (``ClientSettings.anonymous``)."""
+    max_tools: ToolBudget = AUTO
+    """How many tools the host gets: ``"auto"`` (the server's ``ListingSettings.max_tools``
+    decides), an int (the most tools the host takes: a host served in ``full`` whose server
+    lists more gets the server's progressive level within it instead; a lower int of
+    ``ListingSettings.max_tools`` still applies) or None (every tool listed, the automatic
+    budget off for this host; an int ``ListingSettings.max_tools`` still applies)."""
+    judged_by_arguments: bool = False
+    """Judge the client's calls by their arguments, like other callers the server cannot
+    follow (``ClientSettings.anonymous``), instead of refusing a first call: for a client
+    that opens a new session (over stdio: a new server process) for every tool call, so no
+    grant can follow it, or one whose step budget has no room for a teaching refusal."""
     host: str = ""
     """The product's name, for people reading the table."""
     evidence: str = ""
@@ -102,12 +121,12 @@ class HostProfile:
             if value is not None and value not in allowed:  # no caller would ever match
                 raise ValueError(f"host profile {self.name!r}: {field} must be one of "
                                  f"{allowed} or None, not {value!r}")
-        if self.max_tools is not None and (
+        if self.max_tools is not None and self.max_tools != AUTO and (
             not isinstance(self.max_tools, int) or isinstance(self.max_tools, bool)
             or not MIN_CAP <= self.max_tools <= MAX_CAP
         ):
             raise ValueError(f"host profile {self.name!r}: max_tools must be an integer from "
-                             f"{MIN_CAP} to {MAX_CAP} or None, not {self.max_tools!r}")
+                             f"{MIN_CAP} to {MAX_CAP}, 'auto' or None, not {self.max_tools!r}")
 
     def matches(self, caller: CallerFacts) -> bool:
         """Whether ``caller``'s client name, version, era and transport fit this row."""
@@ -150,7 +169,7 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
         None,
         transport="stdio",
         capability="elicitation",
-        per_call=True,
+        judged_by_arguments=True,
         host="FastMCP's CLI (fastmcp call / list) over stdio: FastMCP's default client "
              "name, with the terminal elicitation handler the CLI installs",
         evidence="https://github.com/jlowin/fastmcp src/fastmcp/client/client.py: the "
@@ -158,6 +177,19 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
                  "src/fastmcp/cli/client.py: every `fastmcp call` starts the server anew "
                  "(`fastmcp run <file>` over stdio), lists and calls once; _build_client "
                  "passes elicitation_handler=_terminal_elicitation_handler",
+    ),
+    HostProfile(
+        "mcp-use",
+        None,
+        max_tools=None,
+        judged_by_arguments=True,
+        host="mcp-use (MCPAgent, MCPClient)",
+        evidence="https://github.com/mcp-use/mcp-use mcp_use connectors/base.py: "
+                 "BaseConnector.client_info is Implementation(name=\"mcp-use\", "
+                 "version=mcp_use.__version__); MCPAgent's default max_steps=5 allows one "
+                 "tool round and the answer (mcp_use/agents/mcpagent.py: recursion limit "
+                 "2 * max_steps, 4 graph steps per tool round), so its first call must "
+                 "run and the tool must be listed",
     ),
     HostProfile(
         "codex-mcp-client",

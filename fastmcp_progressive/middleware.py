@@ -142,7 +142,7 @@ class ProgressiveDisclosure(Middleware):
         self.lister = Lister(self.store, listing, cache_size=caches.listing)
         self.preload = Preload(self.lister)
         self.grants = GrantStore(grants)
-        self.modes = ModePolicy(clients, default_level=listing.level, max_tools=listing.max_tools)
+        self.modes = ModePolicy(clients, default_level=listing.level)
         self._gate = Gate(grants=self.grants, modes=self.modes, definitions=self.definitions,
                          anonymous=clients.anonymous,
                          exempt_tools=names("exempt_tools", exempt_tools))

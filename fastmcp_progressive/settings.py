@@ -34,11 +34,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, get_args
 
 from fastmcp_progressive.hosts import (
+    AUTO,
     HOST_PROFILES,
     MAX_CAP,
     MIN_CAP,
     HostProfile,
     Level,
+    ToolBudget,
     check_profiles,
 )
 from fastmcp_progressive.options import (
@@ -127,10 +129,15 @@ class ListingSettings:
             server's (``ClientSettings.full_clients``).
         summary_max_chars: longest one-line description derived from a tool's own text.
         strip_noise: drop a name-derived ``title`` and empty ``_meta.fastmcp.tags``.
-        max_tools: the most tools a progressive listing holds (``None``: no cap); a
-            caller that would see more gets pinned tools, the two bridges and the tools
-            it uses most, and reaches the rest through the bridges (``toolcap.py``). A
-            host profile's ``max_tools`` caps its clients too; the lower cap applies.
+        max_tools: how many tools a progressive listing holds. ``"auto"`` (default): every
+            tool while the caller may see at most ``BUDGET_THRESHOLD`` (50), else at most
+            ``BUDGET`` (20) entries; an int: at most that many entries whenever the caller
+            may see more; ``None``: every tool. A capped listing holds the pinned tools,
+            the two bridges (``describe_tools`` naming every group, ``run_tool``), then the
+            tools the caller described or this server's callers call most; the rest are
+            reached through the bridges (``toolcap.py``). A host profile's ``max_tools``
+            chooses for its clients instead of ``"auto"`` (its own cap, or None: every
+            tool); with an int here, the lower cap applies.
         tag_groups: a tool's FastMCP tags are groups (``groups.py``) too.
         preload: read the description files in a background thread from construction
             on, so the first listing does not parse them (requests never wait for it).
@@ -139,7 +146,7 @@ class ListingSettings:
     level: Level = "typed"
     summary_max_chars: int = 100
     strip_noise: bool = True
-    max_tools: int | None = None
+    max_tools: ToolBudget = AUTO
     tag_groups: bool = True
     preload: bool = True
 
@@ -147,7 +154,10 @@ class ListingSettings:
         choice("listing.level", self.level, PROGRESSIVE_LEVELS)
         count("listing.summary_max_chars", self.summary_max_chars, *SUMMARY_CHARS)
         flag("listing.strip_noise", self.strip_noise)
-        if self.max_tools is not None:
+        if isinstance(self.max_tools, str) and self.max_tools != AUTO:
+            fail("listing.max_tools", f"{AUTO!r}, a whole number from {MIN_CAP} to "
+                 f"{MAX_CAP} or None", self.max_tools)
+        if self.max_tools is not None and self.max_tools != AUTO:
             count("listing.max_tools", self.max_tools, MIN_CAP, MAX_CAP)
         flag("listing.tag_groups", self.tag_groups)
         flag("listing.preload", self.preload)

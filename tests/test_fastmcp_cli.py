@@ -3,7 +3,7 @@
 Each ``fastmcp call`` is a new client: over stdio it even starts the server anew (``fastmcp
 run examples/demo_server.py``), lists the tools and calls one, so no grant can follow it to
 a second command. The host table marks that client (``fastmcp`` over stdio, with the
-CLI's elicitation handler) ``per_call``:
+CLI's elicitation handler) ``judged_by_arguments``:
 its calls are judged by their arguments. Over 2026-07-28 HTTP without auth it is a caller
 the server cannot follow anyway. ``key=value`` arguments are typed from the listed schema
 (every argument with its type at the default level), and arguments FastMCP's own
@@ -111,5 +111,5 @@ async def test_other_stdio_clients_and_plain_fastmcp_clients_stay_gated() -> Non
                    channel="stdio")
     stdio = Caller(kind="stream", era="modern", key="s", client_name="fastmcp",
                    channel="stdio", capabilities=cli)
-    assert not policy.per_call(memory) and not policy.per_call(plain)
-    assert policy.per_call(stdio)
+    assert not policy.judged_by_arguments(memory) and not policy.judged_by_arguments(plain)
+    assert policy.judged_by_arguments(stdio)

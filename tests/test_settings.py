@@ -60,7 +60,7 @@ from tests.cli_runner import run_cli
 # Each settings object's defaults, written once more here so a change to one is deliberate.
 DEFAULTS: dict[type, dict[str, Any]] = {
     ListingSettings: {"level": "typed", "summary_max_chars": 100, "strip_noise": True,
-                      "max_tools": None, "tag_groups": True, "preload": True},
+                      "max_tools": "auto", "tag_groups": True, "preload": True},
     GrantSettings: {"ttl": 3600.0, "max_sessions": 100_000, "store": None,
                     "shared_sessions": False, "store_timeout": 2.0, "store_operations": 8,
                     "on_store_error": "open"},
@@ -242,7 +242,7 @@ def test_a_host_profile_that_no_caller_could_match_is_refused(field: str, value:
         HostProfile(**{"name": "acme", "level": None, field: value})
 
 
-@pytest.mark.parametrize("max_tools", [0, 2, 10**6, True, 4.5])
+@pytest.mark.parametrize("max_tools", [0, 2, 10**6, True, 4.5, "many"])
 def test_a_host_profiles_tool_cap_is_a_cap_a_listing_can_hold(max_tools: Any) -> None:
     with pytest.raises(ValueError, match=r"host profile 'acme': max_tools must be"):
         HostProfile("acme", None, max_tools=max_tools)
@@ -326,6 +326,8 @@ BAD_OPTIONS: list[tuple[str, Any]] = [
     ("clients.level_resolver", "full"),
     ("grants.store", object()),
     ("listing.strip_noise", None),
+    ("listing.max_tools", "many"),
+    ("listing.max_tools", 2),
 ]
 
 

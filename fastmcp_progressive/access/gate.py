@@ -20,7 +20,7 @@ at 1,000 tools), and FastMCP's own call path looks the tool up again anyway.
 3. a call with no client behind it (``internal``) runs;
 4. a client at the ``full`` level (compatibility mode) runs;
 5. a caller the server cannot follow from one call to the next (no identity, a session
-   whose first real request is this call, or a host the host table marks ``per_call``,
+   whose first real request is this call, or a host the host table marks ``judged_by_arguments``,
    e.g. FastMCP's CLI over stdio) is handled by the ``anonymous`` policy:
    ``"full"`` runs it, ``"validate"`` runs it when its arguments fit the tool (as FastMCP's
    own validation judges them) and otherwise answers the teaching refusal with the problem found,
@@ -331,7 +331,7 @@ class Gate:
             return RUN
         if caller.kind == "internal" or self.modes.level(caller) == "full":
             return RUN
-        if (caller.kind == "anonymous" or self.modes.per_call(caller)
+        if (caller.kind == "anonymous" or self.modes.judged_by_arguments(caller)
                 or opened_with_call(caller)):
             # a caller no grant can follow to its next call: decided by this call alone
             self._note_unfollowable_once()
@@ -403,7 +403,8 @@ class Gate:
         logger.info(
             "progressive disclosure: a caller the server cannot follow between calls "
             "(2026-07-28 HTTP without auth, stateless_http=True, a new session per tool "
-            "call, or a host table row marked per_call such as FastMCP's CLI over stdio) "
+            "call, or a host table row marked judged_by_arguments such as FastMCP's CLI "
+            "over stdio) "
             "called a tool; its calls are handled by ClientSettings(anonymous=%r). Add "
             "auth to gate such clients per principal.",
             self.anonymous,

@@ -24,10 +24,10 @@ another. In order:
 5. The host profiles table (``hosts.py``): known hosts by client name/version.
 6. Otherwise the server's progressive level (``ListingSettings.level``).
 
-The host profile a client matches also says whether it opens a session per tool call
-(``per_call``) and how many tools it takes (``tool_limit``, with ``ListingSettings.max_tools``):
-all three are the same for every request of that client, so the profile is matched once per
-client (name, version, era, transport, channel, capabilities) and kept, bounded.
+The host profile a client matches also says whether its calls are judged by their arguments
+(``judged_by_arguments``) and how many tools it gets (``toolcap.py``): all of it is the same
+for every request of that client, so the profile is matched once per client (name, version,
+era, transport, channel, capabilities) and kept, bounded.
 
 Example:
     ```python
@@ -82,11 +82,9 @@ class ModePolicy:
         settings: ClientSettings | None = None,
         *,
         default_level: Level = ListingSettings.level,
-        max_tools: int | None = None,
     ) -> None:
         settings = settings or ClientSettings()  # checked when it was built
         self.anonymous_full = settings.anonymous == "full"
-        self.max_tools = max_tools
         self.full_clients = tuple(settings.full_clients)
         self.level_header = settings.level_header.lower() if settings.level_header else None
         self.resolver = settings.level_resolver
@@ -139,20 +137,12 @@ class ModePolicy:
         """The first host profile ``caller`` matches, or None."""
         return self._client(caller)[1]
 
-    def per_call(self, caller: Caller) -> bool:
-        """Whether the host table says ``caller`` opens a session per tool call (so no
-        grant can follow it): the first matching row decides, as it does the level."""
+    def judged_by_arguments(self, caller: Caller) -> bool:
+        """Whether the host table says ``caller``'s calls are judged by their arguments
+        (a host no grant can follow, or one with no step to spare for a refusal): the
+        first matching row decides, as it does the level."""
         profile = self._client(caller)[1]
-        return profile is not None and profile.per_call
-
-    def tool_limit(self, caller: Caller) -> int | None:
-        """The most tools ``caller``'s listing may hold (None: no cap): the lower of the
-        server's cap (``ListingSettings.max_tools``) and its host profile's."""
-        profile = self._client(caller)[1]
-        host = profile.max_tools if profile is not None else None
-        if host is None or self.max_tools is None:
-            return host if self.max_tools is None else self.max_tools
-        return min(host, self.max_tools)
+        return profile is not None and profile.judged_by_arguments
 
     def _client(self, caller: Caller) -> tuple[str | None, HostProfile | None]:
         """What the name rules say of ``caller``'s client and the host profile it matches:

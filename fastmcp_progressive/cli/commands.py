@@ -53,7 +53,7 @@ from fastmcp_progressive.disclosure.listing import summarize
 from fastmcp_progressive.files.folder import SUFFIXES, safe_file_name
 from fastmcp_progressive.files.format import with_front_matter
 from fastmcp_progressive.files.model import registered_description_digest
-from fastmcp_progressive.hosts import MAX_CAP, MIN_CAP
+from fastmcp_progressive.hosts import AUTO, MAX_CAP, MIN_CAP, ToolBudget
 from fastmcp_progressive.options import MAX_UPSTREAM_TIMEOUT, SUMMARY_CHARS, count, seconds
 from fastmcp_progressive.proxy.front import (
     DEFAULT_REQUEST_TIMEOUT,
@@ -298,9 +298,11 @@ def _proxy_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
         p.add_argument("--descriptions", type=Path, metavar="DIR",
                        help="description files for the upstream's tools (hot reload)"),
         p.add_argument("--listing", choices=PROGRESSIVE_LEVELS, default=ListingSettings.level),
-        p.add_argument("--max-tools", type=_tool_cap, metavar="N",
+        p.add_argument("--max-tools", type=_tool_cap, metavar="N|auto|none",
+                       default=ListingSettings.max_tools,
                        help="list at most N tools; the rest are reached through describe_tools "
-                            "(groups) and run_tool (default: no cap but the host caps)"),
+                            "(groups) and run_tool (default: auto, every tool up to 50, else "
+                            "at most 20; none: every tool)"),
         p.add_argument("--anonymous", choices=get_args(AnonymousPolicy),
                        help="callers no grant can follow (default: the middleware's)"),
         p.add_argument("--no-host-profiles", action="store_true",
@@ -465,15 +467,17 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _tool_cap(text: str) -> int:
-    """An argparse type: a tool cap ``ListingSettings(max_tools=...)`` accepts."""
+def _tool_cap(text: str) -> ToolBudget:
+    """An argparse type: what ``ListingSettings(max_tools=...)`` accepts (``none``: None)."""
+    if text.strip().lower() in (AUTO, "none"):
+        return AUTO if text.strip().lower() == AUTO else None
     try:
         value = int(text)
     except ValueError:
         value = -1
     if not MIN_CAP <= value <= MAX_CAP:
         raise argparse.ArgumentTypeError(
-            f"must be a whole number from {MIN_CAP} to {MAX_CAP}, not {text!r}")
+            f"must be auto, none or a whole number from {MIN_CAP} to {MAX_CAP}, not {text!r}")
     return value
 
 

@@ -295,19 +295,19 @@ class Describer:
         return [n for n in names if n not in ours]
 
     async def _list_described(self, ctx: Context, names: list[str]) -> None:
-        """Put tools just described in a followable caller's capped listing, and tell it."""
-        smallest = self.cap.smallest_limit
-        if not names or not smallest or 0 < self.cap.largest_listing <= smallest:
-            return  # no cap at all, or every listing of this server fits the lowest
+        """Put tools just described in a followable caller's capped listing, without
+        ``notifications/tools/list_changed``: Semantic Kernel's MCP plugins deadlock on it
+        (their message handler awaits ``tools/list``). A host that re-lists on its own sees
+        them there; the others call them through ``run_tool`` (``toolcap.py``)."""
+        largest = self.cap.largest_listing
+        if not names or 0 < largest <= self.cap.uncapped_size:
+            return  # every listing of this server fits every cap
         caller = caller_of(ctx)
-        limit = self.gate.modes.tool_limit(caller)
-        if limit is None or 0 < self.cap.largest_listing <= limit:
-            return
-        if await self.cap.add(caller, names, limit, partial(state_storage, ctx)):
-            try:
-                await ctx.send_notification(mt.ToolListChangedNotification())
-            except Exception as exc:  # a client gone mid-request: its listing is kept anyway
-                logger.debug("tools/list_changed after a describe failed: %s", exc)
+        modes = self.gate.modes
+        limit = self.cap.limit(modes.profile(caller), modes.level(caller), largest)
+        if limit is None or 0 < largest < limit:
+            return  # every listing of this server fits this caller's cap (and a bridge)
+        await self.cap.add(caller, names, limit, partial(state_storage, ctx))
 
     # -- describe_tools --------------------------------------------------------------------
     async def answer_bridge(self, ctx: Context, arguments: dict[str, Any] | None

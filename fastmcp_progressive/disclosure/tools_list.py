@@ -3,12 +3,12 @@
 A caller served ``full`` (compatibility mode, a host that defers tools itself) gets the
 listing as registered, without our bridges; everyone else the reduced listing of their
 level (``listing.py``), exempt tools in full, the bridge ``describe_tools`` added when a
-transform replaced the listing. A host that takes fewer tools than this server lists gets
-a capped listing (``toolcap.py``): pinned and exempt tools, the bridges (the bridge's
-description then names every group the caller may see), and the tools it keeps or this
-server's most called. Each listing is marked with the grouping extension's fields, and a
-legacy session remembers which lines it was shown, so the hot reload tells it only about
-those.
+transform replaced the listing. A listing of more tools than the caller's budget allows
+(``toolcap.py``: ``ListingSettings.max_tools``, a host's cap) is capped: pinned and exempt
+tools, the bridges (the bridge's description then names every group the caller may see),
+and the tools it keeps or this server's most called. Each listing is marked with the
+grouping extension's fields, and a legacy session remembers which lines it was shown, so
+the hot reload tells it only about those.
 
 Every step reads the request's caller where ``on_message`` put it (``access/caller.py``).
 
@@ -71,9 +71,11 @@ class ToolsList:
         caller = caller_of(ctx)
         level = self.gate.modes.level(caller)
         bridge, dispatch = self.components.bridge, self.components.dispatch
-        limit = self.gate.modes.tool_limit(caller)
+        profile = self.gate.modes.profile(caller)
+        limit: int | None = None
         if level == "full":
             own = [t for t in tools if not self.components.is_ours(t)]
+            limit = self.cap.limit(profile, level, len(own))
             if limit is None or len(own) <= limit:
                 return self._mark(ctx, caller, own)
             # a host that defers tools itself but takes fewer than this server lists: in
@@ -90,8 +92,11 @@ class ToolsList:
         shown, plain = self._with_bridges(level, reduced)
         if level == self.lister.level and not self.net_cost.started:  # what it costs, once
             self.net_cost.first_listing(tools, plain)
-        if len(shown) > self.cap.largest_listing:
-            self.cap.note_listing(len(shown))
+        count = len(shown) - (bridge is not None and any(t.name == bridge.name for t in shown))
+        if count > self.cap.largest_listing:
+            self.cap.note_listing(count)
+        if limit is None:
+            limit = self.cap.limit(profile, level, count)
         if limit is not None and ctx is not None and len(shown) > limit:
             return self._mark(ctx, caller,
                               await self._capped(ctx, caller, tools, list(shown), limit),

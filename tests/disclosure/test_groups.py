@@ -276,8 +276,9 @@ async def test_the_dispatched_tool_runs_under_its_own_name(tmp_descriptions: Pat
         assert seen == ["kid_alerts"]  # inner middleware saw the real name (not call_tool)
 
 
-async def test_describing_adds_to_a_sessions_listing_with_a_notification(
+async def test_describing_adds_to_a_sessions_listing_without_a_notification(
         tmp_descriptions: Path) -> None:
+    """No ``tools/list_changed`` for a describe: Semantic Kernel deadlocks on it."""
     server, _ = catalog(tmp_descriptions, listing=ListingSettings(max_tools=CAP))
     notes: list[str] = []
 
@@ -292,7 +293,7 @@ async def test_describing_adds_to_a_sessions_listing_with_a_notification(
         target = next(n for n in ("kid_alerts", "tag_note", "refund_invoice", "kid_current")
                       if n not in first)
         await client.call_tool("describe_tools", {"tools": [target]})
-        assert "notifications/tools/list_changed" in notes
+        assert "notifications/tools/list_changed" not in notes
         second = {t.name for t in await client.list_tools()}
         assert target in second and len(second) <= CAP
         assert await client.call_tool(target, {"text": "t"})  # granted: runs by its name

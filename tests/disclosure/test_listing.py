@@ -137,7 +137,7 @@ async def test_github_catalog_listing_cut_with_every_name(level: str | None) -> 
     """The default (``typed``) declares every argument and still cuts 60% of the tokens;
     ``minimal`` keeps the github catalog under 3,000."""
     server = replay(CORPUS / "github-mcp-server.tools.json")
-    listing = ListingSettings() if level is None else ListingSettings(level="minimal")
+    listing = ListingSettings(max_tools=None, **({} if level is None else {"level": level}))
     server.add_middleware(ProgressiveDisclosure(listing=listing))
     full = advertise(EXTENSION_ID, {"mode": "full"})
     async with Client(server) as progressive, Client(server, extensions=[full]) as plain:
@@ -303,8 +303,8 @@ def _described_server(folder: Path, count: int) -> tuple[FastMCP, ProgressiveDis
     server = FastMCP("t")
     for i in range(count):
         server.tool(name=f"t{i}")(lambda: "ok")
-    middleware = ProgressiveDisclosure(folder)
-    server.add_middleware(middleware)
+    middleware = ProgressiveDisclosure(folder, listing=ListingSettings(max_tools=None))
+    server.add_middleware(middleware)  # every tool listed (the budget off), each line checked
     return server, middleware
 
 

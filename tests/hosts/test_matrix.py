@@ -52,12 +52,7 @@ BASELINE_DEFECTS = {
 setting fixes): the body must still run with the model's arguments, and the baseline must
 still show the defect (so the matrix notices when the framework fixes it)."""
 
-SK_DEADLOCK = ("Semantic Kernel's MCP plugin awaits tools/list inside the session's message "
-               "handler on notifications/tools/list_changed (semantic_kernel/connectors/"
-               "mcp.py:525-526, 1.45.0), so the answer can never be read: it deadlocks on "
-               "the notification a describe sends a capped session, as on any server's; "
-               "semantic-kernel-relist (the override its docstring invites) reaches the tool")
-CAPPED_XFAIL = {("semantic-kernel", t): SK_DEADLOCK for t in TRANSPORTS}
+CAPPED_XFAIL: dict[tuple[str, str], str] = {}
 """Framework paths that cannot reach an unlisted tool as shipped, for a reason no server can
 change (strict: the matrix notices when the framework fixes it)."""
 CAPPED_CASES = [pytest.param(case, id=f"{case[0]}-{case[1]}",

@@ -338,7 +338,8 @@ def test_cli_proxy_rejects_a_bad_tool_cap(capsys: pytest.CaptureFixture[str]) ->
     with pytest.raises(SystemExit) as exited:
         main(["proxy", "--max-tools", "2", "--", "x"])
     assert exited.value.code == 2
-    assert "argument --max-tools: must be a whole number from 3" in capsys.readouterr().err
+    assert ("argument --max-tools: must be auto, none or a whole number from 3"
+            in capsys.readouterr().err)
 
 
 def test_cli_proxy_help_names_both_forms(capsys: pytest.CaptureFixture[str]) -> None:
@@ -506,8 +507,8 @@ def test_cli_proxy_options_from_the_environment(monkeypatch: pytest.MonkeyPatch,
 
 
 @pytest.mark.parametrize(("variable", "value", "says"), [
-    ("MAX_TOOLS", "\u2460", "must be a whole number from 3 to 100000"),  # "1" in a circle
-    ("MAX_TOOLS", "2", "must be a whole number from 3 to 100000"),
+    ("MAX_TOOLS", "\u2460", "or a whole number from 3 to 100000"),  # "1" in a circle
+    ("MAX_TOOLS", "2", "must be auto, none or a whole number from 3 to 100000"),
     ("HTTP", "localhost:web", "expected [HOST:]PORT"),
     ("REQUEST_TIMEOUT", "soon", "not a number of seconds"),
     ("STARTUP_TIMEOUT", "0", "seconds"),
