@@ -366,7 +366,7 @@ class Gate:
         return (caller.kind in ("session", "principal")
                 and self.grants.held(caller, name, server_store=server.state_store)
                 and self.modes.level(caller) != "full"
-                and not self.modes.per_call(caller)
+                and not self.modes.judged_by_arguments(caller)
                 and not opened_with_call(caller))
 
     async def _checked(self, call: GateCall, server: ServerFacts) -> Verdict:
