@@ -138,7 +138,8 @@ def recall(ranker: Ranker, texts: list[str], names: list[str], tasks: list[dict[
 
 async def _listed(catalog: Catalog, chars: int) -> dict[str, dict[str, Any]]:
     server = build_server(catalog, DEFAULT,
-                          options={"listing": ListingSettings(summary_max_chars=chars)})
+                          options={"listing": ListingSettings(summary_max_chars=chars,
+                                                          max_tools=None)})
     try:
         async with Client(server.mcp) as client:
             tools = [wire(t) for t in await client.list_tools()]
