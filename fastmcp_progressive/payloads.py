@@ -246,7 +246,8 @@ def dispatch_usage(dispatch: str) -> dict[str, Any]:
 def dispatch_unknown(name: str, bridge: str | None) -> dict[str, Any]:
     """The body of a dispatch to a tool the caller cannot see (unknown, hidden, not allowed):
     the same for each, so the answer reveals nothing."""
-    hint = (f" {bridge}(groups=[...]) lists the tools of each group." if bridge else "")
+    hint = (f' {bridge}(query="...") finds tools by words; {bridge}(groups=[...]) lists the '
+            "tools of each group." if bridge else "")
     return {"error": {"code": UNKNOWN_TOOL,
                       "message": f"Tool '{_short(name)}' not found.{hint}"}}
 

@@ -35,7 +35,8 @@ def system_prompt(bridge_tool: str | None = None) -> str:
         learn = (
             f'For the tool you chose, call {bridge_tool} with {{"tools": ["TOOL_NAME"]}}\n'
             f'   (several tools: {{"tools": ["A", "B"]}}). If you can read resources, reading\n'
-            f"   {DESCRIPTIONS_URI}?tools=TOOL_NAME gives the same answer."
+            f"   {DESCRIPTIONS_URI}?tools=TOOL_NAME gives the same answer. If no listed tool\n"
+            f'   fits, {bridge_tool} with {{"query": "what you need"}} gives the best matches.'
         )
     else:
         learn = (

@@ -116,6 +116,7 @@ def test_exported_system_prompt_is_ready_to_use() -> None:
     bridge tool; ``system_prompt`` still fills in another bridge name, or none."""
     assert re.findall(r"\{\w+\}", SYSTEM_PROMPT) == []  # no {bridge}-style placeholder
     assert 'call describe_tools with {"tools": ["TOOL_NAME"]}' in SYSTEM_PROMPT
+    assert 'describe_tools with {"query": "what you need"}' in SYSTEM_PROMPT
     assert system_prompt("describe_tools") == SYSTEM_PROMPT
     custom = system_prompt("kid_describe_tools")
     assert 'call kid_describe_tools with {"tools"' in custom and "describe_tools with" in custom

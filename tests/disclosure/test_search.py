@@ -161,6 +161,9 @@ async def test_an_unlisted_tool_runs_on_the_request_after_the_query(
                                              "arguments": {"owner": "o", "repo": "r"}})
         assert not ran.is_error
         assert not await gated(c, "fork_repository", {"owner": "o", "repo": "r"})
+        guessed = await c.call_tool("run_tool", {"name": "fork_repo", "arguments": {}},
+                                    raise_on_error=False)
+        assert 'describe_tools(query="...")' in guessed.structured_content["error"]["message"]  # type: ignore[index]
 
 
 HIDDEN = ("create_pull_request_admin", "create_pull_request_disabled",
