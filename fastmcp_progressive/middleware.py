@@ -52,6 +52,7 @@ from fastmcp_progressive.access.gate import (
     Found,
     Gate,
     GateCall,
+    Recall,
     ServerFacts,
     bridge_of,
     gateways_of,
@@ -162,6 +163,7 @@ class ProgressiveDisclosure(Middleware):
             dispatch_name=added.dispatch_tool if self._cap.possible else None,
             guidance_prompt=added.guidance_prompt)
         self.components = self.describer.components
+        self._recall = Recall()
         self._own_names = frozenset(name for name in (self.components.bridge_name,
                                                       self.components.dispatch_name) if name)
         self.prompt = self.components.prompt
@@ -221,6 +223,7 @@ class ProgressiveDisclosure(Middleware):
             return await let_through(call_next)(context)
         call = GateCall(caller_of(ctx), context.message.name, context.message.arguments,
                         find=partial(self._find, ctx.fastmcp, context.message.name),
+                        recall=partial(self._recall.get, ctx.fastmcp, context.message.name),
                         nested=nested_call())
         verdict = await self._gate.decide(call, ServerFacts(
             gateways=await gateways_of(ctx.fastmcp), state_store=partial(state_storage, ctx),
@@ -249,9 +252,11 @@ class ProgressiveDisclosure(Middleware):
             tool = await server.get_tool_by_hash(*hashed)
         elif tool is None:  # a proxy refreshes its cache on a miss, and FastMCP's own call
             tool = await server.get_tool(name)  # asks again: a tool it runs is gated
-        return Found(tool, tool.name if hashed and tool else name,
-                     hashed=hashed is not None and tool is not None,
-                     bridge=bridge_of(tool, self.components.kinds))
+        found = Found(tool, tool.name if hashed and tool else name,
+                      hashed=hashed is not None and tool is not None,
+                      bridge=bridge_of(tool, self.components.kinds))
+        self._recall.keep(server, name, found)
+        return found
 
     # -- tools/list and what a client served in full is shown of ours ---------------------------
     async def on_list_tools(

@@ -30,7 +30,6 @@ from contextvars import ContextVar
 from typing import Any
 
 import mcp_types as mt
-from cachetools import LRUCache
 from fastmcp.server.context import Context
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.server.middleware.caching import ResponseCachingMiddleware
@@ -82,7 +81,6 @@ class Catalog:
 
     def __init__(self, owner: Middleware) -> None:
         self._owner = owner
-        self._existing: LRUCache[tuple[int, str], bool] = LRUCache(maxsize=4096)
 
     def passthrough(self) -> bool:
         """True while this catalog lists tools for itself: its owner's listing hook must
@@ -97,21 +95,6 @@ class Catalog:
             yield
         finally:
             _listing_for.reset(token)
-
-    async def exists(self, ctx: Context, name: str) -> bool:
-        """Whether FastMCP's ``get_tool`` finds ``name`` (other middleware's listing
-        filters aside): the check a grant-store key must pass before it is made.
-
-        Names found are remembered (bounded), so a granted call asks FastMCP once per
-        name; an unknown name is asked every time and never remembered.
-        """
-        key = (id(ctx.fastmcp), name)
-        if key in self._existing:
-            return True
-        if await ctx.fastmcp.get_tool(name) is None:
-            return False
-        self._existing[key] = True
-        return True
 
     async def tool(self, ctx: Context, name: str) -> Tool | None:
         """The tool named ``name`` as this caller may see it, or None."""

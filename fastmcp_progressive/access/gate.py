@@ -4,7 +4,9 @@ Every rule about a call lives here, in the order it is applied; the middleware's
 ``on_call_tool`` asks once and acts on the verdict. The tool the call names is looked up
 (as FastMCP's ``AuthMiddleware`` does: the plain name, then a ``<hash>_<tool>`` backend
 name) only when a rule needs it: FastMCP's lookup scans its catalog (about 0.1 ms per name
-at 1,000 tools), and FastMCP's own call path looks the tool up again anyway.
+at 1,000 tools), and FastMCP's own call path looks the tool up again anyway. Rules 1 to 5,
+whose verdicts hand the call on to FastMCP, may use the tool as last found for the name
+while it provably still is (``Recall``); a refusal, and rule 6, rest on a fresh lookup.
 
 0. a call with no request in flight (``await mcp.call_tool(...)`` from code) runs; a
    followable caller (rule 6) calling a tool it was granted runs without a lookup:
@@ -61,6 +63,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, get_args
 
+from cachetools import LRUCache
 from fastmcp import FastMCP
 from fastmcp.server.middleware import CallNext
 from fastmcp.server.transforms.search.base import BaseSearchTransform
@@ -70,7 +73,7 @@ from fastmcp_progressive.access.arguments import ArgumentChecker
 from fastmcp_progressive.access.caller import Caller, note_bridge_call, opened_with_call
 from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable, ServerStore
 from fastmcp_progressive.access.modes import ModePolicy
-from fastmcp_progressive.fastmcp_internals import is_nested_tool_call
+from fastmcp_progressive.fastmcp_internals import is_nested_tool_call, local_component
 from fastmcp_progressive.files.store import Definitions, is_pinned
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.settings import AnonymousPolicy
@@ -128,20 +131,29 @@ class GateCall:
     """The call being judged, built once by ``on_call_tool``.
 
     ``name`` is the name the client sent; ``find`` looks the tool up (FastMCP's lookup),
-    awaited through ``lookup()`` at most once, and only when a rule needs the tool.
-    ``nested``: an inner call of a call an outer gate let through.
+    awaited through ``lookup()`` at most once, and only when a rule needs the tool;
+    ``recall`` gives the tool as last found for this name while that provably still holds
+    (``Recall``), for verdicts that hand the call on to FastMCP. ``nested``: an inner call
+    of a call an outer gate let through.
     """
 
     caller: Caller
     name: str
     arguments: dict[str, Any] | None = None
     find: Callable[[], Awaitable[Found]] | None = None
+    recall: Callable[[], Found | None] | None = None
     nested: bool = False
     found: Found | None = field(default=None, init=False)
-    """What ``lookup()`` found; None while no rule needed the tool."""
+    """What FastMCP's lookup found; None while no rule needed it."""
 
-    async def lookup(self) -> Found:
-        """The tool this call names, looked up once."""
+    async def lookup(self, *, recalled: bool = False) -> Found:
+        """The tool this call names, looked up once; with ``recalled``, the tool as last
+        found for this name when that still holds (no lookup): only for a verdict that
+        hands the call on to FastMCP, never for one that answers with a definition."""
+        if recalled and self.found is None and self.recall is not None:
+            kept = self.recall()
+            if kept is not None:
+                return kept
         if self.found is None:
             self.found = (await self.find() if self.find is not None
                           else Found(None, self.name))
@@ -153,6 +165,61 @@ class GateCall:
         read granted (not nested, not ours): what the tool cap counts."""
         return not self.nested and (self.found is None or (
             self.found.tool is not None and self.found.bridge is None))
+
+
+_Kept = tuple["weakref.ref[Any]", Found, tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]
+
+
+class Recall:
+    """The tool each name was last found as, per server, while it provably still is.
+
+    FastMCP's lookup scans its catalog (``LocalProvider``: about 0.1 ms per name at 1,000
+    tools) and offers no signal when the catalog changes. A caller judged by its arguments
+    needs the tool only to check them, and FastMCP's own call path looks it up again
+    anyway. So a name is kept when the lookup found the very component the server's
+    ``local_provider`` holds under the tool's key (not one of our bridges, not a hashed
+    name), and trusted while that is still so and the server's providers and transforms
+    (the server's and the local provider's) are the same objects: O(1), no scan. A tool
+    removed or replaced, a provider or transform added, and the name is looked up again.
+
+    What is recalled only ever lets a call go on to FastMCP, which resolves the name
+    itself (visibility, component auth, an unknown tool: its own answer); a refusal, which
+    hands the definition over, always rests on a fresh lookup. A second version of a tool
+    added beside the kept one is not noticed: FastMCP runs the highest version and checks
+    its arguments itself. At most ``RECALLED`` names are kept (least recently used go).
+    """
+
+    RECALLED = 4096
+
+    def __init__(self) -> None:
+        self._kept: LRUCache[tuple[int, str], _Kept] = LRUCache(self.RECALLED)
+
+    def get(self, server: FastMCP[Any], name: str) -> Found | None:
+        """The tool ``name`` was last found as on ``server``, if that provably still holds."""
+        kept = self._kept.get((id(server), name))
+        if kept is None:
+            return None
+        ref, found, providers, transforms, local = kept
+        provider = server.local_provider
+        if (ref() is not server or not _same(providers, server.providers)
+                or not _same(transforms, server.transforms)
+                or not _same(local, provider.transforms) or found.tool is None
+                or local_component(provider, found.tool.key) is not found.tool):
+            return None
+        return found
+
+    def keep(self, server: FastMCP[Any], name: str, found: Found) -> None:
+        """Remember what the lookup of ``name`` found, when it is the server's own component."""
+        tool, provider = found.tool, server.local_provider
+        if (tool is None or found.bridge is not None or found.hashed or found.name != name
+                or local_component(provider, tool.key) is not tool):
+            return
+        self._kept[(id(server), name)] = (weakref.ref(server), found, tuple(server.providers),
+                                          tuple(server.transforms), tuple(provider.transforms))
+
+
+def _same(kept: tuple[Any, ...], current: Any) -> bool:
+    return len(kept) == len(current) and all(a is b for a, b in zip(kept, current, strict=True))
 
 
 @dataclass(frozen=True)
@@ -319,7 +386,7 @@ class Gate:
         caller = call.caller
         if call.name not in server.ours and self._holds(caller, call.name, server):
             return RUN  # rule 6, before any lookup: FastMCP's call path resolves the name
-        found = await call.lookup()
+        found = await call.lookup(recalled=True)  # a recalled tool is never one of ours
         if found.bridge == "bridge":
             note_bridge_call(caller)
             return ANSWER_BRIDGE
@@ -338,8 +405,10 @@ class Gate:
             if self.anonymous == "full":
                 return RUN
             if self.anonymous == "validate":
-                return await self._checked(call, server)
+                return await self._checked(call, server, found)
             caller = dataclasses.replace(caller, kind="anonymous", key=None, anchor=None)
+        if found is not await call.lookup():  # it was recalled: rule 6 rests on what
+            return await self.decide(call, server)  # FastMCP finds now (kept for the call)
         if tool is None:
             return UNKNOWN  # FastMCP answers it; no grant-store key is made from its name
         try:
@@ -369,11 +438,12 @@ class Gate:
                 and not self.modes.judged_by_arguments(caller)
                 and not opened_with_call(caller))
 
-    async def _checked(self, call: GateCall, server: ServerFacts) -> Verdict:
+    async def _checked(self, call: GateCall, server: ServerFacts, found: Found) -> Verdict:
         """An unfollowable caller's call: it runs when FastMCP's own validation would accept
         its arguments (``arguments.py``); otherwise the teaching refusal says what does not
-        fit."""
-        tool = (await call.lookup()).tool
+        fit. ``found`` may be recalled: arguments that fit it go on to FastMCP; anything
+        else is judged again on what FastMCP's lookup finds now."""
+        tool = found.tool
         if tool is None:
             return UNKNOWN
         problem = await self.checker.problem(tool, call.arguments)
@@ -381,6 +451,9 @@ class Gate:
             return RUN_CHECKED  # pinned or not, it runs: the pin is asked only to refuse
         if self.pinned(tool):
             return RUN
+        fresh = await call.lookup()
+        if fresh is not found:  # it was recalled: judge what FastMCP finds now
+            return await self._checked(call, server, fresh)
         if server.shown is not None and not await server.shown(tool):
             return UNKNOWN
         definition, _ = self.definitions.for_tool(tool)

@@ -1,5 +1,6 @@
-"""Granted calls (#26): a followable caller's call of a tool it was granted runs without a
-lookup of ours, and FastMCP's own call path still decides what exists and what it may see.
+"""Calls without a lookup of ours (#26): a followable caller's call of a tool it was
+granted, and a call judged by its arguments against the tool as last found, run on
+FastMCP's own lookup; FastMCP's call path still decides what exists and what it may see.
 
 FastMCP's lookup of one name scans its catalog (about 0.1 ms at 1,000 tools); before #26
 a granted call paid it twice, ours then FastMCP's. Now the gate runs a grant this process
@@ -10,6 +11,10 @@ holds without asking (``access/gate.py``, rule 0), so:
   answers FastMCP's "Unknown tool" and its body never runs, for every caller kind that
   keeps grants: a handshake-era session in memory and over HTTP, a principal (2026-07-28
   with a token) over HTTP;
+- a caller judged by its arguments (2026-07-28 without auth) has them checked against the
+  tool its name was last found as, while that is still the registered component
+  (``access/gate.py:Recall``): a tool replaced is judged anew, one hidden or removed
+  answers "Unknown tool", and a refusal's definition always comes from a fresh lookup;
 - a read never grants our own bridges (a server-wide transform may list them under other
   names), so the dispatch bridge never runs as a granted tool passing its inner call
   unchecked: a call of it is still answered by us.
@@ -154,3 +159,68 @@ async def test_a_read_never_grants_our_bridges(transport: Transport, era: Era,
                                         raise_on_error=False)
         assert result.is_error, result.content
         assert result.structured_content["error"]["code"] == "TOOL_DESCRIPTION_REQUIRED"
+
+
+# -- callers judged by their arguments: the tool as last found, while it still is ----------
+JUDGED: list[tuple[Transport, Era]] = [("memory", "modern"), ("http", "modern")]
+"""2026-07-28 without auth: every call judged by its arguments (``anonymous="validate"``)."""
+
+
+@pytest.mark.parametrize(("transport", "era"), JUDGED)
+async def test_a_judged_call_asks_fastmcp_for_its_tool_once_after_the_first(
+        monkeypatch: pytest.MonkeyPatch, transport: Transport, era: Era) -> None:
+    mcp = build_server()
+    async with clients(mcp, transport, era) as (client,):
+        assert not await gated(client, "add")  # the first call looks it up: kept
+        lookups = count_calls(monkeypatch, mcp, "get_tool")
+        assert not await gated(client, "add")
+        assert lookups.count == 1  # FastMCP's own call path; before #26 ours came first
+        lookups.count = 0
+        assert await gated(client, "add", {"a": "not a number", "b": 2})
+        assert lookups.count == 1  # a refusal hands the definition over: looked up afresh
+
+
+@pytest.mark.parametrize(("transport", "era"), JUDGED)
+async def test_a_judged_call_of_a_tool_replaced_is_judged_by_the_new_one(
+        transport: Transport, era: Era) -> None:
+    """``add`` replaced by one taking ``x``: arguments that fit the old one are refused
+    with the new definition (the kept tool is no longer the one registered)."""
+    mcp = build_server()
+    async with clients(mcp, transport, era) as (client,):
+        assert not await gated(client, "add")
+        mcp.local_provider.remove_tool("add")
+
+        @mcp.tool
+        def add(x: int) -> int:
+            """Add one."""
+            return x + 1
+
+        result = await client.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False)
+        error = result.structured_content["error"]
+        assert error["code"] == "TOOL_DESCRIPTION_REQUIRED"
+        assert set(error["definition"]["inputSchema"]["properties"]) == {"x"}
+        assert (await client.call_tool("add", {"x": 1})).data == 2
+
+
+@pytest.mark.parametrize(("transport", "era"), JUDGED)
+async def test_a_judged_call_of_a_tool_hidden_afterwards_does_not_run(
+        transport: Transport, era: Era) -> None:
+    """Kept or not, a tool disabled, hidden by its ``auth`` or removed answers FastMCP's
+    "Unknown tool", and arguments that do not fit it hand over no definition."""
+    switch, runs = Switch(), []
+    mcp = _server(switch, runs, None)
+    async with clients(mcp, transport, era) as (client,):
+        assert (await client.call_tool("guarded", {"text": "one"})).data == "one"
+        switch.allowed = False
+        for arguments in ({"text": "two"}, {}):
+            result = await client.call_tool("guarded", arguments, raise_on_error=False)
+            assert _unknown(result, "guarded"), result.content
+        switch.allowed = True
+        mcp.disable(names={"guarded"})
+        for arguments in ({"text": "three"}, {}):
+            result = await client.call_tool("guarded", arguments, raise_on_error=False)
+            assert _unknown(result, "guarded"), result.content
+        mcp.local_provider.remove_tool("guarded")
+        result = await client.call_tool("guarded", {"text": "four"}, raise_on_error=False)
+        assert _unknown(result, "guarded")
+        assert runs == ["one"]
