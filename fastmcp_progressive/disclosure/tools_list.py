@@ -90,9 +90,11 @@ class ToolsList:
         if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
             await self._remember_listing(ctx, caller, [t for t in tools if t.name not in exempt])
         shown, plain = self._with_bridges(level, reduced)
-        if level == self.lister.level and not self.net_cost.started:  # what it costs, once
-            self.net_cost.first_listing(tools, plain)
         count = len(shown) - (bridge is not None and any(t.name == bridge.name for t in shown))
+        if level == self.lister.level and not self.net_cost.started:  # what it costs, once
+            budget = self.cap.limit(None, level, count)
+            if budget is None or len(shown) <= budget:  # a budgeted listing always saves
+                self.net_cost.first_listing(tools, plain)
         if count > self.cap.largest_listing:
             self.cap.note_listing(count)
         if limit is None:

@@ -316,3 +316,21 @@ async def test_run_tool_declares_arguments_as_a_plain_object(
     arguments = schema["properties"]["arguments"]
     assert arguments["type"] == "object"
     assert not {"anyOf", "oneOf", "allOf", "$ref"} & set(arguments)
+
+
+# -- the start-up cost check ------------------------------------------------------------------
+async def test_a_budgeted_listing_is_not_warned_about_as_a_cost() -> None:
+    """60 one-word tools: every tool listed would cost more than plain, which the start-up
+    check warns about; the default lists 20 entries of them, so there is no check (its
+    advice, "a plain listing is cheaper", would be wrong). With the budget off it runs."""
+    budgeted = numbered(60)
+    every_tool = numbered(60, listing=ListingSettings(max_tools=None))
+    for server in (budgeted, every_tool):
+        async with connect(server, "legacy") as client:
+            await client.list_tools()
+    assert not ours(budgeted).net_cost.started
+    assert ours(every_tool).net_cost.started
+
+
+def ours(server: FastMCP) -> ProgressiveDisclosure:
+    return next(m for m in server.middleware if isinstance(m, ProgressiveDisclosure))
