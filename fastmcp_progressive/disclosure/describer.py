@@ -2,7 +2,8 @@
 
 Three requests hand a tool's full definition over, and each grants what it describes to
 the caller: a read of ``resource:///tool_descriptions?tools=a,b``, a call of the bridge
-``describe_tools`` (the same answer as a tool, with the groups a capped listing names),
+``describe_tools`` (the same answer as a tool, with the groups a capped listing names,
+and for a ``query`` the best matching tools: ``search.py`` ranks, this module describes),
 and the teaching refusal of a call the gate stopped. The dispatch bridge ``run_tool`` is
 answered here too: it runs the tool it names through FastMCP's own ``call_tool``. Each
 answer grants the request's caller, found once for the request (``access/caller.py``); the

@@ -95,9 +95,9 @@ def github_server(*, auth: bool = False, middleware: ProgressiveDisclosure | Non
     return mcp
 
 
-async def query(client: Client[Any], text: Any, **more: Any) -> Any:
-    result = await client.call_tool("describe_tools", {"query": text, **more},
-                                    raise_on_error=False)
+async def query(client: Client[Any], text: Any, *, bridge: str = "describe_tools",
+                **more: Any) -> Any:
+    result = await client.call_tool(bridge, {"query": text, **more}, raise_on_error=False)
     body = result.structured_content
     assert json.loads(result.content[0].text) == body  # type: ignore[union-attr]
     return body if not result.is_error else {"is_error": True, **(body or {})}
@@ -164,6 +164,18 @@ async def test_an_unlisted_tool_runs_on_the_request_after_the_query(
         guessed = await c.call_tool("run_tool", {"name": "fork_repo", "arguments": {}},
                                     raise_on_error=False)
         assert 'describe_tools(query="...")' in guessed.structured_content["error"]["message"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("transport", ["memory", "http"])
+async def test_a_query_through_a_parent_that_mounted_us(transport: Transport) -> None:
+    parent = FastMCP("parent")
+    parent.mount(github_server(), namespace="kid")
+    async with clients(parent, transport, "legacy") as (c,):
+        body = await query(c, "fork a repository", tools=["kid_star_repository"],
+                           bridge="kid_describe_tools")
+        assert list(body["tools"])[:2] == ["star_repository", "fork_repository"]
+        assert all(name.startswith("kid_") for name in body.get("more_tools", {}))
+        assert not await gated(c, "kid_fork_repository", {"owner": "o", "repo": "r"})
 
 
 HIDDEN = ("create_pull_request_admin", "create_pull_request_disabled",
