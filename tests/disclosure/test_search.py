@@ -302,6 +302,24 @@ async def test_an_index_is_built_once_per_catalog_and_the_indexes_are_bounded(
     assert built == [*range(1, most + 2), 1]
 
 
+async def test_argument_descriptions_rank_and_a_repeated_word_counts_once() -> None:
+    """A tool found only by what its arguments say, and a sentence saying "weather" three
+    times does not outrank the one tool the rarer "umbrella" names (LiveMCPBench's task
+    texts repeat words: each counts once, as a person means it)."""
+    server = github_server()
+    fetch = replay_tool({"name": "fetch", "description": "Fetch a URL.", "inputSchema": {
+        "type": "object", "properties": {"url": {
+            "type": "string", "description": "Address of the web page to download."}}}})
+    server.add_tool(fetch)
+    for name, text in (("get_weather", "Weather for a city."),
+                       ("weather_alerts", "Weather alerts for a region."),
+                       ("buy_umbrella", "Order an umbrella.")):
+        server.add_tool(github_tool(name, text, []))
+    async with clients(server, "memory", "legacy") as (c,):
+        assert first(await query(c, "download a web page")) == "fetch"
+        assert first(await query(c, "weather weather weather: an umbrella")) == "buy_umbrella"
+
+
 @pytest.mark.parametrize(("name", "words"), [
     ("create_pull_request", "create pull request"),
     ("createPullRequest", "create pull request"),
