@@ -219,8 +219,10 @@ def _print_tokens(report: dict[str, Any]) -> None:
     _out(f"tools/list, {report['encoding']} tokens of the JSON result:")
     _out(f"  without progressive disclosure: {listing['without']:>7,}  "
          f"({listing['tools_without']} tools)")
+    budgeted = listing["tools_with"] < listing["tools_without"]  # ListingSettings.max_tools
     _out(f"  with progressive disclosure:    {listing['with']:>7,}  "
-         f"({listing['tools_with']} tools; {saved:.1%} fewer)")
+         f"({listing['tools_with']} {'entries within the listing budget' if budgeted else 'tools'}"
+         f"; {saved:.1%} fewer)")
     _out(f"  model-visible, per field (name + description + inputSchema): "
          f"{listing['fields_without']:,} -> {listing['fields_with']:,}")
     added = ", ".join(f"{WHERE[where]} {n:+,}" for where, n in extra.items())

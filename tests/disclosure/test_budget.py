@@ -334,3 +334,18 @@ async def test_a_budgeted_listing_is_not_warned_about_as_a_cost() -> None:
 
 def ours(server: FastMCP) -> ProgressiveDisclosure:
     return next(m for m in server.middleware if isinstance(m, ProgressiveDisclosure))
+
+
+def test_the_tokens_command_says_a_listing_is_budgeted(tmp_path: Path) -> None:
+    """``fastmcp-progressive tokens`` counts the listing a client gets: 20 entries of a
+    60-tool server, said to be the budget's, not "20 tools"."""
+    from tests.cli_runner import run_cli
+
+    (tmp_path / "app.py").write_text(
+        "from fastmcp import FastMCP\nmcp = FastMCP('many')\nfor i in range(60):\n"
+        "    mcp.tool(lambda text: text, name=f't{i:02d}', description=f'Tool {i}.')\n",
+        "utf-8")
+    ran = run_cli("tokens", "app.py:mcp", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout
+    assert "(60 tools)" in ran.stdout
+    assert "(20 entries within the listing budget;" in ran.stdout
