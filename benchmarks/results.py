@@ -15,6 +15,10 @@ from typing import Any
 
 DEFAULT = "typed"
 """The listing level ours runs at unless a row names another (``ListingSettings``' default)."""
+BUDGETED = "default"
+"""The token mode of ours as one line ships it, ``ProgressiveDisclosure()``: the default level
+and the default budget (``max_tools="auto"``: every tool up to 50, above at most 20 entries).
+Every other mode of ours lists every tool (``max_tools=None``)."""
 HEADLINE_CATALOG = "github-mcp-server"
 RANK_CATALOG = "livemcptool"
 GROUPED_CASE = "groups, capped"

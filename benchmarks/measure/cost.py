@@ -1,6 +1,7 @@
 """Section 2: what ours costs per request on a real catalog, as a ratio against plain.
 
-Plain and ours (default level, a description file per tool) connected at once and timed
+Plain and ours (default level with every tool listed, ``max_tools=None``, as plain lists
+them; a description file per tool) connected at once and timed
 alternately: listings (repeated and cold), granted and refused calls, reads of 1, 5 and 20
 definitions from a warm or a touched file cache, per transport; then with another listing
 middleware next to ours, and a listing per corpus catalog. The method as the reader sees it
@@ -207,7 +208,7 @@ async def _listing_hook_cost(catalog: Catalog, files: Path, bodies: dict[str, st
 
 
 async def listing_per_catalog(catalogs: Sequence[Catalog], iterations: int) -> list[LatencyRow]:
-    """In-memory ``tools/list`` ratio for every catalog (default level, no files)."""
+    """In-memory ``tools/list`` ratio for every catalog (default level, every tool, no files)."""
     rows: list[LatencyRow] = []
     for catalog in catalogs:
         plain, ours = build_server(catalog, "plain"), build_server(catalog, DEFAULT)

@@ -138,8 +138,7 @@ def recall(ranker: Ranker, texts: list[str], names: list[str], tasks: list[dict[
 
 async def _listed(catalog: Catalog, chars: int) -> dict[str, dict[str, Any]]:
     server = build_server(catalog, DEFAULT,
-                          options={"listing": ListingSettings(summary_max_chars=chars,
-                                                          max_tools=None)})
+                          listing=ListingSettings(summary_max_chars=chars, max_tools=None))
     try:
         async with Client(server.mcp) as client:
             tools = [wire(t) for t in await client.list_tools()]
@@ -274,7 +273,7 @@ def _has_query(tools: Sequence[Any]) -> bool:
 
 
 async def _listed_names(catalog: Catalog, listing: ListingSettings) -> list[str]:
-    server = build_server(catalog, DEFAULT, options={"listing": listing})
+    server = build_server(catalog, DEFAULT, listing=listing)
     try:
         async with Client(server.mcp) as client:
             return [t.name for t in await client.list_tools()]
@@ -288,7 +287,7 @@ async def ours_answers(catalog: Catalog, questions: Sequence[str],
     """Per question, a new caller of ours (a new ``fastmcp.Client`` on one server): the
     names its listing holds, and the names in the answer to ``describe_tools({"query":
     question})`` (``None`` for all when the bridge takes no query yet)."""
-    server = build_server(catalog, DEFAULT, options={"listing": listing})
+    server = build_server(catalog, DEFAULT, listing=listing)
     listed: list[list[str]] = []
     answers: list[list[str]] = []
     queried = True

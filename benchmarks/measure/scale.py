@@ -1,10 +1,10 @@
 """Section 3: how ours scales with catalog size, caller count and file edits.
 
 Listing time and memory of synthetic catalogs up to 10,000 tools (plain, ours without and
-with a description file per tool); grants held for 100,000 sessions and principals; the time
-from a description-file write to the first read serving it, for three kinds of write (the
-last keeps size, inode and mtime: only the file watcher can see it). The method is written
-once, in the report (``report/cost.py``).
+with a description file per tool, every tool listed: ``max_tools=None``); grants held for
+100,000 sessions and principals; the time from a description-file write to the first read
+serving it, for three kinds of write (the last keeps size, inode and mtime: only the file
+watcher can see it). The method is written once, in the report (``report/cost.py``).
 
 Example:
     ```python

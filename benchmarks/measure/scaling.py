@@ -48,6 +48,7 @@ from tests.replay import replay_tool
 from ..results import DEFAULT, FIRST_LISTING_CASE, GROUPED_CASE, LatencyRow, MemoryRow, Stats
 from .catalogs import Catalog, read_selection, scenario_for, synthetic_catalog
 from .servers import (
+    EVERY_TOOL,
     TRANSPORTS,
     ReplayServer,
     Transport,
@@ -164,7 +165,7 @@ class _Servers:
             gateway = create_proxy(self._child, name="gateway")
         add_static(gateway, bodies)
         gateway.add_middleware(timer)
-        middleware = ProgressiveDisclosure(self.files) if ours else None
+        middleware = ProgressiveDisclosure(self.files, listing=EVERY_TOOL) if ours else None
         if middleware is not None:
             gateway.add_middleware(middleware)
         return _Side(ReplayServer(DEFAULT if ours else "plain", gateway, middleware), timer)

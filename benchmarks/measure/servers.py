@@ -3,7 +3,10 @@
 - ``build_server``: a catalog replayed on FastMCP (``tests/replay.py``, shared with the
   tests, so both count the same listing), served plain, by ours at a listing level, or
   through FastMCP's search transforms; ``ReplayTool`` keeps FastMCP's own (unhashable)
-  equality, so the server is the one a user has.
+  equality, so the server is the one a user has. Ours lists every tool unless told
+  otherwise (``EVERY_TOOL``): a level's row measures that level's whole listing, whatever
+  the catalog's size; ``listing=ListingSettings()`` is the one-line default, which lists at
+  most a budget of entries above 50 tools.
 - description files a developer might write (summary, one example, one line of guidance),
   so reads have a file cache to hit or miss; deterministic, never copied into the report;
 - ``connect``: in memory, or streamable HTTP on 127.0.0.1 in this process
@@ -51,6 +54,9 @@ assert ListingSettings.level == DEFAULT, "the benchmarks' default level is the p
 PROGRESSIVE = ("typed", "minimal", "skeleton")
 SEARCH = ("regex", "bm25")
 TOKEN = "bench-token"
+EVERY_TOOL = ListingSettings(max_tools=None)
+"""Ours' listing in every measurement that does not say otherwise: every tool (the budget
+off), so a level's figures at 117, 235 or 10,000 tools are that level's whole listing."""
 
 
 @dataclass
@@ -90,13 +96,15 @@ def add_static(server: FastMCP, resources: dict[str, str]) -> None:
 def build_server(catalog: Catalog, variant: str, *, descriptions_dir: Path | None = None,
                  outer: Sequence[Middleware] = (), auth: AuthProvider | None = None,
                  static_resources: dict[str, str] | None = None,
+                 listing: ListingSettings = EVERY_TOOL,
                  options: dict[str, Any] | None = None,
                  list_page_size: int | None = None) -> ReplayServer:
     """``catalog`` served as ``variant``: ``plain``, a level of ours, ``regex`` or ``bm25``.
 
     ``outer`` middleware goes before ours (a timer there sees our work plus FastMCP's);
-    ``options`` are more ``ProgressiveDisclosure`` settings (its ``listing`` takes the
-    variant's level); ``list_page_size`` is FastMCP's.
+    ``listing`` is ours' (its level replaced by the variant's): every tool unless a caller
+    passes another, e.g. ``ListingSettings()`` for the shipped budget; ``options`` are more
+    ``ProgressiveDisclosure`` settings; ``list_page_size`` is FastMCP's.
     """
     mcp = FastMCP(f"replay-{catalog.name}", auth=auth, list_page_size=list_page_size)
     for spec in catalog.tools:
@@ -106,10 +114,9 @@ def build_server(catalog: Catalog, variant: str, *, descriptions_dir: Path | Non
         mcp.add_middleware(middleware)
     ours: ProgressiveDisclosure | None = None
     if variant in PROGRESSIVE:
-        chosen = dict(options or {})
         level: Level = variant  # type: ignore[assignment]  # one of PROGRESSIVE
-        listing = replace(chosen.pop("listing", ListingSettings()), level=level)
-        ours = ProgressiveDisclosure(descriptions_dir, listing=listing, **chosen)
+        ours = ProgressiveDisclosure(descriptions_dir, listing=replace(listing, level=level),
+                                     **(options or {}))
         mcp.add_middleware(ours)
     elif variant in SEARCH:
         mcp.add_transform(RegexSearchTransform() if variant == "regex" else BM25SearchTransform())

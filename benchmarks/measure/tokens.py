@@ -1,9 +1,12 @@
 """Section 1: tokens per catalog and mode, counted from what a real client receives.
 
 Each catalog replayed on FastMCP and listed by an in-memory ``fastmcp.Client``: plain, ours
-at each level (no description files: what one line of middleware gives), plus reads of 2 or
-5 full definitions, what ours adds outside the listing (``extras``), and FastMCP's search
-transforms with one search. Counts are ``fastmcp_progressive.cli.tokens``' (the CLI's).
+at each level with every tool listed (``max_tools=None``: the level's whole listing), ours
+as one line ships it (``BUDGETED``: the default level within the default budget, which above
+50 tools lists at most 20 entries), each plus reads of 2 or 5 full definitions; what ours
+adds outside the listing (``extras``); FastMCP's search transforms with one search. No
+description files: what one line of middleware gives. Counts are
+``fastmcp_progressive.cli.tokens``' (the CLI's).
 
 Example:
     ```python
@@ -14,7 +17,7 @@ Example:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fastmcp import Client
@@ -29,9 +32,9 @@ from fastmcp_progressive.cli.tokens import (
 )
 from fastmcp_progressive.payloads import DESCRIPTIONS_URI, resource_uri_for
 
-from ..results import DEFAULT, AnatomyRow, SweepRow, TokenRow
+from ..results import BUDGETED, DEFAULT, AnatomyRow, SweepRow, TokenRow
 from .catalogs import SESSION_SIZES, Catalog, scenario_for
-from .servers import PROGRESSIVE, SEARCH, build_server, text_of, wire
+from .servers import EVERY_TOOL, PROGRESSIVE, SEARCH, build_server, text_of, wire
 
 SWEEP_CHARS = (40, 60, 80, 100, 140)
 
@@ -72,24 +75,30 @@ def _anatomy(catalog: Catalog, mode: str, tools: list[dict[str, Any]]) -> Anatom
                       schemas=sum(count(t.get("inputSchema", {})) for t in tools))
 
 
-async def _progressive(catalog: Catalog, level: str) -> tuple[list[TokenRow], AnatomyRow]:
-    async with Client(build_server(catalog, level).mcp) as client:
-        listing, tools = await listed(client, catalog)
-        rows = [listing.row(catalog, level)]
-        sessions = [(f"{level}+{n}", scenario_for(catalog).tools(n)) for n in SESSION_SIZES]
-        if level == DEFAULT:
+async def _progressive(catalog: Catalog, level: str, mode: str,
+                       listing: ListingSettings = EVERY_TOOL
+                       ) -> tuple[list[TokenRow], AnatomyRow]:
+    """``mode``'s listing (ours at ``level`` with ``listing``), then sessions reading 2 or 5
+    full definitions; for the default level's whole listing also the 5 largest, and for the
+    shipped default what ours adds outside the listing."""
+    async with Client(build_server(catalog, level, listing=listing).mcp) as client:
+        counted, tools = await listed(client, catalog)
+        rows = [counted.row(catalog, mode)]
+        sessions = [(f"{mode}+{n}", scenario_for(catalog).tools(n)) for n in SESSION_SIZES]
+        if mode == DEFAULT:
             largest = sorted(catalog.tools, key=lambda t: count(model_view(t)), reverse=True)
-            sessions.append((f"{level}+5 largest", [t["name"] for t in largest[:5]]))
-        for mode, names in sessions:
+            sessions.append((f"{mode}+5 largest", [t["name"] for t in largest[:5]]))
+        for session, names in sessions:
             read = await client.read_resource_mcp(resource_uri_for(names))
-            rows.append(listing.plus_text(text_of(read.contents), wire(read)).row(catalog, mode))
-        if level == DEFAULT:  # instructions, our resource and prompt entries
+            rows.append(counted.plus_text(text_of(read.contents), wire(read)).row(catalog,
+                                                                                 session))
+        if mode == BUDGETED:  # instructions, our resource and prompt entries
             resources = wire(await client.list_resources_mcp())["resources"]
             entries = [r for r in resources if r["uri"].startswith(DESCRIPTIONS_URI)]
             entries += wire(await client.list_prompts_mcp())["prompts"]
             extra = count_text(client.instructions or "") + sum(count(e) for e in entries)
             rows.append(_Counted(extra, extra, extra, 0).row(catalog, "extras"))
-    return rows, _anatomy(catalog, level, tools)
+    return rows, _anatomy(catalog, mode, tools)
 
 
 async def _search(catalog: Catalog, variant: str) -> list[TokenRow]:
@@ -115,8 +124,9 @@ async def measure_catalog(catalog: Catalog) -> tuple[list[TokenRow], list[Anatom
     async with Client(build_server(catalog, "plain").mcp) as client:
         listing, tools = await listed(client, catalog)
     rows, anatomy = [listing.row(catalog, "plain")], [_anatomy(catalog, "plain", tools)]
-    for level in PROGRESSIVE:
-        more, parts = await _progressive(catalog, level)
+    chosen = [(level, level, EVERY_TOOL) for level in PROGRESSIVE]
+    for level, mode, settings in [*chosen, (DEFAULT, BUDGETED, ListingSettings())]:
+        more, parts = await _progressive(catalog, level, mode, settings)
         rows += more
         anatomy.append(parts)
     for variant in SEARCH:
@@ -126,11 +136,11 @@ async def measure_catalog(catalog: Catalog) -> tuple[list[TokenRow], list[Anatom
 
 async def sweep_summary_chars(catalog: Catalog, chars: tuple[int, ...] = SWEEP_CHARS
                               ) -> list[SweepRow]:
-    """Default-level listing tokens as ``summary_max_chars`` varies."""
+    """Default-level listing tokens, every tool listed, as ``summary_max_chars`` varies."""
     rows: list[SweepRow] = []
     for limit in chars:
         server = build_server(catalog, DEFAULT,
-                              options={"listing": ListingSettings(summary_max_chars=limit)})
+                              listing=replace(EVERY_TOOL, summary_max_chars=limit))
         async with Client(server.mcp) as client:
             listing, _ = await listed(client, catalog)
         rows.append(SweepRow(catalog.name, limit, listing.fields, listing.json))

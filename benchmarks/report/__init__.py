@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..results import DEFAULT, HEADLINE_CATALOG, Results
+from ..results import BUDGETED, DEFAULT, HEADLINE_CATALOG, Results
 from . import cost, hosts, more, tokens
 from .findings import derive
 from .markdown import MISSING, duration, saved, table
@@ -29,13 +29,21 @@ def _headline(results: Results) -> list[str]:
     lines: list[str] = []
     plain, ours = results.token(HEADLINE_CATALOG, "plain"), results.token(HEADLINE_CATALOG, DEFAULT)
     session = results.token(HEADLINE_CATALOG, f"{DEFAULT}+2")
+    budgeted = results.token(HEADLINE_CATALOG, BUDGETED)
     if plain and ours and session:
         lines.append(
-            f"- **{HEADLINE_CATALOG}** ({plain.tools} tools), default level: the listing the "
-            f"model sees drops from **{plain.fields:,} to {ours.fields:,} tokens** "
-            f"(-{saved(ours.fields, plain.fields)}), every name still listed; a session that "
-            f"then fetches 2 tools costs **{session.fields:,}** (per-field count; as one JSON "
-            f"array: {plain.json:,} → {ours.json:,}, session {session.json:,}).")
+            f"- **{HEADLINE_CATALOG}** ({plain.tools} tools), default level with every tool "
+            f"listed: the listing the model sees drops from **{plain.fields:,} to "
+            f"{ours.fields:,} tokens** (-{saved(ours.fields, plain.fields)}), every name still "
+            f"listed; a session that then fetches 2 tools costs **{session.fields:,}** "
+            f"(per-field count; as one JSON array: {plain.json:,} → {ours.json:,}, session "
+            f"{session.json:,}).")
+    if plain and budgeted and budgeted.names_visible < budgeted.tools:
+        lines.append(
+            f"- The one-line default (`ProgressiveDisclosure()`, its listing budget) lists "
+            f"{budgeted.names_visible} of {HEADLINE_CATALOG}'s {budgeted.tools} tools: "
+            f"**{budgeted.fields:,} tokens** (-{saved(budgeted.fields, plain.fields)}); the "
+            "rest are found through `describe_tools`.")
     call = results.latency_row("memory", "tools/call (granted)")
     listing = results.latency_row("memory", "tools/list")
     read = results.latency_row("memory", "resources/read 5 (hit)")

@@ -26,7 +26,9 @@ def cost(results: Results, figures: str) -> list[str]:
     out = ["## 2. Cost", "", *figure(figures, "latency_ratios", "latency ratios"),
            f"Measured {results.measured('latency')}. Catalog: **{cfg.get('latency_catalog')}** "
            f"({cfg.get('latency_tools')} tools). Two servers, plain FastMCP and ours (`{DEFAULT}`, "
-           "the default level, one description file per tool), connected at once and timed back "
+           "the default level, every tool listed as plain lists them: `max_tools=None`, since "
+           "the default budget lists at most 20 entries above 50 tools; one description file "
+           "per tool), connected at once and timed back "
            "to back, alternating which goes first, in one process (HTTP servers run in it too, "
            "on 127.0.0.1, as `run_server_async` does). Client-side time is the awaited request "
            "of the raw client call (`list_tools_mcp(cache_mode=\"bypass\")`, `call_tool_mcp`, "
@@ -57,7 +59,8 @@ def cost(results: Results, figures: str) -> list[str]:
         if rows:
             out += [f"### {transport}", "", latency_table(rows), ""]
     if per_catalog:
-        out += [f"### tools/list per catalog (memory, `{DEFAULT}`, no files)", "",
+        out += [f"### tools/list per catalog (memory, `{DEFAULT}`, every tool listed, no files)",
+                "",
                 latency_table(per_catalog), ""]
     return out
 
@@ -69,8 +72,10 @@ def scale(results: Results, figures: str) -> list[str]:
     if results.listing_scale:
         out += [*figure(figures, "scale_listing", "listing at scale"),
                 "Synthetic catalogs (seeded, ~1 KB of JSON per tool), in memory; ours at "
-                f"`{DEFAULT}`, the default level. `ours+files` has a description file per tool. "
-                "Cold: the first listing of a fresh server. Server: median time of the listing "
+                f"`{DEFAULT}`, the default level, listing every tool (`max_tools=None`; the "
+                "default budget lists at most 20 entries above 50 tools). `ours+files` has a "
+                "description file per tool. Cold: the first listing of a fresh server. Server: "
+                "median time of the listing "
                 "chain below a pass-through middleware. Peak: tracemalloc peak of a fresh "
                 "server's first listing (client included); held: what the server still holds "
                 "after the client left.", "",

@@ -9,7 +9,7 @@ Example:
 
 from __future__ import annotations
 
-from ..results import DEFAULT, HEADLINE_CATALOG, Results
+from ..results import BUDGETED, DEFAULT, HEADLINE_CATALOG, Results
 
 H = HEADLINE_CATALOG
 
@@ -19,7 +19,8 @@ def _listing_anatomy(results: Results) -> str | None:
     plain, ours = results.token(H, "plain"), results.token(H, DEFAULT)
     if parts is None or plain is None or ours is None:
         return None
-    return (f"{H} at the default level lists {parts.listed} tools (bridge included): names "
+    return (f"{H} at the default level with every tool listed (`max_tools=None`) lists "
+            f"{parts.listed} tools (bridge included): names "
             f"{parts.names:,}, one-line descriptions {parts.descriptions:,}, typed schemas "
             f"{parts.schemas:,} tokens = {ours.fields:,} per field (plain: {plain.fields:,}, "
             f"-{1 - ours.fields / max(plain.fields, 1):.0%}). The schemas are most of it: "
@@ -31,13 +32,16 @@ def _listing_anatomy(results: Results) -> str | None:
 def _search(results: Results) -> str | None:
     ours, listing = results.token(H, f"{DEFAULT}+2"), results.token(H, "bm25")
     bm25, regex = results.token(H, "bm25+search"), results.token(H, "regex+search")
+    budgeted = results.token(H, f"{BUDGETED}+2")
     if ours is None or listing is None or bm25 is None or regex is None:
         return None
     return (f"Search transforms list only two tools ({listing.fields:,} tokens for BM25) but the "
             f"model can name none of the catalog's tools before searching; one search returning "
             f"full definitions costs {regex.fields:,} (regex) / {bm25.fields:,} (BM25) in total "
             f"on {H}, against {ours.fields:,} for ours with all names listed and 2 tools "
-            "fetched.")
+            "fetched" + (f", {budgeted.fields:,} within the default listing budget "
+                         f"({budgeted.names_visible} names listed)."
+                         if budgeted is not None else "."))
 
 
 def _listing_hook(results: Results) -> str | None:

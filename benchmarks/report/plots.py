@@ -12,11 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..results import HEADLINE_CATALOG, Results
+from ..results import BUDGETED, HEADLINE_CATALOG, Results
 from .hosts import MEDIAN_TOOLS_CUT, SESSION_CUT, TOOLS_CUT, cuts
 
-TOKEN_MODES = ("plain", "skeleton", "typed", "minimal", "typed+2", "typed+5", "regex+search",
-               "bm25+search")
+TOKEN_MODES = ("plain", "skeleton", "typed", "minimal", BUDGETED, "typed+2", "typed+5",
+               "regex+search", "bm25+search")
 TRANSPORT_COLORS = {"memory": "#4c72b0", "http": "#55a868", "http legacy": "#c44e52",
                     "http+auth": "#8172b2"}
 

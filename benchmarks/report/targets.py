@@ -73,7 +73,7 @@ def _tokens(results: Results) -> list[Target]:
             mine, theirs = getattr(ours, count), getattr(plain, count)
             cut = 1 - mine / theirs if theirs else 0.0
             out.append(Target(
-                f"{HEADLINE_CATALOG} default (`{DEFAULT}`) listing ({label})",
+                f"{HEADLINE_CATALOG} default level (`{DEFAULT}`), every tool listed ({label})",
                 f">= {DEFAULT_CUT:.0%} smaller than plain, all {ours.tools} names visible",
                 f"{theirs:,} -> {mine:,} tokens (-{cut:.1%}), "
                 f"{ours.names_visible}/{ours.tools} names",

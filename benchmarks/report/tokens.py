@@ -12,16 +12,17 @@ from collections.abc import Sequence
 
 from fastmcp_progressive import ListingSettings
 
-from ..results import DEFAULT, RankRow, Results
+from ..results import BUDGETED, DEFAULT, RankRow, Results
 from . import selection
 from .markdown import MISSING, figure, number, saved, table
 
-LISTING_MODES = ("plain", "typed", "minimal", "skeleton", "regex", "bm25")
+LISTING_MODES = ("plain", "typed", "minimal", "skeleton", BUDGETED, "regex", "bm25")
 SESSION_MODES = ("plain", "typed+2", "typed+5", "typed+5 largest", "minimal+2", "minimal+5",
-                 "skeleton+2", "skeleton+5", "regex+search", "bm25+search", "extras")
-JSON_MODES = ("plain", "typed", "minimal", "skeleton", "typed+2", "typed+5")
-WIRE_MODES = ("plain", "typed", "minimal", "skeleton", "regex", "bm25", "typed+2", "typed+5",
-              "regex+search", "bm25+search")
+                 "skeleton+2", "skeleton+5", f"{BUDGETED}+2", f"{BUDGETED}+5", "regex+search",
+                 "bm25+search", "extras")
+JSON_MODES = ("plain", "typed", "minimal", "skeleton", BUDGETED, "typed+2", "typed+5")
+WIRE_MODES = ("plain", "typed", "minimal", "skeleton", BUDGETED, "regex", "bm25", "typed+2",
+              "typed+5", "regex+search", "bm25+search")
 
 
 def _by_mode(results: Results, catalogs: list[str], modes: Sequence[str], count: str) -> str:
@@ -37,35 +38,44 @@ def section(results: Results, figures: str) -> list[str]:
         return []
     rows = []
     for c in catalogs:
-        plain, ours, regex = (results.token(c, m) for m in ("plain", DEFAULT, "regex"))
+        plain, ours, budgeted, regex = (results.token(c, m)
+                                        for m in ("plain", DEFAULT, BUDGETED, "regex"))
         rows.append([c, plain.tools if plain else 0,
                      *(number(getattr(results.token(c, m), "fields", None)) for m in LISTING_MODES),
-                     saved(ours.fields, plain.fields) if plain and ours else MISSING,
-                     f"{number(ours.names_visible if ours else None)} / "
-                     f"{number(regex.names_visible if regex else None)}"])
+                     *(saved(mine.fields, plain.fields) if plain and mine else MISSING
+                       for mine in (ours, budgeted)),
+                     " / ".join(number(row.names_visible if row else None)
+                                for row in (ours, budgeted, regex))])
     sessions = results.config.get("session_tools", {})
     out = ["## 1. Tokens", "", *figure(figures, "tokens_by_mode", "tokens per catalog by mode"),
            f"Measured {results.measured('tokens')}. Counted with o200k_base "
            "(`bpe_openai.get_encoding('o200k_base')`) over what an in-memory `fastmcp.Client` "
            "received from a FastMCP server replaying each catalog, ours at each listing level "
-           f"(`{DEFAULT}` is the default). **Model-visible, per field** = tokens(name) + "
-           "tokens(description) + tokens(compact `inputSchema`) per listed tool (hosts rewrite "
-           "the listing into their own function format, so the JSON around those fields is not "
-           "what the model reads). **As one JSON array** counts "
+           f"(`{DEFAULT}` is the default), each **listing every tool** (`max_tools=None`: the "
+           f"level's whole listing), and ours as one line ships it: **`{BUDGETED}`** = "
+           f"`ProgressiveDisclosure()`, the `{DEFAULT}` level within the default listing budget "
+           "(`max_tools=\"auto\"`: every tool up to 50 tools, above at most 20 entries plus the "
+           "`describe_tools` and `run_tool` bridges; the rest found through `describe_tools`), "
+           f"so `{BUDGETED}` equals `{DEFAULT}` up to 50 tools. **Model-visible, per field** = "
+           "tokens(name) + tokens(description) + tokens(compact `inputSchema`) per listed tool "
+           "(hosts rewrite the listing into their own function format, so the JSON around those "
+           "fields is not what the model reads). **As one JSON array** counts "
            "`[{\"name\",\"description\",\"inputSchema\"}, ...]` with keys and punctuation. "
            "**Wire** is the whole JSON-RPC result. JSON is `json.dumps(x, separators=(',', "
            "':'))`. Ours serves no description files here and lists its `describe_tools` bridge "
            "tool (on by default); \"names\" counts the catalog's tools a model can name after "
-           "the step.", "",
+           "the step (the catalog's size for a listing of every tool).", "",
            "### Listing, model-visible (per field)", "",
-           table(("catalog", "tools", *LISTING_MODES, f"{DEFAULT} saves",
-                  "names: ours / search"), rows), "",
+           table(("catalog", "tools", *LISTING_MODES, f"{DEFAULT} saves", f"{BUDGETED} saves",
+                  f"names: {DEFAULT} / {BUDGETED} / search"), rows), "",
            "### Sessions, model-visible (per field)", "",
            "Listing plus one read of the full definitions of the session's first 2 or 5 tools "
-           "(or the 5 largest); a search transform's listing plus one search (regex pattern / "
-           "BM25 query aimed at the first tool). Plain FastMCP's session is its listing. "
-           "`extras`: our instructions paragraph, resource entry and prompt entry, paid once if "
-           "the host shows them (not included in the other columns).", "",
+           f"(or the 5 largest; for `{BUDGETED}` the read a tool outside the budget needs, "
+           "through `describe_tools` or the resource); a search transform's listing plus one "
+           "search (regex pattern / BM25 query aimed at the first tool). Plain FastMCP's session "
+           "is its listing. `extras`: our instructions paragraph, resource entry and prompt "
+           f"entry (of `{BUDGETED}`), paid once if the host shows them (not included in the other "
+           "columns).", "",
            _by_mode(results, catalogs, SESSION_MODES, "fields"), "",
            "Session tools: " + "; ".join(f"{c}: {', '.join(sessions.get(c, []))}"
                                          for c in catalogs), "",
