@@ -17,6 +17,7 @@ from .hosts import MEDIAN_TOOLS_CUT, SESSION_CUT, TOOLS_CUT, cuts
 
 TOKEN_MODES = ("plain", "skeleton", "typed", "minimal", BUDGETED, "typed+2", "typed+5",
                "regex+search", "bm25+search")
+TOKEN_LABELS = {"typed": "typed (every tool)", BUDGETED: "default (its listing budget)"}
 TRANSPORT_COLORS = {"memory": "#4c72b0", "http": "#55a868", "http legacy": "#c44e52",
                     "http+auth": "#8172b2"}
 
@@ -68,7 +69,7 @@ def _tokens(plt: Any, results: Results, folder: Path) -> Path | None:
             if row is not None:
                 ys.append(c + (m - len(TOKEN_MODES) / 2 + 0.5) * height)
                 xs.append(row.fields)
-        ax.barh(ys, xs, height=height, label=mode, color=cmap(m))
+        ax.barh(ys, xs, height=height, label=TOKEN_LABELS.get(mode, mode), color=cmap(m))
     for c, catalog in enumerate(catalogs):
         plain, ours = results.token(catalog, "plain"), results.token(catalog, "typed")
         if plain and ours:
