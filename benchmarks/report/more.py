@@ -27,7 +27,8 @@ def gateway(results: Results) -> list[str]:
            "its name (a group, described by its own instructions). Tokens: o200k over the "
            "`tools/list` result's `tools`, compact UTF-8 JSON, as an in-memory `fastmcp.Client` "
            "receives them; mcpproxy-go's published cuts (`schema_deferred`) beside ours, per "
-           "level (the 45-tool figure beside the corpus' 45-tool catalog).", "",
+           "level, every tool listed (`max_tools=None`; the default budget lists 20 entries "
+           "above 50 tools) (the 45-tool figure beside the corpus' 45-tool catalog).", "",
            table(("catalog", "level", "plain tokens", "ours", "cut", "mcpproxy-go cut"),
                  [(r["catalog"], r["level"], f"{r['plain']:,}", f"{r['ours']:,}",
                    f"{r['cut']:.1%}", f"{r['mcpproxy_go_cut']:.1%}") for r in g["levels"]],
