@@ -3,9 +3,12 @@
 Synthetic catalogs, a description file per tool for ours (default level), every case timed
 interleaved against plain in the same run: in memory in both eras, with another listing
 middleware, mounted, proxied, and over streamable HTTP in three ways (``_size_rows`` lists
-the cases). Also: the first listing during and after ours' start-up preload; reads of
-unknown, hidden and known names; memory per cache entry; a capped listing in 100 groups. The
-method is written once, in the report (``report/cost.py``).
+the cases); and the lookup floor: plain's static read after FastMCP's own ``get_tool`` for
+each name the read selects, the least any read that asks FastMCP per name can cost, beside
+FastMCP's own lookup and listing times (``fastmcp_lookups``). Also: the first listing
+during and after ours' start-up preload; reads of unknown, hidden and known names; memory
+per cache entry; a capped listing in 100 groups. The method is written once, in the report
+(``report/cost.py``).
 
 Example:
     ```python
@@ -25,12 +28,15 @@ import tracemalloc
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import mcp_types as mt
 from fastmcp import Client, FastMCP
 from fastmcp.server import create_proxy
 from fastmcp.server.auth import require_scopes
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool, ToolResult
 from key_value.aio.stores.memory import MemoryStore
 
@@ -119,6 +125,23 @@ def _iterations(op: str, size: int, budget: ScalingBudget, transport: Transport,
     return max(min(budget.calls, 60), min(budget.calls, 200_000 // size))
 
 
+class LookupFloor(Middleware):
+    """Before a read of one of ``names``' URIs, FastMCP's own ``get_tool`` for each name
+    it selects (what a read that asks FastMCP per name pays at least, issue 26), then the
+    plain static resource of the same bytes."""
+
+    def __init__(self, names: dict[str, list[str]]) -> None:
+        self.names = names
+
+    async def on_read_resource(self, context: MiddlewareContext[Any],
+                               call_next: CallNext[Any, Any]) -> Any:
+        ctx = context.fastmcp_context
+        if ctx is not None:
+            for name in self.names.get(str(context.message.uri), ()):
+                await ctx.fastmcp.get_tool(name)
+        return await call_next(context)
+
+
 @dataclass
 class _Side:
     server: ReplayServer
@@ -135,15 +158,24 @@ class _Servers:
         self.uris = {n: resource_uri_for(read_selection(catalog, n)) for n in (5, 20)}
         self._pairs: dict[tuple[str, bool, str], tuple[_Side, _Side]] = {}
         self._child: FastMCP | None = None
+        self._bodies: dict[str, str] = {}
 
     async def pair(self, shape: str, transport: Transport) -> tuple[_Side, _Side]:
         # an app is served over HTTP once (its session manager runs once): a pair each
         key = (shape, transport.auth, transport.name if transport.http else "")
+        if key not in self._pairs and shape == "floor":  # plain with lookups in ours' place
+            plain, _ = await self.pair("local", transport)
+            timer = ServerTimer()
+            names = {self.uris[n]: read_selection(self.catalog, n) for n in self.uris}
+            floor = build_server(self.catalog, "plain", outer=[timer, LookupFloor(names)],
+                                 static_resources=self._bodies)
+            self._pairs[key] = (plain, _Side(floor, timer))
         if key not in self._pairs:
             ours = self._side(shape, True, {}, transport)
             async with Client(ours.server.mcp) as client:
                 bodies = {uri: text_of((await client.read_resource_mcp(uri)).contents)
                           for uri in self.uris.values()}
+            self._bodies = bodies
             self._pairs[key] = (self._side(shape, False, bodies, transport), ours)
         return self._pairs[key]
 
@@ -238,6 +270,7 @@ async def _size_rows(size: int, budget: ScalingBudget) -> list[LatencyRow]:
          False),
         ("local", "listing middleware", memory, ("resources/read 5",), True),
         ("local", "listing middleware, legacy", legacy, ("tools/call (refused)",), True),
+        ("floor", "lookup floor", memory, ("resources/read 5", "resources/read 20"), False),
     ]
     if size <= GATEWAY_MAX_TOOLS:
         plans.append(("mounted", "mounted", memory,
@@ -316,6 +349,24 @@ async def unknown_names(sizes: Sequence[int], rounds: int = 15) -> dict[str, flo
         facts[f"unknown_bytes_{size}"] = float(len(text.encode("utf-8")))
         for kind, measured in zip(uris, samples, strict=True):
             facts[f"{kind}_ms_{size}"] = measured.stats().median_us / 1e3
+    return facts
+
+
+async def fastmcp_lookups(sizes: Sequence[int], rounds: int = 200) -> dict[str, float]:
+    """Per size, on a plain server: the median µs of FastMCP's own ``get_tool`` of one
+    name (mid-catalog) and of its ``list_tools`` without middleware (one listing instead
+    of N lookups, issue 26's idea (c))."""
+    facts: dict[str, float] = {}
+    for size in sizes:
+        catalog = synthetic_catalog(size)
+        mcp = build_server(catalog, "plain").mcp
+        name = catalog.names[size // 2]
+        lookup = await repeated(Probe(partial(mcp.get_tool, name)),
+                                max(20, rounds * 100 // size))
+        listed = await repeated(Probe(partial(mcp.list_tools, run_middleware=False)),
+                                max(5, rounds * 10 // size))
+        facts[f"lookup_us_{size}"] = lookup.median_us
+        facts[f"list_us_{size}"] = listed.median_us
     return facts
 
 
@@ -462,6 +513,7 @@ async def measure(budget: ScalingBudget, first_catalog: Catalog | None = None
         rows += first
         facts.update(started)
     facts.update(await unknown_names(budget.sizes))
+    facts.update(await fastmcp_lookups(budget.sizes))
     memory = await cache_memory(budget.memory_tools)
     facts.update(await grant_lookups())
     largest = max(budget.sizes)

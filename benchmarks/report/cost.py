@@ -143,7 +143,10 @@ def scaling(results: Results) -> list[str]:
            "resource of the very same bytes. `local` is in memory, 2026-07-28 (anonymous since "
            "#21: calls checked by their arguments); `local, legacy` the handshake era in memory "
            "(gated, so refusals are timed there); `listing middleware`: a pass-through "
-           "`on_list_tools` middleware next to ours; `mounted`: the catalog on a child server "
+           "`on_list_tools` middleware next to ours; `lookup floor`: not ours but plain "
+           "serving the same bytes after FastMCP's own `get_tool` of each name the read "
+           "selects, the least a read that asks FastMCP per name can cost (issue 26); "
+           "`mounted`: the catalog on a child server "
            "mounted on a gateway (fresh tool objects per request), ours on the gateway (up to "
            "1,000 tools); `proxied`: behind `create_proxy` (100 tools); `http legacy` (handshake "
            "era), `http` (2026-07-28 anonymous: calls argument-checked) and `http+auth` (bearer "
@@ -165,7 +168,7 @@ def scaling(results: Results) -> list[str]:
                   "server: ours"),
                  [(f"{r.tools:,}", r.case, r.op, r.ours.n, duration(r.plain), duration(r.ours),
                    duration(r.plain_server), duration(r.ours_server)) for r in rows],
-                 "rllrrrrr"), "", "</details>", ""]
+                 "rllrrrrr"), "", "</details>", "", *_lookups(results, sizes)]
     grouped = [r for r in results.scaling if r.case == GROUPED_CASE]
     if grouped:
         out += [f"### Groups and a tool cap ({grouped[0].tools:,} tools, tagged into groups)", "",
@@ -188,6 +191,26 @@ def scaling(results: Results) -> list[str]:
                 _plain_vs_ours(first), ""]
     out += _unknown(results)
     return out + _memory(results)
+
+
+def _lookups(results: Results, sizes: Sequence[int]) -> list[str]:
+    """FastMCP's own lookup and listing times per size, when measured."""
+    facts = results.facts
+    found = [n for n in sizes if f"lookup_us_{n}" in facts and f"list_us_{n}" in facts]
+    if not found:
+        return []
+    at = " / ".join(f"{n:,}" for n in found)
+    lookups = " / ".join(f"{facts[f'lookup_us_{n}']:,.0f}" for n in found)
+    listings = " / ".join(f"{facts[f'list_us_{n}']:,.0f}" for n in found)
+    worth = " / ".join(f"{facts[f'list_us_{n}'] / facts[f'lookup_us_{n}']:,.0f}"
+                       for n in found)
+    return [f"FastMCP's own lookup of one name (`get_tool`, a scan of its catalog) takes "
+            f"{lookups} µs at {at} tools, its `list_tools` without middleware {listings} µs: "
+            f"one listing costs as much as {worth} lookups, so it never beats a lookup per "
+            "name for a read of 5 or 20. A read, a refused call and a call judged by its "
+            "arguments whose tool is not kept look each name up through FastMCP (a read must: "
+            "only FastMCP's own lookup says what this caller may see); a granted call and a "
+            "judged one whose tool is kept leave the lookup to FastMCP's own call path.", ""]
 
 
 def _unknown(results: Results) -> list[str]:
