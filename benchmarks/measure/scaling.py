@@ -233,7 +233,8 @@ async def _case(servers: _Servers, shape: str, case: str, transport: Transport,
         for client in (p, o):
             await client.list_tools_mcp(cache_mode="bypass")
         for uri in (*servers.uris.values(), resource_uri_for([target])):
-            await o.read_resource_mcp(uri)  # this client's grants: the reads it times
+            if ours.server.middleware is not None or uri in servers.uris.values():
+                await o.read_resource_mcp(uri)  # this client's grants: the reads it times
         await ours.server.settle()
         if hooked:
             stack.enter_context(_hooked(plain.server.mcp, ours.server.mcp, first=False))
