@@ -118,3 +118,23 @@ async def test_served_digest_is_jcs_of_the_served_definition(era: Era) -> None:
     definition = dict(result.structured_content["scale"])
     served = definition.pop("digest")
     assert served == "sha256:" + hashlib.sha256(rfc8785.dumps(definition)).hexdigest()
+
+
+# what almost every definition is: no floats, small integers, keys in the BMP. Written by
+# json.dumps (five times faster than rfc8785): each must match rfc8785's bytes exactly
+PLAIN = [
+    {"name": "t", "inputSchema": {"type": "object", "properties": {"a": {"type": "integer",
+                                                                        "maximum": 2**53 - 1}},
+                                  "required": ["a"]}},
+    {"s": "\u20ac$\u000f\u000aA'\u0042\u0022\u005c\\\"/\u007f\u2028\u2029\b\f\r\t\u0000\u001f"},
+    {"emoji value": "\U0001f600", "\u00f6": 1, "\ufb33": 2, "\u20ac": 3, "\r": 4, "1": -5},
+    {"nested": [[], {}, [None, True, False, -(2**53 - 1)], {"z": {"y": ["x"]}}]},
+    {"\u0080": "Control", "a\u0000b": "NUL in a key", "": "empty key"},
+]
+
+
+@pytest.mark.parametrize("definition", PLAIN, ids=range(len(PLAIN)))
+def test_plain_definitions_digest_as_rfc8785_does(definition: dict[str, Any]) -> None:
+    import rfc8785
+
+    assert digest(definition) == "sha256:" + hashlib.sha256(rfc8785.dumps(definition)).hexdigest()
