@@ -23,7 +23,6 @@ HEADLINE_CATALOG = "github-mcp-server"
 RANK_CATALOG = "livemcptool"
 GROUPED_CASE = "groups, capped"
 FIRST_LISTING_CASE = "first listing"
-HOST_LISTINGS = ("plain", "default", "minimal", "skeleton")
 FULL_RANKERS = ("full definitions, our BM25", "full definitions, bm25s")
 """Selection's yardsticks (a): rankers over the full definitions, ours first."""
 SEARCH = "FastMCP BM25SearchTransform"
@@ -222,9 +221,11 @@ class MemoryRow:
 
 @dataclass(frozen=True)
 class HostRow:
-    """One agent host's run for one catalog and listing (``measure/hosts.py``): ``tokens``
-    of its first request's ``tools`` array (-1: none sent), ``floor_tokens`` of the same
-    without descriptions, ``session_tokens`` of every request body (``requests`` of them)."""
+    """One agent host's run for one catalog, listing and target (``measure/hosts.py``):
+    ``tokens`` of its first request's ``tools`` array (-1: none sent), ``floor_tokens`` of
+    the same without descriptions, ``session_tokens`` of every request body (``requests`` of
+    them), ``steps_to_first_success`` the request whose call first ran the tool;
+    ``target_listed``: whether the target was in the first ``tools`` array."""
 
     host: str
     catalog: str
@@ -241,6 +242,9 @@ class HostRow:
     error: str = ""
     session_tokens: int = -1
     requests: int = 0
+    target: str = "listed"
+    transport: str = "http"
+    target_listed: bool = True
 
 
 ROWS: dict[str, type] = {

@@ -1,14 +1,18 @@
-"""What real agent hosts send the model, and how many model steps first use takes.
+"""What real agent hosts send the model for a first use of one tool, against the plain server.
 
 Drives the host matrix's frameworks (``tests/hosts/``, a virtualenv each, made on first use)
-over streamable HTTP against a scripted model endpoint recording every request, per catalog
-(demo, github-mcp-server) and listing (plain, default, minimal, skeleton): o200k of the
-``tools`` array of the first request as sent (hosts re-wrap every tool), of the whole
-session, and the model steps to the first successful call.
+over stdio, as a user starts a local server, against a scripted model endpoint recording
+every request. Per corpus catalog (github-mcp-server, 117 tools; livemcptool, 527), per
+listing (``plain``: no middleware; ``default``: ``ProgressiveDisclosure()`` as a user adds
+it) and per target (``listed``: a tool the default listing shows; ``unlisted``: one it leaves
+out, which the model searches for with its own words and reaches by name or through
+``run_tool``): o200k of the ``tools`` array of the first request as sent (hosts re-wrap
+every tool), of the whole session (every request body, summed), the model request whose call
+first ran the tool, and whether the body ran with the model's exact arguments.
 
 Example:
     ```python
-    rows = measure(["langchain"])
+    rows = measure(["langchain"], catalogs=["github-mcp-server"])
     ```
 """
 
@@ -21,9 +25,12 @@ from typing import Any
 
 from fastmcp_progressive.cli.tokens import count
 
-from ..results import HOST_LISTINGS, HostRow
+from ..results import HostRow
 
-CATALOGS = ("demo", "github-mcp-server")
+CATALOGS = ("github-mcp-server", "livemcptool")
+LISTINGS = ("plain", "default")
+TARGETS = ("listed", "unlisted")
+TRANSPORT = "stdio"
 
 
 def without_descriptions(tools: list[Any]) -> list[Any]:
@@ -37,7 +44,8 @@ def without_descriptions(tools: list[Any]) -> list[Any]:
     return stripped
 
 
-def row(host: str, catalog: str, listing: str, summary: dict[str, Any]) -> HostRow:
+def row(host: str, catalog: str, listing: str, summary: dict[str, Any],
+        target: str = "listed", transport: str = TRANSPORT) -> HostRow:
     """One measured cell as a ``HostRow`` (``tokens`` -1 when the host sent no request)."""
     arrays = summary.get("tools_arrays") or []
     sent = arrays[0] if arrays else []
@@ -45,7 +53,7 @@ def row(host: str, catalog: str, listing: str, summary: dict[str, Any]) -> HostR
     return HostRow(
         host=host, catalog=catalog, listing=listing, tools_sent=len(sent),
         tokens=count(sent) if arrays else -1,
-        steps_to_first_success=summary.get("steps_to_first_success"),
+        steps_to_first_success=_first_use(summary),
         refusals=int(summary.get("refusals") or 0), body_ran=bool(summary.get("body_ran")),
         arguments_intact=bool(summary.get("arguments_intact")),
         client=f"{client.get('name')} {client.get('version')}",
@@ -53,12 +61,26 @@ def row(host: str, catalog: str, listing: str, summary: dict[str, Any]) -> HostR
         arguments_declared=str(summary.get("arguments_declared") or ""),
         error=(summary.get("error") or "")[:300],
         session_tokens=int(summary.get("session_tokens", -1)),
-        requests=int(summary.get("requests") or 0))
+        requests=int(summary.get("requests") or 0), target=target, transport=transport,
+        target_listed=bool(summary.get("target_listed")))
+
+
+def _first_use(summary: dict[str, Any]) -> int | None:
+    """The model request whose call ran the tool: the one the model saw succeed, or, for a
+    host that ends the run right after a tool round without showing the model its result
+    (AutoGen's ``max_tool_iterations``), the request of its last call when the body ran."""
+    if summary.get("steps_to_first_success") is not None:
+        return int(summary["steps_to_first_success"])
+    calls = [m for m in summary.get("model_moves") or [] if m.get("kind") == "call"]
+    return int(calls[-1]["step"]) if summary.get("body_ran") and calls else None
 
 
 def measure(frameworks: Sequence[str] | None = None, catalogs: Sequence[str] = CATALOGS,
-            listings: Sequence[str] = HOST_LISTINGS, parallel: int = 2) -> list[HostRow]:
-    """Every host x catalog x listing over streamable HTTP; one ``HostRow`` each."""
+            listings: Sequence[str] = LISTINGS, targets: Sequence[str] = TARGETS,
+            transport: str = TRANSPORT, max_tools: int | None = None,
+            parallel: int = 2) -> list[HostRow]:
+    """Every host x catalog x listing x target; one ``HostRow`` each (``max_tools``: the
+    default listing with ``ListingSettings(max_tools=...)`` instead)."""
     from tests.hosts.frameworks import FRAMEWORKS
     from tests.hosts.harness import Cell, run_cells
     from tests.hosts.make_venvs import ensure
@@ -66,8 +88,11 @@ def measure(frameworks: Sequence[str] | None = None, catalogs: Sequence[str] = C
 
     hosts = list(frameworks) if frameworks else [f.name for f in FRAMEWORKS]
     ensure(hosts)
-    cells = [Cell(host, "http", listing, catalog)
-             for catalog in catalogs for host in hosts for listing in listings]
+    cells = [Cell(host, transport, listing, catalog, target,
+                  max_tools if listing != "plain" else None)
+             for catalog in catalogs for host in hosts for listing in listings
+             for target in (targets if catalog != "demo" else ("listed",))]
     with ScriptedModel() as model, tempfile.TemporaryDirectory() as work:
         results = run_cells(model, cells, Path(work), parallel=parallel)
-    return [row(c.framework, c.server, c.listing, results[c]) for c in cells]
+    return [row(c.framework, c.server, c.listing, results[c], c.target, c.transport)
+            for c in cells]

@@ -1,8 +1,10 @@
-"""The "What hosts send the model" section, its headline line, and the cuts it judges.
+"""The "What hosts send the model" section, its headline line, and the targets it judges.
 
-Issue 19's targets, on github-mcp-server at the default level: the ``tools`` array each
-framework sends at least 60% below plain in every framework and 70% in the median one; the
-whole session of a scripted first use at least 50% below plain in every framework.
+Issue 28's targets, per agent framework path and corpus catalog, with the one-line default
+(``ProgressiveDisclosure()``): the whole session of a first use at least 80% below the same
+framework against the plain server (where the plain listing loads at all), and any tool, in
+the listing or not, run with the model's exact arguments within 3 model requests, the final
+answer included (its call at request 2 at the latest).
 
 Example:
     ```python
@@ -12,78 +14,105 @@ Example:
 
 from __future__ import annotations
 
-from statistics import median
-
-from ..results import HEADLINE_CATALOG, HOST_LISTINGS, HostRow, Results
+from ..results import HostRow, Results
 from .markdown import MISSING, figure, table
 
-TOOLS_CUT = 0.60
-MEDIAN_TOOLS_CUT = 0.70
-SESSION_CUT = 0.50
+SESSION_CUT = 0.80
+FIRST_USE_REQUEST = 2
+"""The latest model request whose call may first run the tool (the answer comes third)."""
+OURS = "default"
+TARGETS = ("listed", "unlisted")
 
 
-def find(results: Results, host: str, catalog: str, listing: str) -> HostRow | None:
+def find(results: Results, host: str, catalog: str, listing: str,
+         target: str = "listed") -> HostRow | None:
     return next((r for r in results.hosts
-                 if (r.host, r.catalog, r.listing) == (host, catalog, listing)), None)
+                 if (r.host, r.catalog, r.listing, r.target) == (host, catalog, listing,
+                                                                 target)), None)
 
 
 def hosts(results: Results) -> list[str]:
     return list(dict.fromkeys(r.host for r in results.hosts))
 
 
-def cut(row: HostRow | None, plain: HostRow | None, session: bool = False) -> float | None:
-    """How far below plain ``row``'s tools array (or whole session) is: 0.85 = 85% fewer."""
-    if row is None or plain is None:
+def catalogs(results: Results) -> list[str]:
+    return list(dict.fromkeys(r.catalog for r in results.hosts))
+
+
+def loaded(row: HostRow | None) -> bool:
+    """Whether the host sent the model anything (it could load the listing)."""
+    return row is not None and row.requests > 0 and row.tokens >= 0
+
+
+def cut(row: HostRow | None, plain: HostRow | None, session: bool = True) -> float | None:
+    """How far below plain ``row``'s whole session (or tools array) is: 0.85 = 85% fewer;
+    None when either side sent nothing."""
+    if not loaded(row) or not loaded(plain):
         return None
+    assert row is not None and plain is not None
     ours, theirs = ((row.session_tokens, plain.session_tokens) if session
                     else (row.tokens, plain.tokens))
     return None if ours < 0 or theirs <= 0 else 1 - ours / theirs
 
 
-def cuts(results: Results) -> list[tuple[str, float | None, float | None]]:
-    """(host, tools-array cut, session cut) at the default level on the headline catalog."""
-    out = []
-    for host in hosts(results):
-        plain = find(results, host, HEADLINE_CATALOG, "plain")
-        ours = find(results, host, HEADLINE_CATALOG, "default")
-        out.append((host, cut(ours, plain), cut(ours, plain, session=True)))
-    return out
+def reached(row: HostRow | None) -> bool:
+    """The tool body ran with the model's exact arguments within 3 model requests."""
+    return (row is not None and row.body_ran and row.arguments_intact
+            and row.steps_to_first_success is not None
+            and row.steps_to_first_success <= FIRST_USE_REQUEST
+            and row.requests <= FIRST_USE_REQUEST + 1)
+
+
+def cuts(results: Results, target: str = "unlisted") -> list[tuple[str, list[float | None]]]:
+    """Per host, the whole-session cut of ``target``'s first use per catalog measured."""
+    return [(host, [cut(find(results, host, c, OURS, target),
+                        find(results, host, c, "plain", target)) for c in catalogs(results)])
+            for host in hosts(results)]
 
 
 def headline(results: Results) -> list[str]:
     """The report's headline line for what hosts send (empty when not measured)."""
-    pairs = [(find(results, h, HEADLINE_CATALOG, "default"),
-              find(results, h, HEADLINE_CATALOG, "plain")) for h in hosts(results)]
-    measured = [(o, p) for o, p in pairs if o and p and o.tokens > 0 and p.tokens > 0]
-    if not measured:
+    parts = []
+    for catalog in catalogs(results):
+        shares = [s for host in hosts(results) for target in TARGETS
+                  if (s := cut(find(results, host, catalog, OURS, target),
+                               find(results, host, catalog, "plain", target))) is not None]
+        if shares:
+            parts.append(f"{catalog} {-max(shares):+.0%} to {-min(shares):+.0%}")
+    rows = [r for r in results.hosts if r.listing == OURS]
+    if not parts or not rows:
         return []
-    tools = [cut(o, p) or 0.0 for o, p in measured]
-    sessions = [s for s in (cut(o, p, session=True) for o, p in measured) if s is not None]
-    line = (f"- **What hosts send the model** ({HEADLINE_CATALOG}, {len(measured)} agent "
-            f"framework paths, default level): **{min(o.tokens for o, _ in measured):,} to "
-            f"{max(o.tokens for o, _ in measured):,} tokens** of tool definitions (plain: "
-            f"{min(p.tokens for _, p in measured):,} to {max(p.tokens for _, p in measured):,}"
-            f"), -{min(tools):.0%} to -{max(tools):.0%} (median -{median(tools):.0%})")
-    if sessions:
-        line += f"; the whole session of a first use -{min(sessions):.0%} to -{max(sessions):.0%}"
-    return [line + "."]
+    ok = sum(1 for r in rows if reached(r))
+    return [f"- **What hosts send the model** ({len(hosts(results))} agent framework paths, "
+            f"stdio, the one-line default): the whole session of a first use "
+            f"{'; '.join(parts)} against the plain server; the tool ran with the model's "
+            f"exact arguments within 3 model requests in {ok} of {len(rows)} runs (listed "
+            "and unlisted targets)."]
 
 
-def _steps(row: HostRow | None) -> str:
+def requests_text(row: HostRow | None) -> str:
     if row is None:
         return MISSING
-    if row.steps_to_first_success is None:
-        return "never"
-    return f"{row.steps_to_first_success}" + (f" ({row.refusals} refused)" if row.refusals
-                                              else "")
+    if not loaded(row):
+        return "cannot load"
+    if row.steps_to_first_success is None or not row.body_ran:
+        return f"never ({row.requests})"
+    exact = "" if row.arguments_intact else ", arguments changed"
+    return f"{row.steps_to_first_success} of {row.requests}{exact}"
 
 
 def _session(plain: HostRow | None, ours: HostRow | None) -> str:
-    if plain is None or ours is None or plain.session_tokens < 0 or ours.session_tokens < 0:
+    if ours is None or plain is None:
         return MISSING
-    share = cut(ours, plain, session=True)
+    if not loaded(plain):
+        return f"plain cannot load / {ours.session_tokens:,}"
+    share = cut(ours, plain)
     return (f"{plain.session_tokens:,} / {ours.session_tokens:,}"
             + (f" ({-share:+.0%})" if share is not None else ""))
+
+
+def _tokens(row: HostRow | None) -> str:
+    return MISSING if row is None or row.tokens < 0 else f"{row.tokens:,} ({row.tools_sent})"
 
 
 def section(results: Results, figures: str) -> list[str]:
@@ -91,72 +120,60 @@ def section(results: Results, figures: str) -> list[str]:
     if not results.hosts:
         return []
     out = ["## What hosts send the model", "",
-           "Real agent frameworks (`tests/hosts/`, each in its own virtualenv) connected over "
-           "streamable HTTP, with the model replaced by a scripted OpenAI-compatible endpoint "
-           "that records each request. Tokens: o200k_base over the compact JSON of the "
-           "`tools` array in the host's first model request, as sent (the host's own wrapping "
-           "included, the bridge tool too). `default` is the middleware as shipped (whatever "
-           "level it picks for that host); `minimal` and `skeleton` force a level. Steps: "
-           "model requests up to and including the one whose tool call first succeeded. "
-           "Session: o200k_base of every request body the host sent the model in the run "
-           "(system prompt, messages, tool results and the `tools` array each time), summed, "
-           "for the scripted first use of one tool (plain: call, answer; ours: the refusal "
-           "and what it carries too).", "",
-           *figure(figures, "hosts_cuts", "tokens below plain per framework"),
+           "Real agent frameworks (`tests/hosts/`, each in its own virtualenv, its documented "
+           "MCP path) start the server over stdio, with the model replaced by a scripted "
+           "OpenAI-compatible endpoint that records each request. The model knows the tool "
+           "it needs and its exact arguments: when the tool is in the `tools` array it was "
+           "sent it calls it (and on a `TOOL_DESCRIPTION_REQUIRED` refusal does what the "
+           "refusal says); when it is not, it calls `describe_tools({\"query\": ...})` with "
+           "the tool's own words (its name split into words and the first words of its "
+           "summary), then calls it by name if the host re-listed, else through "
+           "`run_tool({\"name\", \"arguments\"})`; then it answers. `plain`: the catalog "
+           "replayed without our middleware; `default`: `ProgressiveDisclosure()` with no "
+           "settings. `listed`: a target early in the catalog's order (in the default "
+           "listing of a fresh server); `unlisted`: one far from it. Tools array: o200k_base "
+           "over the compact JSON of the `tools` array in the host's first model request, "
+           "as sent (the host's own wrapping included), with the number of tools in it. "
+           "Session: every request body the host sent the model in the run (system prompt, "
+           "messages, tool results and the `tools` array each time), summed, plain / ours "
+           f"(cut). Requests: the model request whose call first ran the tool, of all the "
+           f"run's requests (the answer included). Targets: the session at least "
+           f"{SESSION_CUT:.0%} below plain, and the tool run with the model's exact arguments "
+           f"by request {FIRST_USE_REQUEST} of at most {FIRST_USE_REQUEST + 1}.", "",
+           *figure(figures, "hosts_cuts", "whole session below plain per framework"),
            f"Measured {results.measured('hosts')}.", ""]
-    for catalog in dict.fromkeys(r.catalog for r in results.hosts):
+    for catalog in catalogs(results):
         rows = []
         for host in hosts(results):
-            plain = find(results, host, catalog, "plain")
-            cells = [host, plain.client if plain else MISSING]
-            for listing in HOST_LISTINGS:
-                row = find(results, host, catalog, listing)
-                share = cut(row, plain) if listing != "plain" else None
-                cells.append((MISSING if row is None or row.tokens < 0 else f"{row.tokens:,}")
-                             + (f" (-{share:.0%})" if share is not None else ""))
-            cells += [_steps(find(results, host, catalog, x)) for x in HOST_LISTINGS]
-            cells.append(_session(plain, find(results, host, catalog, "default")))
-            rows.append(cells)
-        sent = next((r.tools_sent for r in results.hosts
-                     if r.catalog == catalog and r.listing == "default"), 0)
-        out += [f"### {catalog} ({sent} tools sent at the default level)", "",
-                table(["host", "clientInfo", *[f"tokens {x}" for x in HOST_LISTINGS],
-                       *[f"steps {x}" for x in HOST_LISTINGS], "session plain / default"],
-                      rows), ""]
-    out += _reaching(results)
-    broken = [r for r in results.hosts if r.listing != "plain" and not r.arguments_intact]
-    if broken:
-        out += ["Cells where the tool body never ran with the model's arguments: "
-                + ", ".join(f"{r.host}/{r.catalog}/{r.listing}" for r in broken) + ".", ""]
+            plain = {t: find(results, host, catalog, "plain", t) for t in TARGETS}
+            ours = {t: find(results, host, catalog, OURS, t) for t in TARGETS}
+            client = next((r.client for r in (*ours.values(), *plain.values())
+                           if r is not None and loaded(r)), MISSING)
+            rows.append([host, client, _tokens(plain["unlisted"] or plain["listed"]),
+                         _tokens(ours["unlisted"] or ours["listed"]),
+                         *[_session(plain[t], ours[t]) for t in TARGETS],
+                         *[requests_text(ours[t]) for t in TARGETS]])
+        sizes = {r.tools_sent for r in results.hosts
+                 if r.catalog == catalog and r.listing == "plain" and loaded(r)}
+        listed = max(sizes) if sizes else 0
+        out += [f"### {catalog}" + (f" (about {listed} tools sent plain)" if listed else ""),
+                "", table(["framework path", "clientInfo", "tools array plain",
+                           "tools array default", "session plain / default, listed",
+                           "session plain / default, unlisted", "requests, listed",
+                           "requests, unlisted"], rows), ""]
+    failed = [r for r in results.hosts if r.listing == OURS and not reached(r)]
+    if failed:
+        out += ["Runs of the default that missed a target: "
+                + "; ".join(f"{r.host}/{r.catalog}/{r.target} ({_why(r)})" for r in failed)
+                + ".", ""]
     return out
 
 
-def _reaching(results: Results) -> list[str]:
-    """What the default level leaves for descriptions under the 60% target, host by host."""
-    rows = []
-    for host in hosts(results):
-        plain = find(results, host, HEADLINE_CATALOG, "plain")
-        ours = find(results, host, HEADLINE_CATALOG, "default")
-        if plain is None or ours is None or min(plain.tokens, ours.tokens, ours.floor_tokens) <= 0:
-            continue  # a cell with no request sent (the host could not load the catalog)
-        allowed = int(plain.tokens * (1 - TOOLS_CUT))
-        budget, spent = allowed - ours.floor_tokens, ours.tokens - ours.floor_tokens
-        per = max(ours.tools_sent, 1)
-        args = " / ".join((find(results, host, HEADLINE_CATALOG, x) or ours).arguments_declared
-                          or MISSING for x in ("default", "minimal", "skeleton"))
-        rows.append([host, f"{allowed:,}", f"{ours.tokens:,}",
-                     f"{ours.floor_tokens:,} (-{1 - ours.floor_tokens / plain.tokens:.1%})",
-                     f"{spent:,} ({spent / per:.1f} per tool)",
-                     f"{budget:,} ({budget / per:.1f} per tool)" if budget > 0 else "none", args])
-    if not rows:
-        return []
-    return [f"### Reaching -{TOOLS_CUT:.0%} on {HEADLINE_CATALOG}", "",
-            "`floor`: the default-level array the host sent with every description removed "
-            "(the host's own wrapping, the names and the schemas). The description budget is "
-            "what the one-line summaries may cost in total for the target to hold. `arguments "
-            "in the sent schema` (default / minimal / skeleton), for the scenario's tool: "
-            "`declared` (listed properties), `open` (not listed, not forbidden) or `forbidden` "
-            "(`additionalProperties: false` without them: a model that obeys the schema calls "
-            "without arguments and learns them from the refusal).", "",
-            table(["host", "allowed", "default", "floor", "descriptions now",
-                   "description budget", "arguments in the sent schema"], rows), ""]
+def _why(row: HostRow) -> str:
+    if not loaded(row):
+        return "could not load: " + (row.error[:120] or "no request")
+    if not row.body_ran:
+        return "the tool never ran" + (f": {row.error[:120]}" if row.error else "")
+    if not row.arguments_intact:
+        return "arguments changed"
+    return f"first use at request {row.steps_to_first_success} of {row.requests}"

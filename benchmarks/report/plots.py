@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..results import BUDGETED, HEADLINE_CATALOG, Results
-from .hosts import MEDIAN_TOOLS_CUT, SESSION_CUT, TOOLS_CUT, cuts
+from ..results import BUDGETED, Results
+from .hosts import SESSION_CUT, catalogs, cuts
 
 TOKEN_MODES = ("plain", "skeleton", "typed", "minimal", BUDGETED, "typed+2", "typed+5",
                "regex+search", "bm25+search")
@@ -135,28 +135,27 @@ def _scale(plt: Any, results: Results, folder: Path) -> Path | None:
 
 
 def _hosts(plt: Any, results: Results, folder: Path) -> Path | None:
-    rows = [(host, tools, session) for host, tools, session in cuts(results)
-            if tools is not None]
+    names = catalogs(results)
+    rows = [(host, shares) for host, shares in cuts(results)
+            if any(s is not None for s in shares)]
     if not rows:
         return None
     fig, ax = plt.subplots(figsize=(11, 1.2 + 0.42 * len(rows)))
     ys = list(range(len(rows)))
-    height = 0.38
-    ax.barh([y - height / 2 for y in ys], [100 * (t or 0) for _, t, _ in rows], height,
-            color="#4c72b0", label="tools array sent")
-    ax.barh([y + height / 2 for y in ys], [100 * (s or 0) for _, _, s in rows], height,
-            color="#55a868", label="whole session of a first use")
-    ax.axvline(100 * TOOLS_CUT, color="#4c72b0", linestyle="--", linewidth=0.8,
-               label=f"{TOOLS_CUT:.0%} (tools array, every framework)")
-    ax.axvline(100 * MEDIAN_TOOLS_CUT, color="#4c72b0", linestyle=":", linewidth=0.8,
-               label=f"{MEDIAN_TOOLS_CUT:.0%} (tools array, median)")
-    ax.axvline(100 * SESSION_CUT, color="#55a868", linestyle="--", linewidth=0.8,
-               label=f"{SESSION_CUT:.0%} (session, every framework)")
+    height = 0.8 / max(len(names), 1)
+    colors = ("#4c72b0", "#55a868", "#c44e52", "#8172b2")
+    for i, catalog in enumerate(names):
+        offset = (i - (len(names) - 1) / 2) * height
+        ax.barh([y + offset for y in ys], [100 * (shares[i] or 0) for _, shares in rows],
+                height, color=colors[i % len(colors)], label=catalog)
+    ax.axvline(100 * SESSION_CUT, color="black", linestyle="--", linewidth=0.8,
+               label=f"{SESSION_CUT:.0%} (every framework)")
     ax.set_yticks(ys)
-    ax.set_yticklabels([host for host, _, _ in rows], fontsize=8)
+    ax.set_yticklabels([host for host, _ in rows], fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlim(min(0, *(100 * (s or 0) for _, _, s in rows)), 100)
-    ax.set_xlabel("% fewer o200k tokens than the same framework against the plain server")
-    ax.set_title(f"What agent frameworks send the model: {HEADLINE_CATALOG}, default level")
+    ax.set_xlim(min(0, *(100 * (s or 0) for _, shares in rows for s in shares)), 100)
+    ax.set_xlabel("% fewer o200k tokens in the whole session than against the plain server "
+                  "(a tool not in the default listing; no bar: plain does not load)")
+    ax.set_title("A first use in agent frameworks, the one-line default")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(plt, fig, folder / "hosts_cuts.png")

@@ -17,7 +17,6 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import median
 
 from fastmcp_progressive import ListingSettings
 
@@ -157,40 +156,31 @@ def _latency(results: Results) -> list[Target]:
 
 
 def _hosts(results: Results) -> list[Target]:
-    """Per host its tools array and its session, then the median host's tools array."""
+    """Per host, catalog and target (issue 28): the whole session of a first use against
+    plain, and the tool run with the model's exact arguments within 3 model requests."""
     out: list[Target] = []
-    shares: list[float] = []
-    for host in hosts.hosts(results):
-        plain = hosts.find(results, host, HEADLINE_CATALOG, "plain")
-        ours = hosts.find(results, host, HEADLINE_CATALOG, "default")
-        name = f"{host}: {HEADLINE_CATALOG}, default level"
-        share = hosts.cut(ours, plain)
-        if share is None or ours is None or plain is None:
-            out.append(Target(f"{name}, tools array sent",
-                              f">= {hosts.TOOLS_CUT:.0%} below plain", "not measured", None))
-        else:
-            shares.append(share)
-            out.append(Target(f"{name}, tools array sent",
-                              f">= {hosts.TOOLS_CUT:.0%} below plain, all names",
-                              f"{ours.tokens:,} vs {plain.tokens:,} tokens: -{share:.1%}, "
-                              f"{ours.tools_sent} tools sent",
-                              share >= hosts.TOOLS_CUT and ours.tools_sent >= plain.tools_sent))
-        whole = hosts.cut(ours, plain, session=True)
-        goal = f">= {hosts.SESSION_CUT:.0%} below plain"
-        if whole is None or ours is None or plain is None:
-            out.append(Target(f"{name}, whole session of a first use", goal, "not measured",
-                              None))
-            continue
-        ran = ours.body_ran and ours.arguments_intact
-        out.append(Target(f"{name}, whole session of a first use", goal,
-                          f"{ours.session_tokens:,} vs {plain.session_tokens:,} tokens in "
-                          f"{ours.requests} vs {plain.requests} requests: -{whole:.1%}"
-                          + ("" if ran else " (the tool body never ran)"),
-                          whole >= hosts.SESSION_CUT and ran))
-    if shares:
-        out.append(Target(f"median framework: {HEADLINE_CATALOG}, default level, tools array "
-                          "sent", f">= {hosts.MEDIAN_TOOLS_CUT:.0%} below plain",
-                          f"-{median(shares):.1%}", median(shares) >= hosts.MEDIAN_TOOLS_CUT))
+    goal = f">= {hosts.SESSION_CUT:.0%} below plain"
+    for catalog in hosts.catalogs(results):
+        for host in hosts.hosts(results):
+            for target in hosts.TARGETS:
+                ours = hosts.find(results, host, catalog, hosts.OURS, target)
+                plain = hosts.find(results, host, catalog, "plain", target)
+                if ours is None:
+                    continue
+                name = f"{host}: {catalog}, default, {target} tool"
+                whole = hosts.cut(ours, plain)
+                if whole is None:
+                    why = ("the plain listing does not load there" if plain is not None
+                           and hosts.loaded(ours) else "not measured")
+                    out.append(Target(f"{name}, whole session of a first use", goal, why, None))
+                else:
+                    assert plain is not None
+                    out.append(Target(f"{name}, whole session of a first use", goal,
+                                      f"{ours.session_tokens:,} vs {plain.session_tokens:,} "
+                                      f"tokens in {ours.requests} vs {plain.requests} requests:"
+                                      f" -{whole:.1%}", whole >= hosts.SESSION_CUT))
+                out.append(Target(f"{name}, first use", "exact arguments within 3 model "
+                                  "requests", hosts.requests_text(ours), hosts.reached(ours)))
     return out
 
 

@@ -41,6 +41,8 @@ class Framework:
         return DRIVERS / self.driver
 
 
+LANGCHAIN = ("langchain-mcp-adapters==0.3.2", "langgraph==1.2.22", "langchain-openai==1.7.3",
+             "langchain-core==1.7.2", "mcp==1.30.0")
 AUTOGEN = ("autogen-agentchat==0.7.5", "autogen-ext[mcp,openai]==0.7.5", "mcp==1.30.0",
            "openai==3.57.0")
 CREWAI = ("crewai==1.15.30", "crewai-tools[mcp]==1.15.30", "mcpadapt==0.1.19", "mcp==1.30.0",
@@ -52,9 +54,9 @@ FRAMEWORKS: tuple[Framework, ...] = (
               "drive_openai_agents.py"),
     Framework("pydantic-ai", ("pydantic-ai-slim[openai,mcp]==2.68.0", "fastmcp-slim==4.2.1",
                               "mcp==2.3.0"), "drive_pydantic_ai.py"),
-    Framework("langchain", ("langchain-mcp-adapters==0.3.2", "langgraph==1.2.22",
-                            "langchain-openai==1.7.3", "langchain-core==1.7.2", "mcp==1.30.0"),
-              "drive_langchain.py"),
+    Framework("langchain", LANGCHAIN, "drive_langchain.py"),
+    # the same adapters on one long-lived session (client.session + load_mcp_tools)
+    Framework("langchain-session", LANGCHAIN, "drive_langchain.py", "langchain"),
     Framework("llama-index", ("llama-index-tools-mcp==0.6.0", "llama-index-llms-openai==0.8.3",
                               "llama-index-core==0.14.25", "mcp==2.3.0"),
               "drive_llama_index.py"),

@@ -1,8 +1,10 @@
 """Run one agent framework against one server through the scripted model, and summarise.
 
 A *cell* of the matrix is a framework, a transport (``http`` or ``stdio``), a listing
-(``plain`` = our middleware off, the baseline; ``default``; ``minimal``; ``skeleton``) and
-a server (the demo server, or a replayed corpus catalog). ``run_cell`` starts the server
+(``plain`` = our middleware off, the baseline; ``default``, ``ProgressiveDisclosure()``
+as a user adds it; ``minimal``; ``skeleton``), a server (the demo server, or a replayed
+corpus catalog) and a target (a tool the listing shows, or on a large catalog one it
+leaves out). ``run_cell`` starts the server
 from this interpreter (over HTTP on a free 127.0.0.1 port, or hands the framework the
 command to start it over stdio), runs the framework's driver in its own virtualenv, and
 returns the JSON summary the driver printed (see ``drivers/_common.py``). ``run_cells``
@@ -33,7 +35,7 @@ from typing import Any
 from fastmcp_progressive.cli.tokens import count
 from tests.corpus import corpus_dir
 from tests.hosts.frameworks import BY_NAME, HERE
-from tests.hosts.model import Script, ScriptedModel
+from tests.hosts.model import Script, ScriptedModel, search_words
 from tests.hosts.serve import REPLY
 from tests.waiting import free_port, port_open, until_sync
 
@@ -41,44 +43,70 @@ SERVE = HERE / "serve.py"
 DRIVER_TIMEOUT = 180.0
 SERVER_START_TIMEOUT = 60.0
 
-SCENARIOS: dict[str, tuple[str, Script]] = {
+SCENARIOS: dict[tuple[str, str], tuple[str, Script]] = {
     # The answer's price depends on both weight and speed: 1500 (express) + 1200 // 100.
-    "demo": ("Quote express shipping for a 1200 g parcel to ZIP 94110.",
-             Script("get_shipping_quote",
-                    {"destination_zip": "94110", "weight_grams": 1200, "speed": "express"},
-                    success="1512")),
-    "github-mcp-server": ("Show me issue 42 of octo-org/hello-world.",
-                          Script("issue_read", {"method": "get", "owner": "octo-org",
-                                                "repo": "hello-world", "issue_number": 42},
-                                 success=REPLY)),
-    # 527 tools capped at 40: whois_whois_domain is not listed; the model reads the
-    # groups in describe_tools' description, lists "whois", describes, calls via call_tool.
-    "livemcptool": ("Who registered example.com? Look the domain up with whois.",
-                    Script("whois_whois_domain", {"domain": "example.com"}, success=REPLY,
-                           group="whois")),
+    ("demo", "listed"): (
+        "Quote express shipping for a 1200 g parcel to ZIP 94110.",
+        Script("get_shipping_quote",
+               {"destination_zip": "94110", "weight_grams": 1200, "speed": "express"},
+               success="1512")),
+    # On a large catalog a target early in the server's order (a budgeted listing on a
+    # fresh server starts from it) and one far from it; each script's query is the tool's
+    # own words (name and summary), what the model searches with when it is not listed.
+    # Every argument of each target is required, and the model sends them all: smolagents
+    # (mcpadapt) passes no `required` and refuses a call that leaves a listed input out,
+    # plain servers too.
+    ("github-mcp-server", "listed"): (
+        "React with a thumbs-up to issue 42 of octo-org/hello-world.",
+        Script("add_issue_reaction", {"owner": "octo-org", "repo": "hello-world",
+                                      "issue_number": 42, "content": "+1"},
+               success=REPLY, query=search_words(
+                   "add_issue_reaction", "Add a reaction to an issue or pull request."))),
+    ("github-mcp-server", "unlisted"): (
+        "Rename issue 42 of octo-org/hello-world to 'Crash on start'.",
+        Script("update_issue_title", {"owner": "octo-org", "repo": "hello-world",
+                                      "issue_number": 42, "title": "Crash on start"},
+               success=REPLY, query=search_words(
+                   "update_issue_title", "Update the title of an existing issue."))),
+    ("livemcptool", "listed"): (
+        "What is Apple's (AAPL) stock price right now?",
+        Script("yahoo-finance_get_current_stock_price", {"symbol": "AAPL"}, success=REPLY,
+               query=search_words("yahoo-finance_get_current_stock_price",
+                                  "Get the current stock price based on stock symbol."))),
+    ("livemcptool", "unlisted"): (
+        "Who registered example.com? Look the domain up with whois.",
+        Script("whois_whois_domain", {"domain": "example.com"}, success=REPLY,
+               query=search_words("whois_whois_domain",
+                                  "Looksup whois information about the domain"))),
 }
-CAPS: dict[str, int] = {"livemcptool": 40}
-"""Servers run with a tool cap (``serve.py --max-tools``)."""
+"""The task and the model's script per (server, target): ``listed``, a tool the server's
+default listing shows; ``unlisted``, one it leaves out on a large catalog."""
+CATALOGS = ("github-mcp-server", "livemcptool")
+"""The large corpus catalogs the matrix and the benchmark replay (117 and 527 tools)."""
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One framework x transport x listing x server combination."""
+    """One framework x transport x listing x server x target combination."""
 
     framework: str
     transport: str
     listing: str
     server: str = "demo"
+    target: str = "listed"
+    max_tools: int | None = None
+    """``ListingSettings(max_tools=...)`` on the server (``None``: the listing's own)."""
 
     @property
     def label(self) -> str:
-        return f"{self.framework}/{self.transport}/{self.listing}/{self.server}"
+        listing = self.listing + (f"-max{self.max_tools}" if self.max_tools else "")
+        return f"{self.framework}/{self.transport}/{listing}/{self.server}/{self.target}"
 
 
 def _server_command(cell: Cell, log: Path) -> list[str]:
     command = [sys.executable, str(SERVE), "--log", str(log), "--listing", cell.listing]
-    if cell.server in CAPS and cell.listing != "plain":
-        command += ["--max-tools", str(CAPS[cell.server])]
+    if cell.max_tools is not None and cell.listing != "plain":
+        command += ["--max-tools", str(cell.max_tools)]
     if cell.server == "demo":
         return command
     return [*command, "--catalog", cell.server, "--corpus", str(corpus_dir())]
@@ -96,7 +124,7 @@ def _driver_env(base_url: str) -> dict[str, str]:
 def run_cell(model: ScriptedModel, cell: Cell, workdir: Path) -> dict[str, Any]:
     """Run ``cell`` once; the driver's summary plus ``cell`` and, on failure, ``stderr``."""
     framework = BY_NAME[cell.framework]
-    task, script = SCENARIOS[cell.server]
+    task, script = SCENARIOS[(cell.server, cell.target)]
     run_id = f"{cell.label.replace('/', '-')}-{uuid.uuid4().hex[:8]}"
     base_url = model.open_run(run_id, script)
     log = workdir / f"{run_id}.jsonl"

@@ -6,16 +6,23 @@ records every request it gets, above all the ``tools`` array the host built from
 listing. That array is what a real model would be shown, so it is what the token benchmarks
 count and what tells whether a host kept a tool's arguments.
 
-The script plays a cooperative model that has already picked its tool:
+The script plays a cooperative model that has already picked its tool and knows its
+exact arguments:
 
-1. call the target tool with the scripted (correct) arguments;
+1. when the target is in the ``tools`` array the host sent (under the host's name for it),
+   call it with the scripted (correct) arguments;
 2. on a ``TOOL_DESCRIPTION_REQUIRED`` refusal, use what the refusal carries: when it holds
    the tool's definition (declaring the arguments the model means to send), call the tool
    again; else, when it names a tool call to make
    (the bridge, ``describe_tools``) that the host offers, make it, then call the tool again;
    a refusal that only points at a resource leaves the model stuck (no host tried lets a
    model read a resource with a query);
-3. once a call of the target succeeds, answer with text (or, when the host offers a
+3. when the target is not in the ``tools`` array, search for it with its own words
+   (``describe_tools({"query": ...})``, ``Script.query``: its name split into words and the
+   first words of its summary); if the answer names it, call it by name when the host's
+   (re-listed) ``tools`` array now has it, else through the dispatch bridge
+   (``run_tool({"name": ..., "arguments": {...}})``);
+4. once a call of the target succeeds, answer with text (or, when the host offers a
    ``final_answer`` tool, as smolagents' agents do and require, by calling it with the text).
 
 Every decision is a pure function of the conversation the host sends back, so a run is
@@ -63,10 +70,17 @@ class Script:
     arguments: dict[str, Any]
     success: str
     answer: str = "Done."
-    group: str | None = None
-    """The group holding ``target`` when the listing is capped and may not show it: the
-    model finds it in the bridge's group lines, lists the group, describes the tool and
-    calls it through the dispatch bridge (``describe_tools`` / ``run_tool``)."""
+    query: str | None = None
+    """Words to search with when the host's ``tools`` array does not hold ``target``
+    (``describe_tools({"query": ...})``); ``None``: a model that only calls listed tools."""
+
+
+def search_words(name: str, summary: str, words: int = 6) -> str:
+    """A query a model would write for tool ``name``: its name split into words (at ``_``,
+    ``-``, ``.`` and camelCase) and the first ``words`` words of its summary."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    parts = [p for p in re.split(r"[\s_.\-]+", spaced) if p]
+    return " ".join([*parts, *summary.split()[:words]])
 
 
 @dataclass
@@ -199,16 +213,6 @@ def responses_exchanges(items: Any) -> list[Exchange]:
     return order
 
 
-def tool_descriptions(tools: Any) -> dict[str, str]:
-    """Each offered tool's description, in either API's tool format."""
-    found: dict[str, str] = {}
-    for tool in tools or []:
-        function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
-        if isinstance(function.get("name"), str):
-            found[function["name"]] = str(function.get("description") or "")
-    return found
-
-
 def tool_names(tools: Any) -> list[str]:
     """Names of the tools offered, in either API's tool format."""
     names = []
@@ -220,10 +224,20 @@ def tool_names(tools: Any) -> list[str]:
 
 
 def resolve(name: str, offered: list[str]) -> str | None:
-    """The offered name for MCP tool ``name`` (hosts may prefix it with a server name)."""
+    """The offered name for MCP tool ``name``: hosts may prefix it with a server name, and
+    some rewrite it into a function name (smolagents, CrewAI: ``-`` to ``_``; CrewAI:
+    camelCase to snake_case)."""
     if name in offered:
         return name
-    return next((o for o in offered if o.endswith(f"_{name}") or o.endswith(f"-{name}")), None)
+    wanted = function_name(name)
+    return next((o for o in offered if function_name(o) == wanted
+                 or function_name(o).endswith(f"_{wanted}")), None)
+
+
+def function_name(name: str) -> str:
+    """``name`` as the hosts that rewrite tool names would: snake_case, ``_`` between words."""
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+    return re.sub(r"[^a-z0-9]+", "_", snake).strip("_")
 
 
 def refusal(output: str) -> dict[str, Any] | None:
@@ -269,20 +283,17 @@ def carried_definition(error: dict[str, Any], target: str) -> dict[str, Any] | N
 
 
 BRIDGE = "describe_tools"
-DISPATCH_HINT = re.compile(r"through ([A-Za-z0-9_.-]+)\(name, arguments\)")
-"""How the bridge's description in a capped listing names the dispatch bridge (any name)."""
+DISPATCH = "run_tool"
+"""The dispatch bridge: runs a tool that is not listed, ``run_tool(name, arguments)``."""
 
 
-def decide(script: Script, history: list[Exchange], offered: list[str],
-           descriptions: dict[str, str] | None = None) -> Move:
+def decide(script: Script, history: list[Exchange], offered: list[str]) -> Move:
     """The model's next move given the tool calls so far (a pure function)."""
     target = resolve(script.target, offered)
-    if script.group is not None and any(
-            _reaches(e, target, script) and script.success in (e.output or "")
-            and REFUSAL_CODE not in (e.output or "") for e in history):
-        return Move("answer", text=script.answer, why="success")  # a host that re-listed
-    if target is None and script.group is not None:
-        return _through_groups(script, history, offered, descriptions or {})
+    if history and succeeded(history[-1], script):
+        return Move("answer", text=script.answer, why="success")
+    if target is None and script.query is not None:
+        return _through_query(script, history, offered)
     if target is None:
         return Move("answer", text=f"I have no tool named {script.target}.", why="no-target")
     if not history:
@@ -292,58 +303,61 @@ def decide(script: Script, history: list[Exchange], offered: list[str],
     attempts = sum(1 for e in history if e.name == target)
     if last.name != target:
         return Move("call", target, dict(script.arguments), why=f"after-{last.name}")
-    if script.success in output and REFUSAL_CODE not in output:
-        return Move("answer", text=script.answer, why="success")
     error = refusal(output)
     if error is not None:
-        definition = carried_definition(error, script.target)
-        if definition is not None:
-            declared = (definition.get("inputSchema") or {}).get("properties") or {}
-            if all(name in declared for name in script.arguments):
-                return Move("call", target, dict(script.arguments),
-                            why="refusal-carried-definition")
-        hint = error.get("tool_call")
-        if isinstance(hint, dict) and isinstance(hint.get("name"), str):
-            bridge = resolve(hint["name"], offered)
-            if bridge is not None:
-                arguments = hint.get("arguments")
-                return Move("call", bridge, arguments if isinstance(arguments, dict) else {},
-                            why="refusal-named-tool")
-        return Move("answer", text=f"{script.target} is locked and I cannot unlock it.",
-                    why="stuck-on-refusal")
+        return _after_refusal(script, error, offered, Move("call", target, dict(
+            script.arguments), why="refusal-carried-definition"))
     if attempts < MAX_TARGET_ATTEMPTS:
         return Move("call", target, dict(script.arguments), why="retry-after-error")
     return Move("answer", text=f"{script.target} keeps failing.", why="gave-up")
 
 
-def _through_groups(script: Script, history: list[Exchange], offered: list[str],
-                    descriptions: dict[str, str]) -> Move:
-    """A capped listing without the target: read the groups in the bridge's description,
-    list the target's group, describe the target, call it through the dispatch bridge."""
+def _after_refusal(script: Script, error: dict[str, Any], offered: list[str],
+                   again: Move) -> Move:
+    """What a refusal of the target's call (``again`` repeats it) leads to."""
+    definition = carried_definition(error, script.target)
+    if definition is not None:
+        declared = (definition.get("inputSchema") or {}).get("properties") or {}
+        if all(name in declared for name in script.arguments):
+            return again
+    hint = error.get("tool_call")
+    if isinstance(hint, dict) and isinstance(hint.get("name"), str):
+        bridge = resolve(hint["name"], offered)
+        if bridge is not None:
+            arguments = hint.get("arguments")
+            return Move("call", bridge, arguments if isinstance(arguments, dict) else {},
+                        why="refusal-named-tool")
+    return Move("answer", text=f"{script.target} is locked and I cannot unlock it.",
+                why="stuck-on-refusal")
+
+
+def _through_query(script: Script, history: list[Exchange], offered: list[str]) -> Move:
+    """The target is not in the ``tools`` array: search for it with its own words, then
+    call it through the dispatch bridge (a host that re-lists shows it by name instead:
+    ``decide`` calls it there)."""
     bridge = resolve(BRIDGE, offered)
-    named = DISPATCH_HINT.search(descriptions.get(bridge, "")) if bridge else None
-    dispatch = resolve(named.group(1), offered) if named else None
-    group = script.group or ""
-    if bridge is None or dispatch is None or f"\n{group}: " not in descriptions.get(bridge, ""):
-        return Move("answer", text=f"I cannot find {script.target}.", why="no-group")
+    if bridge is None:
+        return Move("answer", text=f"I cannot search for {script.target}.", why="no-bridge")
+    if not any(e.name == bridge and _asked(e, "query") for e in history):
+        return Move("call", bridge, {"query": script.query}, why="search")
+    dispatch = resolve(DISPATCH, offered)
     call = {"name": script.target, "arguments": dict(script.arguments)}
-    # both arguments every time: hosts that build a model from the listed schema (smolagents)
-    # refuse a call that leaves a listed input out
-    if not history:
-        return Move("call", bridge, {"tools": [], "groups": [group]}, why="read-group")
     last = history[-1]
     output = last.output or ""
-    if last.name == bridge and script.target not in output:
-        return Move("answer", text=f"{group} has no {script.target}.", why="not-in-group")
-    if last.name == bridge and _asked(last, "groups"):
-        return Move("call", bridge, {"tools": [script.target], "groups": []},
-                    why="describe-target")
     if last.name == bridge:
+        if script.target not in output:
+            return Move("answer", text=f"I found no {script.target}.", why="not-found")
+        if dispatch is None:
+            return Move("answer", text=f"{script.target} is not listed and nothing runs it.",
+                        why="no-dispatch")
         return Move("call", dispatch, call, why="dispatch-target")
-    if last.name == dispatch and script.success in output and REFUSAL_CODE not in output:
-        return Move("answer", text=script.answer, why="success")
-    attempts = sum(1 for e in history if e.name == dispatch)
-    if last.name == dispatch and attempts < MAX_TARGET_ATTEMPTS:
+    if last.name != dispatch or dispatch is None:
+        return Move("answer", text=f"I lost track of {script.target}.", why="lost")
+    error = refusal(output)
+    if error is not None:
+        return _after_refusal(script, error, offered, Move("call", dispatch, call,
+                                                           why="refusal-carried-definition"))
+    if sum(1 for e in history if e.name == dispatch) < MAX_TARGET_ATTEMPTS:
         return Move("call", dispatch, call, why="retry-dispatch")
     return Move("answer", text=f"{script.target} keeps failing.", why="gave-up")
 
@@ -357,13 +371,12 @@ def _asked(exchange: Exchange, key: str) -> bool:
     return isinstance(arguments, dict) and bool(arguments.get(key))
 
 
-def _reaches(exchange: Exchange, target: str | None, script: Script) -> bool:
-    """Whether ``exchange`` called the target: by its name, or through the dispatch bridge
-    (whatever its name: a call whose arguments name the target and carry its arguments)."""
-    if exchange.name == target:
+def reaches(exchange: Exchange, script: Script) -> bool:
+    """Whether ``exchange`` called the target: by its name (a host's prefix allowed), or
+    through the dispatch bridge (whatever its name: a call whose arguments name the target
+    and carry its arguments)."""
+    if resolve(script.target, [exchange.name]) is not None:
         return True
-    if script.group is None:
-        return False
     try:
         arguments = json.loads(exchange.arguments or "{}")
     except ValueError:
@@ -372,7 +385,14 @@ def _reaches(exchange: Exchange, target: str | None, script: Script) -> bool:
             and isinstance(arguments.get("arguments"), dict))
 
 
-def observe(run: Run, history: list[Exchange], target: str | None) -> None:
+def succeeded(exchange: Exchange, script: Script) -> bool:
+    """Whether ``exchange`` was a call of the target whose answer shows it ran."""
+    output = exchange.output or ""
+    return (reaches(exchange, script) and script.success in output
+            and REFUSAL_CODE not in output)
+
+
+def observe(run: Run, history: list[Exchange]) -> None:
     """Update a run's counters from the outputs the host has now sent back."""
     refusals = 0
     for exchange in history:
@@ -381,8 +401,7 @@ def observe(run: Run, history: list[Exchange], target: str | None) -> None:
             continue
         if REFUSAL_CODE in output:
             refusals += 1
-        elif (_reaches(exchange, target, run.script) and run.script.success in output
-              and run.first_success_step is None):
+        elif succeeded(exchange, run.script) and run.first_success_step is None:
             run.first_success_step = run.emitted.get(exchange.call_id)
     run.refusals = max(run.refusals, refusals)
 
@@ -487,8 +506,8 @@ class ScriptedModel:
             else:
                 history = responses_exchanges(body.get("input"))
             offered = tool_names(body.get("tools"))
-            observe(run, history, resolve(run.script.target, offered))
-            move = decide(run.script, history, offered, tool_descriptions(body.get("tools")))
+            observe(run, history)
+            move = decide(run.script, history, offered)
             if step >= MAX_STEPS and move.kind == "call":
                 move = Move("answer", text="Out of steps.", why="step-cap")
             if move.kind == "answer" and FINAL_ANSWER in offered:

@@ -6,7 +6,6 @@ import json
 import urllib.request
 from typing import Any
 
-from fastmcp_progressive.disclosure.bridge import bridge_description_with_groups
 from fastmcp_progressive.payloads import DISPATCH_TOOL_NAME
 from tests.hosts.model import (
     Exchange,
@@ -15,6 +14,7 @@ from tests.hosts.model import (
     chat_exchanges,
     decide,
     refusal,
+    search_words,
 )
 
 SCRIPT = Script("add", {"a": 1, "b": 2}, success="= 3")
@@ -68,6 +68,14 @@ def test_prefixed_tool_names_are_found() -> None:
     assert decide(SCRIPT, [], ["server_add"]).name == "server_add"
 
 
+def test_names_rewritten_into_function_names_are_found() -> None:
+    """smolagents turns ``-`` into ``_``; CrewAI also camelCase into snake_case."""
+    script = Script("npm-sentinel_npmVersions", {}, success="ok")
+    for offered in ("npm_sentinel_npmVersions", "npm_sentinel_npm_versions"):
+        assert decide(script, [], [offered, "npm_sentinel_npm_deps"]).name == offered
+    assert decide(script, [], ["npm_sentinel_npm_deps"]).why == "no-target"
+
+
 def test_refusal_is_read_through_host_wrappers() -> None:
     inner = _refused(tool_call={"name": "describe_tools"})
     wrapped = f"Error: ToolException({inner!r})\n Please fix your mistakes."
@@ -106,32 +114,91 @@ def test_endpoint_records_requests_and_the_step_of_first_success() -> None:
     assert "bodies" not in recording
 
 
-def test_a_capped_listing_is_crossed_through_the_groups() -> None:
-    """The target is not listed: read the group lines, list the group, describe, dispatch
-    through the bridge the description names (``run_tool`` by default, any name works)."""
-    script = Script("whois_domain", {"domain": "x.org"}, success="ok", group="whois")
-    for dispatch in (DISPATCH_TOOL_NAME, "dispatch_it"):
-        offered = ["describe_tools", dispatch, "other"]
-        described = {"describe_tools": bridge_description_with_groups(
-            ["whois: Domain lookups."], dispatch)}
-        first = decide(script, [], offered, described)
-        assert (first.name, first.arguments) == ("describe_tools",
-                                                 {"tools": [], "groups": ["whois"]})
-        history = [Exchange("c1", "describe_tools", json.dumps(first.arguments),
-                            '{"groups":{"whois":{"tools":{"whois_domain":"Look it up."}}}}')]
-        second = decide(script, history, offered, described)
-        assert (second.name, second.arguments) == ("describe_tools",
-                                                   {"tools": ["whois_domain"], "groups": []})
-        history.append(Exchange("c2", "describe_tools", json.dumps(second.arguments),
-                                '{"whois_domain":{"name":"whois_domain"}}'))
-        third = decide(script, history, offered, described)
-        assert (third.name, third.arguments) == (dispatch, {"name": "whois_domain",
-                                                            "arguments": {"domain": "x.org"}})
-        history.append(Exchange("c3", dispatch, json.dumps(third.arguments), "ok"))
-        assert decide(script, history, [*offered, "whois_domain"], described).why == "success"
-    assert decide(script, [], offered, {"describe_tools": "no groups"}).why == "no-group"
-    no_dispatch = {"describe_tools": bridge_description_with_groups(["whois: Lookups."], None)}
-    assert decide(script, [], offered, no_dispatch).why == "no-group"
+UNLISTED = Script("whois_domain", {"domain": "x.org"}, success="ok",
+                  query=search_words("whois_domain", "Look up who registered a domain."))
+SEARCHED = [Exchange("c1", "describe_tools", json.dumps({"query": UNLISTED.query}),
+                     '{"whois_domain":{"name":"whois_domain","inputSchema":{}}}')]
+
+
+def test_search_words_are_the_tools_name_split_and_its_summary_opening() -> None:
+    assert search_words("whois_domain", "Look up who registered a domain.") == \
+        "whois domain Look up who registered a domain."
+    assert search_words("npm-sentinel-mcp_npmVersions", "Get all versions", 2) == \
+        "npm sentinel mcp npm Versions Get all"
+
+
+def test_a_tool_not_in_the_tools_array_is_searched_for_with_its_own_words() -> None:
+    move = decide(UNLISTED, [], ["describe_tools", DISPATCH_TOOL_NAME, "other"])
+    assert (move.kind, move.name, move.arguments) == (
+        "call", "describe_tools", {"query": "whois domain Look up who registered a domain."})
+    # the host's own prefix is kept
+    assert decide(UNLISTED, [], ["srv_describe_tools", "srv_run_tool"]).name == \
+        "srv_describe_tools"
+
+
+def test_a_found_tool_the_host_did_not_relist_runs_through_the_dispatch_bridge() -> None:
+    offered = ["describe_tools", DISPATCH_TOOL_NAME, "other"]
+    move = decide(UNLISTED, SEARCHED, offered)
+    assert (move.name, move.arguments, move.why) == (
+        DISPATCH_TOOL_NAME, {"name": "whois_domain", "arguments": {"domain": "x.org"}},
+        "dispatch-target")
+    history = [*SEARCHED, Exchange("c2", DISPATCH_TOOL_NAME, json.dumps(move.arguments), "ok")]
+    assert decide(UNLISTED, history, offered).why == "success"
+
+
+def test_a_found_tool_the_host_relisted_is_called_by_its_name() -> None:
+    move = decide(UNLISTED, SEARCHED, ["describe_tools", DISPATCH_TOOL_NAME, "whois_domain"])
+    assert (move.name, move.arguments) == ("whois_domain", {"domain": "x.org"})
+
+
+def test_a_search_that_misses_the_tool_or_no_bridge_ends_with_text() -> None:
+    missed = [Exchange("c1", "describe_tools", json.dumps({"query": "q"}), '{"other":{}}')]
+    assert decide(UNLISTED, missed, ["describe_tools", DISPATCH_TOOL_NAME]).why == "not-found"
+    assert decide(UNLISTED, [], ["other"]).why == "no-bridge"
+    assert decide(UNLISTED, SEARCHED, ["describe_tools"]).why == "no-dispatch"
+    assert decide(Script("whois_domain", {}, "ok"), [], ["describe_tools"]).why == "no-target"
+
+
+def test_a_refused_dispatch_makes_the_call_the_refusal_names_then_dispatches_again() -> None:
+    offered = ["describe_tools", DISPATCH_TOOL_NAME]
+    call = {"name": "whois_domain", "arguments": {"domain": "x.org"}}
+    refused = _refused(tool_call={"name": "describe_tools",
+                                  "arguments": {"tools": ["whois_domain"]}})
+    history = [*SEARCHED, Exchange("c2", DISPATCH_TOOL_NAME, json.dumps(call), refused)]
+    move = decide(UNLISTED, history, offered)
+    assert (move.name, move.arguments) == ("describe_tools", {"tools": ["whois_domain"]})
+    history.append(Exchange("c3", "describe_tools", json.dumps(move.arguments),
+                            '{"whois_domain":{}}'))
+    assert (decide(UNLISTED, history, offered).name, decide(UNLISTED, history, offered).why) \
+        == (DISPATCH_TOOL_NAME, "dispatch-target")
+
+
+def test_the_first_use_through_the_dispatch_bridge_is_recorded_at_its_step() -> None:
+    def chat(history: list[dict[str, Any]], tools: list[str]) -> dict[str, Any]:
+        return {"messages": history, "tools": [
+            {"type": "function", "function": {"name": n, "parameters": {}}} for n in tools]}
+
+    offered = ["describe_tools", DISPATCH_TOOL_NAME]
+    user = {"role": "user", "content": "whois x.org"}
+    with ScriptedModel() as model:
+        model.open_run("r", UNLISTED)
+        messages: list[dict[str, Any]] = [user]
+        outputs = ['{"whois_domain":{}}', "ok"]
+        for output in outputs:
+            reply = model.answer("r", "chat", chat(messages, offered))["choices"][0]["message"]
+            messages += [reply, {"role": "tool", "content": output,
+                                 "tool_call_id": reply["tool_calls"][0]["id"]}]
+        last = model.answer("r", "chat", chat(messages, offered))["choices"][0]["message"]
+        recording = model.recording("r")
+    assert last["content"] == "Done."
+    assert [m["why"] for m in recording["moves"]] == ["search", "dispatch-target", "success"]
+    assert recording["first_success_step"] == 2 and recording["steps"] == 3
+
+
+def test_moves_are_a_pure_function_of_the_conversation() -> None:
+    offered = ["describe_tools", DISPATCH_TOOL_NAME]
+    assert decide(UNLISTED, list(SEARCHED), offered) == decide(UNLISTED, list(SEARCHED),
+                                                                offered)
 
 
 def test_smolagents_text_replay_of_calls_and_observations_is_read() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import traceback
 import urllib.request
 from collections.abc import Awaitable, Callable
@@ -68,8 +69,16 @@ def _log(path: Path) -> list[dict[str, Any]]:
 
 
 def _is_target(name: str, target: str) -> bool:
-    """Whether a name the host offered is MCP tool ``target`` (hosts add a server prefix)."""
-    return name == target or name.endswith((f"_{target}", f"-{target}"))
+    """Whether a name the host offered is MCP tool ``target`` (hosts add a server prefix;
+    smolagents and CrewAI rewrite names into snake_case function names)."""
+    offered, wanted = _function_name(name), _function_name(target)
+    return name == target or offered == wanted or offered.endswith(f"_{wanted}")
+
+
+def _function_name(name: str) -> str:
+    """As ``model.function_name`` (this module runs in the frameworks' interpreters)."""
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+    return re.sub(r"[^a-z0-9]+", "_", snake).strip("_")
 
 
 def _declared(tools: list[Any], target: str, wanted: dict[str, Any]) -> str:
@@ -130,6 +139,8 @@ def summarize(config: Config, final: str | None, error: str | None) -> dict[str,
         "model_steps": recording["steps"],
         "model_moves": recording["moves"],
         "arguments_declared": _declared(arrays[0] if arrays else [], script["target"], wanted),
+        "target_listed": _declared(arrays[0] if arrays else [], script["target"], {})
+        != "absent",
         "apis": sorted({r["api"] for r in recording["requests"]}),
         "tools_arrays": arrays,
         "client_info": clients,
