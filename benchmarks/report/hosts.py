@@ -64,10 +64,14 @@ def reached(row: HostRow | None) -> bool:
 
 
 def cuts(results: Results, target: str = "unlisted") -> list[tuple[str, list[float | None]]]:
-    """Per host, the whole-session cut of ``target``'s first use per catalog measured."""
-    return [(host, [cut(find(results, host, c, OURS, target),
-                        find(results, host, c, "plain", target)) for c in catalogs(results)])
-            for host in hosts(results)]
+    """Per host, the whole-session cut of ``target``'s first use per catalog measured (None:
+    plain did not load, or the tool never ran)."""
+    def one(host: str, catalog: str) -> float | None:
+        ours = find(results, host, catalog, OURS, target)
+        ran = ours is not None and ours.body_ran
+        return cut(ours, find(results, host, catalog, "plain", target)) if ran else None
+
+    return [(host, [one(host, c) for c in catalogs(results)]) for host in hosts(results)]
 
 
 def headline(results: Results) -> list[str]:
@@ -153,19 +157,23 @@ def section(results: Results, figures: str) -> list[str]:
                          _tokens(ours["unlisted"] or ours["listed"]),
                          *[_session(plain[t], ours[t]) for t in TARGETS],
                          *[requests_text(ours[t]) for t in TARGETS]])
-        sizes = {r.tools_sent for r in results.hosts
-                 if r.catalog == catalog and r.listing == "plain" and loaded(r)}
-        listed = max(sizes) if sizes else 0
-        out += [f"### {catalog}" + (f" (about {listed} tools sent plain)" if listed else ""),
-                "", table(["framework path", "clientInfo", "tools array plain",
-                           "tools array default", "session plain / default, listed",
-                           "session plain / default, unlisted", "requests, listed",
-                           "requests, unlisted"], rows), ""]
-    failed = [r for r in results.hosts if r.listing == OURS and not reached(r)]
+        out += [f"### {catalog}", "",
+                table(["framework path", "clientInfo", "tools array plain",
+                       "tools array default", "session plain / default, listed",
+                       "session plain / default, unlisted", "requests, listed",
+                       "requests, unlisted"], rows), ""]
+    failed = [f"{r.host}/{r.catalog}/{r.target} ({_why(r)})" for r in results.hosts
+              if r.listing == OURS and not reached(r)]
+    dear = [f"{r.host}/{r.catalog}/{r.target} ({-share:+.0%})" for r in results.hosts
+            if r.listing == OURS and (share := cut(r, find(results, r.host, r.catalog,
+                                                             "plain", r.target))) is not None
+            and share < SESSION_CUT]
     if failed:
-        out += ["Runs of the default that missed a target: "
-                + "; ".join(f"{r.host}/{r.catalog}/{r.target} ({_why(r)})" for r in failed)
+        out += ["Runs of the default that missed the first-use target: " + "; ".join(failed)
                 + ".", ""]
+    if dear:
+        out += [f"Sessions less than {SESSION_CUT:.0%} below plain: " + "; ".join(dear) + ".",
+                ""]
     return out
 
 

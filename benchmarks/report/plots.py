@@ -155,7 +155,8 @@ def _hosts(plt: Any, results: Results, folder: Path) -> Path | None:
     ax.invert_yaxis()
     ax.set_xlim(min(0, *(100 * (s or 0) for _, shares in rows for s in shares)), 100)
     ax.set_xlabel("% fewer o200k tokens in the whole session than against the plain server "
-                  "(a tool not in the default listing; no bar: plain does not load)")
+                  "(a tool not in the default listing; no bar: plain does not load, or the "
+                  "tool never ran)")
     ax.set_title("A first use in agent frameworks, the one-line default")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(plt, fig, folder / "hosts_cuts.png")
