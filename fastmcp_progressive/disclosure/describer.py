@@ -63,6 +63,7 @@ from fastmcp_progressive.disclosure.search import (
     LINE_RESULTS,
     ToolSearch,
     query_problem,
+    within_answer,
 )
 from fastmcp_progressive.disclosure.suggestions import Suggestions
 from fastmcp_progressive.disclosure.toolcap import ToolCap
@@ -357,21 +358,24 @@ class Describer:
     async def _found(self, ctx: Context, named: list[str], query: str, prefix: str,
                      groups: dict[str, Any] | None, visible: list[Tool]) -> ToolResult:
         """The answer to a query: ``tools`` holds the named tools, then the best matches
-        among the tools this caller may see (full definitions, granted like a read; as
-        many as one read may name), ``more_tools`` the next matches one line each."""
+        among the tools this caller may see (full definitions, granted like a read: the
+        best one, and the next while they fit ``ANSWER_CHARS``; as many as one read may
+        name), ``more_tools`` the next matches one line each."""
         room = max(0, min(FULL_RESULTS, self.max_tools_per_read - len(named)))
         ranked = [name for name in await self.search.rank(
             visible, query, len(named) + room + LINE_RESULTS) if name not in named]
-        chosen = [*dict.fromkeys([*named, *ranked[:room]])]
+        by_name = {tool.name: tool for tool in visible}
+        full = within_answer(ranked[:room],
+                             lambda name: len(self.definitions.for_tool(by_name[name])[1]))
+        chosen = [*dict.fromkeys([*named, *full])]
         described = (await self.describe(
             ctx, selection_from_names(chosen, limit=self.max_tools_per_read), prefix=prefix)
             if chosen else Described({}))
         if described.refused:
             return error_result(described.body)
         body: dict[str, Any] = {"tools": described.body}
-        by_name = {tool.name: tool for tool in visible}
         more = {prefix + name: self._line_of(by_name[name])
-                for name in ranked[room:room + LINE_RESULTS] if name in by_name}
+                for name in ranked[len(full):room + LINE_RESULTS] if name in by_name}
         if more:
             body["more_tools"] = more
         if not ranked:

@@ -52,9 +52,29 @@ from fastmcp_progressive.files.store import Definitions, Signature, registered_c
 MAX_QUERY_CHARS = 1_000
 """The longest query: a sentence or a task's text, not a document."""
 FULL_RESULTS = 5
-"""How many of the best matches a query answers with full definitions (and grants)."""
+"""How many of the best matches a query answers with full definitions (and grants), at most:
+beyond the best one, only while their definitions fit ``ANSWER_CHARS``."""
+ANSWER_CHARS = 4_000
+"""The most characters of full definitions a query answers with beyond its best match (about
+1,000 o200k tokens): the answer stays in the conversation for every later model request, and
+one large definition (github-mcp-server's ``projects_write``: 2,042 tokens) would otherwise
+cost more than the listing saves. A match that does not fit is named one line each."""
 LINE_RESULTS = 5
-"""How many further matches it names, one line each."""
+"""How many further matches it names, one line each (besides the ones that did not fit)."""
+
+
+def within_answer(ranked: Sequence[str], size: Callable[[str], int]) -> list[str]:
+    """The first of ``ranked`` (the best match) and each next one while the sizes of the
+    definitions taken stay within ``ANSWER_CHARS``, in rank order."""
+    taken: list[str] = []
+    used = 0
+    for name in ranked:
+        cost = size(name)
+        if taken and used + cost > ANSWER_CHARS:
+            break
+        taken.append(name)
+        used += cost
+    return taken
 INDEXED_DOCUMENTS = 20_000
 """How many documents the kept indexes hold together (one index per distinct catalog; about
 13 KB each, FastMCP's tool object and the BM25 postings), an index counted as at least

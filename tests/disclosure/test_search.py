@@ -24,6 +24,7 @@ from fastmcp.tools.base import Tool
 from fastmcp_progressive import ListingSettings, ProgressiveDisclosure
 from fastmcp_progressive.disclosure import search
 from fastmcp_progressive.disclosure.search import (
+    ANSWER_CHARS,
     FULL_RESULTS,
     INDEXED_DOCUMENTS,
     LINE_RESULTS,
@@ -230,6 +231,29 @@ async def test_bad_queries_get_a_specific_error_and_no_match_names_the_way_on() 
         assert nothing["available_groups"] == ["misc"]
         groups = await c.call_tool("describe_tools", {"groups": ["misc"]})
         assert "get_weather" in json.dumps(groups.structured_content)
+
+
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
+async def test_a_query_answers_large_definitions_past_the_best_one_line_each(
+        transport: Transport, era: Era) -> None:
+    """The answer stays in the conversation for every later model request: beyond the best
+    match, full definitions only while they fit ``ANSWER_CHARS``; the rest are named one line
+    each and granted nothing (a gated session is taught when it calls one)."""
+    long = " ".join(["Stars, lists and manages repository stargazers."] * 60)
+    assert len(long) > ANSWER_CHARS // 2
+    server = FastMCP("github")
+    for name in ("star_repository", "unstar_repository", "list_starred_repositories"):
+        server.add_tool(github_tool(name, f"{name.replace('_', ' ')}. {long}", ["owner", "repo"]))
+    server.add_middleware(ProgressiveDisclosure())
+    token = ["alice-token"] if transport == "http" else None
+    async with clients(server, transport, era, tokens=token) as (c,):
+        body = await query(c, "star a repository")
+        assert list(body["tools"]) == ["star_repository"]  # the best one, in full, however large
+        assert body["tools"]["star_repository"]["description"].startswith("star repository.")
+        assert set(body["more_tools"]) == {"unstar_repository", "list_starred_repositories"}
+        if era == "legacy":
+            assert not await gated(c, "star_repository", {"owner": "o", "repo": "r"})
+            assert await gated(c, "unstar_repository", {"owner": "o", "repo": "r"})
 
 
 async def test_a_query_joins_the_named_tools_and_groups() -> None:
