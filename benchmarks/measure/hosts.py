@@ -31,6 +31,8 @@ CATALOGS = ("github-mcp-server", "livemcptool")
 LISTINGS = ("plain", "default")
 TARGETS = ("listed", "unlisted")
 TRANSPORT = "stdio"
+HTTP_CATALOGS = ("github-mcp-server",)
+"""Catalogs also measured over streamable HTTP (for comparison; the targets are stdio's)."""
 
 
 def without_descriptions(tools: list[Any]) -> list[Any]:
@@ -77,10 +79,11 @@ def _first_use(summary: dict[str, Any]) -> int | None:
 
 def measure(frameworks: Sequence[str] | None = None, catalogs: Sequence[str] = CATALOGS,
             listings: Sequence[str] = LISTINGS, targets: Sequence[str] = TARGETS,
-            transport: str = TRANSPORT, max_tools: int | None = None,
-            parallel: int = 2) -> list[HostRow]:
-    """Every host x catalog x listing x target; one ``HostRow`` each (``max_tools``: the
-    default listing with ``ListingSettings(max_tools=...)`` instead)."""
+            transport: str = TRANSPORT, http_catalogs: Sequence[str] = HTTP_CATALOGS,
+            max_tools: int | None = None, parallel: int = 2) -> list[HostRow]:
+    """Every host x catalog x listing x target over ``transport``, and over streamable HTTP
+    for ``http_catalogs``; one ``HostRow`` each (``max_tools``: the default listing with
+    ``ListingSettings(max_tools=...)`` instead)."""
     from tests.hosts.frameworks import FRAMEWORKS
     from tests.hosts.harness import Cell, run_cells
     from tests.hosts.make_venvs import ensure
@@ -88,9 +91,11 @@ def measure(frameworks: Sequence[str] | None = None, catalogs: Sequence[str] = C
 
     hosts = list(frameworks) if frameworks else [f.name for f in FRAMEWORKS]
     ensure(hosts)
-    cells = [Cell(host, transport, listing, catalog, target,
+    runs = [(transport, c) for c in catalogs] + [("http", c) for c in http_catalogs
+                                                  if transport != "http"]
+    cells = [Cell(host, over, listing, catalog, target,
                   max_tools if listing != "plain" else None)
-             for catalog in catalogs for host in hosts for listing in listings
+             for over, catalog in runs for host in hosts for listing in listings
              for target in (targets if catalog != "demo" else ("listed",))]
     with ScriptedModel() as model, tempfile.TemporaryDirectory() as work:
         results = run_cells(model, cells, Path(work), parallel=parallel)

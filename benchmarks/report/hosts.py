@@ -21,22 +21,24 @@ SESSION_CUT = 0.80
 FIRST_USE_REQUEST = 2
 """The latest model request whose call may first run the tool (the answer comes third)."""
 OURS = "default"
+STDIO = "stdio"
 TARGETS = ("listed", "unlisted")
 
 
 def find(results: Results, host: str, catalog: str, listing: str,
-         target: str = "listed") -> HostRow | None:
+         target: str = "listed", transport: str = STDIO) -> HostRow | None:
     return next((r for r in results.hosts
-                 if (r.host, r.catalog, r.listing, r.target) == (host, catalog, listing,
-                                                                 target)), None)
+                 if (r.host, r.catalog, r.listing, r.target, r.transport)
+                 == (host, catalog, listing, target, transport)), None)
 
 
 def hosts(results: Results) -> list[str]:
     return list(dict.fromkeys(r.host for r in results.hosts))
 
 
-def catalogs(results: Results) -> list[str]:
-    return list(dict.fromkeys(r.catalog for r in results.hosts))
+def catalogs(results: Results, transport: str = STDIO) -> list[str]:
+    """The catalogs measured over ``transport`` (the targets are judged over stdio)."""
+    return list(dict.fromkeys(r.catalog for r in results.hosts if r.transport == transport))
 
 
 def loaded(row: HostRow | None) -> bool:
@@ -83,7 +85,7 @@ def headline(results: Results) -> list[str]:
                                find(results, host, catalog, "plain", target))) is not None]
         if shares:
             parts.append(f"{catalog} {-max(shares):+.0%} to {-min(shares):+.0%}")
-    rows = [r for r in results.hosts if r.listing == OURS]
+    rows = [r for r in results.hosts if r.listing == OURS and r.transport == STDIO]
     if not parts or not rows:
         return []
     ok = sum(1 for r in rows if reached(r))
@@ -143,30 +145,34 @@ def section(results: Results, figures: str) -> list[str]:
            f"(cut). Requests: the model request whose call first ran the tool, of all the "
            f"run's requests (the answer included). Targets: the session at least "
            f"{SESSION_CUT:.0%} below plain, and the tool run with the model's exact arguments "
-           f"by request {FIRST_USE_REQUEST} of at most {FIRST_USE_REQUEST + 1}.", "",
+           f"by request {FIRST_USE_REQUEST} of at most {FIRST_USE_REQUEST + 1}, judged over stdio; "
+           "a table marked `over http` is the same run over streamable HTTP on 127.0.0.1 "
+           "(each framework's own protocol era), for comparison.", "",
            *figure(figures, "hosts_cuts", "whole session below plain per framework"),
            f"Measured {results.measured('hosts')}.", ""]
-    for catalog in catalogs(results):
+    for transport, catalog in dict.fromkeys((r.transport, r.catalog) for r in results.hosts):
         rows = []
         for host in hosts(results):
-            plain = {t: find(results, host, catalog, "plain", t) for t in TARGETS}
-            ours = {t: find(results, host, catalog, OURS, t) for t in TARGETS}
+            plain = {t: find(results, host, catalog, "plain", t, transport) for t in TARGETS}
+            ours = {t: find(results, host, catalog, OURS, t, transport) for t in TARGETS}
+            if not any((*plain.values(), *ours.values())):
+                continue
             client = next((r.client for r in (*ours.values(), *plain.values())
                            if r is not None and loaded(r)), MISSING)
             rows.append([host, client, _tokens(plain["unlisted"] or plain["listed"]),
                          _tokens(ours["unlisted"] or ours["listed"]),
                          *[_session(plain[t], ours[t]) for t in TARGETS],
                          *[requests_text(ours[t]) for t in TARGETS]])
-        out += [f"### {catalog}", "",
+        out += [f"### {catalog}" + ("" if transport == STDIO else f", over {transport}"), "",
                 table(["framework path", "clientInfo", "tools array plain",
                        "tools array default", "session plain / default, listed",
                        "session plain / default, unlisted", "requests, listed",
                        "requests, unlisted"], rows), ""]
-    failed = [f"{r.host}/{r.catalog}/{r.target} ({_why(r)})" for r in results.hosts
+    failed = [f"{_label(r)} ({_why(r)})" for r in results.hosts
               if r.listing == OURS and not reached(r)]
-    dear = [f"{r.host}/{r.catalog}/{r.target} ({-share:+.0%})" for r in results.hosts
-            if r.listing == OURS and (share := cut(r, find(results, r.host, r.catalog,
-                                                             "plain", r.target))) is not None
+    dear = [f"{_label(r)} ({-share:+.0%})" for r in results.hosts
+            if r.listing == OURS and (share := cut(r, find(
+                results, r.host, r.catalog, "plain", r.target, r.transport))) is not None
             and share < SESSION_CUT]
     if failed:
         out += ["Runs of the default that missed the first-use target: " + "; ".join(failed)
@@ -175,6 +181,11 @@ def section(results: Results, figures: str) -> list[str]:
         out += [f"Sessions less than {SESSION_CUT:.0%} below plain: " + "; ".join(dear) + ".",
                 ""]
     return out
+
+
+def _label(row: HostRow) -> str:
+    return "/".join((row.host, row.catalog, row.target)
+                    + (() if row.transport == STDIO else (row.transport,)))
 
 
 def _why(row: HostRow) -> str:

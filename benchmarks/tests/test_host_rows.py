@@ -106,3 +106,14 @@ def test_section_renders_only_when_hosts_were_measured() -> None:
     assert "What hosts send the model" in text and "30,000 / 3,000 (-90%)" in text
     assert "plain cannot load / 2,000" in text and "2 of 3" in text
     assert "-90% to -90%" in headline(results)[0]
+
+
+def test_http_rows_get_their_own_table_and_are_not_judged() -> None:
+    results = Results(machine={}, config={})
+    results.hosts = [_host("plain", 30_000), _host("default", 3_000, requests=3, step=2),
+                     replace(_host("plain", 30_000), transport="http"),
+                     replace(_host("default", 20_000, requests=4, step=3), transport="http")]
+    text = "\n".join(section(results, "figures"))
+    assert f"### {CATALOG}, over http" in text and "30,000 / 20,000 (-33%)" in text
+    assert "h/github-mcp-server/unlisted/http" in text  # named among the misses
+    assert _met(results) == {SESSION: True, FIRST_USE: True}

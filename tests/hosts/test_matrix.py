@@ -84,7 +84,8 @@ LARGE_MISSES: dict[tuple[str, str], str] = {
         "about 71% below plain: LlamaIndex enlarges every listed property (title, empty "
         "description) and shows the model each tool result twice, its text and its "
         "structured content (llama_index/tools/mcp/base.py:112 returns the CallToolResult "
-        "whole): the query's answer (5 full definitions) is 3,674 tokens there"),
+        "whole, llama_index/core/tools/function_tool.py:329 shows its str()): the query's "
+        "answer (5 full definitions) is 3,674 tokens there"),
     ("semantic-kernel", "session"): SK_TWICE,
     ("semantic-kernel-relist", "session"): SK_TWICE,
     ("mcp-use", "session"): (
