@@ -74,9 +74,6 @@ SMOLAGENTS_BRIDGE = (
     "`required` (mcpadapt/smolagents_adapter.py:234, inputs=properties) and smolagents "
     "requires every listed input not marked `nullable` (smolagents/tools.py:1403-1406, "
     "'Argument tools is required'); the model is shown the error and retries to max_steps")
-SK_TWICE = ("about 74% below plain: Semantic Kernel shows the model each text result twice "
-            "(semantic_kernel/connectors/mcp.py:111 keeps the MCP content as inner_content, "
-            "and the result is rendered with it): the query's answer is 3,543 tokens there")
 LARGE_MISSES: dict[tuple[str, str], str] = {
     ("smolagents", "unlisted"): SMOLAGENTS_BRIDGE,
     ("smolagents", "session"): SMOLAGENTS_BRIDGE,
@@ -86,8 +83,6 @@ LARGE_MISSES: dict[tuple[str, str], str] = {
         "structured content (llama_index/tools/mcp/base.py:112 returns the CallToolResult "
         "whole, llama_index/core/tools/function_tool.py:329 shows its str()): the query's "
         "answer (5 full definitions) is 3,674 tokens there"),
-    ("semantic-kernel", "session"): SK_TWICE,
-    ("semantic-kernel-relist", "session"): SK_TWICE,
     ("mcp-use", "session"): (
         "about 47% below plain: its host profile lists every tool (typed), so each request "
         "carries the whole catalog"),
