@@ -15,9 +15,7 @@ deadlocks on it); a description file's edit still sends one. ``run_tool`` declar
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -40,6 +38,7 @@ from fastmcp_progressive.disclosure import toolcap
 from fastmcp_progressive.hosts import BUDGET, BUDGET_THRESHOLD, profile_for
 from tests.conftest import ERAS, TOKENS, TRANSPORTS, Era, Transport, connect, serve_http
 from tests.corpus import catalog_path, catalog_tools, corpus_dir
+from tests.hosts.serve import demo_server
 from tests.replay import replay_tool
 from tests.waiting import ListChangedRecorder, watcher_ready
 
@@ -73,13 +72,7 @@ def replayed(catalog: str, **options: Any) -> FastMCP:
 
 def demo(**options: Any) -> FastMCP:
     """``examples/demo_server.py``'s server with its middleware made with ``options``."""
-    spec = importlib.util.spec_from_file_location("demo_server", ROOT / "examples"
-                                                  / "demo_server.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # pydantic resolves the models' annotations through it
-    spec.loader.exec_module(module)
-    server: FastMCP = module.mcp
+    server = demo_server()
     shipped = next(m for m in server.middleware if isinstance(m, ProgressiveDisclosure))
     server.middleware.remove(shipped)
     shipped.close()
