@@ -122,6 +122,14 @@ async def fetch(client: Client[Any], *names: str) -> Any:
     return await read_json(client, f"{DESCRIPTIONS_URI}?tools={','.join(names)}")
 
 
+def answer_of(result: Any) -> Any:
+    """The JSON body our answers carry as their one text block: ``describe_tools``'
+    answers (text only, no ``structuredContent``) and our refusals (text and
+    ``structuredContent`` alike)."""
+    assert len(result.content) == 1, result.content
+    return json.loads(result.content[0].text)
+
+
 async def gated(client: Client[Any], name: str = "add", args: dict[str, Any] | None = None) -> bool:
     """Whether calling ``name`` is refused with TOOL_DESCRIPTION_REQUIRED."""
     result = await client.call_tool(

@@ -61,6 +61,7 @@ from tests.conftest import (
     TRANSPORTS,
     Era,
     Transport,
+    answer_of,
     build_server,
     clients,
     connect,
@@ -238,8 +239,8 @@ async def test_a_warm_query_enters_at_most_thirteen_modules(era: Era) -> None:
             "no match": await entered(lambda: client.call_tool(
                 "describe_tools", {"query": "quantum teleportation"}), answers),
         }
-    assert next(iter(answers[0].structured_content["tools"])) == "add"
-    assert answers[1].structured_content["tools"] == {}
+    assert next(iter(answer_of(answers[0])["tools"])) == "add"
+    assert answer_of(answers[1])["tools"] == {}
     too_long = {path: modules for path, modules in paths.items()
                 if len(modules) > MOST_MODULES_FOR_A_QUERY}
     assert not too_long, "\n".join(

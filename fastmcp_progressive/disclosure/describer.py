@@ -332,7 +332,7 @@ class Describer:
             visible = await self.visible_tools(ctx)
             groups = self.groups.answer_groups(group_names, visible, ctx.fastmcp, self._line_of)
             if names is None and query is None:
-                return _result(groups)
+                return _answer(compact_json(groups))
         bridge = self.components.bridge_name
         prefix = call_prefix(ctx, bridge) if bridge is not None else ""
         named = unprefixed(names or [], prefix)
@@ -351,9 +351,8 @@ class Describer:
         if described.refused:
             return error_result(described.body)
         if groups is not None:
-            return _result({"tools": described.body, **groups})
-        return ToolResult(content=[mt.TextContent(type="text", text=described.text())],
-                          structured_content=described.body)
+            return _answer(compact_json({"tools": described.body, **groups}))
+        return _answer(described.text())
 
     async def _found(self, ctx: Context, named: list[str], query: str, prefix: str,
                      groups: dict[str, Any] | None, visible: list[Tool]) -> ToolResult:
@@ -384,7 +383,7 @@ class Describer:
                                           available_names(listed)))
         if groups is not None:
             body.update(groups)
-        return _result(body)
+        return _answer(compact_json(body))
 
     def _line_of(self, tool: Tool) -> str:
         """``tool``'s listing line (its file's, else its own first sentence)."""
@@ -442,13 +441,17 @@ class Describer:
         return error_result(refusal_for_mount(body, prefix))
 
 
-def _result(body: dict[str, Any]) -> ToolResult:
-    return ToolResult(content=[mt.TextContent(type="text", text=compact_json(body))],
-                      structured_content=body)
+def _answer(text: str) -> ToolResult:
+    """A bridge's answer: its JSON once, as text. No ``structuredContent`` (the bridge
+    declares no output schema, so MCP asks for none): hosts that show the model the whole
+    ``CallToolResult`` (LlamaIndex's ``MCPToolSpec`` shows its ``str()``) would show the
+    body twice, and a model reads the text anyway."""
+    return ToolResult(content=[mt.TextContent(type="text", text=text)])
 
 
 def error_result(body: dict[str, Any]) -> ToolResult:
-    """A tool-execution error whose text and structuredContent carry the same JSON body."""
+    """A tool-execution error whose text and structuredContent carry the same JSON body:
+    refusals are small, and clients branch on ``structuredContent.error.code``."""
     return ToolResult(
         content=[mt.TextContent(type="text", text=compact_json(body))],
         structured_content=body,

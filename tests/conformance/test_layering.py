@@ -29,6 +29,7 @@ from tests.conftest import (
     TRANSPORTS,
     Era,
     Transport,
+    answer_of,
     build_server,
     clients,
     connect,
@@ -246,7 +247,7 @@ async def test_listing_filter_of_any_hook_style_hides_the_tool_everywhere(
         }
         assert HIDDEN not in entry["available_tools"]
         bridged = await c.call_tool("describe_tools", {"tools": [HIDDEN]})
-        bridged_entry = bridged.structured_content[HIDDEN]  # type: ignore[index]
+        bridged_entry = answer_of(bridged)[HIDDEN]
         assert set(bridged_entry) == {"error", "message", "available_tools"}
         assert HIDDEN not in bridged_entry["available_tools"]
         refused = await c.call_tool(HIDDEN, {"text": "x"}, raise_on_error=False)

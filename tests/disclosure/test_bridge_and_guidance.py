@@ -15,6 +15,7 @@ from fastmcp_progressive import (
     DESCRIPTIONS_URI,
     EXTENSION_ID,
     AddedComponents,
+    ListingSettings,
     ProgressiveDisclosure,
 )
 from fastmcp_progressive.disclosure.guidance import (
@@ -28,6 +29,7 @@ from tests.conftest import (
     ERAS,
     FOLLOWED_IN_MEMORY,
     Era,
+    answer_of,
     build_server,
     clients,
     connect,
@@ -47,10 +49,8 @@ async def test_client_that_never_reads_resources_uses_the_bridge(transport: Any,
         hint = refused.structured_content["error"]["tool_call"]  # type: ignore[index]
         assert hint == {"name": "describe_tools", "arguments": {"tools": ["add"]}}
         described = await c.call_tool(hint["name"], hint["arguments"])
-        body = described.structured_content
-        assert body is not None
-        assert body["add"]["inputSchema"]["required"] == ["a", "b"]
-        assert json.loads(described.content[0].text) == body  # type: ignore[union-attr]
+        assert described.structured_content is None  # the JSON once, as text
+        assert answer_of(described)["add"]["inputSchema"]["required"] == ["a", "b"]
         assert (await c.call_tool("add", {"a": 1, "b": 2})).data == 3
         assert await gated(c, "echo", {"text": "x"})
 
@@ -62,9 +62,9 @@ async def test_bridge_bad_arguments_and_unknown_names() -> None:
         assert empty.structured_content["error"]["code"] == "MISSING_TOOL_SELECTION"  # type: ignore[index]
         wrong = await c.call_tool("describe_tools", {"tools": 7}, raise_on_error=False)
         assert wrong.structured_content["error"]["code"] == "MISSING_TOOL_SELECTION"  # type: ignore[index]
-        text = await c.call_tool("describe_tools", {"tools": "add, nope"})
-        assert set(text.structured_content) == {"add", "nope"}  # type: ignore[arg-type]
-        assert text.structured_content["nope"]["error"] == "Tool 'nope' not found"  # type: ignore[index]
+        text = answer_of(await c.call_tool("describe_tools", {"tools": "add, nope"}))
+        assert set(text) == {"add", "nope"}
+        assert text["nope"]["error"] == "Tool 'nope' not found"
         names = [f"x{i}" for i in range(100)]
         many = await c.call_tool("describe_tools", {"tools": names}, raise_on_error=False)
         assert many.structured_content["error"]["code"] == "TOO_MANY_TOOLS"  # type: ignore[index]
@@ -141,7 +141,7 @@ async def test_a_tool_named_error_is_described_not_mistaken_for_an_error_body() 
     async with connect(server, "modern") as c:
         via_bridge = await c.call_tool("describe_tools", {"tools": ["error"]})
         assert not via_bridge.is_error
-        assert via_bridge.structured_content["error"]["name"] == "error"  # type: ignore[index]
+        assert answer_of(via_bridge)["error"]["name"] == "error"
         assert (await c.call_tool("error", {"message": "m"})).data == "m"
 
 
@@ -168,8 +168,8 @@ async def test_names_longer_than_256_characters_can_be_unlocked_through_the_brid
     server.add_tool(Tool.from_function(lambda: "long", name=LONG, description="Long name."))
     async with connect(server, "legacy") as c:
         assert LONG in [t.name for t in await c.list_tools()]
-        body = await c.call_tool("describe_tools", {"tools": [LONG]})
-        assert body.structured_content[LONG]["name"] == LONG  # type: ignore[index]
+        body = answer_of(await c.call_tool("describe_tools", {"tools": [LONG]}))
+        assert body[LONG]["name"] == LONG
         assert not await gated(c, LONG, {})
 
 
@@ -180,3 +180,25 @@ def test_guidance_recognises_the_resource_by_every_address_a_read_accepts() -> N
         assert is_descriptions_uri(uri)
         assert agent_guidance([], [{"uri": uri}]) == system_prompt(None), uri
     assert agent_guidance([], [{"uri": "resource:///tool_descriptionsx"}]) is None
+
+
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
+async def test_bridge_answers_carry_their_json_once_as_text(transport: Any, era: Era) -> None:
+    """A host that shows the model the whole ``CallToolResult`` (LlamaIndex's
+    ``MCPToolSpec`` shows its ``str()``) would pay for a body in structuredContent twice:
+    describe_tools' answers (names, a query, groups) are their JSON text alone. Refusals
+    keep structuredContent, the same JSON; run_tool passes the tool's own result through."""
+    server = build_server(auth=transport == "http", listing=ListingSettings(max_tools=3))
+    token = ["alice-token"] if transport == "http" else None
+    async with clients(server, transport, era, tokens=token) as (c,):
+        for arguments in ({"tools": ["add"]}, {"query": "add two integers"},
+                          {"groups": ["misc"]}, {"tools": ["add"], "groups": ["misc"]}):
+            answer = await c.call_tool("describe_tools", arguments)
+            assert answer.structured_content is None, arguments
+            assert [block.type for block in answer.content] == ["text"]
+            assert answer_of(answer) == json.loads(answer.content[0].text)  # type: ignore[union-attr]
+        assert "add" in answer_of(answer)["tools"]
+        refused = await c.call_tool("describe_tools", {"tools": []}, raise_on_error=False)
+        assert refused.is_error and refused.structured_content == answer_of(refused)
+        ran = await c.call_tool("run_tool", {"name": "add", "arguments": {"a": 1, "b": 2}})
+        assert ran.structured_content == {"result": 3}

@@ -12,7 +12,15 @@ from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.disclosure.describer import parse_selection
 from fastmcp_progressive.payloads import resource_uri_for
-from tests.conftest import ERAS, FOLLOWED_IN_MEMORY, Era, build_server, connect, read_json
+from tests.conftest import (
+    ERAS,
+    FOLLOWED_IN_MEMORY,
+    Era,
+    answer_of,
+    build_server,
+    connect,
+    read_json,
+)
 
 PADDED = (" padded", "padded ", " both ends ")
 
@@ -44,7 +52,7 @@ async def test_padded_tool_unlocks_through_its_refusal(era: Era, via: str) -> No
                 body = await read_json(c, error["resource_uri"])
             else:
                 call = error["tool_call"]
-                body = (await c.call_tool(call["name"], call["arguments"])).structured_content
+                body = answer_of(await c.call_tool(call["name"], call["arguments"]))
             assert list(body) == [name] and body[name]["name"] == name
         # a fresh client that only read (never refused) runs each padded tool at once
     async with connect(server, era) as c:
@@ -62,6 +70,6 @@ async def test_stray_spaces_still_find_the_plain_tool(era: Era) -> None:
         body = await read_json(c, "resource:///tool_descriptions?tools=%20add%20,%20echo,shout%20")
         assert list(body) == ["add", "echo", "shout"]
         bridged = await c.call_tool("describe_tools", {"tools": [" add", "add "]})
-        assert list(bridged.structured_content) == ["add"]  # type: ignore[arg-type]
+        assert list(answer_of(bridged)) == ["add"]
         assert "error" in (await read_json(c, "resource:///tool_descriptions?tools=%20nosuch"))[
             "nosuch"]

@@ -38,6 +38,7 @@ from tests.conftest import (
     TOKENS,
     Era,
     Transport,
+    answer_of,
     clients,
     gated,
     needs_a_followed_caller,
@@ -99,9 +100,12 @@ def github_server(*, auth: bool = False, middleware: ProgressiveDisclosure | Non
 async def query(client: Client[Any], text: Any, *, bridge: str = "describe_tools",
                 **more: Any) -> Any:
     result = await client.call_tool(bridge, {"query": text, **more}, raise_on_error=False)
-    body = result.structured_content
-    assert json.loads(result.content[0].text) == body  # type: ignore[union-attr]
-    return body if not result.is_error else {"is_error": True, **(body or {})}
+    body = answer_of(result)
+    if result.is_error:  # a refusal: its JSON as text and as structuredContent
+        assert result.structured_content == body
+        return {"is_error": True, **body}
+    assert result.structured_content is None  # an answer: its JSON once, as text
+    return body
 
 
 def first(body: Any) -> str | None:
@@ -210,7 +214,7 @@ async def test_a_hidden_tool_is_never_ranked(era: Era) -> None:
     for answer in (result, everything):
         text_seen = answer.content[0].text  # type: ignore[union-attr]
         assert not [name for name in HIDDEN if name in text_seen]
-    assert first(result.structured_content) == "create_pull_request"
+    assert first(answer_of(result)) == "create_pull_request"
 
 
 async def test_bad_queries_get_a_specific_error_and_no_match_names_the_way_on() -> None:
@@ -230,7 +234,7 @@ async def test_bad_queries_get_a_specific_error_and_no_match_names_the_way_on() 
         assert "describe_tools(groups=[...])" in nothing["message"]
         assert nothing["available_groups"] == ["misc"]
         groups = await c.call_tool("describe_tools", {"groups": ["misc"]})
-        assert "get_weather" in json.dumps(groups.structured_content)
+        assert "get_weather" in json.dumps(answer_of(groups))
 
 
 @pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)

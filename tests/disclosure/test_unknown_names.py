@@ -24,6 +24,7 @@ from tests.conftest import (
     TRANSPORTS,
     Era,
     Transport,
+    answer_of,
     build_server,
     clients,
     connect,
@@ -49,7 +50,7 @@ async def test_a_typo_finds_its_tool(transport: Transport, era: Era) -> None:
         assert _entry(body, "ADD")["available_tools"][0] == "add"
         assert _entry(body, "ehco")["available_tools"][0] == "echo"
         bridged = await c.call_tool("describe_tools", {"tools": ["Shout"]})
-        suggested = bridged.structured_content["Shout"]["available_tools"]  # type: ignore[index]
+        suggested = answer_of(bridged)["Shout"]["available_tools"]
         assert suggested[0] == "shout"
         assert "describe_tools" not in suggested  # the bridge is not a tool worth describing
 
@@ -139,7 +140,7 @@ async def test_suggestions_under_a_mount_carry_the_prefix() -> None:
     async with connect(parent, "legacy") as c:
         await c.list_tools()
         result = await c.call_tool("kid_describe_tools", {"tools": ["kid_shuot"]})
-    assert result.structured_content["shuot"]["available_tools"][0] == "kid_shout"  # type: ignore[index]
+    assert answer_of(result)["shuot"]["available_tools"][0] == "kid_shout"
 
 
 def test_ranking_rules() -> None:

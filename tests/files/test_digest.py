@@ -18,7 +18,7 @@ from fastmcp import FastMCP
 
 from fastmcp_progressive import ProgressiveDisclosure
 from fastmcp_progressive.files.store import digest
-from tests.conftest import ERAS, Era, connect
+from tests.conftest import ERAS, Era, answer_of, connect
 
 
 def _sha(canonical: str) -> str:
@@ -115,7 +115,7 @@ async def test_served_digest_is_jcs_of_the_served_definition(era: Era) -> None:
     mcp.add_middleware(ProgressiveDisclosure())
     async with connect(mcp, era) as client:
         result = await client.call_tool("describe_tools", {"tools": ["scale"]})
-    definition = dict(result.structured_content["scale"])
+    definition = dict(answer_of(result)["scale"])
     served = definition.pop("digest")
     assert served == "sha256:" + hashlib.sha256(rfc8785.dumps(definition)).hexdigest()
 

@@ -33,7 +33,7 @@ from fastmcp.server import create_proxy
 from fastmcp_progressive import DESCRIPTIONS_URI, ClientSettings
 from fastmcp_progressive.cli.tokens import listing_field_tokens, listing_json_tokens
 from fastmcp_progressive.proxy.front import progressive_proxy
-from tests.conftest import ERAS, Era, fetch
+from tests.conftest import ERAS, Era, answer_of, fetch
 from tests.npm_servers import NodeMissing, ensure_installed, required
 from tests.proxy.test_front import BOUND, refusal_code
 from tests.waiting import free_port, until
@@ -122,7 +122,7 @@ async def refused_then_served(client: Client[Any], tool: str, arguments: dict[st
     refused = await client.call_tool(tool, arguments, raise_on_error=False)
     assert refused.is_error and refusal_code(refused) == "TOOL_DESCRIPTION_REQUIRED", refused
     if fetch_with == "bridge":
-        described = (await client.call_tool("describe_tools", {"tools": [tool]})).structured_content
+        described = answer_of(await client.call_tool("describe_tools", {"tools": [tool]}))
     else:
         described = await fetch(client, tool)
     assert described is not None and described[tool]["name"] == tool
@@ -220,8 +220,7 @@ async def test_cli_over_stdio_in_front_of_server_everything(
         assert await summary() == "Say a message back, verbatim (our words)."
         served = await refused_then_served(client, "echo", {"message": "hi"}, "bridge")
         assert text_of(served) == "Echo: hi"
-        body = (await client.call_tool("describe_tools", {"tools": ["echo"]})).structured_content
-        assert body is not None
+        body = answer_of(await client.call_tool("describe_tools", {"tools": ["echo"]}))
         assert body["echo"]["examples"][0]["input"] == {"message": "hello"}
         assert body["echo"]["usage_guidance"] == "Use it to test the connection."
         assert body["echo"]["inputSchema"]["required"] == ["message"]  # the upstream's own
@@ -238,8 +237,8 @@ async def test_cli_over_stdio_in_front_of_server_everything(
             return await summary() == "Echo, edited while serving."
 
         await until(reloaded, DEADLINE, "the edited summary", interval=0.05)
-        body = (await client.call_tool("describe_tools", {"tools": ["echo"]})).structured_content
-        assert "examples" not in (body or {})["echo"]
+        body = answer_of(await client.call_tool("describe_tools", {"tools": ["echo"]}))
+        assert "examples" not in body["echo"]
 
         # the upstream's own resources, templates and prompts
         resources = {str(r.uri) for r in await client.list_resources()}
