@@ -77,11 +77,6 @@ SMOLAGENTS_BRIDGE = (
 LARGE_MISSES: dict[tuple[str, str], str] = {
     ("smolagents", "unlisted"): SMOLAGENTS_BRIDGE,
     ("smolagents", "session"): SMOLAGENTS_BRIDGE,
-    ("llama-index", "session"): (
-        "79% below plain (12,963 vs 62,687 tokens): LlamaIndex enlarges every listed "
-        "property (title, empty description) and shows the model each tool result twice, its "
-        "text and its structured content (llama_index/tools/mcp/base.py:112 returns the "
-        "CallToolResult whole, llama_index/core/tools/function_tool.py:329 shows its str())"),
     ("mcp-use", "session"): (
         "47% below plain: its host profile lists every tool (typed), so each request "
         "carries the whole catalog"),
