@@ -15,11 +15,20 @@ Example:
 
 A ``query`` answers with the best matching tools' full definitions, granted like a read
 (``search.py``), so a model that cannot see a tool's name still reaches it in one call.
+
+Every bridge argument a caller may leave out is listed with ``"nullable": true`` beside its
+one plain type (``listed_bridge_schema``): smolagents requires every listed argument not
+marked so, before it sends the call (``validate_tool_arguments``,
+``smolagents/tools.py:1404-1407``, 1.26.0; mcpadapt 0.1.19 passes the listed properties as
+they are and no ``required``), so without it ``describe_tools({"query": ...})`` never left
+the host. ``nullable`` is OpenAPI's word, which other JSON Schema readers ignore, and
+``type`` stays one string (Semantic Kernel, AutoGen and DSPy need that:
+``listed_schema.py``). The tools accept an explicit ``null`` for each such argument too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from fastmcp.server.context import Context
@@ -36,16 +45,12 @@ def bridge_tool(name: str, answer: Answer | None = None) -> Tool:
     before it reaches the tool, and the tool's own body answers the same way otherwise.
     """
 
-    async def describe_tools(tools: list[str] = [], groups: list[str] = [],  # noqa: B006
-                             query: str = "") -> ToolResult:
+    async def describe_tools(tools: list[str] | None = None, groups: list[str] | None = None,
+                             query: str | None = None) -> ToolResult:
         if answer is None:
             return ToolResult(content=[])
-        arguments: dict[str, Any] = {"tools": tools}
-        if groups:
-            arguments["groups"] = groups
-        if query:
-            arguments["query"] = query
-        return await answer(get_context(), arguments)
+        sent = (("tools", tools), ("groups", groups), ("query", query))
+        return await answer(get_context(), {k: v for k, v in sent if v is not None})
 
     return Tool.from_function(
         describe_tools,
@@ -98,10 +103,10 @@ def dispatch_tool(name: str, answer: DispatchAnswer | None = None) -> Tool:
     (middleware, the gate, visibility, auth and logs see the real tool's name).
     """
 
-    async def call_tool(name: str, arguments: dict[str, Any] = {}) -> ToolResult:  # noqa: B006
+    async def call_tool(name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
         if answer is None:
             return ToolResult(content=[])
-        return await answer(get_context(), {"name": name, "arguments": arguments})
+        return await answer(get_context(), {"name": name, "arguments": arguments or {}})
 
     return Tool.from_function(
         call_tool,
@@ -112,6 +117,31 @@ def dispatch_tool(name: str, answer: DispatchAnswer | None = None) -> Tool:
         ),
         output_schema=None,
     )
+
+
+def listed_bridge_schema(bridge: Tool, arguments: Sequence[str]) -> dict[str, Any]:
+    """A bridge's input schema as a listing shows it: ``arguments`` only, each with its
+    one plain type and without its default, every optional one marked ``"nullable": true``
+    (the module docstring says why), and ``required`` as registered."""
+    registered = bridge.parameters
+    properties = registered.get("properties", {})
+    required = [name for name in registered.get("required", ()) if name in arguments]
+    schema: dict[str, Any] = {"type": "object", "properties": {
+        name: _listed_argument(properties[name], optional=name not in required)
+        for name in arguments if name in properties}}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _listed_argument(spec: dict[str, Any], *, optional: bool) -> dict[str, Any]:
+    """One bridge argument as listed: ``T | None``'s ``anyOf`` becomes ``T``'s schema."""
+    members = [m for m in spec.get("anyOf", ()) if m.get("type") != "null"]
+    plain = members[0] if len(members) == 1 else spec
+    listed = {k: v for k, v in plain.items() if k != "default"}
+    if optional:
+        listed["nullable"] = True
+    return listed
 
 
 def requested_names(arguments: dict[str, Any] | None, key: str = "tools") -> list[str] | None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property, partial
-from typing import Any
 
 from fastmcp.server.context import Context
 from fastmcp.tools.base import Tool
@@ -31,7 +30,10 @@ from fastmcp.tools.base import Tool
 from fastmcp_progressive.access.caller import Caller, caller_of
 from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.gate import Gate, gateways_of
-from fastmcp_progressive.disclosure.bridge import bridge_description_with_groups
+from fastmcp_progressive.disclosure.bridge import (
+    bridge_description_with_groups,
+    listed_bridge_schema,
+)
 from fastmcp_progressive.disclosure.components import DisclosureComponents
 from fastmcp_progressive.disclosure.cost import NetCost
 from fastmcp_progressive.disclosure.groups import Groups
@@ -159,8 +161,10 @@ class ToolsList:
     @cached_property
     def _listed_dispatch(self) -> Tool:
         """The dispatch bridge as a capped listing shows it (no name-derived title)."""
-        assert self.components.dispatch is not None
-        return ListedTool.of(self.components.dispatch, {"strip_noise": True})
+        dispatch = self.components.dispatch
+        assert dispatch is not None
+        schema = {**dispatch.parameters, **listed_bridge_schema(dispatch, ("name", "arguments"))}
+        return ListedTool.of(dispatch, {"parameters": schema, "strip_noise": True})
 
     @cached_property
     def _plain_bridge(self) -> Tool:
@@ -220,15 +224,6 @@ class ToolsList:
                                       "strip_noise": True})
         self._bridge_copy = (lines, copy)
         return copy
-
-
-def listed_bridge_schema(bridge: Tool, arguments: Sequence[str]) -> dict[str, Any]:
-    """The bridge's input schema as a listing shows it: ``arguments`` only, without their
-    defaults (every argument is optional, and each default is the empty value)."""
-    properties = bridge.parameters.get("properties", {})
-    return {"type": "object", "properties": {
-        name: {k: v for k, v in properties[name].items() if k != "default"}
-        for name in arguments if name in properties}}
 
 
 def describe_members(group: str, tools: Sequence[Tool], count: int = 3) -> str:

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 from fastmcp import Client, FastMCP
-from fastmcp.tools.base import Tool
+from fastmcp.server.context import Context
+from fastmcp.tools.base import Tool, ToolResult
 from mcp.client.extension import advertise
 
 from fastmcp_progressive import (
@@ -18,6 +19,7 @@ from fastmcp_progressive import (
     ListingSettings,
     ProgressiveDisclosure,
 )
+from fastmcp_progressive.disclosure.bridge import bridge_tool, dispatch_tool
 from fastmcp_progressive.disclosure.guidance import (
     PROMPT_NAME,
     SYSTEM_PROMPT,
@@ -202,3 +204,52 @@ async def test_bridge_answers_carry_their_json_once_as_text(transport: Any, era:
         assert refused.is_error and refused.structured_content == answer_of(refused)
         ran = await c.call_tool("run_tool", {"name": "add", "arguments": {"a": 1, "b": 2}})
         assert ran.structured_content == {"result": 3}
+
+
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
+@pytest.mark.parametrize("capped", [False, True])
+async def test_bridge_arguments_can_be_left_out_or_null(transport: Any, era: Era,
+                                                        capped: bool) -> None:
+    """smolagents sends no call that leaves out a listed argument not marked ``nullable``
+    (``smolagents/tools.py:1404-1407``): every optional bridge argument is listed so, with
+    one plain ``type`` (a type list breaks Semantic Kernel, AutoGen and DSPy); a call that
+    leaves them out or sends ``null`` for them is answered."""
+    listing = ListingSettings(max_tools=3 if capped else None)
+    server = build_server(auth=transport == "http", listing=listing)
+    token = ["alice-token"] if transport == "http" else None
+    async with clients(server, transport, era, tokens=token) as (c,):
+        listed = {t.name: t.input_schema for t in await c.list_tools()}
+        expected = ["tools", "groups", "query"] if capped else ["tools", "query"]
+        schema = listed["describe_tools"]
+        assert list(schema["properties"]) == expected and "required" not in schema
+        for spec in schema["properties"].values():
+            assert spec["nullable"] is True and isinstance(spec["type"], str)
+            assert "default" not in spec and "anyOf" not in spec
+        if capped:
+            run = listed["run_tool"]
+            assert run["required"] == ["name"] and "nullable" not in run["properties"]["name"]
+            assert run["properties"]["arguments"] == {
+                "type": "object", "additionalProperties": True, "nullable": True}
+        for arguments in ({"query": "add two integers"},
+                          {"query": "add two integers", "tools": None, "groups": None}):
+            found = await c.call_tool("describe_tools", arguments)
+            assert "add" in answer_of(found)["tools"]
+        named = await c.call_tool("describe_tools", {"tools": ["add"], "query": None})
+        assert set(answer_of(named)) == {"add"}
+
+
+async def test_bridge_tools_themselves_accept_null_for_optional_arguments() -> None:
+    """FastMCP validates a call that reaches a bridge's own body against its registered
+    signature: ``null`` must pass there too, and reach the answer as left out."""
+    seen: list[dict[str, Any] | None] = []
+
+    async def answer(ctx: Any, arguments: dict[str, Any] | None) -> ToolResult:
+        seen.append(arguments)
+        return ToolResult(content=[])
+
+    server = FastMCP("bridges")
+    async with Context(server):
+        await bridge_tool("describe_tools", answer).run({"tools": None, "groups": None,
+                                                          "query": "add"})
+        await dispatch_tool("run_tool", answer).run({"name": "add", "arguments": None})
+    assert seen == [{"query": "add"}, {"name": "add", "arguments": {}}]
