@@ -3,7 +3,7 @@
 Several popular hosts never let the model read a resource. Against a gating server such
 a model would be locked out: every call answers TOOL_DESCRIPTION_REQUIRED and the remedy
 is out of its reach. The bridge tool returns the same JSON as the resource and grants the
-same way; it is listed in full and never gated. It costs about 60 listing tokens
+same way; it is listed in full and never gated. It costs about 65 listing tokens
 (``fastmcp-progressive tokens`` counts it in the listing) and is on by default;
 ``AddedComponents(bridge_tool=None)`` turns it off.
 

@@ -69,14 +69,7 @@ EVERY_TOOL_LISTED = {
                "one tool round and the answer)",
 }
 """Framework paths the default lists every tool to: the unlisted target is listed there."""
-SMOLAGENTS_BRIDGE = (
-    "smolagents refuses describe_tools({'query': ...}) before it is sent: mcpadapt passes no "
-    "`required` (mcpadapt/smolagents_adapter.py:234, inputs=properties) and smolagents "
-    "requires every listed input not marked `nullable` (smolagents/tools.py:1403-1406, "
-    "'Argument tools is required'); the model is shown the error and retries to max_steps")
 LARGE_MISSES: dict[tuple[str, str], str] = {
-    ("smolagents", "unlisted"): SMOLAGENTS_BRIDGE,
-    ("smolagents", "session"): SMOLAGENTS_BRIDGE,
     ("mcp-use", "session"): (
         "47% below plain: its host profile lists every tool (typed), so each request "
         "carries the whole catalog"),
