@@ -122,7 +122,8 @@ async def test_without_the_tokenizer_the_warning_gives_bytes(
 
 
 async def test_what_the_middleware_adds_is_small_and_names_the_bridge() -> None:
-    """Measured in o200k tokens on the 4-tool server: bridge as listed 93 -> 52, resources/list
+    """Measured in o200k tokens on the 4-tool server: bridge as listed 93 -> 65 (its two
+    arguments marked ``nullable`` for smolagents: +7), resources/list
     202 -> 78, resources/templates/list 208 -> 43, prompts/list 43 -> 34, instructions
     110 -> 55. The bounds leave a few tokens for wording, not for a paragraph."""
     server = four_tools()
@@ -136,7 +137,7 @@ async def test_what_the_middleware_adds_is_small_and_names_the_bridge() -> None:
     bridge = next(t for t in tools if t.name == "describe_tools")
     wire = json.dumps(bridge.model_dump(by_alias=True, exclude_none=True, mode="json"),
                       separators=(",", ":"))
-    assert count_text(wire) <= 60
+    assert count_text(wire) <= 68
     assert "title" not in json.loads(wire) and "additionalProperties" not in wire
     added = report["overhead"]
     assert added["resources_list"] <= 80 and added["templates_list"] <= 50
