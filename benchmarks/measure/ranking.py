@@ -220,7 +220,8 @@ def query_names(answer: Any) -> list[str]:
 
 
 def _parsed(result: Any) -> Any:
-    """A tool call's answer as JSON: its structured content, else its text blocks parsed."""
+    """A tool call's answer as JSON: its structured content, else its text parsed (one
+    block, as ``describe_tools`` answers: that JSON; several: the list of them)."""
     if result.structured_content is not None:
         return result.structured_content
     out = []
@@ -231,7 +232,7 @@ def _parsed(result: Any) -> Any:
                 out.append(json.loads(text))
             except ValueError:
                 continue
-    return out
+    return out[0] if len(out) == 1 else out
 
 
 async def search_answers(tools: Sequence[dict[str, Any]], questions: Sequence[str],

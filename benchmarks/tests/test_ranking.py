@@ -6,9 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fastmcp import Client, FastMCP
+from fastmcp.tools.base import Tool
 
 from benchmarks.measure.catalogs import Catalog
 from benchmarks.measure.ranking import (
+    _parsed,
     listed_text,
     measure_selection,
     names_in,
@@ -23,7 +26,7 @@ from benchmarks.report.selection import coverage, section
 from benchmarks.report.targets import judge
 from benchmarks.report.tokens import _ranking
 from benchmarks.results import FULL_RANKERS, QUERY, SEARCH, RankRow, Results, SelectionPair
-from fastmcp_progressive import ListingSettings
+from fastmcp_progressive import ListingSettings, ProgressiveDisclosure
 
 NAMES = ["weather__get_forecast", "mail__send_email", "files__read_file", "other__read_file"]
 TEXTS = ["get forecast Weather forecast for a city", "send email Send an e-mail message",
@@ -104,6 +107,20 @@ def test_query_names_reads_definitions_then_further_matches() -> None:
     assert query_names(answer) == ["b__y", "a__x", "c__z"]
     assert query_names({"tools": {"a__x": {}}}) == ["a__x"]
     assert query_names([{"name": "a__x", "description": "X."}]) == ["a__x"]  # other shapes
+
+
+async def test_query_names_read_a_real_answer_with_its_further_matches() -> None:
+    """``describe_tools`` answers as one text block (no structured content): the names
+    read from it include ``more_tools``, not only the full definitions."""
+    server = FastMCP("notes")
+    for i in range(8):
+        server.add_tool(Tool.from_function(lambda: None, name=f"note_{i}",
+                                           description=f"Write note number {i}."))
+    server.add_middleware(ProgressiveDisclosure())
+    async with Client(server) as client:
+        result = await client.call_tool("describe_tools", {"query": "write a note"})
+    names = query_names(_parsed(result))
+    assert len(names) == 8 and set(names) == {f"note_{i}" for i in range(8)}
 
 
 def test_place_counts_a_name_on_any_server() -> None:
