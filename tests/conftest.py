@@ -29,6 +29,9 @@ Transport = Literal["memory", "http"]
 Era = Literal["legacy", "modern"]
 TRANSPORTS: tuple[Transport, ...] = ("memory", "http")
 ERAS: tuple[Era, ...] = ("legacy", "modern")
+TRANSPORT_ERA: tuple[tuple[Transport, Era], ...] = tuple(
+    (t, e) for t in TRANSPORTS for e in ERAS)
+"""Every transport with every era, for ``pytest.mark.parametrize(("transport", "era"), ...)``."""
 FOLLOWED_IN_MEMORY: tuple[Era, ...] = ("legacy",)
 """Eras whose in-memory clients (no auth) keep grants: a handshake session. A 2026-07-28
 caller without auth is judged by each request alone (caller.py, test_identity.py)."""

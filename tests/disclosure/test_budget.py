@@ -36,14 +36,13 @@ from fastmcp_progressive import (
 )
 from fastmcp_progressive.disclosure import toolcap
 from fastmcp_progressive.hosts import BUDGET, BUDGET_THRESHOLD, profile_for
-from tests.conftest import ERAS, TOKENS, TRANSPORTS, Era, Transport, connect, serve_http
+from tests.conftest import TOKENS, TRANSPORT_ERA, TRANSPORTS, Era, Transport, connect, serve_http
 from tests.corpus import catalog_path, catalog_tools, corpus_dir
 from tests.hosts.serve import demo_server
 from tests.replay import replay_tool
 from tests.waiting import ListChangedRecorder, watcher_ready
 
 pytestmark = pytest.mark.asyncio
-MATRIX = [(t, e) for t in TRANSPORTS for e in ERAS]
 ROOT = Path(__file__).resolve().parents[2]
 BRIDGES = {"describe_tools", "run_tool"}
 
@@ -102,7 +101,7 @@ def names(listing: list[dict[str, Any]]) -> list[str]:
 
 
 # -- small servers: unchanged; large ones: within the budget --------------------------------
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
 @pytest.mark.parametrize("server", ["demo", "notion-mcp-server", "playwright-mcp", "50 tools"])
 async def test_small_servers_list_exactly_as_without_a_budget(
         server: str, transport: Transport, era: Era) -> None:
@@ -125,7 +124,7 @@ async def test_small_servers_list_exactly_as_without_a_budget(
     assert len(default) <= BUDGET_THRESHOLD + 1
 
 
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
 async def test_above_the_threshold_the_default_lists_the_budget(
         transport: Transport, era: Era) -> None:
     """51 tools: ``BUDGET`` entries (the first tools in the server's order, then the two
@@ -196,7 +195,7 @@ async def listed_at(target: FastMCP | str) -> list[dict[str, Any]]:
 
 
 # -- host profiles choose -------------------------------------------------------------------
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
 async def test_a_host_profile_chooses_its_own_cap_or_every_tool(
         transport: Transport, era: Era) -> None:
     profiles = [HostProfile("big-host", None, max_tools=None),
@@ -223,7 +222,7 @@ def info(name: str, version: str = "1") -> dict[str, Any]:
     return {"client_info": mt.Implementation(name=name, version=version)}
 
 
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
 async def test_mcp_use_gets_every_tool_and_its_first_call_runs(
         transport: Transport, era: Era) -> None:
     """mcp-use's agent allows one tool round and the answer (max_steps=5): every tool is
@@ -297,7 +296,7 @@ async def connect_transport(transport: Any, handler: Any) -> AsyncIterator[Any]:
 
 
 # -- run_tool's schema ------------------------------------------------------------------------
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
 async def test_run_tool_declares_arguments_as_a_plain_object(
         transport: Transport, era: Era) -> None:
     """mcpadapt (smolagents) types an input without one plain ``type`` as a string, and

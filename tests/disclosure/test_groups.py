@@ -53,7 +53,7 @@ from fastmcp_progressive.resolution.client import (
 from tests.conftest import (
     ERAS,
     TOKENS,
-    TRANSPORTS,
+    TRANSPORT_ERA,
     Era,
     Transport,
     build_server,
@@ -63,7 +63,6 @@ from tests.conftest import (
 from tests.waiting import cost_checks_done
 
 pytestmark = pytest.mark.asyncio
-MATRIX = [(t, e) for t in TRANSPORTS for e in ERAS]
 
 
 def catalog(folder: Path | None, **options: Any) -> tuple[FastMCP, list[str]]:
@@ -116,7 +115,7 @@ def _body(result: Any) -> Any:
 
 
 # -- groups ----------------------------------------------------------------------------------
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
 async def test_groups_list_and_tool_meta(tmp_descriptions: Path, transport: Transport,
                                          era: Era) -> None:
     server, _ = catalog(tmp_descriptions)
@@ -138,7 +137,7 @@ async def test_groups_list_and_tool_meta(tmp_descriptions: Path, transport: Tran
         assert "secret" not in tools
 
 
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
 async def test_clients_without_the_extension_see_nothing_new(
         tmp_descriptions: Path, transport: Transport, era: Era) -> None:
     server, _ = catalog(tmp_descriptions)
@@ -180,7 +179,7 @@ async def test_a_bad_groups_field_is_refused() -> None:
 CAP = 6
 
 
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
 async def test_capped_listing(tmp_descriptions: Path, transport: Transport, era: Era) -> None:
     server, ran = catalog(tmp_descriptions, listing=ListingSettings(max_tools=CAP))
     async with served(server, transport) as target, connect(target, era) as client:
@@ -224,7 +223,7 @@ class HideCurrent(Middleware):
         return [t for t in await call_next(context) if t.name != "kid_current"]
 
 
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
 async def test_hidden_tools_stay_hidden_through_the_bridges(
         tmp_descriptions: Path, transport: Transport, era: Era) -> None:
     server, ran = catalog(tmp_descriptions, listing=ListingSettings(max_tools=CAP))

@@ -36,6 +36,7 @@ from fastmcp_progressive.files.store import Definitions, DescriptionStore
 from tests.conftest import (
     ERAS,
     TOKENS,
+    TRANSPORT_ERA,
     Era,
     Transport,
     answer_of,
@@ -46,8 +47,6 @@ from tests.conftest import (
 from tests.corpus import catalog_path
 from tests.replay import replay_tool
 from tests.waiting import until, watcher_ready
-
-TRANSPORT_ERA = [(t, e) for t in ("memory", "http") for e in ERAS]
 
 GITHUB: list[tuple[str, str, list[str]]] = [
     # a slice of github-mcp-server's catalog (../shared/corpus), descriptions as it has them

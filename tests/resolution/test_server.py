@@ -37,6 +37,7 @@ from fastmcp_progressive.resolution.server import RESOLUTION_EXTENSION_ID
 from tests.conftest import (
     ERAS,
     FOLLOWED_IN_MEMORY,
+    TRANSPORT_ERA,
     TRANSPORTS,
     Era,
     Transport,
@@ -57,8 +58,7 @@ RULES = [
     {"when": {"action": {"in": ["append", "tag"]}}, "destructiveHint": False},
     {"when": {"action": "delete", "force": {"present": False}}, "idempotentHint": True},
 ]
-MATRIX = [(t, e) for t in TRANSPORTS for e in ERAS]
-FOLLOWED = [(t, e) for t, e in MATRIX if t == "http" or e in FOLLOWED_IN_MEMORY]
+FOLLOWED = [(t, e) for t, e in TRANSPORT_ERA if t == "http" or e in FOLLOWED_IN_MEMORY]
 RAW = TypeAdapter(dict[str, Any])
 
 
@@ -142,7 +142,7 @@ def folder(tmp_descriptions: Path) -> Path:
 
 
 # -- negotiation ---------------------------------------------------------------------------
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
 async def test_server_advertises_the_extension(folder: Path, transport: Transport,
                                                era: Era) -> None:
     server, _ = notes_server(folder)
@@ -152,7 +152,7 @@ async def test_server_advertises_the_extension(folder: Path, transport: Transpor
         assert caps.extensions[RESOLUTION_EXTENSION_ID] == {}
 
 
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
 async def test_capability_is_required_on_the_request(folder: Path, transport: Transport,
                                                      era: Era) -> None:
     server, ran = notes_server(folder)
@@ -167,7 +167,7 @@ async def test_capability_is_required_on_the_request(folder: Path, transport: Tr
 
 
 # -- the server's rules ----------------------------------------------------------------------
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
 async def test_result_has_all_four_hints_and_nothing_else(folder: Path, transport: Transport,
                                                           era: Era) -> None:
     server, ran = notes_server(folder)
@@ -196,7 +196,7 @@ async def test_result_has_all_four_hints_and_nothing_else(folder: Path, transpor
     assert ran == []  # nothing executed
 
 
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
 async def test_unknown_hidden_and_unmarked_tools_answer_alike(folder: Path,
                                                               transport: Transport,
                                                               era: Era) -> None:
@@ -253,7 +253,7 @@ async def test_tools_hidden_by_auth_answer_like_unknown_ones(folder: Path, era: 
 
 
 @pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")  # bad arguments on purpose
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
 async def test_arguments_are_validated_against_the_real_schema(folder: Path,
                                                                transport: Transport,
                                                                era: Era) -> None:
@@ -368,7 +368,7 @@ async def test_hot_reload_of_a_rule(folder: Path, era: Era) -> None:
 
 
 # -- marking and advertising -----------------------------------------------------------------
-@pytest.mark.parametrize(("transport", "era"), MATRIX)
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
 async def test_listing_marks_resolvable_tools_only_for_advertising_requests(
     folder: Path, transport: Transport, era: Era,
 ) -> None:
