@@ -1,6 +1,6 @@
 """The tools test servers share, in one place: the three plain tools every test server has
-(conftest and reliability use them), the tool hidden from everyone but an admin, and a
-listing filter of a user's own that hides one of them."""
+(conftest and reliability use them), numbered tools for a large catalog, the tool hidden
+from everyone but an admin, and a listing filter of a user's own that hides one of them."""
 
 from __future__ import annotations
 
@@ -33,6 +33,14 @@ def add_basic_tools(mcp: FastMCP) -> None:
     def shout(text: str) -> str:
         """Upper-case a text."""
         return text.upper()
+
+
+def add_numbered_tools(mcp: FastMCP, count: int, name: str, description: str) -> None:
+    """``count`` argument-less tools named ``name.format(i)`` and described
+    ``description.format(i)``: a large catalog of near-identical names."""
+    for i in range(count):
+        mcp.add_tool(Tool.from_function(lambda: "x", name=name.format(i),
+                                        description=description.format(i)))
 
 
 def add_admin_only_tool(mcp: FastMCP) -> None:

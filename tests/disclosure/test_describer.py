@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from fastmcp import FastMCP
-from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import DESCRIPTIONS_URI
 from fastmcp_progressive.payloads import UNKNOWN_TOOL_HINT
@@ -21,7 +20,7 @@ from tests.conftest import (
     gated,
     serve_http,
 )
-from tests.servers import FILTERED_TOOL, ListFilter, add_admin_only_tool
+from tests.servers import FILTERED_TOOL, ListFilter, add_admin_only_tool, add_numbered_tools
 
 HIDDEN = FILTERED_TOOL
 
@@ -51,9 +50,7 @@ def _count_scans(server: FastMCP) -> dict[str, int]:
 
 def _big_server(tools: int, **options: Any) -> FastMCP:
     server = build_server(**options)
-    for i in range(tools):
-        server.add_tool(Tool.from_function(lambda: "x", name=f"tool_{i:05d}",
-                                           description=f"Tool number {i}."))
+    add_numbered_tools(server, tools, "tool_{:05d}", "Tool number {}.")
     return server
 
 

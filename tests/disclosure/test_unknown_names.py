@@ -31,7 +31,7 @@ from tests.conftest import (
     fetch,
     serve_http,
 )
-from tests.servers import add_admin_only_tool
+from tests.servers import add_admin_only_tool, add_numbered_tools
 
 
 def _entry(body: dict[str, Any], name: str) -> dict[str, Any]:
@@ -57,9 +57,7 @@ async def test_a_typo_finds_its_tool(transport: Transport, era: Era) -> None:
 
 def _wide_server(tools: int, **options: Any) -> FastMCP:
     server = build_server(**options)
-    for i in range(tools):
-        server.add_tool(Tool.from_function(lambda: "x", name=f"report_{i:04d}",
-                                           description=f"Report number {i}."))
+    add_numbered_tools(server, tools, "report_{:04d}", "Report number {}.")
     return server
 
 
