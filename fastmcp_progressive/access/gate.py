@@ -219,6 +219,8 @@ class Recall:
 
 
 def _same(kept: tuple[Any, ...], current: Any) -> bool:
+    """Whether ``current`` holds the very objects ``kept`` does, in order (a server's
+    providers or transforms unchanged: no FastMCP signal says when they change)."""
     return len(kept) == len(current) and all(a is b for a, b in zip(kept, current, strict=True))
 
 
@@ -339,9 +341,7 @@ async def gateways_of(server: FastMCP[Any]) -> frozenset[str]:
     if not transforms:
         return frozenset()
     known = _gateways.get(server)
-    if known is not None and len(known[0]) == len(transforms) and all(
-        seen is current for seen, current in zip(known[0], transforms, strict=True)
-    ):
+    if known is not None and _same(known[0], transforms):
         return known[1]
     names = await gateway_tools(server)
     _gateways[server] = (tuple(transforms), names)
