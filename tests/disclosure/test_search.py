@@ -360,6 +360,7 @@ def test_names_read_as_words(name: str, words: str) -> None:
 @pytest.mark.skipif(not catalog_path("github-mcp-server").exists(),
                     reason="shared corpus not present")
 async def test_the_whole_github_catalog_finds_its_tools_by_their_words() -> None:
+    """Short queries, as a model writes them, find the tool first among 117."""
     server = FastMCP("github")
     for raw in json.loads(catalog_path("github-mcp-server").read_text(encoding="utf-8")):
         server.add_tool(replay_tool(raw))
@@ -371,7 +372,40 @@ async def test_the_whole_github_catalog_finds_its_tools_by_their_words() -> None
         "search code": "search_code",
         "fork a repository": "fork_repository",
         "star a repo": "star_repository",
+        "get file contents": "get_file_contents",
+        "create a branch": "create_branch",
+        "create a new issue": "create_issue",
+        "list commits": "list_commits",
+        "search repositories": "search_repositories",
+        "get a pull request diff": "pull_request_read",
+        "list branches": "list_branches",
+        "list tags": "list_tags",
+        "get my user profile": "get_me",
+        "list notifications": "list_notifications",
+        "list releases": "list_releases",
+        "request a copilot review": "request_copilot_review",
+        "delete a file": "delete_file",
+        "push files": "push_files",
+        "search users": "search_users",
     }
     async with clients(server, "memory", "legacy") as (c,):
         firsts = {words: first(await query(c, words)) for words in expected}
     assert firsts == expected
+async def test_a_word_a_description_repeats_counts_once() -> None:
+    """A tool matches by which of the query's words it says, not how often: a description
+    that says "pull request" four times (and a name that says it again) does not outrank
+    the tool that says it once beside the query's other word."""
+    server = FastMCP("repeats")
+    for name, text in (
+            ("pull_request_files", "Pull request files: read a pull request's files, the "
+             "pull request checks and the pull request status."),
+            ("add_note", "Add a comment to a pull request."),
+            ("list_comments", "List the comments of an issue."),
+            ("edit_comment", "Edit a comment of an issue."),
+            ("delete_comment", "Delete a comment of an issue."),
+            ("list_issues", "List the issues of a repository."),
+            ("get_file", "Read a file of a repository.")):
+        server.add_tool(github_tool(name, text, []))
+    server.add_middleware(ProgressiveDisclosure())
+    async with clients(server, "memory", "legacy") as (c,):
+        assert first(await query(c, "comment on a pull request")) == "add_note"
