@@ -27,6 +27,10 @@ class Framework:
     driver: str
     environment: str = ""
     """The virtualenv's name when two MCP paths of one framework share it (else ``name``)."""
+    setting: str = ""
+    """The setting the documentation tells its users to make for more than its defaults
+    give (``serve.SETTINGS``: the server half; the driver makes its own), which the matrix
+    and the benchmark also run it with; "": none."""
 
     @property
     def venv(self) -> Path:
@@ -72,6 +76,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
     Framework("crewai-adapter", CREWAI, "drive_crewai.py", "crewai"),
     Framework("crewai-mcps", CREWAI, "drive_crewai.py", "crewai"),
     Framework("mcp-use", ("mcp-use==1.7.1", "langchain-openai==1.7.4", "langchain-core==1.8.3",
-                          "mcp==1.30.0", "openai==3.57.0"), "drive_mcp_use.py"),
+                          "mcp==1.30.0", "openai==3.57.0"), "drive_mcp_use.py",
+              setting="mcp-use-budget"),
 )
 BY_NAME = {framework.name: framework for framework in FRAMEWORKS}

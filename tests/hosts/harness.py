@@ -3,8 +3,10 @@
 A *cell* of the matrix is a framework, a transport (``http`` or ``stdio``), a listing
 (``plain`` = our middleware off, the baseline; ``default``, ``ProgressiveDisclosure()``
 as a user adds it; ``minimal``; ``skeleton``), a server (the demo server, or a replayed
-corpus catalog) and a target (a tool the listing shows, or on a large catalog one it
-leaves out). ``run_cell`` starts the server
+corpus catalog), a target (a tool the listing shows, or on a large catalog one it
+leaves out) and optionally a setting the documentation tells that framework's users to
+make (its server half in ``serve.SETTINGS``, its framework half in the driver, both by
+the setting's name). ``run_cell`` starts the server
 from this interpreter (over HTTP on a free 127.0.0.1 port, or hands the framework the
 command to start it over stdio), runs the framework's driver in its own virtualenv, and
 returns the JSON summary the driver printed (see ``drivers/_common.py``). ``run_cells``
@@ -96,10 +98,13 @@ class Cell:
     target: str = "listed"
     max_tools: int | None = None
     """``ListingSettings(max_tools=...)`` on the server (``None``: the listing's own)."""
+    setting: str = ""
+    """A documented setting's name (``serve.SETTINGS``; "": the framework's defaults)."""
 
     @property
     def label(self) -> str:
-        listing = self.listing + (f"-max{self.max_tools}" if self.max_tools else "")
+        listing = (self.listing + (f"-max{self.max_tools}" if self.max_tools else "")
+                   + (f"+{self.setting}" if self.setting else ""))
         return f"{self.framework}/{self.transport}/{listing}/{self.server}/{self.target}"
 
 
@@ -107,6 +112,8 @@ def _server_command(cell: Cell, log: Path) -> list[str]:
     command = [sys.executable, str(SERVE), "--log", str(log), "--listing", cell.listing]
     if cell.max_tools is not None and cell.listing != "plain":
         command += ["--max-tools", str(cell.max_tools)]
+    if cell.setting:
+        command += ["--setting", cell.setting]
     if cell.server == "demo":
         return command
     return [*command, "--catalog", cell.server, "--corpus", str(corpus_dir())]
@@ -131,7 +138,7 @@ def run_cell(model: ScriptedModel, cell: Cell, workdir: Path) -> dict[str, Any]:
     serve = _server_command(cell, log)
     driver = [str(framework.python), str(framework.script), "--model-url", base_url,
               "--framework", cell.framework, "--transport", cell.transport, "--log", str(log),
-              "--task", task]
+              "--task", task, "--setting", cell.setting]
     server: subprocess.Popen[bytes] | None = None
     try:
         if cell.transport == "http":

@@ -5,13 +5,15 @@ on 127.0.0.1 or start it themselves as a stdio subprocess:
 
     python tests/hosts/serve.py --log calls.jsonl [--listing plain|default|minimal|skeleton]
                                 [--catalog github-mcp-server] [--port 8123]
+                                [--setting mcp-use-budget]
 
 ``examples/demo_server.py`` is imported unchanged; ``--listing plain`` takes our
 middleware off it (the baseline), ``minimal``/``skeleton`` replace it with one at that
-level, ``default`` keeps it as shipped. A recorder middleware added *inside* ours writes
-one JSON line per ``tools/list`` and per ``tools/call`` that got past the gate (tool,
-arguments, whether the body answered an error), with the client's name and version as the
-server saw them. Without ``--port`` it serves stdio.
+level, ``default`` keeps it as shipped; ``--setting`` adds the server half of a setting
+the documentation tells a framework's users to make (``SETTINGS``). A recorder middleware
+added *inside* ours writes one JSON line per ``tools/list`` and per ``tools/call`` that
+got past the gate (tool, arguments, whether the body answered an error), with the
+client's name and version as the server saw them. Without ``--port`` it serves stdio.
 """
 
 from __future__ import annotations
@@ -31,12 +33,31 @@ sys.path.insert(0, str(ROOT))
 from fastmcp import FastMCP  # noqa: E402
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext  # noqa: E402
 
-from fastmcp_progressive import ListingSettings, ProgressiveDisclosure  # noqa: E402
+from fastmcp_progressive import (  # noqa: E402
+    HOST_PROFILES,
+    ClientSettings,
+    HostProfile,
+    ListingSettings,
+    ProgressiveDisclosure,
+)
 from fastmcp_progressive.access.caller import identify  # noqa: E402
 
 LISTINGS = ("plain", "default", "minimal", "skeleton")
 REPLY = "replayed-ok"
 """What a replayed catalog tool answers (a marker no refusal text contains)."""
+_MCP_USE_BUDGET = {"clients": ClientSettings(host_profiles=[
+    HostProfile("mcp-use", None, judged_by_arguments=True), *HOST_PROFILES])}
+SETTINGS: dict[str, dict[str, Any]] = {
+    # docs/callers-and-hosts.md: with MCPAgent(..., max_steps=8) (the driver's half), give
+    # mcp-use the listing budget: its row without max_tools=None, calls still judged by
+    # their arguments
+    "mcp-use-budget": _MCP_USE_BUDGET,
+    # the same server with the driver at MCPAgent's default max_steps=5 (the matrix checks
+    # it locks mcp-use out of an unlisted tool: why its shipped row lists every tool)
+    "mcp-use-budget-at-5-steps": _MCP_USE_BUDGET,
+}
+"""A documented setting's server half: ``ProgressiveDisclosure`` keyword arguments, by the
+setting's name (``harness.Cell.setting``; the driver reads the same name for its half)."""
 
 
 class Recorder(Middleware):
@@ -102,19 +123,20 @@ def catalog_server(name: str) -> FastMCP:
 
 
 def relist(server: FastMCP, listing: str, descriptions: Path | None,
-           max_tools: int | None = None) -> None:
-    """Put our middleware on ``server`` as ``listing`` asks (first in the chain)."""
+           max_tools: int | None = None, setting: str = "") -> None:
+    """Put our middleware on ``server`` as ``listing`` asks (first in the chain), with
+    ``setting``'s options (``SETTINGS``; "": none)."""
     ours = [m for m in server.middleware if isinstance(m, ProgressiveDisclosure)]
-    if listing == "default" and ours and max_tools is None:
+    if listing == "default" and ours and max_tools is None and not setting:
         return
     for middleware in ours:
         server.middleware.remove(middleware)
     if listing == "plain":
         return
-    options: dict[str, Any] = (
-        {} if listing == "default" and max_tools is None else {"listing": ListingSettings(
-            **({} if listing == "default" else {"level": listing}), max_tools=max_tools)}
-    )
+    options: dict[str, Any] = dict(SETTINGS[setting]) if setting else {}
+    if listing != "default" or max_tools is not None:
+        options["listing"] = ListingSettings(
+            **({} if listing == "default" else {"level": listing}), max_tools=max_tools)
     server.middleware.insert(0, ProgressiveDisclosure(descriptions, **options))
 
 
@@ -126,6 +148,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, help="serve streamable HTTP here (else stdio)")
     parser.add_argument("--max-tools", type=int, help="ListingSettings(max_tools=...)")
     parser.add_argument("--corpus", help="the corpus folder (stdio hosts pass no environment)")
+    parser.add_argument("--setting", choices=sorted(SETTINGS), default="",
+                        help="a documented setting's server half")
     args = parser.parse_args(argv)
     if args.corpus:
         from tests.corpus import CORPUS_ENV
@@ -135,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
         server, descriptions = catalog_server(args.catalog), None
     else:
         server, descriptions = demo_server(), ROOT / "examples" / "tool_descriptions"
-    relist(server, args.listing, descriptions, args.max_tools)
+    relist(server, args.listing, descriptions, args.max_tools, args.setting)
     server.add_middleware(Recorder(args.log))
     if args.port:
         server.run(transport="http", host="127.0.0.1", port=args.port, show_banner=False,

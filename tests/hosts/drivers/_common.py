@@ -2,7 +2,9 @@
 
 Runs inside a framework's own virtualenv, so it uses the standard library only. A driver
 module defines ``async def run_agent(config: Config) -> str`` (one agent task with the
-framework's documented defaults, returning the final answer) and calls ``main(run_agent)``.
+framework's documented defaults, or with its half of ``config.setting`` where that names a
+setting the documentation tells the framework's users to make, returning the final answer)
+and calls ``main(run_agent)``.
 
 The summary joins three witnesses: the scripted model's recording (fetched from the
 endpoint: requests, ``tools`` arrays, refusals, model step of the first success), the
@@ -35,6 +37,8 @@ class Config:
     command: list[str]
     log: Path
     task: str
+    setting: str = ""
+    """A documented setting the driver makes its half of ("": the framework's defaults)."""
 
     @property
     def api_key(self) -> str:
@@ -50,9 +54,10 @@ def _config() -> Config:
     parser.add_argument("--command", default="[]", help="JSON list: stdio server command")
     parser.add_argument("--log", type=Path, required=True, help="the server's JSON-lines log")
     parser.add_argument("--task", required=True)
+    parser.add_argument("--setting", default="", help="a documented setting (serve.py)")
     args = parser.parse_args()
     return Config(args.model_url, args.framework, args.transport, args.mcp_url,
-                  json.loads(args.command), args.log, args.task)
+                  json.loads(args.command), args.log, args.task, args.setting)
 
 
 def _recording(model_url: str) -> dict[str, Any]:
