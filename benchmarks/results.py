@@ -225,7 +225,8 @@ class HostRow:
     ``tokens`` of its first request's ``tools`` array (-1: none sent), ``floor_tokens`` of
     the same without descriptions, ``session_tokens`` of every request body (``requests`` of
     them), ``steps_to_first_success`` the request whose call first ran the tool;
-    ``target_listed``: whether the target was in the first ``tools`` array."""
+    ``target_listed``: whether the target was in the first ``tools`` array; ``setting``: the
+    documented setting the run made (``tests/hosts/frameworks.py``), "" for the defaults."""
 
     host: str
     catalog: str
@@ -245,6 +246,7 @@ class HostRow:
     target: str = "listed"
     transport: str = "http"
     target_listed: bool = True
+    setting: str = ""
 
 
 ROWS: dict[str, type] = {

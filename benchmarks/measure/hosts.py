@@ -8,7 +8,9 @@ it) and per target (``listed``: a tool the default listing shows; ``unlisted``: 
 out, which the model searches for with its own words and reaches by name or through
 ``run_tool``): o200k of the ``tools`` array of the first request as sent (hosts re-wrap
 every tool), of the whole session (every request body, summed), the model request whose call
-first ran the tool, and whether the body ran with the model's exact arguments.
+first ran the tool, and whether the body ran with the model's exact arguments. Frameworks
+whose users the documentation tells a setting (``Framework.setting``: mcp-use's) also run
+with it on ``SETTING_CATALOGS``, plain and ours.
 
 Example:
     ```python
@@ -33,6 +35,9 @@ TARGETS = ("listed", "unlisted")
 TRANSPORT = "stdio"
 HTTP_CATALOGS = ("github-mcp-server",)
 """Catalogs also measured over streamable HTTP (for comparison; the targets are stdio's)."""
+SETTING_CATALOGS = ("github-mcp-server",)
+"""Catalogs also measured with each framework's documented setting (livemcptool: mcp-use,
+the one framework with one, loads neither its plain listing nor ours)."""
 
 
 def without_descriptions(tools: list[Any]) -> list[Any]:
@@ -47,7 +52,7 @@ def without_descriptions(tools: list[Any]) -> list[Any]:
 
 
 def row(host: str, catalog: str, listing: str, summary: dict[str, Any],
-        target: str = "listed", transport: str = TRANSPORT) -> HostRow:
+        target: str = "listed", transport: str = TRANSPORT, setting: str = "") -> HostRow:
     """One measured cell as a ``HostRow`` (``tokens`` -1 when the host sent no request)."""
     arrays = summary.get("tools_arrays") or []
     sent = arrays[0] if arrays else []
@@ -64,7 +69,7 @@ def row(host: str, catalog: str, listing: str, summary: dict[str, Any],
         error=(summary.get("error") or "")[:300],
         session_tokens=int(summary.get("session_tokens", -1)),
         requests=int(summary.get("requests") or 0), target=target, transport=transport,
-        target_listed=bool(summary.get("target_listed")))
+        target_listed=bool(summary.get("target_listed")), setting=setting)
 
 
 def _first_use(summary: dict[str, Any]) -> int | None:
@@ -80,24 +85,33 @@ def _first_use(summary: dict[str, Any]) -> int | None:
 def measure(frameworks: Sequence[str] | None = None, catalogs: Sequence[str] = CATALOGS,
             listings: Sequence[str] = LISTINGS, targets: Sequence[str] = TARGETS,
             transport: str = TRANSPORT, http_catalogs: Sequence[str] = HTTP_CATALOGS,
-            max_tools: int | None = None, parallel: int = 2) -> list[HostRow]:
-    """Every host x catalog x listing x target over ``transport``, and over streamable HTTP
-    for ``http_catalogs``; one ``HostRow`` each (``max_tools``: the default listing with
+            max_tools: int | None = None, parallel: int = 2,
+            setting_catalogs: Sequence[str] = SETTING_CATALOGS) -> list[HostRow]:
+    """Every host x catalog x listing x target over ``transport``, over streamable HTTP for
+    ``http_catalogs`` and with the host's documented setting for ``setting_catalogs``; one
+    ``HostRow`` each (``max_tools``: the default listing with
     ``ListingSettings(max_tools=...)`` instead)."""
-    from tests.hosts.frameworks import FRAMEWORKS
+    from tests.hosts.frameworks import BY_NAME, FRAMEWORKS
     from tests.hosts.harness import Cell, run_cells
     from tests.hosts.make_venvs import ensure
     from tests.hosts.model import ScriptedModel
 
     hosts = list(frameworks) if frameworks else [f.name for f in FRAMEWORKS]
     ensure(hosts)
-    runs = [(transport, c) for c in catalogs] + [("http", c) for c in http_catalogs
-                                                  if transport != "http"]
-    cells = [Cell(host, over, listing, catalog, target,
-                  max_tools if listing != "plain" else None)
-             for over, catalog in runs for host in hosts for listing in listings
-             for target in (targets if catalog != "demo" else ("listed",))]
+    runs = [(transport, c, False) for c in catalogs] + [
+        (transport, c, True) for c in setting_catalogs] + [
+        ("http", c, False) for c in http_catalogs if transport != "http"]
+    cells = []
+    for over, catalog, with_setting in runs:
+        for host in hosts:
+            setting = BY_NAME[host].setting if with_setting else ""
+            if with_setting and not setting:
+                continue
+            cells += [Cell(host, over, listing, catalog, target,
+                           max_tools if listing != "plain" else None, setting)
+                      for listing in listings
+                      for target in (targets if catalog != "demo" else ("listed",))]
     with ScriptedModel() as model, tempfile.TemporaryDirectory() as work:
         results = run_cells(model, cells, Path(work), parallel=parallel)
-    return [row(c.framework, c.server, c.listing, results[c], c.target, c.transport)
+    return [row(c.framework, c.server, c.listing, results[c], c.target, c.transport, c.setting)
             for c in cells]

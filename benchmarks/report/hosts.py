@@ -4,7 +4,10 @@ Issue 28's targets, per agent framework path and corpus catalog, with the one-li
 (``ProgressiveDisclosure()``): the whole session of a first use at least 80% below the same
 framework against the plain server (where the plain listing loads at all), and any tool, in
 the listing or not, run with the model's exact arguments within 3 model requests, the final
-answer included (its call at request 2 at the latest).
+answer included (its call at request 2 at the latest). A framework path named
+``<framework> + <setting>`` ran with the setting the documentation tells that framework's
+users to make (``SETTINGS``), its plain run too; it is judged by the same targets, and left
+out of the headline and the figure (both about the one-line default).
 
 Example:
     ```python
@@ -23,17 +26,31 @@ FIRST_USE_REQUEST = 2
 OURS = "default"
 STDIO = "stdio"
 TARGETS = ("listed", "unlisted")
+SETTINGS = {
+    "mcp-use-budget": "`MCPAgent(..., max_steps=8)` and, on the server, "
+                      "`ClientSettings(host_profiles=[HostProfile(\"mcp-use\", None, "
+                      "judged_by_arguments=True), *HOST_PROFILES])` (mcp-use given the "
+                      "listing budget)",
+}
+"""What each documented setting is (``tests/hosts/serve.py``'s ``SETTINGS`` and the driver)."""
+
+
+def path(row: HostRow) -> str:
+    """The framework path a row measured: its host, and the setting it made if any."""
+    return f"{row.host} + {row.setting}" if row.setting else row.host
 
 
 def find(results: Results, host: str, catalog: str, listing: str,
          target: str = "listed", transport: str = STDIO) -> HostRow | None:
+    """The row of framework path ``host`` (``path``) for that catalog, listing and target."""
     return next((r for r in results.hosts
-                 if (r.host, r.catalog, r.listing, r.target, r.transport)
+                 if (path(r), r.catalog, r.listing, r.target, r.transport)
                  == (host, catalog, listing, target, transport)), None)
 
 
-def hosts(results: Results) -> list[str]:
-    return list(dict.fromkeys(r.host for r in results.hosts))
+def hosts(results: Results, settings: bool = True) -> list[str]:
+    """The framework paths measured (``settings=False``: those with their defaults only)."""
+    return list(dict.fromkeys(path(r) for r in results.hosts if settings or not r.setting))
 
 
 def catalogs(results: Results, transport: str = STDIO) -> list[str]:
@@ -73,23 +90,26 @@ def cuts(results: Results, target: str = "unlisted") -> list[tuple[str, list[flo
         ran = ours is not None and ours.body_ran
         return cut(ours, find(results, host, catalog, "plain", target)) if ran else None
 
-    return [(host, [one(host, c) for c in catalogs(results)]) for host in hosts(results)]
+    return [(host, [one(host, c) for c in catalogs(results)])
+            for host in hosts(results, settings=False)]
 
 
 def headline(results: Results) -> list[str]:
     """The report's headline line for what hosts send (empty when not measured)."""
     parts = []
     for catalog in catalogs(results):
-        shares = [s for host in hosts(results) for target in TARGETS
+        shares = [s for host in hosts(results, settings=False) for target in TARGETS
                   if (s := cut(find(results, host, catalog, OURS, target),
                                find(results, host, catalog, "plain", target))) is not None]
         if shares:
             parts.append(f"{catalog} {-max(shares):+.0%} to {-min(shares):+.0%}")
-    rows = [r for r in results.hosts if r.listing == OURS and r.transport == STDIO]
+    rows = [r for r in results.hosts
+            if r.listing == OURS and r.transport == STDIO and not r.setting]
     if not parts or not rows:
         return []
     ok = sum(1 for r in rows if reached(r))
-    return [f"- **What hosts send the model** ({len(hosts(results))} agent framework paths, "
+    return [f"- **What hosts send the model** ({len(hosts(results, settings=False))} agent "
+            "framework paths, "
             f"stdio, the one-line default): the whole session of a first use "
             f"{'; '.join(parts)} against the plain server; the tool ran with the model's "
             f"exact arguments within 3 model requests in {ok} of {len(rows)} runs (listed "
@@ -148,6 +168,7 @@ def section(results: Results, figures: str) -> list[str]:
            f"by request {FIRST_USE_REQUEST} of at most {FIRST_USE_REQUEST + 1}, judged over stdio; "
            "a table marked `over http` is the same run over streamable HTTP on 127.0.0.1 "
            "(each framework's own protocol era), for comparison.", "",
+           *_settings_note(results),
            *figure(figures, "hosts_cuts", "whole session below plain per framework"),
            f"Measured {results.measured('hosts')}.", ""]
     for transport, catalog in dict.fromkeys((r.transport, r.catalog) for r in results.hosts):
@@ -172,7 +193,7 @@ def section(results: Results, figures: str) -> list[str]:
               if r.listing == OURS and not reached(r)]
     dear = [f"{_label(r)} ({-share:+.0%})" for r in results.hosts
             if r.listing == OURS and (share := cut(r, find(
-                results, r.host, r.catalog, "plain", r.target, r.transport))) is not None
+                results, path(r), r.catalog, "plain", r.target, r.transport))) is not None
             and share < SESSION_CUT]
     if failed:
         out += ["Runs of the default that missed the first-use target: " + "; ".join(failed)
@@ -183,8 +204,20 @@ def section(results: Results, figures: str) -> list[str]:
     return out
 
 
+def _settings_note(results: Results) -> list[str]:
+    """What the documented settings measured are (none: no line)."""
+    made = dict.fromkeys(r.setting for r in results.hosts if r.setting)
+    if not made:
+        return []
+    return ["A framework path named `<framework> + <setting>` ran with the setting the "
+            "documentation tells its users to make (`tests/hosts/README.md`), against the "
+            "plain server with the same framework setting: "
+            + "; ".join(f"`{name}`: {SETTINGS.get(name, MISSING)}" for name in made) + ".",
+            ""]
+
+
 def _label(row: HostRow) -> str:
-    return "/".join((row.host, row.catalog, row.target)
+    return "/".join((path(row), row.catalog, row.target)
                     + (() if row.transport == STDIO else (row.transport,)))
 
 

@@ -117,3 +117,23 @@ def test_http_rows_get_their_own_table_and_are_not_judged() -> None:
     assert f"### {CATALOG}, over http" in text and "30,000 / 20,000 (-33%)" in text
     assert "h/github-mcp-server/unlisted/http" in text  # named among the misses
     assert _met(results) == {SESSION: True, FIRST_USE: True}
+
+
+def test_a_documented_setting_is_its_own_path_judged_but_not_in_the_headline() -> None:
+    """mcp-use with its documented setting: a row of its own, held to the same targets; the
+    headline and the figure stay about the one-line default."""
+    assert row("h", "c", "plain", _summary([CHAT_TOOL]), setting="s").setting == "s"
+    results = Results(machine={}, config={})
+    results.hosts = [_host("plain", 50_000), _host("default", 25_000),
+                     replace(_host("plain", 50_000), setting="mcp-use-budget"),
+                     replace(_host("default", 9_000, requests=3, step=2),
+                             setting="mcp-use-budget")]
+    met = {t.name: t.met for t in judge(results)}
+    assert met[SESSION] is False
+    assert met[f"h + mcp-use-budget: {CATALOG}, default, unlisted tool, whole session of a "
+               "first use"] is True
+    assert headline(results)[0].startswith("- **What hosts send the model** (1 agent ")
+    assert "-50% to -50%" in headline(results)[0]
+    text = "\n".join(section(results, "figures"))
+    assert "| h + mcp-use-budget |" in text and "50,000 / 9,000 (-82%)" in text
+    assert "`mcp-use-budget`: `MCPAgent(..., max_steps=8)`" in text
