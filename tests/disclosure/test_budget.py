@@ -241,6 +241,22 @@ async def test_mcp_use_gets_every_tool_and_its_first_call_runs(
         assert body["code"] == "TOOL_DESCRIPTION_REQUIRED" and "invalid_arguments" in body
 
 
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
+async def test_mcp_uses_documented_row_gives_it_the_budget_and_still_judges_its_calls(
+        transport: Transport, era: Era) -> None:
+    """With ``MCPAgent(..., max_steps=8)`` the docs give mcp-use the budget (its row without
+    ``max_tools=None``): ``BUDGET`` entries, and a tool outside them runs through
+    ``run_tool`` at its first call (two tool rounds, the search and the call)."""
+    documented = HostProfile("mcp-use", None, judged_by_arguments=True)
+    server = numbered(60, clients=ClientSettings(host_profiles=[documented, *HOST_PROFILES]))
+    async with (served(server, transport) as target,
+                connect(target, era, **info("mcp-use", "1.7.1")) as c):
+        tools = {t.name for t in await c.list_tools()}
+        assert len(tools) == BUDGET and "run_tool" in tools and "t59" not in tools
+        ran = await c.call_tool("run_tool", {"name": "t59", "arguments": {"text": "go"}})
+        assert "ran:go" in ran.content[0].text
+
+
 class _Facts:
     def __init__(self, name: str, version: str) -> None:
         self.client_name, self.client_version = name, version

@@ -53,7 +53,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
     # their arguments
     "mcp-use-budget": _MCP_USE_BUDGET,
     # the same server with the driver at MCPAgent's default max_steps=5 (the matrix checks
-    # it locks mcp-use out of an unlisted tool: why its shipped row lists every tool)
+    # the run ends without an answer: why its shipped row lists every tool)
     "mcp-use-budget-at-5-steps": _MCP_USE_BUDGET,
 }
 """A documented setting's server half: ``ProgressiveDisclosure`` keyword arguments, by the
