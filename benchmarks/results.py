@@ -27,6 +27,10 @@ FULL_RANKERS = ("full definitions, our BM25", "full definitions, bm25s")
 """Selection's yardsticks (a): rankers over the full definitions, ours first."""
 SEARCH = "FastMCP BM25SearchTransform"
 QUERY = "describe_tools query"
+QUERY_IN_USE = "describe_tools query, server in use"
+YARDSTICKS = (*FULL_RANKERS, SEARCH)
+"""Selection's yardsticks: rankers over the full definitions; FastMCP's BM25 (``SEARCH``)
+is one too, its documents being a tool's name, description, argument names and theirs."""
 
 
 @dataclass(frozen=True)
@@ -103,11 +107,11 @@ class RankRow:
 @dataclass(frozen=True)
 class SelectionPair:
     """One LiveMCPBench task-tool pair (issue 28): where each way of finding tools puts the
-    task's tool. ``ranks``: per method (``FULL_RANKERS``, ``SEARCH``, ``QUERY``), the tool's
-    1-based place in its answer to the task's ``question`` (``None``: not among the ones it
-    returned); ``listed``: in the listing a new caller gets by default; ``listed_all``: in
-    the listing with the budget off; ``popular``: among the tools the other tasks use most,
-    as many as that listing has tool entries (an estimate of a warm server's listing)."""
+    task's tool. ``ranks``: per method (``YARDSTICKS``, ``QUERY``, ``QUERY_IN_USE``), the
+    tool's 1-based place in its answer to the task's ``question`` (``None``: not among the
+    ones it returned); ``listed``: in the listing a new caller gets by default; ``listed_all``: in
+    the listing with the budget off; ``listed_in_use``: in the listing a new caller gets on
+    a server whose earlier callers ran the other tasks (``QUERY_IN_USE``: its query)."""
 
     catalog: str
     task: str
@@ -116,7 +120,7 @@ class SelectionPair:
     listed: bool
     listed_all: bool
     ranks: dict[str, int | None]
-    popular: bool = False
+    listed_in_use: bool = False
 
     def found(self, method: str, k: int) -> bool:
         """In ``method``'s top ``k``."""
@@ -128,9 +132,9 @@ class SelectionPair:
         of the model without a search of its own."""
         return self.listed or self.found(QUERY, k)
 
-    def ours_warm(self, k: int) -> bool:
-        """``ours`` on a server whose callers ran the other tasks' tools (estimated)."""
-        return self.popular or self.found(QUERY, k)
+    def ours_in_use(self, k: int) -> bool:
+        """``ours`` on a server whose earlier callers ran the other tasks' tools."""
+        return self.listed_in_use or self.found(QUERY_IN_USE, k)
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,16 @@ one we wrote: our BM25 (Okapi, k1 1.5, b 0.75; names split at ``_``, ``-`` and c
 also the gateway's) and PyPI ``bm25s`` with English stop words (the ``bench`` extra).
 
 Selection (issue 28): per task-tool pair, where the tool is (a) in a ranker's top k over
-the full definitions, (b) among FastMCP's ``BM25SearchTransform`` results for the task's
-question (a plain FastMCP server, ``search_tools`` called through ``fastmcp.Client``),
-(c) in the listing a new caller of ours gets by default, or in ours' answer to
-``describe_tools({"query": <question>})``, both through the real server and client, and
-(d) in the listing with the budget off. Without a ``query`` argument on the bridge (before
-it landed) a stand-in answers: an index server of FastMCP's own BM25 over the text decision
-3 names. A task names tools without their server prefix: a name on two servers counts when
-either ranks.
+the full definitions: ours, ``bm25s``, and FastMCP's ``BM25SearchTransform`` (it indexes a
+tool's name, description, argument names and theirs: the same text), answering the task's
+question on a plain FastMCP server (``search_tools`` called through ``fastmcp.Client``);
+(b) in the listing a new caller of ours gets by default, or in ours' answer to
+``describe_tools({"query": <question>})``, both through the real server and client, on a
+new server and on a server in use (``in_use_answers``: per task, a server whose earlier
+callers ran the other tasks); (c) in the listing with the budget off. Without a ``query``
+argument on the bridge (before it landed) a stand-in answers: an index server of FastMCP's
+own BM25 over the text decision 3 names. A task names tools without their server prefix: a
+name on two servers counts when either ranks.
 
 Example:
     ```python
@@ -32,16 +34,25 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import mcp_types as mt
 from fastmcp import Client, FastMCP
 from fastmcp.server.transforms.search import BM25SearchTransform
 
 from fastmcp_progressive import ListingSettings
 from fastmcp_progressive.disclosure.listing import summarize
-from tests.replay import replay_tool
+from tests.replay import placeholder, replay_tool
 
-from ..results import DEFAULT, FULL_RANKERS, QUERY, SEARCH, RankRow, SelectionPair
+from ..results import (
+    DEFAULT,
+    FULL_RANKERS,
+    QUERY,
+    QUERY_IN_USE,
+    SEARCH,
+    RankRow,
+    SelectionPair,
+)
 from .catalogs import Catalog
-from .servers import build_server, wire
+from .servers import ReplayServer, build_server, wire
 
 TOP = (5, 10)
 SUMMARY_CHARS = (60, 80, 100)
@@ -165,8 +176,6 @@ async def measure_ranking(catalog: Catalog, tasks: list[dict[str, Any]]) -> list
 # -- selection (issue 28) -------------------------------------------------------------------
 DEPTH = 10
 """Every ranked method answers its top 10; its top 5 is the first half."""
-STAND_IN_CAP = 20
-"""The cap the listing stands in with while the default lists every tool (no budget yet)."""
 FULL_OURS, FULL_BM25S = FULL_RANKERS
 
 
@@ -307,12 +316,75 @@ async def ours_answers(catalog: Catalog, questions: Sequence[str],
     return listed, answers if queried else None
 
 
+HISTORY_CLIENT = mt.Implementation(name="mcp-use", version="1.0")
+"""Who ran a server in use's history: a host the host table lists every tool to
+(``hosts.py``: mcp-use, ``max_tools=None``). A capped listing takes the snapshot of call
+counts (``toolcap.py``: at most hourly, at the first ``popular()``), and the MCP SDK lists
+before validating a call's result, so a budgeted history caller would take it at no calls
+and its hour would have to pass; an uncapped one leaves it to the new caller's listing."""
+
+
+def history_tools(catalog: Catalog, tasks: Sequence[dict[str, Any]]
+                  ) -> list[list[dict[str, Any]]]:
+    """Per task, the catalog tools its caller calls: each tool it names once, a name on
+    several servers the first in catalog order (so its calls add up on one tool)."""
+    first: dict[str, dict[str, Any]] = {}
+    for spec in catalog.tools:
+        first.setdefault(short_name(spec["name"]), spec)
+    return [[first[t] for t in dict.fromkeys(task["tools"]) if t in first] for task in tasks]
+
+
+async def run_history(server: ReplayServer, history: Sequence[Sequence[dict[str, Any]]]
+                      ) -> None:
+    """Earlier callers on ``server``, as a client runs a task: one caller lists, then per
+    task reads the definitions of the task's tools (``describe_tools``) and calls each with
+    arguments its input schema accepts. Raises when that caller's listing was capped (its
+    listing would have taken the snapshot of call counts before any call)."""
+    async with Client(server.mcp, client_info=HISTORY_CLIENT) as client:
+        listed = [t.name for t in await client.list_tools()]
+        missing = {spec["name"] for task in history for spec in task} - set(listed)
+        if missing:
+            raise ValueError(f"the history caller's listing left out {len(missing)} tools "
+                             "(a capped listing takes the snapshot of call counts first): "
+                             "measure a server in use with a budget its host row lifts")
+        for task in history:
+            if not task:
+                continue
+            await client.call_tool("describe_tools", {"tools": [s["name"] for s in task]})
+            for spec in task:
+                await client.call_tool(spec["name"],
+                                       placeholder(spec.get("inputSchema") or {"type": "object"}))
+
+
+async def in_use_answers(catalog: Catalog, tasks: Sequence[dict[str, Any]],
+                         listing: ListingSettings
+                         ) -> tuple[list[list[str]], list[list[str]]]:
+    """Per task, a server in use: a new server (``listing``) whose earlier callers ran every
+    OTHER task (``run_history``), then a new ``fastmcp.Client``: the names its listing holds
+    and those in the answer to ``describe_tools({"query": question})``."""
+    history = history_tools(catalog, tasks)
+    listed: list[list[str]] = []
+    answers: list[list[str]] = []
+    for i, task in enumerate(tasks):
+        server = build_server(catalog, DEFAULT, listing=listing)
+        try:
+            await run_history(server, history[:i] + history[i + 1:])
+            async with Client(server.mcp) as client:
+                listed.append([t.name for t in await client.list_tools()])
+                result = await client.call_tool("describe_tools", {"query": task["question"]})
+                answers.append(query_names(_parsed(result)))
+        finally:
+            if server.middleware is not None:
+                server.middleware.close()
+    return listed, answers
+
+
 async def measure_selection(catalog: Catalog, tasks: list[dict[str, Any]],
                             listing: ListingSettings | None = None
                             ) -> tuple[list[SelectionPair], dict[str, Any]]:
     """Every task-tool pair placed by each method, and how ours ran (``config``). Ours
-    runs with ``listing`` (default: the package's default, or ``STAND_IN_CAP`` while that
-    default lists every tool of ``catalog``)."""
+    runs with ``listing`` (default: the package's default), on a new server and on a
+    server in use (``in_use_answers``)."""
     names, questions = catalog.names, [t["question"] for t in tasks]
     full_texts = [full_text(t) for t in catalog.tools]
     ranked: dict[str, list[list[str]]] = {}
@@ -322,40 +394,26 @@ async def measure_selection(catalog: Catalog, tasks: list[dict[str, Any]],
             top = ranker(full_texts)
             ranked[method] = [[names[i] for i in top(q, DEPTH)] for q in questions]
     ranked[SEARCH] = await search_answers(catalog.tools, questions)
-    label = "given"
-    if listing is None:
-        listing, label = ListingSettings(), "default"
-        if len(await _listed_names(catalog, listing)) >= len(names):
-            listing, label = ListingSettings(max_tools=STAND_IN_CAP), "stand-in"
+    listing = listing or ListingSettings()
     listed, answers = await ours_answers(catalog, questions, listing)
     ranked[QUERY] = answers if answers is not None else await stand_in_answers(catalog, questions)
+    in_use, ranked[QUERY_IN_USE] = await in_use_answers(catalog, tasks, listing)
     every = {short_name(n) for n in await _listed_names(catalog, ListingSettings(max_tools=None))}
-    how = {"listing": f"ListingSettings(max_tools={listing.max_tools!r})" + (
-               " (the default)" if label == "default" else " (standing in for the default)"
-               if label == "stand-in" else ""),
+    tool_names = set(names)
+    how = {"listing": f"ListingSettings(max_tools={listing.max_tools!r})",
            "listed": len(listed[0]) if listed else 0,
+           "listed_tools": sum(1 for n in (listed[0] if listed else ()) if n in tool_names),
            "query": "the bridge's own answer: full definitions first, then further matches "
                     "one line each" if answers is not None
            else "a stand-in: FastMCP's BM25 over decision 3's text, no query argument yet",
+           "in_use": "per task, a server on which an earlier caller ran every other task "
+                     "(describe_tools, then each tool called) before the new caller listed; "
+                     f"that caller as {HISTORY_CLIENT.name}, which the host table lists every "
+                     "tool to",
            "tasks": len(tasks)}
-    found = task_pairs(tasks, names)
-    slots = sum(1 for n in (listed[0] if listed else ()) if n in set(names))
-    how["popular_slots"] = slots
     pairs = [SelectionPair(catalog.name, tasks[i].get("task_id", str(i)), questions[i], tool,
                            place(tool, listed[i]) is not None, tool in every,
                            {method: place(tool, answer[i]) for method, answer in ranked.items()},
-                           tool in used_most(found, names, i, slots))
-             for i, tool in found]
+                           place(tool, in_use[i]) is not None)
+             for i, tool in task_pairs(tasks, names)]
     return pairs, how
-
-
-def used_most(pairs: Sequence[tuple[int, str]], names: Sequence[str], task: int, slots: int
-              ) -> set[str]:
-    """The ``slots`` tools (short names) the tasks other than ``task`` use most, ties in
-    catalog order, as ``toolcap.py`` ranks a server's most called tools: what a warm
-    server's listing would start a new caller with, had its callers run the other tasks
-    (an estimate, not measured through a server: the call counts are snapshotted at most
-    hourly)."""
-    counts = Counter(tool for i, tool in pairs if i != task)
-    order = {short_name(n): i for i, n in reversed(list(enumerate(names)))}
-    return set(sorted(counts, key=lambda t: (-counts[t], order[t]))[:slots])

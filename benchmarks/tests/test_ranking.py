@@ -12,6 +12,9 @@ from fastmcp.tools.base import Tool
 from benchmarks.measure.catalogs import Catalog
 from benchmarks.measure.ranking import (
     _parsed,
+    full_text,
+    history_tools,
+    in_use_answers,
     listed_text,
     measure_selection,
     names_in,
@@ -19,13 +22,21 @@ from benchmarks.measure.ranking import (
     query_names,
     rankers,
     recall,
+    search_answers,
     task_pairs,
-    used_most,
 )
 from benchmarks.report.selection import coverage, section
 from benchmarks.report.targets import judge
 from benchmarks.report.tokens import _ranking
-from benchmarks.results import FULL_RANKERS, QUERY, SEARCH, RankRow, Results, SelectionPair
+from benchmarks.results import (
+    FULL_RANKERS,
+    QUERY,
+    QUERY_IN_USE,
+    SEARCH,
+    RankRow,
+    Results,
+    SelectionPair,
+)
 from fastmcp_progressive import ListingSettings, ProgressiveDisclosure
 
 NAMES = ["weather__get_forecast", "mail__send_email", "files__read_file", "other__read_file"]
@@ -82,15 +93,13 @@ SELECT_TASKS = [
      "tools": ["get_forecast", "get_forecast"]},
     {"task_id": "t2", "question": "Send an email with the coordinates of this street address",
      "tools": ["send_email", "geocode_address", "not_in_catalog"]},
+    {"task_id": "t3", "question": "Today's headlines, and the weather forecast for Rome",
+     "tools": ["get_forecast", "get_headlines"]},
 ]
-
-
-def test_used_most_leaves_the_task_out_and_breaks_ties_in_catalog_order() -> None:
-    names = ["a__x", "b__y", "c__z", "d__w"]
-    pairs = [(0, "z"), (1, "z"), (1, "w"), (2, "y"), (2, "z")]
-    assert used_most(pairs, names, 0, 2) == {"z", "y"}  # z twice; y before w in the catalog
-    assert used_most(pairs, names, 2, 1) == {"z"}
-    assert used_most(pairs, names, 2, 0) == set()
+BUDGETED = Catalog("budgeted", (
+    *(_tool(f"filler__tool_{i}", f"Filler number {i}.") for i in range(50)), *CATALOG.tools))
+"""Above the budget's threshold (50 tools), the task tools last: a new server's listing
+(its first 18 tools and the two bridges) holds none of them."""
 
 
 def test_names_in_collects_definitions_not_their_insides() -> None:
@@ -127,46 +136,94 @@ def test_place_counts_a_name_on_any_server() -> None:
     assert place("read_file", ["mail__send_email", "other__read_file"]) == 2
     assert place("read_file", ["mail__send_email"]) is None
     assert task_pairs(SELECT_TASKS, CATALOG.names) == [
-        (0, "get_forecast"), (1, "send_email"), (1, "geocode_address")]
+        (0, "get_forecast"), (1, "send_email"), (1, "geocode_address"), (2, "get_forecast"),
+        (2, "get_headlines")]
 
 
 async def test_selection_places_each_pair_through_real_servers() -> None:
-    pairs, how = await measure_selection(CATALOG, SELECT_TASKS, ListingSettings(max_tools=3))
+    pairs, how = await measure_selection(BUDGETED, SELECT_TASKS)
     assert [(p.task, p.tool) for p in pairs] == [
-        ("t1", "get_forecast"), ("t2", "send_email"), ("t2", "geocode_address")]
-    assert all(p.listed_all for p in pairs)  # (d): every tool listed with the budget off
-    assert how["listed"] == 3 and how["tasks"] == 2
-    assert sum(p.listed for p in pairs) <= 1  # 3 entries: the bridges and at most one tool
-    forecast, email, geocode = pairs
-    for method in (*FULL_RANKERS[:1], SEARCH, QUERY):
+        ("t1", "get_forecast"), ("t2", "send_email"), ("t2", "geocode_address"),
+        ("t3", "get_forecast"), ("t3", "get_headlines")]
+    assert all(p.listed_all for p in pairs)  # every tool listed with the budget off
+    assert how["listed"] == 20 and how["listed_tools"] == 18 and how["tasks"] == 3
+    assert not any(p.listed for p in pairs)  # a new server lists its first tools
+    forecast, email, geocode = pairs[:3]
+    for method in (*FULL_RANKERS[:1], SEARCH, QUERY, QUERY_IN_USE):
         assert forecast.ranks[method] == 1, method  # every ranker puts the obvious tool first
         assert email.found(method, 2) and geocode.found(method, 3), method
-    assert all(p.ours(3) for p in pairs)  # (c): listed, or in the query's top 3
+    assert all(p.ours(3) and p.ours_in_use(3) for p in pairs[:3])
+    # in use: listed when ANOTHER task called it (t1's and t3's forecast), never by its own
+    assert [p.listed_in_use for p in pairs] == [True, False, False, True, False]
 
 
-def test_the_report_counts_coverage_and_names_the_misses() -> None:
+async def test_a_server_in_use_lists_what_its_earlier_callers_called() -> None:
+    """Through the real server: the other tasks' calls reach a new caller's listing (the
+    snapshot of call counts is taken after them), in place of the catalog's first tools."""
+    tasks = [{"question": "Weather forecast?", "tools": ["get_forecast"]},
+             {"question": "Headlines?", "tools": ["get_headlines"]},
+             {"question": "Headlines again?", "tools": ["get_headlines"]}]
+    listed, answers = await in_use_answers(BUDGETED, tasks, ListingSettings())
+    named = [{n for n in names if not n.startswith("filler__")} - {"describe_tools", "run_tool"}
+             for names in listed]
+    assert named == [{"news__get_headlines"},  # the forecast: only this task called it
+                     {"news__get_headlines", "weather__get_forecast"},
+                     {"news__get_headlines", "weather__get_forecast"}]
+    assert [len(names) for names in listed] == [20, 20, 20]  # fillers made room
+    assert answers[0][0] == "weather__get_forecast"  # and the query answers on that server
+
+
+async def test_a_capped_history_caller_is_refused() -> None:
+    """An int budget caps every host's listing, the history caller's too: its listing
+    would take the snapshot before any call, so the server in use is not measured."""
+    with pytest.raises(ValueError, match="snapshot"):
+        await measure_selection(BUDGETED, SELECT_TASKS, ListingSettings(max_tools=20))
+
+
+def test_history_calls_each_named_tool_once_a_shared_name_on_its_first_server() -> None:
+    assert [[s["name"] for s in task] for task in history_tools(CATALOG, SELECT_TASKS)] == [
+        ["weather__get_forecast"], ["mail__send_email", "maps__geocode_address"],
+        ["weather__get_forecast", "news__get_headlines"]]
+    assert history_tools(CATALOG, [{"tools": ["read_file"]}]) == [[CATALOG.tools[2]]]
+
+
+async def test_fastmcp_bm25_ranks_the_full_definitions() -> None:
+    """``BM25SearchTransform`` is a full-definition yardstick: over the catalog it answers
+    as over documents holding ``full_text`` alone."""
+    questions = [t["question"] for t in SELECT_TASKS] + ["read a file", "coordinates"]
+    texts = [{"name": t["name"], "description": full_text(t).split(" ", 1)[1],
+              "inputSchema": {"type": "object"}} for t in CATALOG.tools]
+    assert await search_answers(CATALOG.tools, questions) == await search_answers(texts,
+                                                                                  questions)
+
+
+def test_the_report_counts_coverage_per_yardstick_new_and_in_use() -> None:
     full, other = FULL_RANKERS
 
-    def pair(tool: str, listed: bool, popular: bool = False, **ranks: int | None
+    def pair(tool: str, listed: bool, in_use: bool = False, **ranks: int | None
              ) -> SelectionPair:
         named = {full: ranks.get("a"), other: ranks.get("a2"), SEARCH: ranks.get("b"),
-                 QUERY: ranks.get("q")}
+                 QUERY: ranks.get("q"), QUERY_IN_USE: ranks.get("u")}
         return SelectionPair("livemcptool", tool, f"Question for {tool}?", tool, listed, True,
-                             named, popular)
+                             named, in_use)
 
-    pairs = [pair("one", False, a=1, a2=2, b=1, q=1), pair("two", True, a=3, b=9),
-             pair("three", False, True, a=4, a2=1, q=7), pair("four", False, b=2, q=3),
-             pair("five", False)]
+    pairs = [pair("one", False, a=1, a2=2, b=1, q=1, u=1), pair("two", True, a=3, b=9),
+             pair("three", False, True, a=4, a2=1, q=7, u=7),
+             pair("four", False, b=2, q=3, u=3), pair("five", False)]
     results = Results(machine={}, config={"selection": {"listed": 20, "tasks": 5}},
                       selection=pairs)
     assert coverage(pairs, full, 5) == (2, 3)  # "three": the query has it at 7 only
     assert coverage(pairs, full, 10) == (3, 3)
-    assert coverage(pairs, full, 5, warm=True) == (2, 3)  # "two" was listed, is not popular
+    assert coverage(pairs, full, 5, in_use=True) == (2, 3)  # "two" listed when new only
+    assert coverage(pairs, SEARCH, 5, in_use=True) == (2, 2)
     text = "\n".join(section(results))
-    assert "| (c) ours: listed, or in the query's answer | 3 / 5 (0.60) | 4 / 5 (0.80) |" in text
-    assert "| (b) FastMCP BM25SearchTransform (`search_tools`) | 2 / 5 (0.40) | 3 / 5 (0.60) |" \
+    assert "| ours, new server: listed or in the query's answer | 3 / 5 (0.60) | 4 / 5 (0.80) |" \
         in text
-    assert "| Question for three? | `three` | 4 | 1 | – | 7 |" in text
+    assert "| ours, server in use: listed or in the query's answer | 3 / 5 (0.60) " \
+        "| 3 / 5 (0.60) |" in text
+    assert f"| {SEARCH} | 2 / 5 (0.40) | 3 / 5 (0.60) |" in text
+    assert f"| {SEARCH} | 2 / 2 (1.00) | 3 / 3 (1.00) | 2 / 2 (1.00) | 2 / 3 (0.67) |" in text
+    assert "finds 2-3 pairs in its top 5" in text  # the yardsticks' own ceiling
     targets = [t for t in judge(results) if "query's top 5" in t.name]
     assert [(t.measured, t.met) for t in targets] == [
         ("2 / 3 (0.67)", False), ("1 / 2 (0.50)", False), ("3 vs 2 of 5 (1.50x)", True)]
