@@ -406,10 +406,10 @@ async def measure_selection(catalog: Catalog, tasks: list[dict[str, Any]],
            "query": "the bridge's own answer: full definitions first, then further matches "
                     "one line each" if answers is not None
            else "a stand-in: FastMCP's BM25 over decision 3's text, no query argument yet",
-           "in_use": "per task, a server on which an earlier caller ran every other task "
-                     "(describe_tools, then each tool called) before the new caller listed; "
-                     f"that caller as {HISTORY_CLIENT.name}, which the host table lists every "
-                     "tool to",
+           "in_use": "per task, a server whose earlier caller ran every other task, "
+                     "describe_tools then each tool, before the new caller listed; that "
+                     f"caller identifies as {HISTORY_CLIENT.name}, whose listing the host "
+                     "table never caps, so its own listing takes no snapshot of call counts",
            "tasks": len(tasks)}
     pairs = [SelectionPair(catalog.name, tasks[i].get("task_id", str(i)), questions[i], tool,
                            place(tool, listed[i]) is not None, tool in every,

@@ -115,7 +115,8 @@ def _meaning(results: Results) -> list[Target]:
 
 def _selection(results: Results) -> list[Target]:
     """Issue 28: a task's tool is listed or in the query's top 5 for most pairs a ranker
-    over the full definitions finds in its top 5, and for well more than search finds."""
+    over the full definitions finds in its top 5, and for well more than search finds (on a
+    new server, and on a server in use)."""
     pairs = results.selection
     if not pairs:
         return []
@@ -134,6 +135,12 @@ def _selection(results: Results) -> list[Target]:
                       f"{ours} vs {search} of {len(pairs)}"
                       + (f" ({ours / search:.2f}x)" if search else ""),
                       ours >= selection.ABOVE_SEARCH * search))
+    in_use = selection.hits(pairs, lambda p: p.ours_in_use(5))
+    out.append(Target(f"{catalog}: the same on a server in use (its callers ran the other "
+                      "tasks)", f">= {selection.ABOVE_SEARCH}x the pairs {SEARCH} finds in "
+                      "its top 5", f"{in_use} vs {search} of {len(pairs)}"
+                      + (f" ({in_use / search:.2f}x)" if search else ""),
+                      in_use >= selection.ABOVE_SEARCH * search))
     return out
 
 
