@@ -74,6 +74,20 @@ async def serve_http(server: FastMCP, **kwargs: Any) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
+async def served(server: FastMCP, transport: Transport) -> AsyncIterator[FastMCP | str]:
+    """``server`` itself (in memory) or the URL of it served over streamable HTTP.
+
+    FastMCP cannot serve one server object over HTTP twice in a process, so a test that
+    needs several clients serves once and connects them all to the one URL.
+    """
+    if transport == "memory":
+        yield server
+        return
+    async with serve_http(server) as url:
+        yield url
+
+
+@asynccontextmanager
 async def connect(
     server: FastMCP | str, era: Era, *, token: str | None = None, **client_kwargs: Any
 ) -> AsyncIterator[Client[Any]]:
@@ -102,9 +116,7 @@ async def clients(
     request is a tool call is judged a one-call session (``list_first=False`` for that).
     """
     async with AsyncExitStack() as stack:
-        target: FastMCP | str = server
-        if transport == "http":
-            target = await stack.enter_async_context(serve_http(server))
+        target = await stack.enter_async_context(served(server, transport))
         toks = tokens or [None] * count
         opened = [
             await stack.enter_async_context(connect(target, era, token=toks[i]))

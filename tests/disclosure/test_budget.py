@@ -36,7 +36,16 @@ from fastmcp_progressive import (
 )
 from fastmcp_progressive.disclosure import toolcap
 from fastmcp_progressive.hosts import BUDGET, BUDGET_THRESHOLD, profile_for
-from tests.conftest import TOKENS, TRANSPORT_ERA, TRANSPORTS, Era, Transport, connect, serve_http
+from tests.conftest import (
+    TOKENS,
+    TRANSPORT_ERA,
+    TRANSPORTS,
+    Era,
+    Transport,
+    connect,
+    serve_http,
+    served,
+)
 from tests.corpus import catalog_path, catalog_tools, corpus_dir
 from tests.hosts.serve import demo_server
 from tests.replay import replay_tool
@@ -80,13 +89,6 @@ def demo(**options: Any) -> FastMCP:
     return server
 
 
-@asynccontextmanager
-async def served(server: FastMCP, transport: Transport) -> AsyncIterator[FastMCP | str]:
-    if transport == "memory":
-        yield server
-        return
-    async with serve_http(server) as url:
-        yield url
 
 
 async def listed(server: FastMCP, transport: Transport, era: Era,

@@ -18,8 +18,6 @@ import asyncio
 import gc
 import json
 import tracemalloc
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +57,7 @@ from tests.conftest import (
     build_server,
     connect,
     serve_http,
+    served,
 )
 from tests.waiting import cost_checks_done
 
@@ -101,13 +100,6 @@ def catalog(folder: Path | None, **options: Any) -> tuple[FastMCP, list[str]]:
     return mcp, ran
 
 
-@asynccontextmanager
-async def served(server: FastMCP, transport: Transport) -> AsyncIterator[FastMCP | str]:
-    if transport == "memory":
-        yield server
-        return
-    async with serve_http(server) as url:
-        yield url
 
 
 def _body(result: Any) -> Any:

@@ -46,6 +46,7 @@ from tests.conftest import (
     fetch,
     gated,
     serve_http,
+    served,
 )
 
 LOGGER = "fastmcp.progressive"
@@ -99,18 +100,6 @@ def notes_server(folder: Path, *, auth: bool = False, **options: Any) -> tuple[F
     return mcp, ran
 
 
-@asynccontextmanager
-async def served(server: FastMCP, transport: Transport) -> AsyncIterator[FastMCP | str]:
-    """``server`` itself (in memory) or the URL of it served over streamable HTTP.
-
-    FastMCP cannot serve one server object over HTTP twice in a process, so a test that
-    needs several clients serves once and connects them all to the one URL.
-    """
-    if transport == "memory":
-        yield server
-        return
-    async with serve_http(server) as url:
-        yield url
 
 
 @asynccontextmanager
