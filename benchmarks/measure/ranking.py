@@ -32,6 +32,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from typing import Any
 
 import mcp_types as mt
@@ -148,14 +149,10 @@ def recall(ranker: Ranker, texts: list[str], names: list[str], tasks: list[dict[
 
 
 async def _listed(catalog: Catalog, chars: int) -> dict[str, dict[str, Any]]:
-    server = build_server(catalog, DEFAULT,
-                          listing=ListingSettings(summary_max_chars=chars, max_tools=None))
-    try:
+    with closing(build_server(catalog, DEFAULT, listing=ListingSettings(
+            summary_max_chars=chars, max_tools=None))) as server:
         async with Client(server.mcp) as client:
             tools = [wire(t) for t in await client.list_tools()]
-    finally:
-        if server.middleware is not None:
-            server.middleware.close()
     return {t["name"]: t for t in tools}
 
 
@@ -283,13 +280,9 @@ def _has_query(tools: Sequence[Any]) -> bool:
 
 
 async def _listed_names(catalog: Catalog, listing: ListingSettings) -> list[str]:
-    server = build_server(catalog, DEFAULT, listing=listing)
-    try:
+    with closing(build_server(catalog, DEFAULT, listing=listing)) as server:
         async with Client(server.mcp) as client:
             return [t.name for t in await client.list_tools()]
-    finally:
-        if server.middleware is not None:
-            server.middleware.close()
 
 
 async def ours_answers(catalog: Catalog, questions: Sequence[str],
@@ -297,11 +290,10 @@ async def ours_answers(catalog: Catalog, questions: Sequence[str],
     """Per question, a new caller of ours (a new ``fastmcp.Client`` on one server): the
     names its listing holds, and the names in the answer to ``describe_tools({"query":
     question})`` (``None`` for all when the bridge takes no query yet)."""
-    server = build_server(catalog, DEFAULT, listing=listing)
     listed: list[list[str]] = []
     answers: list[list[str]] = []
     queried = True
-    try:
+    with closing(build_server(catalog, DEFAULT, listing=listing)) as server:
         for question in questions:
             async with Client(server.mcp) as client:
                 tools = await client.list_tools()
@@ -310,9 +302,6 @@ async def ours_answers(catalog: Catalog, questions: Sequence[str],
                 if queried:
                     result = await client.call_tool("describe_tools", {"query": question})
                     answers.append(query_names(_parsed(result)))
-    finally:
-        if server.middleware is not None:
-            server.middleware.close()
     return listed, answers if queried else None
 
 
@@ -366,16 +355,12 @@ async def in_use_answers(catalog: Catalog, tasks: Sequence[dict[str, Any]],
     listed: list[list[str]] = []
     answers: list[list[str]] = []
     for i, task in enumerate(tasks):
-        server = build_server(catalog, DEFAULT, listing=listing)
-        try:
+        with closing(build_server(catalog, DEFAULT, listing=listing)) as server:
             await run_history(server, history[:i] + history[i + 1:])
             async with Client(server.mcp) as client:
                 listed.append([t.name for t in await client.list_tools()])
                 result = await client.call_tool("describe_tools", {"query": task["question"]})
                 answers.append(query_names(_parsed(result)))
-        finally:
-            if server.middleware is not None:
-                server.middleware.close()
     return listed, answers
 
 

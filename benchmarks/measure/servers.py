@@ -67,6 +67,11 @@ class ReplayServer:
     mcp: FastMCP
     middleware: ProgressiveDisclosure | None
 
+    def close(self) -> None:
+        """Stop ours' file watcher (``contextlib.closing`` a server built for one measure)."""
+        if self.middleware is not None:
+            self.middleware.close()
+
     async def settle(self, timeout: float = 60.0) -> None:
         """Wait (on its event, no sleeping) until ours' file watcher is armed and has read
         the folder: timing before would measure that thread competing for the GIL."""
