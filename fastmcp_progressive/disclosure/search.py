@@ -12,7 +12,7 @@ and once in a query (``distinct_words``): how many parts say a word (the name, w
 listing shows, its description) tells how central it is to the tool, how often one
 paragraph repeats it does not, so a description that says "pull request" four times
 does not outrank the tool that also says the query's rarer word. On LiveMCPBench's task
-texts that puts a task's tool in the top 5 for 38 of 114 task-tool pairs, against 35
+texts that puts a task's tool in the top 5 for 38 of 114 task-tool pairs, against 36
 when only the query and argument descriptions counted words once; short queries find
 github-mcp-server's tools as before (``BENCHMARKS.md``, selection).
 
