@@ -4,7 +4,8 @@ Users with several servers list them in the ``mcpServers`` JSON that Claude Desk
 and FastMCP's ``MCPConfig`` read. ``progressive_gateway(config)`` serves them all from one
 FastMCP server with ``ProgressiveDisclosure`` on, built from FastMCP's own parts:
 
-- the file is parsed by FastMCP's ``MCPConfig`` (``command``/``args``/``env``/``cwd``, or
+- the file is read and checked by ``config.py`` (also VS Code's ``servers`` form) and
+  parsed by FastMCP's ``MCPConfig`` (``command``/``args``/``env``/``cwd``, or
   ``url``/``transport``/``headers``/``auth``, ``timeout`` in ms), and FastMCP's own per-server
   keys apply: ``tools`` (``ToolTransformConfig`` per tool: rename, describe, ``enabled``),
   ``include_tags``, ``exclude_tags``;
@@ -40,7 +41,6 @@ import os
 import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -58,11 +58,11 @@ from fastmcp.server.providers.proxy import ProxyProvider
 from fastmcp.server.transforms import ToolTransform, Transform
 from fastmcp.tools.base import Tool
 from fastmcp.tools.tool_transform import ToolTransformConfig
-from pydantic import ValidationError
 
 from fastmcp_progressive.disclosure.groups import first_prose
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.middleware import ProgressiveDisclosure
+from fastmcp_progressive.proxy.config import OUR_KEYS, ConfigError, load_config, our_keys
 from fastmcp_progressive.proxy.failures import UpstreamFailures
 from fastmcp_progressive.proxy.roots import RootsForwarding
 from fastmcp_progressive.proxy.upstream import (
@@ -85,94 +85,6 @@ __all__ = [
 logger = get_logger("gateway")
 
 STATUS_URI = "resource:///upstreams"
-OUR_KEYS = ("include_tools", "exclude_tools", "disabled")
-"""Per-server keys we read beside FastMCP's own (kept by ``MCPConfig`` as extra fields)."""
-
-
-class ConfigError(ValueError):
-    """The ``mcpServers`` file cannot be used; the message says where and why."""
-
-
-# -- the configuration ---------------------------------------------------------------------------
-def load_config(source: MCPConfig | Mapping[str, Any] | str | os.PathLike[str]) -> MCPConfig:
-    """FastMCP's ``MCPConfig`` from a file path, a dict or an ``MCPConfig``, checked.
-
-    Raises ``ConfigError`` naming the file and the server for anything unusable: no file,
-    bad JSON, no servers, an entry with neither ``command`` nor ``url``, a bad key of ours.
-    """
-    where = "the configuration"
-    if isinstance(source, MCPConfig):
-        config = source
-    else:
-        if isinstance(source, Mapping):
-            raw: Any = dict(source)
-        else:
-            where = os.fspath(source)
-            try:
-                raw = json.loads(Path(source).read_text(encoding="utf-8"))
-            except FileNotFoundError:
-                raise ConfigError(f"{where}: no such file") from None
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ConfigError(f"{where}: cannot read it ({exc})") from None
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"{where}: not valid JSON ({exc})") from None
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{where}: expected a JSON object with \"mcpServers\"")
-        servers = raw.get("mcpServers", raw)
-        if isinstance(servers, dict):
-            for name, entry in servers.items():
-                if not isinstance(entry, dict) or not ("command" in entry or "url" in entry):
-                    raise ConfigError(f"{where}: server {name!r} needs a \"command\" "
-                                      "(stdio) or a \"url\" (HTTP)")
-        try:
-            config = MCPConfig.model_validate(raw)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            path = ".".join(str(p) for p in first["loc"][:3])
-            raise ConfigError(f"{where}: {path}: {first['msg']}") from None
-    if not config.mcpServers:
-        raise ConfigError(f"{where}: no servers under \"mcpServers\"")
-    served: list[str] = []
-    for name, entry in config.mcpServers.items():
-        if not name or not name.strip() or name != name.strip():
-            raise ConfigError(f"{where}: server name {name!r} cannot be a namespace")
-        if not _our_keys(where, name, entry)[2]:
-            served.append(name)
-    _no_shadowing(where, served)
-    return config
-
-
-def _no_shadowing(where: str, names: Sequence[str]) -> None:
-    """Refuse two served servers whose tool names can collide: tools are listed as
-    ``<server>_<tool>``, so with servers ``a`` and ``a_b``, ``a``'s ``b_echo`` and
-    ``a_b``'s ``echo`` would both be ``a_b_echo`` (one shadowing the other, calls and
-    groups going to the wrong server)."""
-    for longer in names:
-        for shorter in names:
-            if longer != shorter and longer.startswith(f"{shorter}_"):
-                rest = longer[len(shorter) + 1:]
-                raise ConfigError(
-                    f"{where}: servers {shorter!r} and {longer!r} cannot both be served: "
-                    f"tools are named <server>_<tool>, so a tool '{rest}_<name>' of "
-                    f"{shorter!r} and a tool '<name>' of {longer!r} would both be "
-                    f"'{longer}_<name>'; rename one of the servers")
-
-
-def _our_keys(where: str, name: str, entry: Any) -> tuple[list[str], list[str], bool]:
-    extra = entry.model_extra or {}
-    lists: list[list[str]] = []
-    for key in ("include_tools", "exclude_tools"):
-        value = extra.get(key, [])
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise ConfigError(f"{where}: server {name!r}: {key} must be a list of tool names "
-                              "or patterns")
-        lists.append(value)
-    disabled = extra.get("disabled", False)
-    if not isinstance(disabled, bool):
-        raise ConfigError(f"{where}: server {name!r}: disabled must be true or false")
-    return lists[0], lists[1], disabled
 
 
 # -- per-server tool filters -------------------------------------------------------------------
@@ -222,10 +134,11 @@ class Upstreams:
         return self._by_name[name]
 
     def owning(self, tool_name: str) -> Upstream | None:
-        """The upstream whose namespace prefixes ``tool_name`` (longest name first)."""
-        for name in sorted(self._by_name, key=len, reverse=True):
-            if tool_name.startswith(f"{name}_"):
-                return self._by_name[name]
+        """The upstream whose namespace prefixes ``tool_name`` (longest name first): each
+        prefix ending before a ``_`` looked up, not every server's name tried."""
+        for at in range(len(tool_name) - 1, 0, -1):
+            if tool_name[at] == "_" and tool_name[:at] in self._by_name:
+                return self._by_name[tool_name[:at]]
         return None
 
     async def start_all(self) -> None:
@@ -331,7 +244,7 @@ def progressive_gateway(
     disclosure = ProgressiveDisclosure(descriptions_dir, **options)
     chosen: list[tuple[Upstream, Any]] = []
     for server_name, entry in parsed.mcpServers.items():
-        include, exclude, disabled = _our_keys("the configuration", server_name, entry)
+        include, exclude, disabled = our_keys("the configuration", server_name, entry)
         if disabled:
             logger.info("upstream `%s` is disabled in the configuration; skipped", server_name)
             continue

@@ -33,8 +33,10 @@ from fastmcp_progressive.proxy.gateway import (
     progressive_gateway,
     upstreams_of,
 )
+from fastmcp_progressive.proxy.upstream import Upstream
 from fastmcp_progressive.resolution.client import grouping, list_groups, tool_groups
 from tests.conftest import ERAS, TOKENS, TRANSPORTS, Era, Transport, connect, fetch, serve_http
+from tests.scaling import growth
 from tests.servers import add_basic_tools
 
 
@@ -205,6 +207,26 @@ def write(tmp_path: Path, content: Any) -> Path:
     ({"mcpServers": {"a": {"command": "x", "exclude_tools": {"x": 1}}}}, "exclude_tools must"),
     ({"mcpServers": {"a": {"command": "x", "disabled": "yes"}}}, "disabled must be true"),
     ({"mcpServers": {" a": {"command": "x"}}}, "cannot be a namespace"),
+    # names model APIs refuse as tool-name prefixes, or no description file can carry (#34)
+    ({"mcpServers": {"my memory!": {"command": "x"}}},
+     "server name 'my memory!' cannot be a namespace: its tools are named <server>_<tool>, "
+     "and OpenAI and Anthropic refuse tool names outside ^[a-zA-Z0-9_-]{1,64}$; use only "
+     "letters, digits, '_' and '-', at most 62 characters (e.g. 'my_memory')"),
+    ({"mcpServers": {"fs/v2": {"url": "http://127.0.0.1:9/mcp"}}}, "(e.g. 'fs_v2')"),
+    ({"mcpServers": {"x" * 63: {"command": "x"}}}, "at most 62 characters"),
+    # env values are text: null and true reached the upstream as None and True (#34)
+    ({"mcpServers": {"a": {"command": "x", "env": {"N": None}}}},
+     "server 'a': env 'N' is null, not a string; environment variables hold text: write it "
+     "in quotes (e.g. \"N\": \"\"), or leave N out to not set it"),
+    ({"mcpServers": {"a": {"command": "x", "env": {"T": True}}}},
+     "env 'T' is true, not a string; environment variables hold text: write it in quotes "
+     "(e.g. \"T\": \"true\")"),
+    ({"mcpServers": {"a": {"command": "x", "env": {"P": 8080}}}}, "(e.g. \"P\": \"8080\")"),
+    # VS Code's own variables are VS Code's to expand, not sent as they are
+    ({"servers": {"gh": {"type": "http", "url": "https://x/mcp",
+                         "headers": {"Authorization": "Bearer ${input:token}"}}}},
+     "server 'gh': headers.Authorization uses VS Code's variable ${input:token}, which the "
+     "proxy does not expand; write the value itself"),
     ({"mcpServers": {"a": {"command": "x", "args": "not-a-list"}}}, "mcpServers.a"),
     # a's tool b_echo and a_b's echo would both be a_b_echo: refused, naming both (#27)
     ({"mcpServers": {"a_b": {"command": "x"}, "a": {"command": "y"}}},
@@ -230,6 +252,45 @@ def test_config_file_missing_and_all_disabled(tmp_path: Path) -> None:
     # a disabled server lists nothing, so it shadows nothing
     shadow_off = {"a": {"command": "x", "disabled": True}, "a_b": {"command": "y"}}
     assert set(load_config(shadow_off).mcpServers) == {"a", "a_b"}
+
+
+def test_names_and_env_of_a_disabled_server_are_not_judged() -> None:
+    """A host's file may hold servers only other hosts run: a disabled one is not served,
+    so its name and values stop nothing."""
+    config = {"mcpServers": {"my memory!": {"command": "x", "disabled": True,
+                                            "env": {"N": None}},
+                             "ok-name_2": {"command": "y", "env": {"K": "v"}}}}
+    assert set(load_config(config).mcpServers) == {"my memory!", "ok-name_2"}
+
+
+def test_vscode_servers_form_is_read(tmp_path: Path) -> None:
+    """VS Code's ``mcp.json`` (``servers``, a ``type`` per server, ``inputs``) is read as
+    its servers, not as one server named ``servers`` (#34); ``type: sse`` picks SSE."""
+    vscode = {"inputs": [{"type": "promptString", "id": "k", "password": True}],
+              "servers": {"memory": {"type": "stdio", "command": "npx",
+                                     "args": ["-y", "@modelcontextprotocol/server-memory"]},
+                          "remote": {"type": "sse", "url": "http://127.0.0.1:9/events"},
+                          "web": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}
+    servers = load_config(write(tmp_path, vscode)).mcpServers
+    assert set(servers) == {"memory", "remote", "web"}
+    assert servers["memory"].args == ["-y", "@modelcontextprotocol/server-memory"]
+    assert [servers[n].transport for n in ("remote", "web")] == ["sse", "http"]
+    # a server that is itself named "servers", at the root, is still that server
+    assert set(load_config({"servers": {"command": "x"}}).mcpServers) == {"servers"}
+
+
+async def test_many_servers_load_in_time_linear_in_their_number() -> None:
+    """20,000 enabled servers took about 25 s to load: every pair of names was compared for
+    shadowing. Each name's prefixes are looked up instead: ten times the servers, about ten
+    times the work (measured as CPU time in this test; quadratic would be a hundred)."""
+
+    def load(count: int) -> None:
+        load_config({"mcpServers": {f"server{i}_x": {"command": "x"} for i in range(count)}})
+
+    assert await growth(load, 1_000, 10_000) < 30
+    gateway = Upstreams([Upstream(["x"], name=n) for n in ("a", "a_b", "c")])
+    assert [gateway.owning(t) for t in ("a_b_echo", "a_echo", "c_", "b_echo", "cat")] == [
+        gateway["a_b"], gateway["a"], gateway["c"], None, None]
 
 
 def test_claude_desktop_and_root_level_forms_are_read(tmp_path: Path) -> None:
