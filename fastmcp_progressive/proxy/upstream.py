@@ -189,7 +189,8 @@ class UpstreamCommand(ClientTransport):
             async with anyio.create_task_group() as pumps:
                 pumps.start_soon(_write_messages, process, from_session)
                 try:
-                    await _read_messages(process, to_session)
+                    assert process.stdout is not None
+                    await _read_messages(process.stdout, to_session)
                 finally:
                     self.ended = self.ended or not self._stopping
                     to_session.close()
@@ -287,19 +288,28 @@ async def exit_of(process: anyio.abc.Process) -> int:
 EXIT_POLL = 0.01
 
 
-async def _read_messages(process: anyio.abc.Process,
+async def _read_messages(stdout: anyio.abc.ByteReceiveStream,
                          to_session: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
     """One JSON-RPC message per line of the process's stdout, to the session, until
-    stdout ends (or the session does)."""
-    assert process.stdout is not None
-    pending = b""
+    stdout ends (or the session does).
+
+    Each chunk is searched for line ends once, and the chunks of a line joined once it is
+    complete: a line costs time linear in its length. Joining the unfinished line to each
+    new chunk and splitting it again was quadratic (a 32 MB line took 2.6 to 7.5 s).
+    """
+    parts: list[bytes] = []  # the line not finished yet
     with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError,
                              anyio.BrokenResourceError, OSError):
         while True:
-            *lines, pending = (pending + await process.stdout.receive()).split(b"\n")
-            for line in lines:
+            chunk = await stdout.receive()
+            start = 0
+            while (end := chunk.find(b"\n", start)) != -1:
+                line = b"".join([*parts, chunk[start:end]]) if parts else chunk[start:end]
+                parts, start = [], end + 1
                 if line.strip():
                     await to_session.send(_message(line))
+            if start < len(chunk):
+                parts.append(chunk[start:])
 
 
 async def _write_messages(process: anyio.abc.Process,
