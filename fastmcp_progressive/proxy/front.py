@@ -47,6 +47,7 @@ from fastmcp_progressive.middleware import ProgressiveDisclosure
 from fastmcp_progressive.options import fail
 from fastmcp_progressive.proxy.failures import UpstreamFailures, UpstreamMetadata
 from fastmcp_progressive.proxy.roots import RootsForwarding
+from fastmcp_progressive.proxy.stdin_relay import StdinRelay
 from fastmcp_progressive.proxy.upstream import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_STARTUP_TIMEOUT,
@@ -180,7 +181,8 @@ async def serve(
     dict (``gateway.progressive_gateway``), whose servers start concurrently: those that
     fail are named and the others served (``UpstreamError`` only when none can start).
     SIGTERM, SIGINT and SIGHUP stop us at any point, start-up included (what started is
-    stopped, rather than waiting out the start-up timeout), and the upstreams are always
+    stopped, rather than waiting out the start-up timeout), over stdio with the host's
+    stdin still open too (``StdinRelay``), and the upstreams are always
     stopped before we return: hosts close our stdin and send SIGTERM shortly after, and
     each upstream runs in its own process group, so dying on that signal would leave it
     running. Over HTTP, uvicorn (FastMCP's server) stops on SIGINT and SIGTERM itself, as
@@ -196,6 +198,7 @@ async def serve(
         server = progressive_proxy(target, **settings)  # type: ignore[arg-type]
         upstreams = [upstream_of(server)]
     failed: list[Exception] = []  # raised as itself, not in the task group's ExceptionGroup
+    stdin = StdinRelay()  # a signal ends it, or the SDK's thread reading stdin never returns
     with _stop_signals() as signals:
         try:
             async with anyio.create_task_group() as group:
@@ -204,6 +207,7 @@ async def serve(
 
                 async def stop_on_signal() -> None:
                     async for signum in signals:
+                        stdin.end()
                         if serving_http.is_set():
                             if signum not in UVICORN_STOP_SIGNALS:  # SIGHUP: stop it alike
                                 signal.raise_signal(signal.SIGTERM)
@@ -216,7 +220,8 @@ async def serve(
                 try:
                     await _start(server, upstreams, gateway=config is not None)
                     if http is None:
-                        await server.run_async(transport="stdio", show_banner=False)
+                        async with stdin.relaying():
+                            await server.run_async(transport="stdio", show_banner=False)
                     else:
                         host, port = http
                         serving_http.set()
