@@ -12,9 +12,10 @@ lifespan is entered and no port is opened.
   gate a user's CI (``--strict`` makes warnings count too).
 - ``tokens SERVER [DIR]``: o200k_base tokens of ``tools/list`` without and with the
   middleware, and of each tool's full description (needs the ``bpe-openai`` package).
-  SERVER may also be an ``mcpServers`` file or a URL, as ``fastmcp run`` takes them: the
-  gateway or proxy ``proxy`` serves for it is counted against the plain listing, its
-  upstreams started for the count.
+  SERVER may also be an ``mcpServers`` file or a URL, as ``fastmcp run`` takes them, or a
+  command after ``--`` (``tokens [DIR] -- npx -y PACKAGE``): the gateway or proxy ``proxy``
+  serves for it is counted against the plain listing, its upstreams started for the count
+  (``servers.py``).
 - ``proxy [options] -- COMMAND...`` / ``proxy [options] URL``: serve any MCP server, in any
   language, with progressive disclosure on (``proxy/front.py``); this one does start a server.
 
@@ -36,17 +37,22 @@ import asyncio
 import json
 import logging
 import os
+import shlex
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
-from fastmcp import FastMCP
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.cli.checks import check
+from fastmcp_progressive.cli.servers import (
+    TOKENS_SERVER_HELP,
+    CliError,
+    counted_server,
+    load_server,
+)
 from fastmcp_progressive.cli.tokens import TokensUnavailable, registered_tools, token_report
 from fastmcp_progressive.disclosure.cost import WHERE, encoder
 from fastmcp_progressive.disclosure.listing import summarize
@@ -59,12 +65,9 @@ from fastmcp_progressive.proxy.front import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_STARTUP_TIMEOUT,
     UpstreamError,
-    check_upstream,
     is_url,
     parse_listen,
-    progressive_proxy,
     serve,
-    upstream_of,
 )
 from fastmcp_progressive.settings import (
     PROGRESSIVE_LEVELS,
@@ -75,80 +78,6 @@ from fastmcp_progressive.settings import (
 
 OK, PROBLEMS, CANNOT_RUN = 0, 1, 2
 DEFAULT_SUMMARY_CHARS = ListingSettings.summary_max_chars
-
-
-class CliError(Exception):
-    """A reason the command cannot run at all (exit status 2)."""
-
-
-# -- loading the server ------------------------------------------------------------------
-async def load_server(spec: str) -> FastMCP[Any]:
-    """The FastMCP server SERVER names, through the loader ``fastmcp run`` uses."""
-    from fastmcp.utilities.mcp_server_config import MCPServerConfig
-    from fastmcp.utilities.mcp_server_config.v1.sources.filesystem import FileSystemSource
-
-    try:
-        if spec.endswith(".json"):
-            server = await MCPServerConfig.from_file(Path(spec)).source.load_server()
-        else:
-            server = await FileSystemSource(path=spec).load_server()
-    except SystemExit:  # the loader reports its own error, then exits
-        raise CliError(f"could not load a server from {spec!r}") from None
-    except Exception as exc:
-        raise CliError(f"could not load a server from {spec!r}: {exc}") from exc
-    if not isinstance(server, FastMCP):
-        raise CliError(f"{spec!r} is not a FastMCP server ({type(server).__name__})")
-    return server
-
-
-TOKENS_SERVER_HELP = (
-    "the server, as `fastmcp run` takes it: app.py, app.py:mcp, fastmcp.json, an mcpServers "
-    "file (counted through the gateway `proxy --config` serves) or a URL (a running server, "
-    "counted through `proxy URL`)")
-
-
-def is_mcp_servers_file(spec: str) -> bool:
-    """Whether ``spec`` names an ``mcpServers`` JSON file (``fastmcp run`` tells it from a
-    ``fastmcp.json`` the same way: by its ``mcpServers`` key)."""
-    if not spec.endswith(".json"):
-        return False
-    try:
-        data = json.loads(Path(spec).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False  # the loader names what is wrong with it
-    return isinstance(data, dict) and "mcpServers" in data
-
-
-@asynccontextmanager
-async def counted_server(spec: str) -> AsyncIterator[FastMCP[Any]]:
-    """The server ``tokens`` counts. A file is imported (``load_server``); a URL (a running
-    server) and an ``mcpServers`` file are what ``proxy`` serves for them, the progressive
-    proxy or gateway, whose listing without the middleware is the plain one (what ``fastmcp
-    run`` serves for the same SERVER): their upstreams start for the count and stop after."""
-    from fastmcp_progressive.proxy.gateway import progressive_gateway, upstreams_of
-
-    if not is_url(spec) and not is_mcp_servers_file(spec):
-        yield await load_server(spec)
-        return
-    try:
-        server = progressive_proxy(spec) if is_url(spec) else progressive_gateway(Path(spec))
-    except ValueError as exc:  # a configuration FastMCP's MCPConfig or ours refuses
-        raise CliError(f"could not load {spec!r}: {exc}") from None
-    upstreams = [upstream_of(server)] if is_url(spec) else list(upstreams_of(server))
-    try:
-        if is_url(spec):
-            await check_upstream(server)
-        else:
-            await upstreams_of(server).start_all()
-            if not any(u.state == "serving" for u in upstreams):
-                raise UpstreamError("no upstream MCP server could start: " + "; ".join(
-                    u.reason or u.label for u in upstreams))
-        yield server
-    except UpstreamError as exc:
-        raise CliError(str(exc)) from None
-    finally:
-        for upstream in upstreams:
-            await upstream.close()
 
 
 # -- extract -----------------------------------------------------------------------------
@@ -265,8 +194,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="warnings also fail")
 
     p = sub.add_parser("tokens", help="count listing and description tokens",
+                       usage="%(prog)s [options] SERVER [DIRECTORY]  |  "
+                             "%(prog)s [options] [DIRECTORY] -- COMMAND [ARG ...]",
                        allow_abbrev=False)
-    p.add_argument("server", help=TOKENS_SERVER_HELP)
+    p.add_argument("server", nargs="?", help=TOKENS_SERVER_HELP)
     p.add_argument("directory", type=Path, nargs="?")
     p.add_argument("--listing", choices=PROGRESSIVE_LEVELS, default=None)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -514,9 +445,10 @@ def _summary_chars(text: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit status (the console script passes it to exit)."""
     given = list(sys.argv[1:] if argv is None else argv)
-    args = _parser().parse_args(given)
+    parser = _parser()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
     try:
+        args = _parse(parser, given)
         if args.command == "proxy":
             apply_environment(args, given)
         return asyncio.run(_run(args))
@@ -528,6 +460,61 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `... | head`: the reader left; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return OK
+
+
+def _parse(parser: argparse.ArgumentParser, given: list[str]) -> argparse.Namespace:
+    """The command line, with what a newcomer types for a command upstream made clear.
+
+    ``tokens [DIR] -- COMMAND...`` counts a command as ``proxy -- COMMAND...`` serves it
+    (argparse alone would take the command's first words for SERVER and DIR); ``proxy
+    npx -y pkg`` without ``--`` is refused naming the fix, not as "unrecognized
+    arguments: -y".
+    """
+    command = next((arg for arg in given if not arg.startswith("-")), None)
+    upstream: list[str] = []
+    if command == "tokens" and "--" in given:
+        given, upstream = given[:given.index("--")], given[given.index("--") + 1:]
+    args, unknown = parser.parse_known_args(given)
+    ours = given[given.index("proxy") + 1:] if args.command == "proxy" else []
+    target = getattr(args, "target", None)
+    if unknown and target and "--" not in ours and not is_url(target[0]):
+        start = _command_start(ours)
+        raise CliError(
+            f"{unknown[0]} is not an option of proxy; if it is one of the upstream command's, "
+            "put -- before the command: fastmcp-progressive proxy "
+            + shlex.join([*ours[:start], "--", *ours[start:]]))
+    if unknown and args.command == "tokens":
+        parser.error(f"unrecognized arguments: {' '.join(unknown)} (to count a command, put "
+                     "-- before it: fastmcp-progressive tokens [DIRECTORY] -- COMMAND [ARG ...])")
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if args.command == "tokens":
+        if upstream:
+            if args.directory is not None:
+                raise CliError("tokens takes a command after -- instead of SERVER: give "
+                               "DIRECTORY alone before --")
+            args.directory = Path(args.server) if args.server is not None else None
+            args.server = upstream
+        elif args.server is None:
+            raise CliError("tokens needs a SERVER (app.py, app.py:mcp, fastmcp.json, an "
+                           "mcpServers file or a URL) or, after --, a command: "
+                           "fastmcp-progressive tokens -- npx -y PACKAGE")
+    return args
+
+
+def _command_start(proxy_args: list[str]) -> int:
+    """Where the upstream command starts in ``proxy``'s arguments: the first that is
+    neither one of our options nor an option's value."""
+    takes_value = {option: action.nargs != 0
+                   for action in _proxy_options(argparse.ArgumentParser(add_help=False))
+                   for option in action.option_strings}
+    at = 0
+    while at < len(proxy_args):
+        arg = proxy_args[at]
+        if arg.split("=", 1)[0] not in takes_value:
+            return at
+        at += 2 if takes_value[arg.split("=", 1)[0]] and "=" not in arg else 1
+    return at
 
 
 def _out(line: str) -> None:

@@ -366,3 +366,50 @@ def test_check_reports_the_huge_integer_at_its_place_without_a_traceback(
     assert status == 1
     assert f"{folder / 'add.json'}:1:15: error: Exceeds the limit" in out.out + out.err
     assert "Traceback" not in out.out + out.err
+
+
+@pytest.mark.slow  # the server runs as a process of its own, over stdio
+def test_tokens_counts_a_command_given_after_a_double_dash(app: Path) -> None:
+    """``tokens [DIR] -- COMMAND`` counts what ``proxy -- COMMAND`` serves, against the
+    command's plain listing (it was refused: SERVER took the command's first word, DIR its
+    second, "unrecognized arguments" the rest, #34)."""
+    stdio_app = app.parent / "stdio_app.py"
+    stdio_app.write_text(SERVER + "\nmcp.run(show_banner=False)\n", encoding="utf-8")
+    out = app.parent / "descriptions"
+    out.mkdir()
+    (out / "get_weather.json").write_text(json.dumps({"summary": "Weather now."}), "utf-8")
+    command = ["--", sys.executable, "stdio_app.py"]
+    plain = cli("tokens", "--json", *command, cwd=app.parent)
+    described = cli("tokens", out, "--json", *command, cwd=app.parent)
+    for ran in (plain, described):
+        assert ran.returncode == 0, ran.stderr
+        report = json.loads(ran.stdout)
+        assert set(report["full_descriptions"]) == TOOLS
+        assert 0 < report["listing"]["with"] < report["listing"]["without"]
+    assert (json.loads(described.stdout)["listing"]["with"]
+            != json.loads(plain.stdout)["listing"]["with"])  # the file's summary counted
+
+
+@pytest.mark.parametrize(("args", "fix"), [
+    (["proxy", "npx", "-y", "@modelcontextprotocol/server-memory"],
+     "fastmcp-progressive: -y is not an option of proxy; if it is one of the upstream "
+     "command's, put -- before the command: fastmcp-progressive proxy -- npx -y "
+     "@modelcontextprotocol/server-memory"),
+    (["proxy", "--listing", "minimal", "--name=mem", "--no-host-profiles", "node", "s.js",
+      "--port", "3"],
+     "put -- before the command: fastmcp-progressive proxy --listing minimal --name=mem "
+     "--no-host-profiles -- node s.js --port 3"),
+    (["tokens", "npx", "-y", "pkg"],
+     "unrecognized arguments: -y pkg (to count a command, put -- before it: "
+     "fastmcp-progressive tokens [DIRECTORY] -- COMMAND [ARG ...])"),
+    (["tokens"], "tokens needs a SERVER"),
+    (["tokens", "d1", "d2", "--", "npx"], "give DIRECTORY alone before --"),
+])
+def test_a_command_without_its_double_dash_is_refused_naming_the_fix(
+        tmp_path: Path, args: list[str], fix: str) -> None:
+    """What a newcomer types first (#34): "unrecognized arguments: -y" said nothing of
+    ``--``. Nothing starts: the line is refused as it is parsed."""
+    ran = cli(*args, cwd=tmp_path)
+    assert ran.returncode == 2
+    assert fix in ran.stderr, ran.stderr
+    assert "Traceback" not in ran.stderr
