@@ -3,7 +3,8 @@
 The top of the tree: imports any wing, and nothing imports it.
 
 Modules: ``commands`` (the parser and the commands, ``main``), ``servers`` (the server a
-command works on: imported, or proxied for ``tokens``), ``checks`` (what ``check``
+command works on: imported, or proxied for ``tokens``), ``argument_types`` (option values
+parsed or refused), ``checks`` (what ``check``
 finds wrong, ``resolution`` rules included), ``tokens`` (o200k_base token counts, shared
 with the benchmarks).
 

@@ -46,6 +46,13 @@ from typing import Any, get_args
 
 from fastmcp.tools.base import Tool
 
+from fastmcp_progressive.cli.argument_types import (
+    listen,
+    seconds_type,
+    server_name,
+    summary_chars,
+    tool_cap,
+)
 from fastmcp_progressive.cli.checks import check
 from fastmcp_progressive.cli.servers import (
     TOKENS_SERVER_HELP,
@@ -59,14 +66,11 @@ from fastmcp_progressive.disclosure.listing import summarize
 from fastmcp_progressive.files.folder import SUFFIXES, safe_file_name
 from fastmcp_progressive.files.format import with_front_matter
 from fastmcp_progressive.files.model import registered_description_digest
-from fastmcp_progressive.hosts import AUTO, MAX_CAP, MIN_CAP, ToolBudget
-from fastmcp_progressive.options import MAX_UPSTREAM_TIMEOUT, SUMMARY_CHARS, count, seconds
 from fastmcp_progressive.proxy.front import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_STARTUP_TIMEOUT,
     UpstreamError,
     is_url,
-    parse_listen,
     serve,
 )
 from fastmcp_progressive.settings import (
@@ -183,13 +187,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, type=Path, help="directory to write into")
     p.add_argument("--format", choices=("json", "md"), default="json")
     p.add_argument("--force", action="store_true", help="overwrite existing files")
-    p.add_argument("--summary-max-chars", type=_summary_chars, default=DEFAULT_SUMMARY_CHARS)
+    p.add_argument("--summary-max-chars", type=summary_chars, default=DEFAULT_SUMMARY_CHARS)
 
     p = sub.add_parser("check", help="report problems in a descriptions directory",
                        allow_abbrev=False)
     p.add_argument("server", help=spec_help)
     p.add_argument("directory", type=Path)
-    p.add_argument("--summary-max-chars", type=_summary_chars, default=DEFAULT_SUMMARY_CHARS,
+    p.add_argument("--summary-max-chars", type=summary_chars, default=DEFAULT_SUMMARY_CHARS,
                    help="longest summary the listing should show (the middleware's setting)")
     p.add_argument("--strict", action="store_true", help="warnings also fail")
 
@@ -226,12 +230,12 @@ def _proxy_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
                        help="an mcpServers JSON file (Claude Desktop, Cursor, FastMCP "
                             "MCPConfig): serve every server in it, each under its name as a "
                             "namespace"),
-        p.add_argument("--http", type=_listen, metavar="[HOST:]PORT",
+        p.add_argument("--http", type=listen, metavar="[HOST:]PORT",
                        help="serve streamable HTTP (default: stdio)"),
         p.add_argument("--descriptions", type=Path, metavar="DIR",
                        help="description files for the upstream's tools (hot reload)"),
         p.add_argument("--listing", choices=PROGRESSIVE_LEVELS, default=ListingSettings.level),
-        p.add_argument("--max-tools", type=_tool_cap, metavar="N|auto|none",
+        p.add_argument("--max-tools", type=tool_cap, metavar="N|auto|none",
                        default=ListingSettings.max_tools,
                        help="list at most N tools; the rest are reached through describe_tools "
                             "(groups) and run_tool (default: auto, every tool up to 50, else "
@@ -243,10 +247,10 @@ def _proxy_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
                             "full; no host tool caps (--max-tools still applies)"),
         p.add_argument("--exempt", action="append", default=[], metavar="TOOL",
                        help="a tool listed in full and never gated (repeatable)"),
-        p.add_argument("--name", type=_server_name, help="the proxy's server name"),
-        p.add_argument("--startup-timeout", type=_seconds, default=DEFAULT_STARTUP_TIMEOUT,
+        p.add_argument("--name", type=server_name, help="the proxy's server name"),
+        p.add_argument("--startup-timeout", type=seconds_type, default=DEFAULT_STARTUP_TIMEOUT,
                        metavar="SECONDS", help="time an upstream may take to start"),
-        p.add_argument("--request-timeout", type=_seconds, default=DEFAULT_REQUEST_TIMEOUT,
+        p.add_argument("--request-timeout", type=seconds_type, default=DEFAULT_REQUEST_TIMEOUT,
                        metavar="SECONDS", help="time one upstream request may take"),
     ]
 
@@ -385,61 +389,6 @@ async def _run_tokens(args: argparse.Namespace) -> int:
     else:
         _print_tokens(report)
     return OK
-
-
-def _seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds above 0 (argparse names the option)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    try:
-        seconds("it", value, MAX_UPSTREAM_TIMEOUT)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("it ")) from None
-    return value
-
-
-def _tool_cap(text: str) -> ToolBudget:
-    """An argparse type: what ``ListingSettings(max_tools=...)`` accepts (``none``: None)."""
-    if text.strip().lower() in (AUTO, "none"):
-        return AUTO if text.strip().lower() == AUTO else None
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not MIN_CAP <= value <= MAX_CAP:
-        raise argparse.ArgumentTypeError(
-            f"must be auto, none or a whole number from {MIN_CAP} to {MAX_CAP}, not {text!r}")
-    return value
-
-
-def _listen(text: str) -> tuple[str, int]:
-    """An argparse type: ``[HOST:]PORT`` (``parse_listen``)."""
-    try:
-        return parse_listen(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected [HOST:]PORT with a port from 1 to 65535, not {text!r}") from None
-
-
-def _server_name(text: str) -> str:
-    """An argparse type: a server name with something in it."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("must not be blank")
-    return text
-
-
-def _summary_chars(text: str) -> int:
-    """An argparse type: a summary length ``ListingSettings`` accepts."""
-    try:
-        value = int(text)
-        count("it", value, *SUMMARY_CHARS)
-    except ValueError:
-        low, high = SUMMARY_CHARS
-        raise argparse.ArgumentTypeError(
-            f"must be a whole number from {low} to {high}, not {text!r}") from None
-    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
