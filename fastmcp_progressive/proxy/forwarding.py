@@ -12,8 +12,11 @@ still waiting:
   upstream answers it or the session ends. A front request that gives up (its client timed
   out or went away) stops waiting, but its request stays outstanding: the upstream may
   still be working on it, and may still ask or log on its behalf. So the request is not
-  cancelled upstream (a cancelled request need never be answered, and would stay
-  outstanding for good); it runs on detached, and its answer is dropped when it comes;
+  cancelled upstream at once; it runs on detached, and its answer is dropped when it
+  comes. Not for ever: after ``ABANDONED_GRACE`` s, or when more than ``MAX_ABANDONED``
+  such requests are outstanding (the oldest first), it is cancelled upstream and no
+  longer counted, so one request the upstream never answers neither blocks every other
+  caller's relays for the whole session nor, repeated, holds memory without bound;
 - elicitation, sampling, log messages: to a caller (a handshake session, all of its
   requests) only when every outstanding request is that caller's, and one of them still
   waits to hand it over. Otherwise a request is refused to the upstream with an error
@@ -57,6 +60,10 @@ from fastmcp_progressive.log import get_logger
 logger = get_logger("proxy")
 
 LOGGED_TEXT = 500  # characters of an unrelayed upstream log message kept in our log
+ABANDONED_GRACE = 30.0
+"""Seconds a request its client gave up on stays outstanding before it is cancelled."""
+MAX_ABANDONED = 16
+"""Requests their clients gave up on kept outstanding at once; the oldest is cancelled."""
 T = TypeVar("T")
 
 _LIST_CHANGED = (mt.ToolListChangedNotification, mt.ResourceListChangedNotification,
@@ -110,6 +117,8 @@ class _Call:
     waiting: bool = True
     queued: list[_Relay] = field(default_factory=list)
     wake: anyio.Event = field(default_factory=anyio.Event)
+    sent: asyncio.Future[Any] | None = None  # the request to the upstream, running on
+    expiry: asyncio.TimerHandle | None = None  # when it is given up, once abandoned
 
     def hand(self, relay: _Relay) -> None:
         self.queued.append(relay)
@@ -127,7 +136,9 @@ class RoutingProxyClient(StatefulProxyClient[Any]):
     """FastMCP's stateful proxy client with per-caller relays (see the module docstring).
 
     ``timeout`` bounds how long a front request waits for each upstream request (None: no
-    limit); the upstream request itself is not bounded (see the module docstring).
+    limit). A request its front request gave up on stays outstanding (see the module
+    docstring) for ``abandoned_grace`` s at most, and at most ``max_abandoned`` of them at
+    once; then it is cancelled upstream and no longer counted.
     ``roots_session`` answers the front session whose roots the upstream should get (None:
     none yet); ``roots_answered`` is called after each answer to the upstream's
     ``roots/list``. ``hold()`` connects without being a front request's use.
@@ -149,6 +160,8 @@ class RoutingProxyClient(StatefulProxyClient[Any]):
         self._roots_answered = roots_answered
         self._calls: list[_Call] = []
         self._detached: set[asyncio.Future[Any]] = set()
+        self.abandoned_grace: float | None = ABANDONED_GRACE
+        self.max_abandoned = MAX_ABANDONED
         super().__init__(
             transport,
             timeout=None,  # a front request stops waiting; the upstream's request runs on
@@ -182,12 +195,15 @@ class RoutingProxyClient(StatefulProxyClient[Any]):
         call = _Call(_current_caller())
         self._calls.append(call)
         sent = asyncio.ensure_future(request(call))
+        call.sent = sent
         self._detached.add(sent)
 
         def answered(task: asyncio.Future[Any]) -> None:
             self._detached.discard(task)
             if call in self._calls:
                 self._calls.remove(call)
+            if call.expiry is not None:
+                call.expiry.cancel()
             call.wake.set()
             if not task.cancelled() and task.exception() is not None and not call.waiting:
                 logger.debug("upstream %s failed a request its client no longer waits "
@@ -206,7 +222,36 @@ class RoutingProxyClient(StatefulProxyClient[Any]):
                         await call.wake.wait()
         finally:
             call.leave()
+            if not sent.done():
+                self._abandoned(call)
         return sent.result()
+
+    def _abandoned(self, call: _Call) -> None:
+        """``call``'s front request gave up on it: it stays outstanding (the upstream may
+        still ask on its behalf) for ``abandoned_grace`` s, and among the latest
+        ``max_abandoned`` such calls; then it is given up. Unbounded, one call the upstream
+        never answers refused every relay to every other caller for the whole session, and
+        each abandoned call held its request's memory for good."""
+        if self.abandoned_grace is not None:
+            call.expiry = asyncio.get_running_loop().call_later(
+                self.abandoned_grace, self._give_up, call,
+                f"its client gave up on it over {self.abandoned_grace:g} s ago")
+        abandoned = [c for c in self._calls if not c.waiting]
+        for oldest in abandoned[:max(0, len(abandoned) - self.max_abandoned)]:
+            self._give_up(oldest, f"more than {self.max_abandoned} requests their clients "
+                                  "gave up on were outstanding")
+
+    def _give_up(self, call: _Call, why: str) -> None:
+        """Cancel ``call`` upstream (the SDK sends ``notifications/cancelled``) and stop
+        counting it: what the upstream asks from then on is routed without it."""
+        if call not in self._calls:
+            return
+        self._calls.remove(call)
+        if call.expiry is not None:
+            call.expiry.cancel()
+        if call.sent is not None:
+            call.sent.cancel()
+        logger.info("upstream %s: a request cancelled, as %s", self.label, why)
 
     def _route(self, what: str) -> _Call:
         """The waiting call to relay ``what`` through: the latest of the one caller whose

@@ -455,3 +455,111 @@ def test_every_relay_of_fastmcps_proxy_client_is_ours() -> None:
             "progress_handler"} <= plain._proxy_restoring_handler_keys
     routing = RoutingProxyClient(FastMCP("backend"), label="`backend`")
     assert routing._proxy_restoring_handler_keys == set()
+
+
+# -- calls the upstream never answers (#34) ------------------------------------------------------
+class NeverAnswers:
+    """An upstream whose ``hang`` never returns: ``obeys`` a cancellation (counted in
+    ``cancelled``) or ignores it (shielded until ``release``); ``ask`` asks at once."""
+
+    def __init__(self, *, obeys: bool) -> None:
+        self.arrived = 0
+        self.cancelled = 0
+        self.release = anyio.Event()
+        self.server = FastMCP("never")
+
+        @self.server.tool
+        async def hang() -> str:
+            self.arrived += 1
+            try:
+                with anyio.CancelScope(shield=not obeys):
+                    await self.release.wait()
+            except anyio.get_cancelled_exc_class():
+                self.cancelled += 1
+                raise
+            return "late"
+
+        @self.server.tool
+        async def ask(who: str, ctx: Context) -> dict[str, str]:
+            return await log_elicit_and_sample(who, ctx)
+
+
+class EndedCalls(Middleware):
+    """Counts the front's tool calls that ended (answered or given up)."""
+
+    ended = 0
+
+    async def on_call_tool(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
+        try:
+            return await call_next(context)
+        finally:
+            self.ended += 1
+
+
+async def give_up_on_hangs(client: Client[Any], upstream: NeverAnswers, front: EndedCalls,
+                           times: int) -> None:
+    """``times`` calls of ``hang``, each given up by its client once it reached the upstream
+    and the front has stopped serving it (as a client timing out does)."""
+    for _ in range(times):
+        arrived, ended = upstream.arrived, front.ended
+        async with anyio.create_task_group() as group:
+            group.start_soon(client.call_tool, "hang", {})
+            await until(lambda a=arrived: upstream.arrived > a, 10, "the call upstream")
+            group.cancel_scope.cancel()
+        await until(lambda e=ended: front.ended > e, 10, "the front to stop serving it")
+
+
+async def test_calls_given_up_on_are_bounded_the_oldest_cancelled_upstream() -> None:
+    """40 calls the upstream never answers, each given up by its client: at most
+    ``MAX_ABANDONED`` stay outstanding, the older ones cancelled upstream (all 40 stayed,
+    each holding its request's memory, for the whole session)."""
+    from fastmcp_progressive.proxy.forwarding import MAX_ABANDONED
+
+    upstream = NeverAnswers(obeys=True)
+    backend = Upstream("http://upstream.invalid/mcp", name="never",
+                       transport=FastMCPTransport(upstream.server))
+    proxy = FastMCPProxy(client_factory=backend.connected, name="front")
+    front = EndedCalls()
+    proxy.add_middleware(front)
+    try:
+        routing = await backend.connected()
+        assert isinstance(routing, RoutingProxyClient)
+        routing.abandoned_grace = None  # only the count bounds them here
+        async with Client(proxy, mode="legacy") as client:
+            await give_up_on_hangs(client, upstream, front, 40)
+            assert routing.outstanding == MAX_ABANDONED
+            await until(lambda: upstream.cancelled == 40 - MAX_ABANDONED, 10,
+                        "the older calls cancelled upstream")
+    finally:
+        upstream.release.set()
+        await backend.close()
+
+
+async def test_relaying_recovers_once_a_call_given_up_on_has_had_its_grace() -> None:
+    """alice gives up on a call the upstream never answers (it ignores cancellation): bob's
+    questions were refused for the whole session ("more than one client"). After the grace
+    her call is cancelled upstream and no longer counted; bob is asked his own question."""
+    upstream = NeverAnswers(obeys=False)
+    backend = Upstream("http://upstream.invalid/mcp", name="never",
+                       transport=FastMCPTransport(upstream.server))
+    proxy = FastMCPProxy(client_factory=backend.connected, name="front")
+    front = EndedCalls()
+    proxy.add_middleware(front)
+    seen = Seen()
+    try:
+        routing = await backend.connected()
+        assert isinstance(routing, RoutingProxyClient)
+        routing.abandoned_grace = 0.5
+        async with AsyncExitStack() as stack:
+            clients = {me: await stack.enter_async_context(
+                Client(proxy, mode="legacy", **seen.handlers(me))) for me in CALLERS}
+            await give_up_on_hangs(clients["alice"], upstream, front, 1)
+            await until(lambda: routing.outstanding == 0, 10, "alice's call given up")
+            answer = await clients["bob"].call_tool("ask", {"who": "bob"})
+        assert answer.structured_content == {"elicit": "answer from bob",
+                                             "sample": "sample from bob"}
+        seen.only_own("bob", "bob")
+        assert upstream.cancelled == 0  # it ignored the cancellation, and was let be
+    finally:
+        upstream.release.set()
+        await backend.close()
