@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import sys
 from collections import defaultdict
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -509,6 +510,27 @@ async def give_up_on_hangs(client: Client[Any], upstream: NeverAnswers, front: E
         await until(lambda e=ended: front.ended > e, 10, "the front to stop serving it")
 
 
+@asynccontextmanager
+async def fronted(upstream: NeverAnswers,
+                  grace: float | None) -> AsyncIterator[tuple[FastMCP, EndedCalls,
+                                                              RoutingProxyClient]]:
+    """A front proxying ``upstream`` in memory, calls given up on kept ``grace`` s: the
+    front, its ended-call count and the upstream's one client; ``hang`` released after."""
+    backend = Upstream("http://upstream.invalid/mcp", name="never",
+                       transport=FastMCPTransport(upstream.server))
+    proxy = FastMCPProxy(client_factory=backend.connected, name="front")
+    front = EndedCalls()
+    proxy.add_middleware(front)
+    try:
+        routing = await backend.connected()
+        assert isinstance(routing, RoutingProxyClient)
+        routing.abandoned_grace = grace
+        yield proxy, front, routing
+    finally:
+        upstream.release.set()
+        await backend.close()
+
+
 async def test_calls_given_up_on_are_bounded_the_oldest_cancelled_upstream() -> None:
     """40 calls the upstream never answers, each given up by its client: at most
     ``MAX_ABANDONED`` stay outstanding, the older ones cancelled upstream (all 40 stayed,
@@ -516,23 +538,12 @@ async def test_calls_given_up_on_are_bounded_the_oldest_cancelled_upstream() -> 
     from fastmcp_progressive.proxy.forwarding import MAX_ABANDONED
 
     upstream = NeverAnswers(obeys=True)
-    backend = Upstream("http://upstream.invalid/mcp", name="never",
-                       transport=FastMCPTransport(upstream.server))
-    proxy = FastMCPProxy(client_factory=backend.connected, name="front")
-    front = EndedCalls()
-    proxy.add_middleware(front)
-    try:
-        routing = await backend.connected()
-        assert isinstance(routing, RoutingProxyClient)
-        routing.abandoned_grace = None  # only the count bounds them here
+    async with fronted(upstream, None) as (proxy, front, routing):  # only the count bounds
         async with Client(proxy, mode="legacy") as client:
             await give_up_on_hangs(client, upstream, front, 40)
             assert routing.outstanding == MAX_ABANDONED
             await until(lambda: upstream.cancelled == 40 - MAX_ABANDONED, 10,
                         "the older calls cancelled upstream")
-    finally:
-        upstream.release.set()
-        await backend.close()
 
 
 async def test_relaying_recovers_once_a_call_given_up_on_has_had_its_grace() -> None:
@@ -540,26 +551,14 @@ async def test_relaying_recovers_once_a_call_given_up_on_has_had_its_grace() -> 
     questions were refused for the whole session ("more than one client"). After the grace
     her call is cancelled upstream and no longer counted; bob is asked his own question."""
     upstream = NeverAnswers(obeys=False)
-    backend = Upstream("http://upstream.invalid/mcp", name="never",
-                       transport=FastMCPTransport(upstream.server))
-    proxy = FastMCPProxy(client_factory=backend.connected, name="front")
-    front = EndedCalls()
-    proxy.add_middleware(front)
     seen = Seen()
-    try:
-        routing = await backend.connected()
-        assert isinstance(routing, RoutingProxyClient)
-        routing.abandoned_grace = 0.5
-        async with AsyncExitStack() as stack:
-            clients = {me: await stack.enter_async_context(
-                Client(proxy, mode="legacy", **seen.handlers(me))) for me in CALLERS}
-            await give_up_on_hangs(clients["alice"], upstream, front, 1)
-            await until(lambda: routing.outstanding == 0, 10, "alice's call given up")
-            answer = await clients["bob"].call_tool("ask", {"who": "bob"})
-        assert answer.structured_content == {"elicit": "answer from bob",
-                                             "sample": "sample from bob"}
-        seen.only_own("bob", "bob")
-        assert upstream.cancelled == 0  # it ignored the cancellation, and was let be
-    finally:
-        upstream.release.set()
-        await backend.close()
+    async with fronted(upstream, 0.5) as (proxy, front, routing), AsyncExitStack() as stack:
+        clients = {me: await stack.enter_async_context(
+            Client(proxy, mode="legacy", **seen.handlers(me))) for me in CALLERS}
+        await give_up_on_hangs(clients["alice"], upstream, front, 1)
+        await until(lambda: routing.outstanding == 0, 10, "alice's call given up")
+        answer = await clients["bob"].call_tool("ask", {"who": "bob"})
+    assert answer.structured_content == {"elicit": "answer from bob",
+                                         "sample": "sample from bob"}
+    seen.only_own("bob", "bob")
+    assert upstream.cancelled == 0  # it ignored the cancellation, and was let be
