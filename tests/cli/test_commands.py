@@ -247,7 +247,13 @@ async def test_tokens_counts_a_running_server_and_a_gateway_of_it(tmp_path: Path
             lambda: cli("tokens", url, "--json", cwd=tmp_path))
         gateway = await anyio.to_thread.run_sync(
             lambda: cli("tokens", "mcp.json", "--json", cwd=tmp_path))
-    for ran, names in ((direct, TOOLS), (gateway, {f"billing_{n}" for n in TOOLS})):
+        vscode = tmp_path / "vscode.json"  # VS Code's form (#34)
+        vscode.write_text(json.dumps({"servers": {"billing": {"type": "http", "url": url}}}),
+                          "utf-8")
+        from_vscode = await anyio.to_thread.run_sync(
+            lambda: cli("tokens", "vscode.json", "--json", cwd=tmp_path))
+    billing = {f"billing_{n}" for n in TOOLS}
+    for ran, names in ((direct, TOOLS), (gateway, billing), (from_vscode, billing)):
         assert ran.returncode == 0, ran.stderr
         report = json.loads(ran.stdout)
         assert set(report["full_descriptions"]) == names
