@@ -252,6 +252,14 @@ def dispatch_unknown(name: str, bridge: str | None) -> dict[str, Any]:
                       "message": f"Tool '{_short(name)}' not found.{hint}"}}
 
 
+def dispatch_not_offered(name: str) -> dict[str, Any]:
+    """The body of a dispatch by a caller whose listing shows every tool: it calls the
+    tool by its own name, through every server in front of this one."""
+    return {"error": {"code": UNKNOWN_TOOL,
+                      "message": f"Every tool is listed to you: call '{_short(name)}' by its "
+                                 "own name."}}
+
+
 def dispatch_failed(name: str, reason: str) -> dict[str, Any]:
     """The body of a dispatched call FastMCP answered with an error of its own."""
     return {"error": {"code": TOOL_FAILED, "tool": _short(name), "message": reason[:2000]}}

@@ -381,6 +381,45 @@ def test_mounted_namespaces() -> None:
         "Namespace._prefix, _WrappedProvider._inner or FastMCPProvider.server moved")
 
 
+async def test_request_servers() -> None:
+    """A child's middleware sees the servers its request came through, innermost first."""
+    from fastmcp.server.middleware import Middleware
+
+    seen: list[list[str]] = []
+
+    class Spy(Middleware):
+        async def on_call_tool(self, context: Any, call_next: Any) -> Any:
+            seen.append([s.name for s in internals.request_servers(context.fastmcp_context)])
+            return await call_next(context)
+
+    child, middle, top = FastMCP("child"), FastMCP("middle"), FastMCP("top")
+    child.tool(lambda: 1, name="one")
+    child.add_middleware(Spy())
+    middle.mount(child, namespace="kid")
+    top.mount(middle)
+    async with Client(top) as client:
+        await client.call_tool("kid_one", {})
+    async with Client(child) as client:
+        await client.call_tool("one", {})
+    assert seen == [["child", "middle", "top"], ["child"]], (
+        "Context._tokens (the token of _current_context.set) moved")
+    assert internals.request_servers(None) == []
+
+
+async def test_delegate_of() -> None:
+    parent, child = FastMCP("parent"), FastMCP("kid")
+    child.tool(lambda: 1, name="one")
+    parent.mount(child, namespace="kid")
+    tool = await parent.get_tool("kid_one")
+    assert internals.delegate_of(tool) == (child, "one"), (
+        "FastMCPProviderTool._server or _original_name moved")
+    assert internals.delegate_of(await child.get_tool("one")) is None
+    flat = FastMCP("flat")
+    parent.mount(flat)
+    mounted = internals.mounted_namespaces(parent, with_plain=True)
+    assert ("kid", child) in mounted and ("", flat) in mounted  # and the parent's own ("", None)
+
+
 def test_every_touch_has_a_contract_test() -> None:
     functions = [name for name, value in vars(internals).items()
                  if inspect.isfunction(value) and not name.startswith("_")
@@ -474,10 +513,11 @@ READ_PRIVATE_NAMES = frozenset({
     "_connection", "_client_tool_call", "_is_client_tool_call", "_srctx",
     "_lifespan_result_set", "_mcp_server", "_state_storage",
     "_components", "_server",
-    "_original_name", "_prefix", "_inner",
+    "_original_name", "_prefix", "_inner", "_tokens",
 })
 """Every private FastMCP/SDK name ``fastmcp_internals.py`` reads (``_<method>_settings``
-stands for ``ResponseCachingMiddleware``'s three); issue #26 bounds it at 12."""
+stands for ``ResponseCachingMiddleware``'s three); issue #26 bounds it at 12, issue #33
+adds ``Context._tokens`` (the servers a request came through: nothing public says)."""
 
 
 def private_names(path: Path) -> set[str]:
@@ -511,4 +551,4 @@ def test_the_private_names_read_are_the_listed_ones() -> None:
         f"read but not listed: {sorted(read - READ_PRIVATE_NAMES)}; "
         f"listed but not read: {sorted(READ_PRIVATE_NAMES - read)}")
     count = len(READ_PRIVATE_NAMES) + (2 if "_<method>_settings" in READ_PRIVATE_NAMES else 0)
-    assert count <= 12, f"{count} private names read"
+    assert count <= 13, f"{count} private names read"
