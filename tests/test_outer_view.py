@@ -191,6 +191,25 @@ async def test_a_caller_shown_every_tool_has_no_run_tool(era: Era) -> None:
         assert direct.is_error and ran == []
 
 
+@ERA
+async def test_a_default_backend_behind_a_fastmcp_proxy_runs_nothing_it_hides(era: Era) -> None:
+    """The default budget (61 tools): FastMCP's proxy reaches its backend as FastMCP's own
+    client, which is listed every tool, so the backend offers it no ``run_tool``."""
+    ran.clear()
+    backend = FastMCP("backend")
+    backend.tool(lambda: ran.append("purge") or "PURGE RAN", name="platypus_purge",
+                 description="Purge every platypus record.")
+    for i in range(60):
+        backend.tool(lambda: "x", name=f"filler_{i}", description=f"Filler tool number {i}.")
+    backend.add_middleware(ProgressiveDisclosure())
+    proxy = create_proxy(backend)
+    proxy.disable(names={"platypus_purge"})
+    async with connect(proxy, era) as client:
+        refused = await client.call_tool("run_tool", {"name": "platypus_purge"},
+                                         raise_on_error=False)
+        assert refused.is_error and ran == []
+
+
 async def test_run_tool_still_runs_for_a_budgeted_caller() -> None:
     ran.clear()
     async with Client(_child()) as client:
