@@ -177,6 +177,12 @@ def query_too_long(limit: int) -> dict[str, Any]:
     }
 
 
+QUERY_NOT_OFFERED = (
+    "Every tool is listed to you, so describe_tools takes no query here: name the tools "
+    "you want, describe_tools(tools=[...]).")
+"""The problem of a query from a client whose host profile lists it every tool."""
+
+
 def invalid_query(problem: str) -> dict[str, Any]:
     """The body of a ``describe_tools`` call whose ``query`` cannot be searched."""
     return {"error": {"code": INVALID_QUERY, "message": problem}}

@@ -208,6 +208,10 @@ async def test_a_default_backend_behind_a_fastmcp_proxy_runs_nothing_it_hides(er
         refused = await client.call_tool("run_tool", {"name": "platypus_purge"},
                                          raise_on_error=False)
         assert refused.is_error and ran == []
+        found = await client.call_tool("describe_tools", {"query": "platypus purge"},
+                                       raise_on_error=False)
+        assert found.is_error and "platypus_purge" not in found.content[0].text  # type: ignore[union-attr]
+        assert _body(found)["error"]["code"] == "INVALID_QUERY"
 
 
 async def test_run_tool_still_runs_for_a_budgeted_caller() -> None:

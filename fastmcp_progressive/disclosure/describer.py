@@ -227,6 +227,7 @@ class Describer:
         self.definitions, self.lister, self.groups, self.cap = definitions, lister, groups, cap
         self.max_tools_per_read = max_tools_per_read
         self.suggestions = Suggestions()
+        self._query_refusal_said = False
         self.search = ToolSearch(definitions, lister.summary)
         self.components = DisclosureComponents(
             read=self._read_component, bridge=self._bridge_component, bridge_name=bridge_name,
@@ -322,6 +323,8 @@ class Describer:
         query = (arguments or {}).get("query")
         if query is not None and (problem := query_problem(query)) is not None:
             return error_result(payloads.invalid_query(problem))
+        if query is not None and self._listed_every_tool(ctx):
+            return error_result(payloads.invalid_query(payloads.QUERY_NOT_OFFERED))
         if names is None and group_names is None and query is None:
             return error_result(payloads.missing_selection(await self.available(ctx)))
         groups: dict[str, Any] | None = None
@@ -431,6 +434,22 @@ class Describer:
             return await ctx.fastmcp.call_tool(name, dispatched_arguments(name, inner))
         except FastMCPError as exc:
             return error_result(payloads.dispatch_failed(name, str(exc)))
+
+    def _listed_every_tool(self, ctx: Context) -> bool:
+        """Whether this caller's host profile lists it every tool (``max_tools=None``:
+        FastMCP's own client, mcp-use, FastMCP's CLI). It needs no query, and FastMCP's
+        proxies reach their backend as FastMCP's client: behind one, the middleware cannot
+        know what the proxy hides, so it ranks nothing for it (said once, in the log)."""
+        profile = self.gate.modes.profile(caller_of(ctx))
+        if profile is None or profile.max_tools is not None:
+            return False
+        if not self._query_refusal_said:
+            self._query_refusal_said = True
+            logger.info("progressive disclosure: %s is listed every tool and offered no "
+                        "describe_tools query and no run_tool (behind a FastMCP proxy this "
+                        "server cannot know what the proxy hides); put the middleware on "
+                        "the server your clients talk to (docs/deployment.md)", profile.name)
+        return True
 
     async def _capped(self, ctx: Context) -> bool:
         """Whether this caller's listing leaves tools out, the only reason ``run_tool``
