@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,6 +71,20 @@ def ensure_installed() -> dict[str, list[str]]:
 
     Raises ``NodeMissing`` when node or npm is absent, ``RuntimeError`` when npm fails.
     """
+    node_path = node()
+    install_into(PREFIX, missing)
+    assert node_path is not None  # install_into raised NodeMissing otherwise
+    return {name: [node_path, str(entry_point(name))] for name in PINNED}
+
+
+def install_into(prefix: Path, missing: Callable[[], list[str]]) -> None:
+    """``npm install`` into ``prefix`` the ``name@version`` specs ``missing()`` names.
+
+    Raises ``NodeMissing`` when node or npm is absent, ``RuntimeError`` when npm fails or
+    leaves something missing. pytest-xdist workers of a fresh clone all get here at once:
+    one installs, the others wait for it, then find everything installed (an install seen
+    half-done, or two into one prefix, left servers that exited while starting).
+    """
     node_path, npm = node(), shutil.which("npm")
     if node_path is None or npm is None:
         raise NodeMissing(
@@ -77,23 +92,19 @@ def ensure_installed() -> dict[str, list[str]]:
             f"(missing: {'node' if node_path is None else 'npm'}); "
             "on Debian: apt-get install nodejs npm"
         )
-    PREFIX.mkdir(exist_ok=True)
-    # pytest-xdist workers of a fresh clone all get here at once: one installs, the others
-    # wait for it, then find everything installed (an install seen half-done, or two into
-    # one prefix, left servers that exited while starting)
-    with open(PREFIX / "install.lock", "w") as lock:
+    prefix.mkdir(exist_ok=True)
+    with open(prefix / "install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         wanted = missing()
         if wanted:
             done = subprocess.run(
-                [npm, "install", "--prefix", str(PREFIX), "--no-audit", "--no-fund",
+                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
                  "--save-exact", "--loglevel=error", *wanted],
                 capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False,
             )
             if done.returncode != 0 or missing():
                 raise RuntimeError(
                     f"npm install {' '.join(wanted)} failed:\n{done.stderr[-2000:]}")
-    return {name: [node_path, str(entry_point(name))] for name in PINNED}
 
 
 if __name__ == "__main__":
