@@ -172,9 +172,9 @@ def serve_method(server: Any, method: str, params_type: type[Any],
     ``handler(request_context, params)`` gets the SDK's ``ServerRequestContext``.
     Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.3.
     """
-    low_level = getattr(server, "_mcp_server", None)
+    low_level: Any = getattr(server, "_mcp_server", None)
     add = getattr(low_level, "add_request_handler", None)
-    if add is None:
+    if add is None or not hasattr(low_level, "get_request_handler"):
         raise RuntimeError(f"this FastMCP release serves no extra request methods ({method})")
     if low_level.get_request_handler(method) is not None:
         raise ValueError(f"{method} is already served; not replacing FastMCP's handler")

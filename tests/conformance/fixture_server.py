@@ -200,6 +200,16 @@ def add_resources(mcp: FastMCP) -> None:
         subscribed.discard(str(params.uri))
         return mt.EmptyResult()
 
+    @mcp.tool(description="Says test://watched-resource changed (not a scenario's: for "
+                          "tests/proxy/test_mirrored.py)")
+    async def touch_watched_resource(ctx: Context) -> str:
+        await ctx.session.send_resource_updated("test://watched-resource")
+        return "touched"
+
+    @mcp.tool(description="The URIs subscribed to (not a scenario's)")
+    def subscriptions() -> list[str]:
+        return sorted(subscribed)
+
     serve_method(mcp, "resources/subscribe", mt.SubscribeRequestParams, subscribe)
     serve_method(mcp, "resources/unsubscribe", mt.UnsubscribeRequestParams, unsubscribe)
 
