@@ -15,7 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,18 +52,25 @@ def entry_point(package: str) -> Path:
     return (PREFIX / "node_modules" / SCOPE / package / relative).resolve()
 
 
-def installed_version(package: str) -> str | None:
-    manifest = PREFIX / "node_modules" / SCOPE / package / "package.json"
+def installed_version(package: str, prefix: Path = PREFIX) -> str | None:
+    """The version of ``package`` (its full name) installed in ``prefix``, if any."""
+    manifest = prefix / "node_modules" / package / "package.json"
     try:
         return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
     except (OSError, ValueError, KeyError):
         return None
 
 
+def missing_of(prefix: Path, pinned: Mapping[str, str]) -> list[str]:
+    """``name@version`` of each of ``pinned`` (full name -> version) not installed in
+    ``prefix`` at its version."""
+    return [f"{name}@{version}" for name, version in pinned.items()
+            if installed_version(name, prefix) != version]
+
+
 def missing() -> list[str]:
     """``name@version`` of each pinned server not installed at its pinned version."""
-    return [f"{SCOPE}/{name}@{version}" for name, version in PINNED.items()
-            if installed_version(name) != version]
+    return missing_of(PREFIX, {f"{SCOPE}/{name}": version for name, version in PINNED.items()})
 
 
 def ensure_installed() -> dict[str, list[str]]:
@@ -114,4 +121,5 @@ if __name__ == "__main__":
         print(exc, file=sys.stderr)
         sys.exit(1)
     for name in PINNED:
-        print(f"{SCOPE}/{name}@{installed_version(name)}: {' '.join(commands[name])}")
+        print(f"{SCOPE}/{name}@{installed_version(f'{SCOPE}/{name}')}: "
+              f"{' '.join(commands[name])}")

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.npm_servers import ROOT, install_into
+from tests.npm_servers import ROOT, install_into, missing_of
 
 PREFIX = ROOT / ".npm-conformance"
 PINNED = {"@modelcontextprotocol/conformance": "0.1.16", "node": "22.23.3"}
@@ -34,18 +34,9 @@ Results = dict[str, dict[str, str]]
 """scenario -> check id -> status."""
 
 
-def _installed_version(package: str) -> str | None:
-    try:
-        manifest = PREFIX / "node_modules" / package / "package.json"
-        return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
-    except (OSError, ValueError, KeyError):
-        return None
-
-
 def missing() -> list[str]:
     """``name@version`` of each pinned package not installed at its version."""
-    return [f"{name}@{version}" for name, version in PINNED.items()
-            if _installed_version(name) != version]
+    return missing_of(PREFIX, PINNED)
 
 
 def ensure_installed() -> list[str]:
