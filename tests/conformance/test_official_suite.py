@@ -15,7 +15,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
@@ -131,7 +130,7 @@ def test_the_proxy_differs_from_the_plain_server_only_as_the_middleware_does(
     assert differences(plain, proxy_run(conformance, *options)) == DESIGNED[opted]
 
 
-def test_results_are_read_per_scenario(tmp_path: Path) -> None:
+def test_results_are_read_per_scenario() -> None:
     """The results folder names ``suite.run`` reads (``server-<scenario>-<timestamp>``)."""
     named = suite._RESULT_DIR.match("server-json-schema-2020-12-2026-12-07T05-12-10-264Z")
     assert named is not None and named["scenario"] == "json-schema-2020-12"

@@ -7,6 +7,7 @@ the plain server gives (the conformance suite's ``json-schema-2020-12``).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import mcp_types as mt
@@ -14,6 +15,7 @@ import pytest
 
 from fastmcp_progressive import ClientSettings
 from fastmcp_progressive.proxy.front import progressive_proxy
+from fastmcp_progressive.proxy.gateway import progressive_gateway
 from tests.conformance.fixture_server import JSON_SCHEMA_2020_12, fixture_server
 from tests.conftest import ERAS, Era, connect
 
@@ -21,10 +23,12 @@ TOOL = "json_schema_2020_12_tool"
 FULL = ClientSettings(full_clients=("schema-test",))
 
 
+INFO = mt.Implementation(name="schema-test", version="1.0.0")
+
+
 async def listed_schema(era: Era, **options: Any) -> dict[str, Any]:
     proxy = progressive_proxy(fixture_server(), **options)
-    info = mt.Implementation(name="schema-test", version="1.0.0")
-    async with connect(proxy, era, client_info=info) as client:
+    async with connect(proxy, era, client_info=INFO) as client:
         tools = {tool.name: tool for tool in await client.list_tools()}
     return tools[TOOL].input_schema
 
@@ -47,3 +51,13 @@ async def test_a_progressive_listing_inlines_its_own(era: Era) -> None:
     schema = await listed_schema(era)
     assert "$ref" not in str(schema) and "$defs" not in schema
     assert schema["properties"]["address"] == {"type": "object"}
+
+
+@pytest.mark.slow  # the fixture as a real upstream process
+async def test_the_gateway_serves_the_upstreams_schema_as_it_is() -> None:
+    config = {"mcpServers": {"fx": {"command": sys.executable,
+                                    "args": ["-m", "tests.conformance.fixture_server"]}}}
+    async with connect(progressive_gateway(config, clients=FULL), "legacy",
+                       client_info=INFO) as client:
+        tools = {tool.name: tool for tool in await client.list_tools()}
+    assert tools[f"fx_{TOOL}"].input_schema == JSON_SCHEMA_2020_12
