@@ -20,7 +20,7 @@ from fastmcp.client.messages import MessageHandler
 from fastmcp.server import create_proxy
 
 from fastmcp_progressive.proxy.front import progressive_proxy
-from tests.conftest import connect
+from tests.conftest import ERAS, Era, connect
 
 pytestmark = [
     pytest.mark.slow,  # an upstream process per test
@@ -46,17 +46,23 @@ class UpdatedRecorder(MessageHandler):
 
 
 @asynccontextmanager
-async def front(**kwargs: Any) -> AsyncIterator[Client[Any]]:
-    async with connect(progressive_proxy(FIXTURE, exempt_tools=HELPERS), "legacy",
+async def front(era: Era = "legacy", **kwargs: Any) -> AsyncIterator[Client[Any]]:
+    async with connect(progressive_proxy(FIXTURE, exempt_tools=HELPERS), era,
                        **kwargs) as client:
         yield client
 
 
-async def test_the_front_advertises_and_answers_the_upstreams_completions() -> None:
+def capabilities_of(client: Client[Any]) -> mt.ServerCapabilities:
+    """What the front advertised, in either era."""
+    assert client.server_capabilities is not None
+    return client.server_capabilities
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_the_front_advertises_and_answers_the_upstreams_completions(era: Era) -> None:
     """Was -32601 (method not found) and no ``completions`` capability."""
-    async with front() as client:
-        assert client.initialize_result is not None
-        assert client.initialize_result.capabilities.completions is not None
+    async with front(era) as client:
+        assert capabilities_of(client).completions is not None
         ref = mt.PromptReference(type="ref/prompt", name="test_prompt_with_arguments")
         completion = await client.complete(ref, {"name": "arg1", "value": "par"})
     assert completion.values == ["paris", "park", "party"]
@@ -66,8 +72,7 @@ async def test_subscriptions_reach_the_upstream_and_its_updates_the_subscriber()
     """Was -32601 for both methods and ``subscribe: false`` while the upstream had them."""
     recorder = UpdatedRecorder()
     async with front(message_handler=recorder) as client:
-        assert client.initialize_result is not None
-        resources = client.initialize_result.capabilities.resources
+        resources = capabilities_of(client).resources
         assert resources is not None and resources.subscribe
         await client.session.subscribe_resource(WATCHED)
         assert (await client.call_tool("subscriptions", {})).data == [WATCHED]
@@ -97,7 +102,6 @@ async def test_an_upstream_without_them_gets_neither_advertised() -> None:
     upstream = FastMCP("bare")
     upstream.tool(lambda: "ok", name="noop")
     async with connect(progressive_proxy(create_proxy(upstream)), "legacy") as client:
-        assert client.initialize_result is not None
-        capabilities = client.initialize_result.capabilities
+        capabilities = capabilities_of(client)
         assert capabilities.completions is None
         assert capabilities.resources is None or not capabilities.resources.subscribe
