@@ -185,6 +185,27 @@ def server_info_stamp(server: Any) -> dict[str, Any] | None:
     return stamp if isinstance(stamp, dict) else None
 
 
+def serve_method(server: Any, method: str, params_type: type[Any],
+                 handler: Callable[[Any, Any], Awaitable[Any]]) -> None:
+    """Answer ``method``, a request FastMCP itself does not serve (``resources/subscribe``,
+    ``resources/unsubscribe``), on the server's low-level MCP server: the SDK's public
+    ``add_request_handler``, reached through FastMCP's private ``_mcp_server``.
+
+    A new method only, never one FastMCP already answers (that would replace its handler:
+    ``ValueError``). The SDK derives the matching capability from the handler being there
+    (``resources.subscribe``), so it is advertised exactly when the method is served.
+    ``handler(request_context, params)`` gets the SDK's ``ServerRequestContext``.
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.3.
+    """
+    low_level: Any = getattr(server, "_mcp_server", None)
+    add = getattr(low_level, "add_request_handler", None)
+    if add is None or not hasattr(low_level, "get_request_handler"):
+        raise RuntimeError(f"this FastMCP release serves no extra request methods ({method})")
+    if low_level.get_request_handler(method) is not None:
+        raise ValueError(f"{method} is already served; not replacing FastMCP's handler")
+    add(method, params_type, handler)
+
+
 def state_storage(ctx: Any) -> Any:
     """The server's session-state key-value store (``FastMCP(session_state_store=...)``,
     private ``_state_storage``); when none was given, a ``MemoryStore`` of ours for that

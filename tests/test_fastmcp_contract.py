@@ -19,6 +19,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import mcp_types as mt
 import pytest
 from fastmcp import Client, FastMCP
 from fastmcp.server.context import Context
@@ -210,6 +211,28 @@ def test_server_info_stamp() -> None:
     stamp = internals.server_info_stamp(FastMCP("stamped"))
     assert isinstance(stamp, dict) and stamp.get("name") == "stamped", moved(
         "FastMCP._mcp_server.server_info_stamp", "server_info_stamp")
+
+
+async def test_serve_method() -> None:
+    """A method FastMCP does not serve is answered, its capability advertised; one FastMCP
+    serves is refused rather than replaced."""
+    server = FastMCP("subscribable")
+    seen: list[str] = []
+
+    async def subscribe(_ctx: Any, params: mt.SubscribeRequestParams) -> mt.EmptyResult:
+        seen.append(str(params.uri))
+        return mt.EmptyResult()
+
+    internals.serve_method(server, "resources/subscribe", mt.SubscribeRequestParams, subscribe)
+    with pytest.raises(ValueError, match="already served"):
+        internals.serve_method(server, "tools/list", mt.PaginatedRequestParams, subscribe)
+    async with connect(server, "legacy") as client:
+        assert client.initialize_result is not None
+        capabilities = client.initialize_result.capabilities
+        assert capabilities.resources is not None and capabilities.resources.subscribe, moved(
+            "FastMCP._mcp_server.add_request_handler", "serve_method")
+        await client.session.subscribe_resource("test://watched")
+    assert seen == ["test://watched"]
 
 
 async def test_state_storage() -> None:
