@@ -8,7 +8,7 @@ an upstream), ``forwarding`` (what an upstream asks or says reaches only its own
 ``gateway`` (many upstreams, one front), ``config`` (its ``mcpServers`` file read and
 checked), ``stdin_relay`` (a signal ends the stdio server), ``roots`` (the host's roots forwarded),
 ``stderr_tail`` (an upstream's stderr, kept bounded), ``backend_sessions`` (one backend
-session per client).
+session per client), ``mirrored`` (the upstream's completions and resource subscriptions).
 
 Example:
     ```python
