@@ -60,10 +60,10 @@ class ToolsList:
         self.hot_reload = hot_reload
         self.groups, self.cap, self.components, self.marks = groups, cap, components, marks
         self.net_cost = net_cost
-        self._listers: dict[Level, Lister] = {lister.level: lister}
+        self._listers: dict[tuple[Level, bool], Lister] = {(lister.level, False): lister}
         self._bridge_copy: tuple[tuple[str, ...], Tool] | None = None
-        self._shown: dict[Level, tuple[tuple[Tool, ...], Tool | None, Tool | None,
-                                              tuple[Tool, ...], tuple[Tool, ...]]] = {}
+        self._shown: dict[Lister, tuple[tuple[Tool, ...], Tool | None, Tool | None,
+                                        tuple[Tool, ...], tuple[Tool, ...]]] = {}
 
     async def answer(self, ctx: Context | None, tools: Sequence[Tool]) -> Sequence[Tool]:
         """What the caller of ``ctx``'s request is shown of ``tools`` (FastMCP's listing);
@@ -87,13 +87,14 @@ class ToolsList:
         if ctx is not None:
             exempt |= await gateways_of(ctx.fastmcp)
         exempt |= {t.name for t in (bridge, dispatch) if t is not None}
+        lister = self._lister(level, profile is not None and profile.output_schema)
         with self.preload.serving():  # the files this listing needs: parsed here, once
-            reduced, signatures = self._lister(level).reduced(tools, exempt)
+            reduced, signatures = lister.reduced(tools, exempt)
         if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
             await self._remember_listing(ctx, caller, [t for t in tools if t.name not in exempt])
-        shown, plain = self._with_bridges(level, reduced)
+        shown, plain = self._with_bridges(lister, reduced)
         count = len(shown) - (bridge is not None and any(t.name == bridge.name for t in shown))
-        if level == self.lister.level and not self.net_cost.started:  # what it costs, once
+        if lister is self.lister and not self.net_cost.started:  # what it costs, once
             budget = self.cap.limit(None, level, count)
             if budget is None or len(shown) <= budget:  # a budgeted listing always saves
                 self.net_cost.first_listing(tools, plain)
@@ -107,15 +108,15 @@ class ToolsList:
                               signatures)
         return self._mark(ctx, caller, list(plain), signatures)
 
-    def _with_bridges(self, level: Level, reduced: tuple[Tool, ...]
+    def _with_bridges(self, lister: Lister, reduced: tuple[Tool, ...]
                       ) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
         """``reduced`` with the bridge added where a transform replaced the listing and the
         dispatch bridge left out, and that listing with the bridge as an uncapped listing
         shows it (``_plain_bridge``). The lister keeps ``reduced`` as one object while
         nothing changes, so both are derived once per change, not per listing (they depend
-        on no caller; one per level)."""
+        on no caller; one per lister)."""
         bridge, dispatch = self.components.bridge, self.components.dispatch
-        known = self._shown.get(level)
+        known = self._shown.get(lister)
         if (known is not None and known[0] is reduced and known[1] is bridge
                 and known[2] is dispatch):
             return known[3], known[4]
@@ -129,7 +130,7 @@ class ToolsList:
         if bridge is not None:
             plain = [self._plain_bridge if t.name == bridge.name
                      and self.components.is_bridge(t) else t for t in shown]
-        self._shown[level] = (reduced, bridge, dispatch, tuple(shown), tuple(plain))
+        self._shown[lister] = (reduced, bridge, dispatch, tuple(shown), tuple(plain))
         return tuple(shown), tuple(plain)
 
     def _mark(self, ctx: Context | None, caller: Caller, tools: Sequence[Tool],
@@ -142,14 +143,15 @@ class ToolsList:
         tools = self.groups.mark(caller, tools, ctx.fastmcp, known)
         return tools if self.marks is None else self.marks(caller, tools, known)
 
-    def _lister(self, level: Level) -> Lister:
-        """The lister (and its memo) for one progressive level, made on first use."""
-        lister = self._listers.get(level)
+    def _lister(self, level: Level, output_schemas: bool = False) -> Lister:
+        """The lister (and its memo) for one progressive level, keeping each tool's
+        ``outputSchema`` or not (a host profile's ``output_schema``), made on first use."""
+        lister = self._listers.get((level, output_schemas))
         if lister is None:
             lister = Lister(self.lister.store, replace(self.lister.settings, level=level),
-                            cache_size=self.lister.cache_size)
+                            cache_size=self.lister.cache_size, output_schemas=output_schemas)
             lister.share_file_facts(self.lister)  # what the preload read serves every level
-            self._listers[level] = lister
+            self._listers[level, output_schemas] = lister
         return lister
 
     async def _remember_listing(self, ctx: Context, caller: Caller, shown: list[Tool]) -> None:
