@@ -208,7 +208,7 @@ class ToolsList:
 
     async def _bridge_naming_groups(self, ctx: Context, tools: Sequence[Tool]) -> Tool:
         """The bridge as a capped listing shows it: its description names every group the
-        caller may see, one line each."""
+        caller may see, one line each (none: no ``groups`` argument, no header)."""
         bridge = self.components.bridge
         assert bridge is not None
         visible = await self.catalog.keep_visible(
@@ -221,7 +221,8 @@ class ToolsList:
         if known is not None and known[0] == lines:
             return known[1]
         description = bridge_description_with_groups(list(lines), self.components.dispatch_name)
-        schema = listed_bridge_schema(bridge, ("tools", "groups", "query"))
+        schema = listed_bridge_schema(bridge, ("tools", "groups", "query") if lines
+                                      else ("tools", "query"))
         copy = ListedTool.of(bridge, {"description": description, "parameters": schema,
                                       "strip_noise": True})
         self._bridge_copy = (lines, copy)

@@ -328,6 +328,25 @@ async def test_run_tool_declares_arguments_as_a_plain_object(
     assert not {"anyOf", "oneOf", "allOf", "$ref"} & set(arguments)
 
 
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
+async def test_without_groups_the_bridge_offers_no_groups(transport: Transport, era: Era) -> None:
+    """60 tools in no group: the budget's bridge names no groups, so its description has no
+    empty ``Groups:`` header and its schema no ``groups`` argument (which could only answer
+    ``available_groups: []``); with groups (60 tagged tools) it has both."""
+    bridge = {t["name"]: t for t in await listed(numbered(60), transport, era)}["describe_tools"]
+    assert "Groups:" not in bridge["description"] and "groups=" not in bridge["description"]
+    assert bridge["description"].endswith("when it is not listed.")
+    assert set(bridge["inputSchema"]["properties"]) == {"tools", "query"}
+    tagged = FastMCP("tagged")
+    for i in range(60):
+        tagged.tool(lambda text: text, name=f"t{i:02d}", description=f"Tool {i}.",
+                    tags={"even" if i % 2 == 0 else "odd"})
+    tagged.add_middleware(ProgressiveDisclosure())
+    grouped = {t["name"]: t for t in await listed(tagged, transport, era)}["describe_tools"]
+    assert "\nGroups:\neven: " in grouped["description"]
+    assert set(grouped["inputSchema"]["properties"]) == {"tools", "groups", "query"}
+
+
 # -- the start-up cost check ------------------------------------------------------------------
 async def test_a_budgeted_listing_is_not_warned_about_as_a_cost() -> None:
     """60 one-word tools: every tool listed would cost more than plain, which the start-up
