@@ -16,7 +16,7 @@ deadlocks on it); a description file's edit still sends one. ``run_tool`` declar
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -26,14 +26,19 @@ import pytest
 from fastmcp import FastMCP
 from fastmcp.client.transports import StreamableHttpTransport
 from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools.base import Tool
+from mcp.client.extension import advertise
 
 from fastmcp_progressive import (
+    EXTENSION_ID,
     HOST_PROFILES,
     ClientSettings,
     HostProfile,
     ListingSettings,
     ProgressiveDisclosure,
 )
+from fastmcp_progressive.access.caller import caller_of
 from fastmcp_progressive.disclosure import toolcap
 from fastmcp_progressive.hosts import BUDGET, BUDGET_THRESHOLD, profile_for
 from tests.conftest import (
@@ -189,6 +194,39 @@ async def test_pins_then_described_then_most_called_then_server_order(
             assert "t50" in grown and len(grown) == BUDGET
             assert {"t55", "t40", "t41", "t42"} <= set(grown)  # the last of the rest left
             assert (await session.call_tool("t50", {"text": "y"})).content[0].text == "ran:y"
+
+
+class HideFromRestricted(Middleware):
+    """A listing filter of a user's own: the client named ``restricted`` never sees ``t45``."""
+
+    async def on_list_tools(self, context: MiddlewareContext[Any],
+                            call_next: CallNext[Any, Sequence[Tool]]) -> Sequence[Tool]:
+        tools = await call_next(context)
+        if caller_of(context.fastmcp_context).client_name == "restricted":
+            return [t for t in tools if t.name != "t45"]
+        return tools
+
+
+async def test_the_most_called_count_only_calls_that_ran(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newcomer's budget starts from the most called tools: calls that ran, not a hidden
+    name a caller sent (the gate leaves it to FastMCP's answer) nor a call FastMCP's own
+    validation refused (a client served in full sends any arguments)."""
+    monkeypatch.setattr(toolcap, "POPULAR_REFRESH", 0.0)
+    server = numbered(60)
+    server.add_middleware(HideFromRestricted())
+    full = [advertise(EXTENSION_ID, {"mode": "full"})]
+    async with connect(server, "legacy", **info("restricted")) as restricted:
+        assert "t45" not in {t.name for t in await restricted.list_tools()}  # followed
+        async with connect(server, "legacy", extensions=full) as everything:
+            for _ in range(3):
+                await restricted.call_tool("t45", {"text": "x"}, raise_on_error=False)
+                refused = await everything.call_tool("t50", {"wrong": 1}, raise_on_error=False)
+                assert refused.is_error
+        async with connect(server, "modern") as anonymous:  # judged by arguments: runs
+            assert (await anonymous.call_tool("t51", {"text": "x"})).content[0].text == "ran:x"
+    newcomer = names(await listed_at(server))
+    assert newcomer == [*(f"t{i:02d}" for i in range(BUDGET - 3)), "t51", *sorted(BRIDGES)]
 
 
 async def listed_at(target: FastMCP | str) -> list[dict[str, Any]]:
