@@ -20,7 +20,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property, partial
 
@@ -40,9 +40,16 @@ from fastmcp_progressive.disclosure.groups import Groups
 from fastmcp_progressive.disclosure.hot_reload import HotReload
 from fastmcp_progressive.disclosure.listing import ListedTool, Lister, Preload
 from fastmcp_progressive.disclosure.toolcap import ToolCap
-from fastmcp_progressive.fastmcp_internals import serving_tool_call, state_storage
+from fastmcp_progressive.fastmcp_internals import (
+    serving_tool_call,
+    state_storage,
+    whole_catalog,
+)
 from fastmcp_progressive.files.store import Signature
 from fastmcp_progressive.hosts import Level
+from fastmcp_progressive.log import get_logger
+
+logger = get_logger("cost")
 
 Marks = Callable[[Caller, Sequence[Tool], Mapping[str, Signature] | None], Sequence[Tool]]
 """A higher wing's marks on a listing (tool resolution's ``_meta``), given by the middleware;
@@ -92,12 +99,10 @@ class ToolsList:
             reduced, signatures = lister.reduced(tools, exempt)
         if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
             await self._remember_listing(ctx, caller, [t for t in tools if t.name not in exempt])
+        if ctx is not None and not self.net_cost.started and self.net_cost.claim():
+            await self._check_cost(ctx, exempt)
         shown, plain = self._with_bridges(lister, reduced)
         count = len(shown) - (bridge is not None and any(t.name == bridge.name for t in shown))
-        if lister is self.lister and not self.net_cost.started:  # what it costs, once
-            budget = self.cap.limit(None, level, count)
-            if budget is None or len(shown) <= budget:  # a budgeted listing always saves
-                self.net_cost.first_listing(tools, plain)
         if count > self.cap.largest_listing:
             self.cap.note_listing(count)
         if limit is None:
@@ -107,6 +112,26 @@ class ToolsList:
                               await self._capped(ctx, caller, tools, list(shown), limit),
                               signatures)
         return self._mark(ctx, caller, list(plain), signatures)
+
+    async def _check_cost(self, ctx: Context, exempt: Collection[str]) -> None:
+        """Start the net-cost check on the server's whole catalog at the server's own level
+        (not this caller's view: one who may see 2 of 62 tools would be told a budgeted
+        server costs more than it saves); none when that listing is budgeted."""
+        try:
+            catalog = await whole_catalog(ctx.fastmcp)
+        except Exception:
+            logger.debug("listing the catalog for the net-cost check failed", exc_info=True)
+            self.net_cost.skip()
+            return
+        catalog = [t for t in catalog if not self.components.is_ours(t)]
+        budget = self.cap.limit(None, self.lister.level, len(catalog))
+        if budget is not None and len(catalog) + 1 > budget:  # a budgeted listing saves
+            self.net_cost.skip()
+            return
+        with self.preload.serving():
+            reduced = self.lister.reduce(catalog, exempt)
+        _, plain = self._with_bridges(self.lister, tuple(reduced))
+        self.net_cost.check(catalog, plain)
 
     def _with_bridges(self, lister: Lister, reduced: tuple[Tool, ...]
                       ) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
