@@ -100,7 +100,7 @@ class ToolsList:
         if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
             await self._remember_listing(ctx, caller, [t for t in tools if t.name not in exempt])
         if ctx is not None and not self.net_cost.started and self.net_cost.claim():
-            await self._check_cost(ctx, exempt)
+            await self._check_cost(ctx, tools, exempt)
         shown, plain = self._with_bridges(lister, reduced)
         count = len(shown) - (bridge is not None and any(t.name == bridge.name for t in shown))
         if count > self.cap.largest_listing:
@@ -113,10 +113,16 @@ class ToolsList:
                               signatures)
         return self._mark(ctx, caller, list(plain), signatures)
 
-    async def _check_cost(self, ctx: Context, exempt: Collection[str]) -> None:
+    async def _check_cost(self, ctx: Context, tools: Sequence[Tool],
+                          exempt: Collection[str]) -> None:
         """Start the net-cost check on the server's whole catalog at the server's own level
-        (not this caller's view: one who may see 2 of 62 tools would be told a budgeted
-        server costs more than it saves); none when that listing is budgeted."""
+        (not this caller's view ``tools``: one who may see 2 of 62 tools would be told a
+        budgeted server costs more than it saves); none when that listing is budgeted. The
+        catalog is listed once per process (a proxy: one more upstream ``tools/list``), and
+        not at all when this caller's view is budgeted already (the catalog holds it)."""
+        if self._budgeted([t for t in tools if not self.components.is_ours(t)]):
+            self.net_cost.skip()
+            return
         try:
             catalog = await whole_catalog(ctx.fastmcp)
         except Exception:
@@ -124,14 +130,19 @@ class ToolsList:
             self.net_cost.skip()
             return
         catalog = [t for t in catalog if not self.components.is_ours(t)]
-        budget = self.cap.limit(None, self.lister.level, len(catalog))
-        if budget is not None and len(catalog) + 1 > budget:  # a budgeted listing saves
+        if self._budgeted(catalog):  # a budgeted listing always saves
             self.net_cost.skip()
             return
         with self.preload.serving():
             reduced = self.lister.reduce(catalog, exempt)
         _, plain = self._with_bridges(self.lister, tuple(reduced))
         self.net_cost.check(catalog, plain)
+
+    def _budgeted(self, tools: Sequence[Tool]) -> bool:
+        """Whether a listing of ``tools`` (ours left out) at the server's level, with the
+        bridge, is above the server's budget."""
+        budget = self.cap.limit(None, self.lister.level, len(tools))
+        return budget is not None and len(tools) + 1 > budget
 
     def _with_bridges(self, lister: Lister, reduced: tuple[Tool, ...]
                       ) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
