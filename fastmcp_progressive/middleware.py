@@ -234,9 +234,12 @@ class ProgressiveDisclosure(Middleware):
         if verdict.outcome == "dispatch":
             return await self.describer.answer_dispatch(ctx, call.arguments)
         if verdict.proceeds:
-            if call.counted and self._cap.possible:
+            result = await let_through(call_next)(context)  # and so do the calls it nests
+            # counted once it ran (FastMCP's validation, its lookup and the middleware inside
+            # raise otherwise), and never a name the gate found hidden from this caller
+            if call.counted and verdict.outcome != "unknown" and self._cap.possible:
                 self._cap.note_call(call.found.name if call.found else call.name)
-            return await let_through(call_next)(context)  # what passes here passes nested calls
+            return result
         if verdict.outcome == "store_unavailable" or verdict.definition is None:
             return error_result(payloads.store_unavailable())
         found = await call.lookup()  # a refusal names the tool the gate found (done: no cost)

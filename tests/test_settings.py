@@ -248,6 +248,12 @@ def test_a_host_profiles_tool_cap_is_a_cap_a_listing_can_hold(max_tools: Any) ->
         HostProfile("acme", None, max_tools=max_tools)
 
 
+@pytest.mark.parametrize("flag", ["output_schema", "judged_by_arguments"])
+def test_a_host_profiles_flags_are_true_or_false(flag: str) -> None:
+    with pytest.raises(ValueError, match=rf"host profile 'acme': {flag} must be True or False"):
+        HostProfile(**{"name": "acme", "level": None, flag: "yes"})
+
+
 @pytest.mark.parametrize("ttl", [1e-6, 0.5, 4.9])
 def test_a_grant_ttl_shorter_than_a_models_turn_is_refused(ttl: float) -> None:
     with pytest.raises(ValueError, match=r"^grants\.ttl must be a finite number of seconds "
