@@ -256,6 +256,15 @@ def test_a_grant_ttl_shorter_than_a_models_turn_is_refused(ttl: float) -> None:
     assert GrantSettings(ttl=5).ttl == 5
 
 
+@pytest.mark.parametrize("timeout", [1e-6, 0.001, 0.0099])
+def test_a_store_timeout_no_store_can_meet_is_refused(timeout: float) -> None:
+    """#34: every store operation timed out, so under ``"open"`` anyone ran any tool."""
+    with pytest.raises(ValueError, match=r"^grants\.store_timeout must be a finite number of "
+                                         r"seconds at least 0\.01"):
+        GrantSettings(store_timeout=timeout)
+    assert GrantSettings(store_timeout=0.01).store_timeout == 0.01
+
+
 @pytest.mark.parametrize("name", [" describe_tools", "describe_tools ", "a\nb", "x" * 129])
 @pytest.mark.parametrize("field", ["bridge_tool", "dispatch_tool"])
 def test_our_tool_names_are_names_a_client_can_send(field: str, name: str) -> None:
