@@ -32,7 +32,7 @@ import os
 import weakref
 from collections.abc import Collection, Sequence
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, Never
 
 import mcp_types as mt
 from fastmcp import FastMCP
@@ -86,6 +86,7 @@ from fastmcp_progressive.settings import (
     ListingSettings,
     ResolutionSettings,
     given,
+    unknown_options,
 )
 
 logger = get_logger()
@@ -127,7 +128,10 @@ class ProgressiveDisclosure(Middleware):
         added: AddedComponents | None = None,
         resolution: ResolutionSettings | None = None,
         exempt_tools: Collection[str] = (),
+        **unknown: Never,  # refused, saying where each belongs (``max_tools``: ``listing``)
     ) -> None:
+        if unknown:
+            raise TypeError(unknown_options(unknown))
         listing = given("listing", listing, ListingSettings)
         grants = given("grants", grants, GrantSettings)
         clients = given("clients", clients, ClientSettings)

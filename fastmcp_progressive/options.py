@@ -126,7 +126,8 @@ def folder(name: str, value: Any) -> None:
     if "\0" in text:
         fail(name, "a folder path without NUL characters", value)
     if os.path.exists(text) and not os.path.isdir(text):
-        fail(name, "a folder, not a file", value)
+        raise ValueError(f"{name} must be a folder of description files, and {text} is a "
+                         "file: pass the folder that holds the files")
 
 
 def header_name(name: str, value: Any) -> None:

@@ -30,7 +30,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Protocol, TypeVar, get_args
 
 from fastmcp_progressive.hosts import (
@@ -355,6 +355,23 @@ GROUPS: dict[str, type] = {
 
 
 S = TypeVar("S")
+
+
+def unknown_options(options: Mapping[str, Any]) -> str:
+    """Why ``ProgressiveDisclosure(**options)`` takes none of ``options``, and where each
+    belongs: ``max_tools=20`` is ``listing=ListingSettings(max_tools=20)``."""
+    said = []
+    for option, value in options.items():
+        group = next((g for g, cls in GROUPS.items()
+                      if option in {f.name for f in fields(cls)}), None)
+        if group is None:
+            said.append(f"{option!r} is no option (the options: descriptions_dir, "
+                        f"{', '.join(GROUPS)}, exempt_tools)")
+        else:
+            said.append(f"{option!r} is a field of {GROUPS[group].__name__}: pass "
+                        f"{group}={GROUPS[group].__name__}({option}={value!r})")
+    got = "an unexpected keyword argument" if len(said) == 1 else "unexpected keyword arguments"
+    return f"ProgressiveDisclosure() got {got}: {'; '.join(said)}"
 
 
 def given(group: str, value: S | None, cls: type[S]) -> S:

@@ -113,6 +113,18 @@ def test_a_bad_value_names_its_setting(cls: type, name: str, value: Any) -> None
         cls(**{name: value})
 
 
+def test_an_option_of_a_settings_group_given_to_the_middleware_says_where_it_goes() -> None:
+    """#34: ``ProgressiveDisclosure(max_tools=20)`` was a bare TypeError."""
+    with pytest.raises(TypeError, match=re.escape(
+            "ProgressiveDisclosure() got an unexpected keyword argument: 'max_tools' is a "
+            "field of ListingSettings: pass listing=ListingSettings(max_tools=20)")):
+        ProgressiveDisclosure(max_tools=20)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"'ttl' is a field of GrantSettings: pass "
+                                        r"grants=GrantSettings\(ttl=60\); 'colour' is no option "
+                                        r"\(the options: descriptions_dir, listing, "):
+        ProgressiveDisclosure(ttl=60, colour="red")  # type: ignore[arg-type]
+
+
 def test_a_settings_group_takes_its_object_only() -> None:
     with pytest.raises(TypeError, match="grants takes a GrantSettings, not dict"):
         ProgressiveDisclosure(grants={"ttl": 60})  # type: ignore[arg-type]
@@ -121,7 +133,8 @@ def test_a_settings_group_takes_its_object_only() -> None:
 
 
 def test_the_constructor_takes_at_most_eight_parameters_descriptions_dir_first() -> None:
-    parameters = list(inspect.signature(ProgressiveDisclosure).parameters.values())
+    parameters = [p for p in inspect.signature(ProgressiveDisclosure).parameters.values()
+                  if p.kind is not inspect.Parameter.VAR_KEYWORD]  # only there to refuse
     assert len(parameters) <= 8
     assert parameters[0].name == "descriptions_dir"
     assert parameters[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -204,6 +217,10 @@ def test_descriptions_dir_may_not_be_a_file(tmp_path: Path) -> None:
     file = tmp_path / "descriptions.json"
     file.write_text("{}")
     _refused("descriptions_dir", lambda: ProgressiveDisclosure(file))
+    with pytest.raises(ValueError) as refused:  # #34: a PosixPath(...) repr, "not" twice
+        ProgressiveDisclosure(file)
+    assert str(refused.value) == (f"descriptions_dir must be a folder of description files, "
+                                  f"and {file} is a file: pass the folder that holds the files")
     ProgressiveDisclosure(tmp_path / "not-yet").close()  # a folder that appears later: fine
 
 
