@@ -175,7 +175,8 @@ class ProgressiveDisclosure(Middleware):
         # a watcher thread started by the first request invalidates edited description
         # files and sends tools/list_changed to live legacy sessions; it stops with the server
         self.hot_reload = HotReload(self.store, summary_max_chars=self.lister.summary_max_chars,
-                                    facts_at=self.lister.file_facts)
+                                    facts_at=self.lister.file_facts,
+                                    served=self.lister.served_facts)
         self.net_cost = NetCost(self.components, payloads.instructions(added.bridge_tool)
                                 if added.instructions else None)
         self._tools_list = ToolsList(lister=self.lister, preload=self.preload, gate=self._gate,
