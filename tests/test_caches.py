@@ -300,22 +300,31 @@ def _tool(x: int) -> int:
     return x
 
 
+def _changing_proxy(tools: int, size: int = 5000) -> tuple[FastMCP, ProgressiveDisclosure]:
+    """A proxy of ``changing_upstream`` with the middleware on, and the middleware."""
+    proxy = create_proxy(changing_upstream(tools, size))
+    middleware = ProgressiveDisclosure()
+    proxy.add_middleware(middleware)
+    return proxy, middleware
+
+
+async def _list_and_read(client: Any, tools: int, times: int) -> None:
+    """``times`` listings, each followed by a read of every tool."""
+    names = [f"tool_{i}" for i in range(tools)]
+    for _ in range(times):
+        await client.list_tools()
+        await client.call_tool("describe_tools", {"tools": names})
+
+
 @pytest.mark.slow  # 200 proxied listings and reads: about 10 s
 async def test_per_tool_memos_keep_one_entry_per_tool_when_descriptions_keep_changing() -> None:
     """An upstream whose descriptions changed on every listing left 327 MiB behind (one
     memo entry per tool per listing, up to 20,000 listed and 2,048 definitions); a
     changed description now replaces its tool's entry."""
     tools, listings = 20, 200
-    proxy = create_proxy(changing_upstream(tools))
-    middleware = ProgressiveDisclosure()
-    proxy.add_middleware(middleware)
-    names = [f"tool_{i}" for i in range(tools)]
+    proxy, middleware = _changing_proxy(tools)
     async with connect(proxy, "legacy") as client:
-        await client.list_tools()
-        await client.call_tool("describe_tools", {"tools": names})
-        for _ in range(listings):
-            await client.list_tools()
-            await client.call_tool("describe_tools", {"tools": names})
+        await _list_and_read(client, tools, 1 + listings)
     for memo in (middleware.lister._memo, middleware.definitions._memo):
         assert len(memo) <= tools + 1  # + the bridge tool
         kept = sum(len(repr(value)) for value in memo._values.values())
@@ -325,24 +334,18 @@ async def test_per_tool_memos_keep_one_entry_per_tool_when_descriptions_keep_cha
 async def test_changing_descriptions_leave_no_memory_behind() -> None:
     """#34: each proxied listing's fresh tool objects had their content key (with the whole
     description) remembered until the 20,000-entry LRU pushed it out: 30 listings of 10
-    changing 64 KB descriptions kept ~38 MiB. Keys now keep long texts as digests, and an
-    object's remembered key goes with it."""
+    changing 64 KB descriptions kept 16.8 MiB. Keys now keep long texts as digests, and
+    an object's remembered key goes with it."""
     tools, listings = 10, 30
-    proxy = create_proxy(changing_upstream(tools, size=64 * 1024))
-    middleware = ProgressiveDisclosure()
-    proxy.add_middleware(middleware)
-    names = [f"tool_{i}" for i in range(tools)]
+    proxy, middleware = _changing_proxy(tools, size=64 * 1024)
     async with connect(proxy, "legacy") as client:
-        await client.list_tools()
-        await client.call_tool("describe_tools", {"tools": names})
+        await _list_and_read(client, tools, 1)
         gc.collect()
         cost_checks_done()
         tracemalloc.start()
         try:
             before = tracemalloc.get_traced_memory()[0]
-            for _ in range(listings):
-                await client.list_tools()
-                await client.call_tool("describe_tools", {"tools": names})
+            await _list_and_read(client, tools, listings)
             gc.collect()
             kept = tracemalloc.get_traced_memory()[0] - before
         finally:

@@ -265,21 +265,18 @@ def test_a_host_profiles_tool_cap_is_a_cap_a_listing_can_hold(max_tools: Any) ->
         HostProfile("acme", None, max_tools=max_tools)
 
 
-@pytest.mark.parametrize("ttl", [1e-6, 0.5, 4.9])
-def test_a_grant_ttl_shorter_than_a_models_turn_is_refused(ttl: float) -> None:
-    with pytest.raises(ValueError, match=r"^grants\.ttl must be a finite number of seconds "
-                                         r"at least 5"):
-        GrantSettings(ttl=ttl)
-    assert GrantSettings(ttl=5).ttl == 5
-
-
-@pytest.mark.parametrize("timeout", [1e-6, 0.001, 0.0099])
-def test_a_store_timeout_no_store_can_meet_is_refused(timeout: float) -> None:
-    """#34: every store operation timed out, so under ``"open"`` anyone ran any tool."""
-    with pytest.raises(ValueError, match=r"^grants\.store_timeout must be a finite number of "
-                                         r"seconds at least 0\.01"):
-        GrantSettings(store_timeout=timeout)
-    assert GrantSettings(store_timeout=0.01).store_timeout == 0.01
+@pytest.mark.parametrize(("field", "value", "least"), [
+    ("ttl", 1e-6, 5.0), ("ttl", 0.5, 5.0), ("ttl", 4.9, 5.0),
+    ("store_timeout", 1e-6, 0.01), ("store_timeout", 0.001, 0.01),
+    ("store_timeout", 0.0099, 0.01)])
+def test_a_grant_time_too_short_to_work_is_refused(field: str, value: float,
+                                                   least: float) -> None:
+    """A ``ttl`` shorter than a model's read-then-call turn; a ``store_timeout`` no store
+    meets (#34: every store operation timed out, so under ``"open"`` anyone ran any tool)."""
+    with pytest.raises(ValueError, match=rf"^grants\.{field} must be a finite number of "
+                                         rf"seconds at least {re.escape(f'{least:g}')}"):
+        GrantSettings(**{field: value})
+    assert getattr(GrantSettings(**{field: least}), field) == least
 
 
 @pytest.mark.parametrize("name", [" describe_tools", "describe_tools ", "a\nb", "x" * 129])
