@@ -350,6 +350,12 @@ class Lister:
             parsing.set()
         return facts
 
+    def served_facts(self) -> dict[str, FileFacts]:
+        """The facts last read for each file, by tool name: what listings since showed
+        (the watcher compares them with the files once armed, ``hot_reload.py``)."""
+        with self._lines_lock:
+            return {name: facts for name, (_, facts) in self._lines.items()}
+
     def share_file_facts(self, other: Lister) -> None:
         """Use ``other``'s per-signature file facts (they do not depend on the level)."""
         if other.summary_max_chars == self.summary_max_chars:
