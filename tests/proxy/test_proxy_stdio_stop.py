@@ -42,13 +42,21 @@ def answer(process: Any, request: dict[str, Any]) -> dict[str, Any]:
     return dict(json.loads(line))
 
 
-@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT", "SIGHUP"])
+@pytest.mark.parametrize(("sig", "form"), [
+    ("SIGTERM", "command"), ("SIGINT", "command"), ("SIGHUP", "command"), ("SIGTERM", "config")])
 def test_a_signal_stops_the_stdio_proxy_and_its_upstream_with_stdin_open(
-        sig: str, tmp_path: Path) -> None:
+        sig: str, form: str, tmp_path: Path) -> None:
     app = tmp_path / "spawning_upstream.py"
     app.write_text(SPAWNING_UPSTREAM, encoding="utf-8")
     pids = tmp_path / "pids"
-    process = proxy_process("--", sys.executable, str(app), str(pids), cwd=tmp_path)
+    command = [sys.executable, str(app), str(pids)]
+    if form == "config":  # a gateway of one server
+        config = tmp_path / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": {"spawner": {
+            "command": command[0], "args": command[1:]}}}), encoding="utf-8")
+        process = proxy_process("--config", str(config), cwd=tmp_path)
+    else:
+        process = proxy_process("--", *command, cwd=tmp_path)
     upstream = child = 0
     try:
         until_sync(lambda: handles(process.pid, signal.SIGTERM), BOUND,
