@@ -11,10 +11,12 @@ Example:
     ```python
     await client.call_tool("describe_tools", {"tools": ["create_invoice"]})
     await client.call_tool("describe_tools", {"query": "create an invoice"})
+    await client.call_tool("describe_tools", {"queries": ["geocode an address", "write a file"]})
     ```
 
 A ``query`` answers with the best matching tools' full definitions, granted like a read
-(``search.py``), so a model that cannot see a tool's name still reaches it in one call.
+(``search.py``), so a model that cannot see a tool's name still reaches it in one call;
+``queries`` asks for a task's several steps at once, each ranked on its own.
 
 Every bridge argument a caller may leave out is listed with ``"nullable": true`` beside its
 one plain type (``listed_bridge_schema``): smolagents requires every listed argument not
@@ -46,10 +48,11 @@ def bridge_tool(name: str, answer: Answer | None = None) -> Tool:
     """
 
     async def describe_tools(tools: list[str] | None = None, groups: list[str] | None = None,
-                             query: str | None = None) -> ToolResult:
+                             query: str | None = None, queries: list[str] | None = None
+                             ) -> ToolResult:
         if answer is None:
             return ToolResult(content=[])
-        sent = (("tools", tools), ("groups", groups), ("query", query))
+        sent = (("tools", tools), ("groups", groups), ("query", query), ("queries", queries))
         return await answer(get_context(), {k: v for k, v in sent if v is not None})
 
     return Tool.from_function(
@@ -60,8 +63,8 @@ def bridge_tool(name: str, answer: Answer | None = None) -> Tool:
     )
 
 
-BRIDGE_DESCRIPTION = ("Full definitions of the tools you name or your query finds. Call before a "
-                      "tool's first use.")
+BRIDGE_DESCRIPTION = ("Full definitions of the tools you name or your query finds (queries: one "
+                      "per step). Call before a tool's first use.")
 """Listed to every client, so short: what it returns and when to call it."""
 
 
@@ -72,7 +75,8 @@ def bridge_description_with_groups(lines: list[str], dispatch: str | None) -> st
             "is not listed" if dispatch else ", then call it by name")
     return (
         'Only some tools are listed. describe_tools(query="what to do") gives the best '
-        "matching tools' full definitions; describe_tools(groups=[...]) lists a group's "
+        "matching tools' full definitions (queries=[...]: one per step); "
+        "describe_tools(groups=[...]) lists a group's "
         "tools, one line each; describe_tools(tools=[...]) gives a tool's "
         f"full definition{call}.\nGroups:\n" + "\n".join(lines)
     )

@@ -168,12 +168,12 @@ class ToolsList:
 
     @cached_property
     def _plain_bridge(self) -> Tool:
-        """The bridge as an uncapped listing shows it: ``tools`` and ``query`` (its
+        """The bridge as an uncapped listing shows it: ``tools``, ``query`` and ``queries`` (its
         ``groups`` argument is offered where most tools are not listed by name), without the
         name-derived title and the empty tags FastMCP adds: every client is sent it."""
         bridge = self.components.bridge
         assert bridge is not None
-        schema = listed_bridge_schema(bridge, ("tools", "query"))
+        schema = listed_bridge_schema(bridge, ("tools", "query", "queries"))
         return ListedTool.of(bridge, {"parameters": schema, "strip_noise": True})
 
     # -- a listing within a tool cap (toolcap.py) ----------------------------------------
@@ -219,7 +219,7 @@ class ToolsList:
         if known is not None and known[0] == lines:
             return known[1]
         description = bridge_description_with_groups(list(lines), self.components.dispatch_name)
-        schema = listed_bridge_schema(bridge, ("tools", "groups", "query"))
+        schema = listed_bridge_schema(bridge, ("tools", "groups", "query", "queries"))
         copy = ListedTool.of(bridge, {"description": description, "parameters": schema,
                                       "strip_noise": True})
         self._bridge_copy = (lines, copy)
