@@ -1,27 +1,31 @@
-"""The query's index: Okapi BM25 over one document per tool, words folded to their singular.
+"""The query's index: Okapi BM25 over one document per tool, a plural finding its singular.
 
 A ``describe_tools`` query is ranked here (``search.py`` decides what a tool's document
 says and which tools are documents). The index is a few flat arrays, not a server: about
-8 bytes per (word, document) posting and 100 per distinct word (``size``), so a 2,000-tool
-catalog keeps about 2 MB where the FastMCP index server it replaces kept about 26 MB, and
-it is built in a worker thread (``search.py``) since a large one takes a second.
+8 bytes per (word, document) posting and 100 per distinct word (``size``), so LiveMCPBench's
+527 tools keep 0.75 MB (1.4 KB a tool) where the FastMCP index server it replaces kept about
+13 KB a tool; it is built in a worker thread (``search.py``), since 2,000 tools take about
+half a second.
 
-It scores exactly as FastMCP's ``BM25SearchTransform`` does (k1 1.5, b 0.75, its
-tokenizer: NFKC, case folded, runs of two or more letters or digits; ties in document
-order; only documents sharing a word), the one difference being that every word, of a
-document and of a query alike, is first folded by Harman's S-stemmer ("How effective is
-suffixing?", JASIS 1991): three rules that take a plural's ending off (``ies`` to ``y``,
-``es`` to ``e``, ``s`` to nothing; never ``us``, ``ss``, ``aies``, ``eies``, ``aes``,
-``ees``, ``oes``), so "files" finds ``write_file`` and "addresses" a tool that geocodes an
-"address". Measured on LiveMCPBench's 44 public tasks against its 527 tools (one query per
-task text, through the real server), a task's tool is in the top 5 for 43 of 114 task-tool
-pairs and the top 10 for 50, against 38 and 48 without it; Snowball's English stemmer (a
-dependency of 2 MB) gave 38 and 51 there (``BENCHMARKS.md``, selection).
+It scores as FastMCP's ``BM25SearchTransform`` does (k1 1.5, b 0.75, its tokenizer: NFKC,
+case folded, runs of two or more letters or digits; ties in document order; only documents
+sharing a word), exactly so with ``fold=same``. By default a query's word also finds the
+other forms of it: Harman's S-stemmer ("How effective is suffixing?", JASIS 1991: three
+rules taking a plural's ending off) folds ``files`` and ``file`` into one, and a document
+scores, for each word of the query, the better of the word as said and its folded form
+(counted as often as the form the document says most, its idf over every document saying
+any form). So "write the files" finds ``write_file``, while "search repositories" still
+finds ``search_repositories`` by the rarer plural rather than by "repository", which nearly
+every tool of github-mcp-server says (folding every word instead lost 3 of the 21 short
+queries of ``tests/disclosure/test_search.py``). On LiveMCPBench's 44 public task texts
+against its 527 tools (one query per text), a task's tool is in the top 5 for 44 of 114
+task-tool pairs and in the top 10 for 50, against 38 and 48 without folding; Snowball's
+English stemmer on every word (a 2 MB dependency) gave 38 and 51.
 
 Example:
     ```python
     index = Index.build(["create_issue create issue ...", "merge_pull_request ..."])
-    index.rank("create an issue")   # [0, ...]: document positions, best first
+    index.rank("create issues")   # [0, ...]: document positions, best first
     ```
 """
 
@@ -52,33 +56,33 @@ def singular(word: str) -> str:
     return word
 
 
-def terms(text: str, fold: Callable[[str], str] = singular) -> list[str]:
-    """``text``'s words as the index counts them, in order: FastMCP's BM25 tokens, each
-    folded (made singular)."""
-    normalized = unicodedata.normalize("NFKC", text).casefold()
-    folded = (fold(word) for word in _TOKEN.findall(normalized))
-    return [word for word in folded if len(word) > 1]
-
-
 def same(word: str) -> str:
     """No folding: an index built with it ranks exactly as FastMCP's BM25 does."""
     return word
 
 
+def terms(text: str) -> list[str]:
+    """``text``'s words as FastMCP's BM25 counts them, in order: NFKC, case folded, runs of
+    two or more letters or digits."""
+    return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
 @dataclass(frozen=True)
 class Index:
-    """BM25 postings of ``count`` documents: for each term, the documents saying it and how
-    often, read from ``spans[term]`` (start, end) into ``documents`` and ``frequencies``;
-    ``norms`` is each document's length part of the BM25 denominator; ``fold`` how its
-    words, and a query's, are folded."""
+    """BM25 postings of ``count`` documents: for each word, the documents saying it and how
+    often, read from ``spans[word]`` (start, end) into ``documents`` and ``frequencies``;
+    ``norms`` is each document's length part of the BM25 denominator; ``forms`` the words
+    of the index that ``fold`` makes one (``file``: ``file``, ``files``), for each folded
+    word that some other word folds to."""
 
     count: int
     spans: dict[str, tuple[int, int]]
     documents: array[int]
     frequencies: array[int]
     norms: array[float]
+    forms: dict[str, tuple[str, ...]]
+    fold: Callable[[str], str]
     size: int
-    fold: Callable[[str], str] = singular
 
     @classmethod
     def build(cls, texts: Sequence[str], fold: Callable[[str], str] = singular) -> Index:
@@ -86,7 +90,7 @@ class Index:
         postings: dict[str, list[int]] = {}
         lengths: list[int] = []
         for position, text in enumerate(texts):
-            words = terms(text, fold)
+            words = terms(text)
             lengths.append(len(words))
             counted: dict[str, int] = {}
             for word in words:
@@ -96,31 +100,58 @@ class Index:
         average = sum(lengths) / len(lengths) if lengths else 0.0
         documents, frequencies = array("I"), array("I")
         spans: dict[str, tuple[int, int]] = {}
+        forms: dict[str, tuple[str, ...]] = {}
         for word, pairs in postings.items():
             start = len(documents)
             documents.extend(pairs[0::2])
             frequencies.extend(pairs[1::2])
             spans[sys.intern(word)] = (start, len(documents))
+            folded = fold(word)
+            if folded != word:
+                forms[folded] = (*forms.get(folded, ()), word)
+        for folded, plurals in forms.items():
+            forms[folded] = (folded, *plurals) if folded in spans else plurals
         norms = array("d", (K1 * (1 - B + B * length / average) if average else K1
                             for length in lengths))
         size = (sys.getsizeof(spans) + sum(sys.getsizeof(w) + 64 for w in spans)
+                + sys.getsizeof(forms) + sum(64 + 8 * len(f) for f in forms.values())
                 + 4 * (len(documents) + len(frequencies)) + 8 * len(norms))
-        return cls(len(texts), spans, documents, frequencies, norms, size, fold)
+        return cls(len(texts), spans, documents, frequencies, norms, forms, fold, size)
 
     def rank(self, query: str) -> list[int]:
         """The documents sharing a word with ``query``, best first (equal scores in
-        document order); each word of the query counts once."""
+        document order). Each word of the query counts once, for each document the better
+        of two scores: by the word as said, and by every word of its folded form (its
+        singular and plurals, as one word); so a plural said finds the singular written,
+        and a plural both say still counts as the rarer word it is."""
         scores: dict[int, float] = {}
-        for word in dict.fromkeys(terms(query, self.fold)):
-            span = self.spans.get(word)
-            if span is None:
-                continue
-            start, end = span
-            found = end - start
-            idf = math.log((self.count - found + 0.5) / (found + 0.5) + 1.0)
-            for at in range(start, end):
-                document, times = self.documents[at], self.frequencies[at]
-                scores[document] = scores.get(document, 0.0) + (
-                    idf * (times * (K1 + 1)) / (times + self.norms[document]))
+        folded_seen: set[str] = set()
+        for word in dict.fromkeys(terms(query)):
+            said = self._scores((word,))
+            folded = self.fold(word)
+            forms = self.forms.get(folded, (folded,))
+            if forms != (word,) and folded not in folded_seen:
+                folded_seen.add(folded)
+                for document, score in self._scores(forms).items():
+                    if score > said.get(document, 0.0):
+                        said[document] = score
+            for document, score in said.items():
+                scores[document] = scores.get(document, 0.0) + score
         return sorted((d for d, score in scores.items() if score > 0),
                       key=lambda d: (-scores[d], d))
+
+    def _scores(self, words: Sequence[str]) -> dict[int, float]:
+        """Each document's BM25 score for ``words`` counted as one word, said as often as
+        the form it says most (a part of a document that says "file" and "files" says it
+        once)."""
+        times: dict[int, int] = {}
+        for word in words:
+            span = self.spans.get(word)
+            if span is not None:
+                for at in range(*span):
+                    document = self.documents[at]
+                    times[document] = max(times.get(document, 0), self.frequencies[at])
+        found = len(times)
+        idf = math.log((self.count - found + 0.5) / (found + 0.5) + 1.0)
+        return {document: idf * (said * (K1 + 1)) / (said + self.norms[document])
+                for document, said in times.items()}

@@ -18,11 +18,12 @@ there, at a word's end, and ranked (the answer says so: ``query_truncated``), no
 a model that sees a task's several steps asks for them in one call (``queries``, at most
 ``MAX_QUERIES``), each ranked on its own.
 
-The ranking is Okapi BM25 (``index.py``: FastMCP's own scoring, words made singular).
+The ranking is Okapi BM25 (``index.py``: FastMCP's own scoring, a plural finding its
+singular).
 Which tools are documents is decided by the caller of the query, as a read decides
 (``describer.py:Describer.visible_tools``): a hidden tool is never ranked. An index is
 built once per catalog (the documents, in order), in a worker thread (a 2,000-tool one
-takes about a second, and every other client is served meanwhile), and kept in a bounded
+takes about half a second, and every other client is served meanwhile), and kept in a bounded
 ``cachetools`` cache counted in bytes (``INDEX_BYTES``), so each caller's view (a tenant
 sees its own tools) keeps its index and a query does not rebuild; each tool's document is
 kept per tool content and description-file signature (``caches.py:ToolCache``). A catalog
@@ -73,7 +74,7 @@ LINE_RESULTS = 5
 fit); each of several queries answers its ``FULL_RESULTS`` best in all."""
 INDEX_BYTES = 64 * 1024 * 1024
 """What the kept indexes may hold together (``index.py:Index.size``, one index per distinct
-catalog): about 2.4 MB for 2,000 tools, so 26 views of a 2,000-tool catalog."""
+catalog): about 1.4 KB a tool, so some 20 views of a 2,000-tool catalog."""
 DOCUMENTS_KEPT = 20_000
 """How many tools' documents are kept (per tool content and file signature)."""
 BUILD_THREADS = 2
