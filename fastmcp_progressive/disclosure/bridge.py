@@ -16,7 +16,9 @@ Example:
 
 A ``query`` answers with the best matching tools' full definitions, granted like a read
 (``search.py``), so a model that cannot see a tool's name still reaches it in one call;
-``queries`` asks for a task's several steps at once, each ranked on its own.
+``queries`` asks for a task's several steps at once, each ranked on its own. ``queries`` is
+listed (18 tokens) only where a listing is capped, where most tools are found by query; an
+uncapped listing names every tool, and its bridge stays at about 65 tokens.
 
 Every bridge argument a caller may leave out is listed with ``"nullable": true`` beside its
 one plain type (``listed_bridge_schema``): smolagents requires every listed argument not
@@ -63,8 +65,8 @@ def bridge_tool(name: str, answer: Answer | None = None) -> Tool:
     )
 
 
-BRIDGE_DESCRIPTION = ("Full definitions of the tools you name or your query finds (queries: one "
-                      "per step). Call before a tool's first use.")
+BRIDGE_DESCRIPTION = ("Full definitions of the tools you name or your query finds. Call before a "
+                      "tool's first use.")
 """Listed to every client, so short: what it returns and when to call it."""
 
 

@@ -168,12 +168,12 @@ class ToolsList:
 
     @cached_property
     def _plain_bridge(self) -> Tool:
-        """The bridge as an uncapped listing shows it: ``tools``, ``query`` and ``queries`` (its
-        ``groups`` argument is offered where most tools are not listed by name), without the
+        """The bridge as an uncapped listing shows it: ``tools`` and ``query`` (its ``groups``
+        and ``queries`` are offered where most tools are not listed by name), without the
         name-derived title and the empty tags FastMCP adds: every client is sent it."""
         bridge = self.components.bridge
         assert bridge is not None
-        schema = listed_bridge_schema(bridge, ("tools", "query", "queries"))
+        schema = listed_bridge_schema(bridge, ("tools", "query"))
         return ListedTool.of(bridge, {"parameters": schema, "strip_noise": True})
 
     # -- a listing within a tool cap (toolcap.py) ----------------------------------------

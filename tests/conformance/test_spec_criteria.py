@@ -48,7 +48,7 @@ async def test_1_minimal_descriptions_in_tools_list(transport: Transport, era: E
         tools = {t.name: t for t in await c.list_tools()}
     assert set(tools) == {"add", "echo", "shout", "describe_tools"}
     bridge = tools["describe_tools"]  # listed in full: it must be callable as listed
-    assert set(bridge.input_schema["properties"]) == {"tools", "query", "queries"}  # optional
+    assert set(bridge.input_schema["properties"]) == {"tools", "query"}  # each optional
     assert "required" not in bridge.input_schema
     add = tools["add"]
     assert add.description == "Add two integers."
