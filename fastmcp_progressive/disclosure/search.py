@@ -293,14 +293,16 @@ class ToolSearch:
         with self._lock:
             building = self._building.setdefault(key, threading.Lock())
         with building:
-            with self._lock:
-                kept = self._indexes.get(key)
-            if kept is None:
-                kept = Kept(Index.build([f"{name} {text}" for name, text in catalog]),
-                            tuple(name for name, _ in catalog))
-                if kept.index.size <= INDEX_BYTES:
-                    with self._lock:
-                        self._indexes[key] = kept
-            with self._lock:
-                self._building.pop(key, None)
+            try:
+                with self._lock:
+                    kept = self._indexes.get(key)
+                if kept is None:
+                    kept = Kept(Index.build([f"{name} {text}" for name, text in catalog]),
+                                tuple(name for name, _ in catalog))
+                    if kept.index.size <= INDEX_BYTES:
+                        with self._lock:
+                            self._indexes[key] = kept
+            finally:
+                with self._lock:
+                    self._building.pop(key, None)
         return kept

@@ -200,6 +200,16 @@ async def test_eleven_views_of_a_2000_tool_catalog_keep_their_small_indexes(
     assert kept._indexes.currsize <= search.INDEX_BYTES
 
 
+async def test_queries_of_one_new_catalog_at_once_build_its_index_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    builds = CountedBuilds(monkeypatch)
+    tools, kept = synthetic_tools(500), searcher()
+    async with anyio.create_task_group() as group:
+        for words in ("merge a branch", "send an email", "open a page", "read a file"):
+            group.start_soon(kept.rank, tools, [words], 5)
+    assert builds.sizes == [500]
+
+
 # -- what a query takes -----------------------------------------------------------------------
 @pytest.mark.parametrize(("transport", "era"), [("memory", "legacy"), ("http", "modern")])
 async def test_a_task_text_over_the_limit_is_cut_and_ranked(transport: Transport, era: Era
