@@ -213,18 +213,21 @@ def found(queries: Sequence[str], ranked: Sequence[Sequence[str]], named: Sequen
     return Found(full, turns[len(full):], dict(zip(queries, best, strict=True)))
 
 
-Catalog = tuple[tuple[str, str], ...]
-"""A ranked catalog: (tool name, document) pairs, in listing order."""
+@dataclass(frozen=True)
+class Document:
+    """A tool's document as its file said when it was made (``signature``), and a digest of
+    its name and text: a catalog's key is a digest of these, 16 bytes per view in the cache
+    rather than the documents, computed without reading the documents again."""
+
+    signature: Signature | None
+    name: str
+    text: str
+    digest: bytes
 
 
-def catalog_key(catalog: Catalog) -> bytes:
-    """A digest of ``catalog``: the key its index is kept under, so that the cache holds 16
-    bytes per view, not the documents."""
-    digest = hashlib.blake2b(digest_size=16)
-    for name, text in catalog:
-        digest.update(name.encode("utf-8", "surrogatepass") + b"\0")
-        digest.update(text.encode("utf-8", "surrogatepass") + b"\1")
-    return digest.digest()
+def catalog_key(documents: Sequence[Document]) -> bytes:
+    """The key a catalog's index is kept under: a digest of its documents, in order."""
+    return hashlib.blake2b(b"".join(d.digest for d in documents), digest_size=16).digest()
 
 
 @dataclass(frozen=True)
@@ -242,8 +245,7 @@ class ToolSearch:
                  ) -> None:
         self.definitions = definitions
         self._line_of = line_of
-        self._documents: ToolCache[tuple[Signature | None, str]] = ToolCache(
-            DOCUMENTS_KEPT, key=registered_content)
+        self._documents: ToolCache[Document] = ToolCache(DOCUMENTS_KEPT, key=registered_content)
         self._indexes: LRUCache[bytes, Kept] = LRUCache(
             INDEX_BYTES, getsizeof=lambda kept: kept.index.size)
         self._lock = threading.Lock()
@@ -264,32 +266,38 @@ class ToolSearch:
 
     def document_of(self, tool: Tool) -> str:
         """``tool``'s document as its description file says now."""
+        return self._document(tool).text
+
+    def _document(self, tool: Tool) -> Document:
         sig = self.definitions.store.signature(tool.name)
         kept = self._documents.get(tool)
-        if kept is not None and kept[0] == sig:
-            return kept[1]
+        if kept is not None and kept.signature == sig:
+            return kept
         definition, _ = self.definitions.for_tool(tool)
         text = document(definition, self._line_of(tool, sig))
-        self._documents.put(tool, (sig, text))
-        return text
+        digest = hashlib.blake2b(f"{tool.name}\0{text}".encode("utf-8", "surrogatepass"),
+                                 digest_size=16).digest()
+        made = Document(sig, tool.name, text, digest)
+        self._documents.put(tool, made)
+        return made
 
     def _kept(self, tools: Sequence[Tool]) -> Kept | None:
         """The index kept for ``tools``' documents when every document is kept too (a
         cheap look-up on the loop), else None."""
-        catalog: list[tuple[str, str]] = []
+        documents: list[Document] = []
         for tool in tools:
             kept = self._documents.get(tool)
-            if kept is None or kept[0] != self.definitions.store.signature(tool.name):
+            if kept is None or kept.signature != self.definitions.store.signature(tool.name):
                 return None
-            catalog.append((tool.name, kept[1]))
+            documents.append(kept)
         with self._lock:
-            return self._indexes.get(catalog_key(tuple(catalog)))
+            return self._indexes.get(catalog_key(documents))
 
     def _built(self, tools: Sequence[Tool]) -> Kept:
         """In a worker thread: ``tools``' documents and their index, kept when it fits. One
         build per catalog at a time: a second query of it waits for the first's index."""
-        catalog = tuple((tool.name, self.document_of(tool)) for tool in tools)
-        key = catalog_key(catalog)
+        documents = [self._document(tool) for tool in tools]
+        key = catalog_key(documents)
         with self._lock:
             building = self._building.setdefault(key, threading.Lock())
         with building:
@@ -297,8 +305,8 @@ class ToolSearch:
                 with self._lock:
                     kept = self._indexes.get(key)
                 if kept is None:
-                    kept = Kept(Index.build([f"{name} {text}" for name, text in catalog]),
-                                tuple(name for name, _ in catalog))
+                    kept = Kept(Index.build([f"{d.name} {d.text}" for d in documents]),
+                                tuple(d.name for d in documents))
                     if kept.index.size <= INDEX_BYTES:
                         with self._lock:
                             self._indexes[key] = kept
