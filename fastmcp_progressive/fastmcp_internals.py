@@ -89,6 +89,31 @@ def wire_params(ctx: Any | None) -> Mapping[str, Any] | None:
     return params if isinstance(params, Mapping) else None
 
 
+def request_servers(ctx: Any | None) -> list[Any]:
+    """The FastMCP servers a request passes through, ``ctx.fastmcp`` first, then each
+    server that mounted it and handed the request on, up to the one the client talks to.
+
+    FastMCP enters a ``Context`` per server a request reaches (the parent's, then a mounted
+    child's in ``call_tool``/``list_tools``); each ``Context.__aenter__`` keeps the token of
+    its ``_current_context.set``, whose public ``Token.old_value`` is the enclosing context.
+    Stands in for: nothing public (a child's middleware is told only ``ctx.fastmcp``, the
+    child). Reads the private ``Context._tokens``. An empty or moved list answers
+    ``[ctx.fastmcp]``: the request is then taken as the child's own. Verified on FastMCP
+    4.1.2 and 4.2.3.
+    """
+    servers: list[Any] = []
+    current, hops = ctx, 0
+    while current is not None and hops < 64:
+        server = getattr(current, "fastmcp", None)
+        if server is not None and (not servers or servers[-1] is not server):
+            servers.append(server)
+        tokens = getattr(current, "_tokens", None)
+        enclosing = tokens[0].old_value if isinstance(tokens, list) and tokens else None
+        current = enclosing if enclosing is not None and hasattr(enclosing, "fastmcp") else None
+        hops += 1
+    return servers
+
+
 # -- handshake-era connections ----------------------------------------------------------------
 def on_connection_close(anchor: Any, callback: Callable[[], None], *, marker: str) -> bool:
     """Run ``callback()`` once when the legacy connection ``anchor`` closes.
@@ -158,6 +183,27 @@ def server_info_stamp(server: Any) -> dict[str, Any] | None:
     """
     stamp = getattr(getattr(server, "_mcp_server", None), "server_info_stamp", None)
     return stamp if isinstance(stamp, dict) else None
+
+
+def serve_method(server: Any, method: str, params_type: type[Any],
+                 handler: Callable[[Any, Any], Awaitable[Any]]) -> None:
+    """Answer ``method``, a request FastMCP itself does not serve (``resources/subscribe``,
+    ``resources/unsubscribe``), on the server's low-level MCP server: the SDK's public
+    ``add_request_handler``, reached through FastMCP's private ``_mcp_server``.
+
+    A new method only, never one FastMCP already answers (that would replace its handler:
+    ``ValueError``). The SDK derives the matching capability from the handler being there
+    (``resources.subscribe``), so it is advertised exactly when the method is served.
+    ``handler(request_context, params)`` gets the SDK's ``ServerRequestContext``.
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.3.
+    """
+    low_level: Any = getattr(server, "_mcp_server", None)
+    add = getattr(low_level, "add_request_handler", None)
+    if add is None or not hasattr(low_level, "get_request_handler"):
+        raise RuntimeError(f"this FastMCP release serves no extra request methods ({method})")
+    if low_level.get_request_handler(method) is not None:
+        raise ValueError(f"{method} is already served; not replacing FastMCP's handler")
+    add(method, params_type, handler)
 
 
 def state_storage(ctx: Any) -> Any:
@@ -279,6 +325,20 @@ def _is_json_data(value: Any) -> bool:
     return False
 
 
+def delegate_of(tool: Any) -> tuple[Any, str] | None:
+    """``(child server, the child's own name)`` when ``tool`` is a mount's delegating copy
+    (private ``FastMCPProviderTool._server`` and ``_original_name``), else None.
+
+    Stands in for: nothing public. Verified on FastMCP 4.1.2 and 4.2.3.
+    """
+    from fastmcp.server.providers.fastmcp_provider import FastMCPProviderTool
+
+    if not isinstance(tool, FastMCPProviderTool):
+        return None
+    server, name = getattr(tool, "_server", None), getattr(tool, "_original_name", None)
+    return (server, name) if server is not None and isinstance(name, str) else None
+
+
 async def mounted_original(tool: Any) -> Any | None:
     """The tool a mounted server's tool delegates to: the child server's own tool, as the
     child's ``get_tool`` gives it (private ``FastMCPProviderTool._server`` and
@@ -287,14 +347,8 @@ async def mounted_original(tool: Any) -> Any | None:
     Stands in for: nothing public (a mount hands the parent a delegating copy whose run
     calls the child's ``call_tool``). Verified on FastMCP 4.1.2 and 4.2.1.
     """
-    from fastmcp.server.providers.fastmcp_provider import FastMCPProviderTool
-
-    if not isinstance(tool, FastMCPProviderTool):
-        return None
-    server, name = getattr(tool, "_server", None), getattr(tool, "_original_name", None)
-    if server is None or not isinstance(name, str):
-        return None
-    return await server.get_tool(name)
+    delegate = delegate_of(tool)
+    return await delegate[0].get_tool(delegate[1]) if delegate is not None else None
 
 
 # -- the client side (proxy/front.py, upstream.py, backend_sessions.py) ---------------------------
@@ -313,7 +367,8 @@ def connect_failure(error: BaseException) -> str | None:
 
 
 # -- mount namespaces and list pages (groups.py) --------------------------------------------------
-def mounted_namespaces(server: Any) -> list[tuple[str, Any]]:
+def mounted_namespaces(server: Any, *, with_plain: bool = False
+                       ) -> list[tuple[str, Any]]:
     """``(namespace, mounted server or None)`` for each provider of ``server`` added with a
     namespace (``mount(child, namespace="kid")``, ``add_provider(p, namespace=...)``).
 
@@ -333,12 +388,13 @@ def mounted_namespaces(server: Any) -> list[tuple[str, Any]]:
         for transform in getattr(provider, "transforms", ()):
             if isinstance(transform, Namespace):
                 prefix = transform._prefix
-        if not isinstance(prefix, str) or not prefix:
+        if not with_plain and (not isinstance(prefix, str) or not prefix):
             continue
         inner, depth = provider, 0
         while not isinstance(inner, FastMCPProvider) and depth < 8:
             inner, depth = getattr(inner, "_inner", None), depth + 1
             if inner is None:
                 break
-        found.append((prefix, inner.server if isinstance(inner, FastMCPProvider) else None))
+        found.append((prefix if isinstance(prefix, str) else "",
+                      inner.server if isinstance(inner, FastMCPProvider) else None))
     return found

@@ -177,6 +177,12 @@ def query_too_long(limit: int) -> dict[str, Any]:
     }
 
 
+QUERY_NOT_OFFERED = (
+    "Every tool is listed to you, so describe_tools takes no query here: name the tools "
+    "you want, describe_tools(tools=[...]).")
+"""The problem of a query from a client whose host profile lists it every tool."""
+
+
 def invalid_query(problem: str) -> dict[str, Any]:
     """The body of a ``describe_tools`` call whose ``query`` cannot be searched."""
     return {"error": {"code": INVALID_QUERY, "message": problem}}
@@ -250,6 +256,14 @@ def dispatch_unknown(name: str, bridge: str | None) -> dict[str, Any]:
             "tools of each group." if bridge else "")
     return {"error": {"code": UNKNOWN_TOOL,
                       "message": f"Tool '{_short(name)}' not found.{hint}"}}
+
+
+def dispatch_not_offered(name: str) -> dict[str, Any]:
+    """The body of a dispatch by a caller whose listing shows every tool: it calls the
+    tool by its own name, through every server in front of this one."""
+    return {"error": {"code": UNKNOWN_TOOL,
+                      "message": f"Every tool is listed to you: call '{_short(name)}' by its "
+                                 "own name."}}
 
 
 def dispatch_failed(name: str, reason: str) -> dict[str, Any]:

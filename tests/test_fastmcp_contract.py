@@ -19,6 +19,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import mcp_types as mt
 import pytest
 from fastmcp import Client, FastMCP
 from fastmcp.server.context import Context
@@ -212,6 +213,28 @@ def test_server_info_stamp() -> None:
         "FastMCP._mcp_server.server_info_stamp", "server_info_stamp")
 
 
+async def test_serve_method() -> None:
+    """A method FastMCP does not serve is answered, its capability advertised; one FastMCP
+    serves is refused rather than replaced."""
+    server = FastMCP("subscribable")
+    seen: list[str] = []
+
+    async def subscribe(_ctx: Any, params: mt.SubscribeRequestParams) -> mt.EmptyResult:
+        seen.append(str(params.uri))
+        return mt.EmptyResult()
+
+    internals.serve_method(server, "resources/subscribe", mt.SubscribeRequestParams, subscribe)
+    with pytest.raises(ValueError, match="already served"):
+        internals.serve_method(server, "tools/list", mt.PaginatedRequestParams, subscribe)
+    async with connect(server, "legacy") as client:
+        assert client.initialize_result is not None
+        capabilities = client.initialize_result.capabilities
+        assert capabilities.resources is not None and capabilities.resources.subscribe, moved(
+            "FastMCP._mcp_server.add_request_handler", "serve_method")
+        await client.session.subscribe_resource("test://watched")
+    assert seen == ["test://watched"]
+
+
 async def test_state_storage() -> None:
     default = await during_call("legacy", internals.state_storage)
     assert default[0] is not None, moved("FastMCP._state_storage", "state_storage")
@@ -381,6 +404,45 @@ def test_mounted_namespaces() -> None:
         "Namespace._prefix, _WrappedProvider._inner or FastMCPProvider.server moved")
 
 
+async def test_request_servers() -> None:
+    """A child's middleware sees the servers its request came through, innermost first."""
+    from fastmcp.server.middleware import Middleware
+
+    seen: list[list[str]] = []
+
+    class Spy(Middleware):
+        async def on_call_tool(self, context: Any, call_next: Any) -> Any:
+            seen.append([s.name for s in internals.request_servers(context.fastmcp_context)])
+            return await call_next(context)
+
+    child, middle, top = FastMCP("child"), FastMCP("middle"), FastMCP("top")
+    child.tool(lambda: 1, name="one")
+    child.add_middleware(Spy())
+    middle.mount(child, namespace="kid")
+    top.mount(middle)
+    async with Client(top) as client:
+        await client.call_tool("kid_one", {})
+    async with Client(child) as client:
+        await client.call_tool("one", {})
+    assert seen == [["child", "middle", "top"], ["child"]], (
+        "Context._tokens (the token of _current_context.set) moved")
+    assert internals.request_servers(None) == []
+
+
+async def test_delegate_of() -> None:
+    parent, child = FastMCP("parent"), FastMCP("kid")
+    child.tool(lambda: 1, name="one")
+    parent.mount(child, namespace="kid")
+    tool = await parent.get_tool("kid_one")
+    assert internals.delegate_of(tool) == (child, "one"), (
+        "FastMCPProviderTool._server or _original_name moved")
+    assert internals.delegate_of(await child.get_tool("one")) is None
+    flat = FastMCP("flat")
+    parent.mount(flat)
+    mounted = internals.mounted_namespaces(parent, with_plain=True)
+    assert ("kid", child) in mounted and ("", flat) in mounted  # and the parent's own ("", None)
+
+
 def test_every_touch_has_a_contract_test() -> None:
     functions = [name for name, value in vars(internals).items()
                  if inspect.isfunction(value) and not name.startswith("_")
@@ -474,10 +536,11 @@ READ_PRIVATE_NAMES = frozenset({
     "_connection", "_client_tool_call", "_is_client_tool_call", "_srctx",
     "_lifespan_result_set", "_mcp_server", "_state_storage",
     "_components", "_server",
-    "_original_name", "_prefix", "_inner",
+    "_original_name", "_prefix", "_inner", "_tokens",
 })
 """Every private FastMCP/SDK name ``fastmcp_internals.py`` reads (``_<method>_settings``
-stands for ``ResponseCachingMiddleware``'s three); issue #26 bounds it at 12."""
+stands for ``ResponseCachingMiddleware``'s three); issue #26 bounds it at 12, issue #33
+adds ``Context._tokens`` (the servers a request came through: nothing public says)."""
 
 
 def private_names(path: Path) -> set[str]:
@@ -511,4 +574,4 @@ def test_the_private_names_read_are_the_listed_ones() -> None:
         f"read but not listed: {sorted(read - READ_PRIVATE_NAMES)}; "
         f"listed but not read: {sorted(READ_PRIVATE_NAMES - read)}")
     count = len(READ_PRIVATE_NAMES) + (2 if "_<method>_settings" in READ_PRIVATE_NAMES else 0)
-    assert count <= 12, f"{count} private names read"
+    assert count <= 13, f"{count} private names read"

@@ -7,6 +7,13 @@ FastMCP decides visibility in two places: inside the server (providers, transfor
 hook it uses: ``on_list_tools``, ``on_request`` or ``on_message``. A tool counts as visible
 only if both agree: the conservative answer, never the generous one.
 
+A request that reached a mounted child through its parent (``parent.mount(child)``) must
+pass the parent too: each server that mounted ours and handed the request on must show the
+tool's delegate to this caller (its ``disable``, ``Visibility`` transforms, session
+visibility, component ``auth``, and its own listing filters such as ``AuthMiddleware``).
+So ``run_tool``, a query, a read and a suggestion never reach a tool the server the
+client talks to hides (``through_mounts``).
+
 Asking the middleware costs what the question touches, not what the server holds: the
 other middleware run their ``tools/list`` hooks over just the tools in question (found by
 ``get_tool``), as if the catalog held only those. A filter that decides per tool (by name,
@@ -27,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from itertools import pairwise
 from typing import Any
 
 import mcp_types as mt
@@ -44,6 +52,8 @@ from fastmcp.server.middleware.rate_limiting import (
 from fastmcp.server.middleware.response_limiting import ResponseLimitingMiddleware
 from fastmcp.server.middleware.timing import DetailedTimingMiddleware, TimingMiddleware
 from fastmcp.tools.base import Tool
+
+from fastmcp_progressive.fastmcp_internals import delegate_of, mounted_namespaces, request_servers
 
 _listing_for: ContextVar[tuple[Middleware, ...]] = ContextVar(
     "fastmcp_progressive_listing_for", default=())
@@ -112,6 +122,7 @@ class Catalog:
         candidates = [tool for tool in found.values() if tool is not None]
         if candidates:
             shown = await self.visible(ctx, candidates)  # every name when nothing filters
+            shown &= {t.name for t in await self.through_mounts(ctx, candidates)}
             found = {name: tool if name in shown else None for name, tool in found.items()}
         return found
 
@@ -119,12 +130,16 @@ class Catalog:
         """Whether the other middleware's listing filters show ``tool`` to this caller."""
         return tool.name in await self.visible(ctx, [tool])
 
-    async def visible(self, ctx: Context, tools: Sequence[Tool]) -> set[str]:
-        """Names among ``tools`` that the other middleware's listing hooks keep showing.
+    async def visible(self, ctx: Context, tools: Sequence[Tool], server: Any = None
+                      ) -> set[str]:
+        """Names among ``tools`` that the other middleware's listing hooks keep showing
+        (those of ``server``, a server that mounted ours, when given).
 
         A hook that fails answers "none": a lookup never widens what a caller may see.
         """
-        filters = self.filters(ctx)
+        filters = self.filters(ctx) if server is None else [
+            m for m in server.middleware
+            if not isinstance(m, type(self._owner)) and hooks_listing(m)]
         if not filters:
             return {tool.name for tool in tools}
         candidates = list(tools)
@@ -154,7 +169,29 @@ class Catalog:
     async def keep_visible(self, ctx: Context, tools: list[Tool]) -> list[Tool]:
         """``tools`` minus those a listing filter outside our middleware hides."""
         shown = await self.visible(ctx, tools)
-        return [t for t in tools if t.name in shown]
+        return await self.through_mounts(ctx, [t for t in tools if t.name in shown])
+
+    async def through_mounts(self, ctx: Context, tools: Sequence[Tool]) -> list[Tool]:
+        """``tools`` (of ``ctx.fastmcp``) minus those a server this request came through
+        hides: every server that mounted ours and handed the request on shows the tool's
+        delegate to this caller. Costs nothing for a request the server got directly; one
+        listing of each such parent otherwise."""
+        servers = request_servers(ctx)
+        alive = {tool.name: tool.name for tool in tools}  # our name -> its name one hop out
+        for inner, outer in pairwise(servers):
+            if not any(child is inner for _, child in mounted_namespaces(outer, with_plain=True)):
+                break  # ``inner`` was not reached through a mount: the client talks to it
+            delegates: dict[str, Tool] = {}
+            with self._passthrough():  # the child's own listing hook passes tools on whole
+                for tool in await outer.list_tools(run_middleware=False):
+                    delegate = delegate_of(tool)
+                    if delegate is not None and delegate[0] is inner:
+                        delegates.setdefault(delegate[1], tool)
+            reached = [delegates[name] for name in alive.values() if name in delegates]
+            shown = await self.visible(ctx, reached, server=outer) if reached else set()
+            alive = {ours: delegates[name].name for ours, name in alive.items()
+                     if name in delegates and delegates[name].name in shown}
+        return [tool for tool in tools if tool.name in alive]
 
     async def names(self, ctx: Context) -> list[str]:
         """Names of every tool this caller's ``tools/list`` shows, in listing order."""
@@ -167,7 +204,7 @@ class Catalog:
         first: dict[str, Tool] = {}
         for tool in tools:
             first.setdefault(tool.name, tool)
-        return list(first.values())
+        return await self.through_mounts(ctx, list(first.values()))
 
     def filters(self, ctx: Context) -> list[Middleware]:
         """The other middleware, outermost first, that may filter this server's listing."""

@@ -278,7 +278,7 @@ def _parser() -> argparse.ArgumentParser:
               "%(prog)s [options] --config FILE",
         epilog="Every option can also be set in the environment as FASTMCP_PROGRESSIVE_<OPTION> "
                "(e.g. FASTMCP_PROGRESSIVE_CONFIG, FASTMCP_PROGRESSIVE_STARTUP_TIMEOUT; "
-               "--exempt: comma-separated; --no-host-profiles: 1/true), read as the option "
+               "--exempt, --full-client: comma-separated; switches: 1/true), read as the option "
                "would be; a flag given on the command line wins.",
         allow_abbrev=False)
     _proxy_options(p)
@@ -312,6 +312,15 @@ def _proxy_options(p: argparse.ArgumentParser) -> list[argparse.Action]:
                             "full; no host tool caps (--max-tools still applies)"),
         p.add_argument("--exempt", action="append", default=[], metavar="TOOL",
                        help="a tool listed in full and never gated (repeatable)"),
+        p.add_argument("--full-client", action="append", default=[], metavar="GLOB",
+                       help="clients (name or name/version glob, e.g. 'my-host*') served "
+                            "in full: the upstream as it is, nothing gated (repeatable)"),
+        p.add_argument("--dereference-schemas", action="store_true",
+                       help="inline each $ref of the upstream's schemas, for clients that "
+                            "cannot follow one (default: served as they are)"),
+        p.add_argument("--no-host-origin-protection", action="store_true",
+                       help="with --http: accept any Host and Origin header (default: a "
+                            "loopback bind refuses other hosts, against DNS rebinding)"),
         p.add_argument("--name", type=_server_name, help="the proxy's server name"),
         p.add_argument("--startup-timeout", type=_seconds, default=DEFAULT_STARTUP_TIMEOUT,
                        metavar="SECONDS", help="time an upstream may take to start"),
@@ -406,7 +415,11 @@ async def _run_proxy(args: argparse.Namespace) -> int:
         chosen: dict[str, Any] = {"anonymous": args.anonymous} if args.anonymous else {}
         if args.no_host_profiles:
             chosen["host_profiles"] = ()
+        if args.full_client:
+            chosen["full_clients"] = tuple(args.full_client)
         await serve(target, config=args.config, http=http,
+                    host_origin_protection=False if args.no_host_origin_protection else "auto",
+                    dereference_schemas=args.dereference_schemas,
                     descriptions_dir=_from_here(args.descriptions), name=args.name,
                     listing=ListingSettings(level=args.listing, max_tools=args.max_tools),
                     clients=ClientSettings(**chosen), exempt_tools=args.exempt,

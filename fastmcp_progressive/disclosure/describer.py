@@ -45,6 +45,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote
 
 import mcp_types as mt
+from fastmcp.apps.config import is_model_visible
 from fastmcp.exceptions import FastMCPError
 from fastmcp.server.context import Context
 from fastmcp.tools.base import Tool, ToolResult
@@ -227,6 +228,7 @@ class Describer:
         self.definitions, self.lister, self.groups, self.cap = definitions, lister, groups, cap
         self.max_tools_per_read = max_tools_per_read
         self.suggestions = Suggestions()
+        self._query_refusal_said = False
         self.search = ToolSearch(definitions, lister.summary)
         self.components = DisclosureComponents(
             read=self._read_component, bridge=self._bridge_component, bridge_name=bridge_name,
@@ -322,6 +324,8 @@ class Describer:
         query = queries_of(arguments or {})
         if isinstance(query, str):
             return error_result(payloads.invalid_query(query))
+        if query is not None and self._listed_every_tool(ctx):
+            return error_result(payloads.invalid_query(payloads.QUERY_NOT_OFFERED))
         if names is None and group_names is None and query is None:
             return error_result(payloads.missing_selection(await self.available(ctx)))
         groups: dict[str, Any] | None = None
@@ -402,8 +406,8 @@ class Describer:
         of a listing through the whole chain at 10,000 tools."""
         first: dict[str, Tool] = {}
         for tool in await ctx.fastmcp.list_tools(run_middleware=False):
-            if not self.components.is_ours(tool):
-                first.setdefault(tool.name, tool)
+            if not self.components.is_ours(tool) and is_model_visible(tool):
+                first.setdefault(tool.name, tool)  # an MCP Apps app-only tool is the app's
         return await self.catalog.keep_visible(ctx, list(first.values()))
 
     async def answer_groups_list(self, ctx: Context, params: Any) -> dict[str, Any]:
@@ -427,12 +431,41 @@ class Describer:
             return error_result(payloads.dispatch_usage(dispatch or payloads.DISPATCH_TOOL_NAME))
         if name == dispatch:
             return error_result(payloads.dispatch_usage(name))
-        if await self.catalog.tool(ctx, name) is None:
+        if not await self._capped(ctx):
+            return error_result(payloads.dispatch_not_offered(name))
+        tool = await self.catalog.tool(ctx, name)
+        if tool is None or not is_model_visible(tool):
             return error_result(payloads.dispatch_unknown(name, self.components.bridge_name))
         try:
             return await ctx.fastmcp.call_tool(name, dispatched_arguments(name, inner))
         except FastMCPError as exc:
             return error_result(payloads.dispatch_failed(name, str(exc)))
+
+    def _listed_every_tool(self, ctx: Context) -> bool:
+        """Whether this caller's host profile lists it every tool (``max_tools=None``:
+        FastMCP's own client, mcp-use, FastMCP's CLI). It needs no query, and FastMCP's
+        proxies reach their backend as FastMCP's client: behind one, the middleware cannot
+        know what the proxy hides, so it ranks nothing for it (said once, in the log)."""
+        profile = self.gate.modes.profile(caller_of(ctx))
+        if profile is None or profile.max_tools is not None:
+            return False
+        if not self._query_refusal_said:
+            self._query_refusal_said = True
+            logger.info("progressive disclosure: %s is listed every tool and offered no "
+                        "describe_tools query and no run_tool (behind a FastMCP proxy this "
+                        "server cannot know what the proxy hides); put the middleware on "
+                        "the server your clients talk to (docs/deployment.md)", profile.name)
+        return True
+
+    async def _capped(self, ctx: Context) -> bool:
+        """Whether this caller's listing leaves tools out, the only reason ``run_tool``
+        exists: a caller shown every tool calls each by its own name, where every server in
+        front (a parent, a proxy) applies its own visibility."""
+        caller = caller_of(ctx)
+        largest = self.cap.largest_listing or len(await self.available(ctx))
+        limit = self.cap.limit(self.gate.modes.profile(caller),
+                               self.gate.modes.level(caller), largest)
+        return limit is not None and largest >= limit
 
     # -- the teaching refusal ----------------------------------------------------------------
     def refusal(self, ctx: Context, name: str, definition: dict[str, Any], *,

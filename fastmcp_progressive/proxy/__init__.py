@@ -7,7 +7,7 @@ an upstream), ``forwarding`` (what an upstream asks or says reaches only its own
 ``failures`` (an upstream's failures named, as a tool or JSON-RPC error),
 ``gateway`` (many upstreams, one front), ``roots`` (the host's roots forwarded),
 ``stderr_tail`` (an upstream's stderr, kept bounded), ``backend_sessions`` (one backend
-session per client).
+session per client), ``mirrored`` (the upstream's completions and resource subscriptions).
 
 Example:
     ```python

@@ -23,7 +23,9 @@ still waiting:
 - roots: to the front session whose roots the upstream holds (``roots_session``), else as
   an elicitation is; before any caller has come, none (an empty list, ``roots.py``);
 - tools/resources/prompts list-changed: carry nothing of any caller, so the front request
-  that waited last gets them (FastMCP relays them to one front session).
+  that waited last gets them (FastMCP relays them to one front session);
+- resources/updated: to ``resource_updated(uri)``, which knows the front sessions subscribed
+  to it (``mirrored.py``).
 
 A relay runs in the task of the front request it goes to, while that request waits for
 the upstream: there FastMCP's ``get_context()`` is that request's own, so FastMCP's public
@@ -141,9 +143,11 @@ class RoutingProxyClient(StatefulProxyClient[Any]):
         timeout: float | None = None,
         roots_session: Callable[[], Any] = lambda: None,
         roots_answered: Callable[[], None] = lambda: None,
+        resource_updated: Callable[[str], Awaitable[None]] | None = None,
         **kwargs: Any,
     ) -> None:
         self.label = label
+        self._resource_updated = resource_updated
         self.request_timeout = timeout
         self._roots_session = roots_session
         self._roots_answered = roots_answered
@@ -267,6 +271,10 @@ class RoutingProxyClient(StatefulProxyClient[Any]):
         call.hand(_Relay(lambda: fastmcp_proxy.default_proxy_log_handler(message)))
 
     async def _relay_message(self, message: Any) -> None:
+        if isinstance(message, mt.ResourceUpdatedNotification):
+            if self._resource_updated is not None:
+                await self._resource_updated(str(message.params.uri))
+            return
         if not isinstance(message, _LIST_CHANGED):
             return
         waiting = [c for c in self._calls if c.waiting and c.caller is not None]
@@ -324,6 +332,17 @@ class RoutingProxyClient(StatefulProxyClient[Any]):
     async def ping(self) -> bool:
         answered: bool = await self._send_as_is(super().ping)
         return answered
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """``resources/subscribe`` (FastMCP's client has no method for it: the session's)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deprecated in 2026-07-28, not in our era
+            await self._send_as_is(self.session.subscribe_resource, uri)
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            await self._send_as_is(self.session.unsubscribe_resource, uri)
 
     async def _send_as_is(self, method: Callable[..., Awaitable[T]], *args: Any,
                           **kwargs: Any) -> T:

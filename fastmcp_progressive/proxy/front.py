@@ -34,18 +34,20 @@ import sys
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, nullcontext
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from fastmcp import FastMCP
 from fastmcp.server import create_proxy
 from fastmcp.server.auth import AuthProvider
+from fastmcp.server.middleware import Middleware
 from fastmcp.server.providers.proxy import FastMCPProxy, ProxyMetadataMiddleware
 
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.middleware import ProgressiveDisclosure
 from fastmcp_progressive.options import fail
 from fastmcp_progressive.proxy.failures import UpstreamFailures, UpstreamMetadata
+from fastmcp_progressive.proxy.mirrored import Mirrored
 from fastmcp_progressive.proxy.roots import RootsForwarding
 from fastmcp_progressive.proxy.upstream import (
     DEFAULT_REQUEST_TIMEOUT,
@@ -83,6 +85,7 @@ def progressive_proxy(
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
     auth: AuthProvider | None = None,
+    dereference_schemas: bool = False,
     **options: Any,
 ) -> FastMCP[Any]:
     """A FastMCP server serving ``target`` through FastMCP's proxy, progressive disclosure on.
@@ -98,6 +101,10 @@ def progressive_proxy(
         request_timeout: seconds one upstream request may take (``None``: no limit).
         auth: the proxy's own auth (FastMCP ``AuthProvider``); over 2026-07-28 HTTP it is
             what gives callers an identity to gate (see ``ClientSettings.anonymous``).
+        dereference_schemas: inline each ``$ref`` of the upstream's schemas (FastMCP's
+            ``dereference_schemas``), for clients that cannot follow one. Off by default: a
+            client served in full gets the upstream's schemas as they are (``$defs``,
+            ``$schema`` and all); a progressive listing inlines its own either way.
         **options: further ``ProgressiveDisclosure`` settings (``listing=ListingSettings(...)``,
             ``clients=ClientSettings(anonymous=...)``, ``exempt_tools``...).
 
@@ -122,6 +129,7 @@ def progressive_proxy(
         "provider_error_strategy": "raise",  # an unreachable upstream must not list as empty
         "lifespan": stop_upstream,
         "auth": auth,
+        "dereference_schemas": dereference_schemas,
     }
     if upstream.proxy_target is None:  # a command or URL: its one connected client
         server: FastMCP[Any] = FastMCPProxy(client_factory=upstream.connected, **settings)
@@ -131,7 +139,11 @@ def progressive_proxy(
     # metadata middleware so the upstream's instructions are kept and ours appended.
     failures = UpstreamFailures(upstream)
     roots = RootsForwarding(lambda: [upstream])
-    ours = (failures, roots, disclosure)
+    ours: tuple[Middleware, ...] = (failures, roots, disclosure)
+    if upstream.proxy_target is None:  # its completions and subscriptions, if it has them
+        mirrored = Mirrored(server, upstream)
+        upstream.on_resource_updated = mirrored.updated
+        ours = (mirrored, *ours)
     server.middleware[:] = [
         *ours,
         *(UpstreamMetadata(m, upstream) if isinstance(m, ProxyMetadataMiddleware) else m
@@ -172,6 +184,7 @@ async def serve(
     *,
     config: Any = None,
     http: tuple[str, int] | None = None,
+    host_origin_protection: bool | Literal["auto"] = "auto",
     **settings: Any,
 ) -> None:
     """Start the upstream(s), then serve over stdio (or streamable HTTP at ``http``).
@@ -186,6 +199,12 @@ async def serve(
     running. Over HTTP, uvicorn (FastMCP's server) stops on SIGINT and SIGTERM itself, as
     under ``fastmcp run``: it is given ``HTTP_STOP_GRACE`` s to do so before we cancel it,
     since cancelling it mid-serve makes it log its lifespan's ``CancelledError``.
+
+    Over HTTP, FastMCP's Host/Origin guard is on (``host_origin_protection``, default
+    ``"auto"``: for a loopback bind, a request whose ``Host`` or ``Origin`` is not that
+    address or ``localhost`` is refused with 421), against DNS rebinding: a web page the
+    user opens could otherwise reach the local gateway, and every upstream behind it.
+    ``False`` turns it off (a reverse proxy in front that rewrites ``Host``).
     """
     from fastmcp_progressive.proxy.gateway import progressive_gateway, upstreams_of
 
@@ -221,7 +240,8 @@ async def serve(
                         host, port = http
                         serving_http.set()
                         await server.run_async(transport="http", host=host, port=port,
-                                               show_banner=False)
+                                               show_banner=False,
+                                               host_origin_protection=host_origin_protection)
                 except Exception as exc:
                     failed.append(exc)
                 finally:

@@ -309,6 +309,7 @@ def progressive_gateway(
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
     auth: AuthProvider | None = None,
     instructions: str | None = None,
+    dereference_schemas: bool = False,
     **options: Any,
 ) -> FastMCP[Any]:
     """One FastMCP server serving every server of an ``mcpServers`` configuration.
@@ -322,6 +323,8 @@ def progressive_gateway(
             ``timeout``, in ms, overrides the request timeout).
         auth: the front's own auth (FastMCP ``AuthProvider``).
         instructions: the front's own instructions, before the servers' summary.
+        dereference_schemas: inline each ``$ref`` of the servers' schemas (off: as they
+            are, as ``progressive_proxy``).
         **options: further ``ProgressiveDisclosure`` settings.
 
     Servers start concurrently when the server's lifespan starts (or with
@@ -355,9 +358,11 @@ def progressive_gateway(
             await upstreams.close_all()
 
     front: FastMCP[Any] = FastMCP(name or "progressive gateway", instructions=instructions,
-                                  lifespan=run_upstreams, auth=auth)
+                                  lifespan=run_upstreams, auth=auth,
+                                  dereference_schemas=dereference_schemas)
     for upstream, (entry, include, exclude) in chosen:
-        front.mount(_server_for(upstream, entry, include, exclude), namespace=upstream.name)
+        front.mount(_server_for(upstream, entry, include, exclude, dereference_schemas),
+                    namespace=upstream.name)
 
     @front.resource(STATUS_URI, name="upstreams", mime_type="application/json",
                     description="The servers behind this gateway: state (serving, failed, "
@@ -403,10 +408,11 @@ class UpstreamProvider(ProxyProvider):
 
 
 def _server_for(upstream: Upstream, entry: Any, include: Sequence[str],
-                exclude: Sequence[str]) -> FastMCP[Any]:
+                exclude: Sequence[str], dereference_schemas: bool) -> FastMCP[Any]:
     """One server's FastMCP proxy, with its filters, to be mounted under its name."""
 
-    child: FastMCP[Any] = FastMCP(upstream.name or upstream.label)
+    child: FastMCP[Any] = FastMCP(upstream.name or upstream.label,
+                                  dereference_schemas=dereference_schemas)
     child.add_provider(UpstreamProvider(upstream))
 
     def keep_instructions(connected: Upstream) -> None:

@@ -471,6 +471,7 @@ class Upstream:
         self.roots_asked = False  # the upstream asked for roots at least once
         self.roots_front: Any = None  # the last front session with roots (its ServerSession)
         self.on_connected: list[Callable[[Upstream], None]] = []  # e.g. keep its instructions
+        self.on_resource_updated: Callable[[str], Awaitable[None]] | None = None  # mirrored.py
         self._transport: ClientTransport | None = None
         self._client: RoutingProxyClient | None = None
         self._lock: anyio.Lock | None = None
@@ -525,10 +526,19 @@ class Upstream:
             self._transport, label=self.label, roots_session=lambda: self.roots_front,
             roots_answered=self._note_roots_answered, mode="legacy",
             init_timeout=self.startup_timeout, timeout=self.request_timeout,
-            forward_incoming_headers=False,
+            forward_incoming_headers=False, resource_updated=self._resource_updated,
         )
 
-    async def connected(self) -> Client[Any]:
+    @property
+    def client(self) -> RoutingProxyClient | None:
+        """The upstream's client once connected (None before, or after it failed)."""
+        return self._client
+
+    async def _resource_updated(self, uri: str) -> None:
+        if self.on_resource_updated is not None:
+            await self.on_resource_updated(uri)
+
+    async def connected(self) -> RoutingProxyClient:
         """The upstream's client, connected (started now if it is not yet): the proxy's
         ``client_factory``. Raises ``UpstreamError`` naming the upstream when it cannot."""
         if self._lock is None:

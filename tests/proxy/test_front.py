@@ -359,20 +359,25 @@ def test_cli_proxy_passes_its_options_on(monkeypatch: pytest.MonkeyPatch) -> Non
     assert main(["proxy", "--http", "0.0.0.0:9000", "--descriptions", "docs", "--listing",
                  "skeleton", "--anonymous", "shared", "--exempt", "a", "--exempt", "b",
                  "--name", "front", "--startup-timeout", "5", "--request-timeout", "7",
-                 "--no-host-profiles", "--max-tools", "40",
-                 "--", "npx", "-y", "pkg", "--flag"]) == 0
+                 "--no-host-profiles", "--max-tools", "40", "--full-client", "ide/1.*",
+                 "--full-client", "old-host", "--dereference-schemas",
+                 "--no-host-origin-protection", "--", "npx", "-y", "pkg", "--flag"]) == 0
     assert main(["proxy", "https://mcp.example.com/mcp"]) == 0
     (command, settings), (url, defaults) = seen
     assert command == ["npx", "-y", "pkg", "--flag"]
     assert settings == {"http": ("0.0.0.0", 9000), "config": None,
                         "descriptions_dir": Path("docs").absolute(), "name": "front",
                         "listing": ListingSettings(level="skeleton", max_tools=40),
-                        "clients": ClientSettings(anonymous="shared", host_profiles=()),
+                        "clients": ClientSettings(anonymous="shared", host_profiles=(),
+                                                  full_clients=("ide/1.*", "old-host")),
                         "exempt_tools": ["a", "b"], "startup_timeout": 5.0,
-                        "request_timeout": 7.0}
+                        "request_timeout": 7.0, "host_origin_protection": False,
+                        "dereference_schemas": True}
     assert url == "https://mcp.example.com/mcp"
     assert defaults["http"] is None and defaults["listing"] == ListingSettings(level="typed")
     assert defaults["clients"] == ClientSettings()  # the middleware's anonymous, host profiles
+    assert defaults["host_origin_protection"] == "auto"  # FastMCP's guard for a loopback bind
+    assert defaults["dereference_schemas"] is False  # the upstream's schemas as they are
 
 
 @pytest.mark.parametrize(
@@ -482,7 +487,9 @@ def test_cli_proxy_options_from_the_environment(monkeypatch: pytest.MonkeyPatch,
     for option, value in {"CONFIG": "mcp.json", "HTTP": "9001", "DESCRIPTIONS": "docs",
                           "LISTING": "skeleton", "ANONYMOUS": "shared",
                           "NO_HOST_PROFILES": "true", "EXEMPT": "a, b", "NAME": "gw",
-                          "STARTUP_TIMEOUT": "5", "REQUEST_TIMEOUT": "7"}.items():
+                          "STARTUP_TIMEOUT": "5", "REQUEST_TIMEOUT": "7",
+                          "FULL_CLIENT": "ide/1.*, old-host", "DEREFERENCE_SCHEMAS": "1",
+                          "NO_HOST_ORIGIN_PROTECTION": "true"}.items():
         monkeypatch.setenv(f"FASTMCP_PROGRESSIVE_{option}", value)
     assert main(["proxy"]) == 0
     # a flag wins over its variable; the upstream's own flags after -- are not ours
@@ -494,8 +501,11 @@ def test_cli_proxy_options_from_the_environment(monkeypatch: pytest.MonkeyPatch,
     assert settings["http"] == ("127.0.0.1", 9001)
     assert settings["descriptions_dir"] == Path("docs").absolute() and settings["name"] == "gw"
     assert settings["listing"] == ListingSettings(level="skeleton")
-    assert settings["clients"] == ClientSettings(anonymous="shared", host_profiles=())
+    assert settings["clients"] == ClientSettings(anonymous="shared", host_profiles=(),
+                                                 full_clients=("ide/1.*", "old-host"))
     assert settings["exempt_tools"] == ["a", "b"]
+    assert settings["dereference_schemas"] is True
+    assert settings["host_origin_protection"] is False
     assert (settings["startup_timeout"], settings["request_timeout"]) == (5.0, 7.0)
     assert command == ["srv", "--startup-timeout", "1"]
     assert flagged["name"] == "flag" and flagged["listing"] == ListingSettings(level="minimal")

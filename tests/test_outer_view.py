@@ -1,0 +1,221 @@
+"""No route reaches a tool the server the client talks to hides (issue 33).
+
+The middleware sits on a mounted child (``docs/deployment.md``); the parent hides one of
+the child's tools in each of the ways FastMCP offers: ``disable``, a ``Visibility``
+transform, ``AuthMiddleware``, a tenant filter of the user's own, and session visibility
+(``ctx.disable_components``). Through the parent, ``run_tool``, a query, a read, a
+``describe_tools`` by name and its suggestions must all answer as if the tool did not exist,
+while the tool the parent shows stays reachable through each of them. MCP Apps' app-only
+tools are the app's: neither ranked by a query nor run by ``run_tool``. A caller shown
+every tool has no ``run_tool``: it calls each tool by name, through every server in front.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+from fastmcp import Client, FastMCP
+from fastmcp.server import create_proxy
+from fastmcp.server.context import Context
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.server.middleware.authorization import AuthMiddleware
+from fastmcp.server.transforms import Visibility
+from fastmcp.tools.base import Tool
+from fastmcp.utilities.authorization import restrict_tag
+
+from fastmcp_progressive import ListingSettings, ProgressiveDisclosure
+from tests.conftest import ERAS, TRANSPORTS, Era, Transport, connect, served
+
+ERA = pytest.mark.parametrize("era", ERAS)
+
+ran: list[str] = []
+
+
+def _child(*, budget: int | None = 3) -> FastMCP:
+    """A child with the middleware, its listing budgeted (``run_tool`` offered), and two
+    tools a query for "platypus" finds: one the parent hides, one it shows."""
+    child = FastMCP("child")
+
+    def purge() -> str:
+        ran.append("purge")
+        return "PURGE RAN"
+
+    def count() -> int:
+        ran.append("count")
+        return 7
+
+    child.tool(purge, name="platypus_purge", tags={"purge"},
+               description="Purge every platypus record.")
+    child.tool(count, name="platypus_count", description="Count the platypus records.")
+    for i in range(6):
+        child.tool(lambda: "x", name=f"filler_{i}", description=f"Filler tool number {i}.")
+    child.add_middleware(ProgressiveDisclosure(listing=ListingSettings(max_tools=budget)))
+    return child
+
+
+class TenantFilter(Middleware):
+    """A user's own listing filter: this tenant never sees purge tools."""
+
+    async def on_list_tools(self, context: MiddlewareContext[Any],
+                            call_next: CallNext[Any, Sequence[Tool]]) -> Sequence[Tool]:
+        return [t for t in await call_next(context) if "purge" not in t.name]
+
+
+def _hide_by_disable(parent: FastMCP) -> None:
+    parent.disable(names={"kid_platypus_purge"})
+
+
+def _hide_by_visibility(parent: FastMCP) -> None:
+    parent.add_transform(Visibility(False, tags={"purge"}))
+
+
+def _hide_by_auth(parent: FastMCP) -> None:
+    parent.add_middleware(AuthMiddleware(auth=restrict_tag("purge", scopes=["admin"])))
+
+
+def _hide_by_tenant_filter(parent: FastMCP) -> None:
+    parent.add_middleware(TenantFilter())
+
+
+def _hide_by_session(parent: FastMCP) -> None:
+    @parent.tool
+    async def sign_in_as_guest(ctx: Context) -> str:
+        await ctx.disable_components(names={"kid_platypus_purge"})
+        return "guest"
+
+
+HIDERS: dict[str, Callable[[FastMCP], None]] = {
+    "disable": _hide_by_disable,
+    "visibility": _hide_by_visibility,
+    "auth": _hide_by_auth,
+    "tenant-filter": _hide_by_tenant_filter,
+    "session": _hide_by_session,
+}
+
+
+def _parent(hide: str) -> FastMCP:
+    parent = FastMCP("parent")
+    parent.mount(_child(), namespace="kid")
+    HIDERS[hide](parent)
+    return parent
+
+
+def _body(result: Any) -> Any:
+    return json.loads(result.content[0].text)
+
+
+@pytest.mark.parametrize("hide", list(HIDERS))
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_no_route_through_a_parent_reaches_a_tool_it_hides(
+        hide: str, transport: Transport) -> None:
+    ran.clear()
+    async with served(_parent(hide), transport) as target, \
+            connect(target, "legacy") as client:
+        if hide == "session":
+            await client.call_tool("sign_in_as_guest", {})
+        names = {t.name for t in await client.list_tools()}
+        assert "kid_platypus_purge" not in names and "kid_run_tool" in names
+        # run_tool: refused like an unknown tool, and the tool never ran
+        purge = await client.call_tool("kid_run_tool", {"name": "platypus_purge"},
+                                       raise_on_error=False)
+        assert purge.is_error and _body(purge)["error"]["code"] == "UNKNOWN_TOOL"
+        assert "PURGE RAN" not in purge.content[0].text  # type: ignore[union-attr]
+        # the query neither describes nor names it
+        found = await client.call_tool("kid_describe_tools", {"query": "platypus purge records"})
+        assert "platypus_purge" not in found.content[0].text  # type: ignore[union-attr]
+        assert "platypus_count" in found.content[0].text  # type: ignore[union-attr]
+        # by name: unknown, and no suggestion names it
+        named = _body(await client.call_tool("kid_describe_tools",
+                                             {"tools": ["platypus_purge", "platypus_purg"]}))
+        assert "inputSchema" not in json.dumps(named)
+        assert "platypus_purge\"]" not in json.dumps(named["platypus_purg"])
+        read = await client.read_resource("resource://kid//tool_descriptions?tools=platypus_purge")
+        assert "inputSchema" not in read[0].text  # type: ignore[union-attr]
+        # what the parent shows stays reachable through the same routes
+        counted = await client.call_tool("kid_run_tool", {"name": "platypus_count"})
+        assert not counted.is_error and ran == ["count"]
+
+
+@ERA
+async def test_a_nested_mount_answers_within_the_outermost_view(era: Era) -> None:
+    """Grandparent -> parent -> child: the grandparent's hiding holds two mounts out."""
+    ran.clear()
+    middle = FastMCP("middle")
+    middle.mount(_child(), namespace="kid")
+    top = FastMCP("top")
+    top.mount(middle, namespace="mid")
+    top.disable(names={"mid_kid_platypus_purge"})
+    async with connect(top, era) as client:
+        purge = await client.call_tool("mid_kid_run_tool", {"name": "platypus_purge"},
+                                       raise_on_error=False)
+        assert purge.is_error and ran == []
+        found = await client.call_tool("mid_kid_describe_tools", {"query": "platypus purge"})
+        assert "platypus_purge" not in found.content[0].text  # type: ignore[union-attr]
+        assert not (await client.call_tool("mid_kid_run_tool",
+                                           {"name": "platypus_count"})).is_error
+
+
+@ERA
+async def test_app_only_tools_are_neither_ranked_nor_run(era: Era) -> None:
+    ran.clear()
+    server = _child()
+    server.tool(lambda: ran.append("widget") or "w", name="platypus_widget_refresh",
+                description="Refresh the platypus widget.",
+                meta={"ui": {"visibility": ["app"]}})
+    async with connect(server, era) as client:
+        found = await client.call_tool("describe_tools", {"query": "refresh platypus widget"})
+        assert "platypus_widget_refresh" not in found.content[0].text  # type: ignore[union-attr]
+        refused = await client.call_tool("run_tool", {"name": "platypus_widget_refresh"},
+                                         raise_on_error=False)
+        assert refused.is_error and _body(refused)["error"]["code"] == "UNKNOWN_TOOL"
+        assert ran == []
+
+
+@ERA
+async def test_a_caller_shown_every_tool_has_no_run_tool(era: Era) -> None:
+    """Through a FastMCP proxy that hides a tool, the backend cannot know the proxy's view:
+    a caller listed every tool gets no ``run_tool``, and calls each tool by its name, which
+    the proxy checks."""
+    ran.clear()
+    backend = _child(budget=None)
+    proxy = create_proxy(backend)
+    proxy.disable(names={"platypus_purge"})
+    async with connect(proxy, era) as client:
+        refused = await client.call_tool("run_tool", {"name": "platypus_purge"},
+                                         raise_on_error=False)
+        assert refused.is_error and "by its own name" in refused.content[0].text  # type: ignore[union-attr]
+        direct = await client.call_tool("platypus_purge", {}, raise_on_error=False)
+        assert direct.is_error and ran == []
+
+
+@ERA
+async def test_a_default_backend_behind_a_fastmcp_proxy_runs_nothing_it_hides(era: Era) -> None:
+    """The default budget (61 tools): FastMCP's proxy reaches its backend as FastMCP's own
+    client, which is listed every tool, so the backend offers it no ``run_tool``."""
+    ran.clear()
+    backend = FastMCP("backend")
+    backend.tool(lambda: ran.append("purge") or "PURGE RAN", name="platypus_purge",
+                 description="Purge every platypus record.")
+    for i in range(60):
+        backend.tool(lambda: "x", name=f"filler_{i}", description=f"Filler tool number {i}.")
+    backend.add_middleware(ProgressiveDisclosure())
+    proxy = create_proxy(backend)
+    proxy.disable(names={"platypus_purge"})
+    async with connect(proxy, era) as client:
+        refused = await client.call_tool("run_tool", {"name": "platypus_purge"},
+                                         raise_on_error=False)
+        assert refused.is_error and ran == []
+        found = await client.call_tool("describe_tools", {"query": "platypus purge"},
+                                       raise_on_error=False)
+        assert found.is_error and "platypus_purge" not in found.content[0].text  # type: ignore[union-attr]
+        assert _body(found)["error"]["code"] == "INVALID_QUERY"
+
+
+async def test_run_tool_still_runs_for_a_budgeted_caller() -> None:
+    ran.clear()
+    async with Client(_child()) as client:
+        assert (await client.call_tool("run_tool", {"name": "platypus_count"})).data == 7
+        assert ran == ["count"]
