@@ -10,15 +10,20 @@ each bound, is in ``docs/architecture.md``). Two keys recur, and live here:
   remembered per tool object: a local tool, the same object on every request, pays one
   lookup. One entry per tool *slot* (its name, by default): new content of a tool replaces
   the result kept for its old content, so an upstream whose descriptions change on every
-  listing keeps one entry per tool, not one per listing.
+  listing keeps one entry per tool, not one per listing. A key keeps its long texts (a
+  description, a schema's ``repr``) as their SHA-256, not whole: a proxied upstream hands
+  out new tool objects on every listing, and a key remembered for each of them held its
+  whole description (200 listings of 20 changing 5 KB descriptions kept 19.8 MiB).
 - ``IdentityCache``: a value about one object (a caller, a listed tool), not its content.
 
 Both are keyed by ``id()`` where an object is the key (FastMCP tools define ``__eq__``
 without ``__hash__``), guarded by a weak reference so a recycled ``id`` never finds another
-object's value. Only results derived from the tool itself are kept: which tools a caller
-may see is decided on every request elsewhere, so a hit can never widen visibility. A lock
-guards each cache (the start-up preload fills them from a thread; ``cachetools`` caches are
-not thread-safe).
+object's value. An entry goes when its object dies (the weak reference's callback notes the
+``id``; the next use of the cache drops it), not only when least recently used.
+
+Only results derived from the tool itself are kept: which tools a caller may see is decided
+on every request elsewhere, so a hit can never widen visibility. A lock guards each cache
+(the start-up preload fills them from a thread; ``cachetools`` caches are not thread-safe).
 
 Example:
     ```python
@@ -29,8 +34,10 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import weakref
+from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
@@ -38,26 +45,48 @@ from cachetools import LRUCache
 
 V = TypeVar("V")
 
+#: Texts in a content key longer than this are kept as their SHA-256 (32 bytes).
+LONGEST_KEPT_TEXT = 64
+
 
 class IdentityCache(Generic[V]):
-    """Values about objects, by identity; the least recently used beyond ``maxsize`` go."""
+    """Values about objects, by identity; an object's entry goes when it dies, and the
+    least recently used beyond ``maxsize`` go."""
 
     def __init__(self, maxsize: int) -> None:
-        self._entries: LRUCache[int, tuple[weakref.ref[Any], V]] = LRUCache(maxsize)
+        self._entries: LRUCache[int, tuple[weakref.KeyedRef[int, Any], V]] = LRUCache(maxsize)
         self._lock = threading.Lock()
+        # The ids of objects that died, appended by their weak references' callbacks: a
+        # callback runs wherever the collector does (perhaps inside this cache's lock on
+        # this thread), so it only appends (atomic) and the next use drops the entries.
+        self._dead: deque[weakref.KeyedRef[int, Any]] = deque()
 
     def get(self, obj: Any) -> V | None:
         """The value kept for this very object, or None."""
         with self._lock:
+            self._drop_dead()
             entry = self._entries.get(id(obj))
         return entry[1] if entry is not None and entry[0]() is obj else None
 
     def put(self, obj: Any, value: V) -> None:
+        ref = weakref.KeyedRef(obj, self._dead.append, id(obj))
         with self._lock:
-            self._entries[id(obj)] = (weakref.ref(obj), value)
+            self._drop_dead()
+            self._entries[id(obj)] = (ref, value)
 
     def __len__(self) -> int:
-        return len(self._entries)
+        with self._lock:
+            self._drop_dead()
+            return len(self._entries)
+
+    def _drop_dead(self) -> None:
+        """Drop the entries of objects that died (under the lock). An ``id`` already reused
+        by a live object keeps that object's entry."""
+        while self._dead:
+            key = self._dead.popleft().key
+            entry = self._entries.get(key)
+            if entry is not None and entry[0]() is None:
+                del self._entries[key]
 
 
 class ToolCache(Generic[V]):
@@ -71,7 +100,7 @@ class ToolCache(Generic[V]):
         self.maxsize = maxsize
         self._key = key
         self._slot = slot or _first
-        self._keys: IdentityCache[Hashable] = IdentityCache(maxsize)
+        self._keys: IdentityCache[Hashable] = IdentityCache(maxsize)  # compact keys
         self._values: LRUCache[Hashable, tuple[Hashable, V]] = LRUCache(maxsize)
         self._lock = threading.Lock()
 
@@ -92,18 +121,33 @@ class ToolCache(Generic[V]):
         return len(self._values)
 
     def _content_key(self, tool: Any) -> Hashable:
-        """The content key remembered for this very object, else computed and remembered.
-        An equal key already kept is shared rather than kept twice, so remembering a key
-        for each of a proxy's fresh tool objects costs a reference, not another copy."""
+        """The content key remembered for this very object, else computed (compact) and
+        remembered. An equal key already kept is shared rather than kept twice, so
+        remembering a key for each of a proxy's fresh tool objects costs a reference, not
+        another copy."""
         key = self._keys.get(tool)
         if key is None:
-            key = self._key(tool)
+            key = compact(self._key(tool))
             with self._lock:
                 kept = self._values.get(self._slot(key))
             if kept is not None and kept[0] == key:
                 key = kept[0]
             self._keys.put(tool, key)
         return key
+
+
+def compact(key: Hashable) -> Hashable:
+    """``key`` with each text longer than ``LONGEST_KEPT_TEXT`` (in it, or in its tuples)
+    replaced by its SHA-256: equal keys stay equal, a different text gives a different
+    digest, and other items (numbers, ``None``, objects) are kept as they are, so they
+    compare as before."""
+    if isinstance(key, str):
+        if len(key) <= LONGEST_KEPT_TEXT:
+            return key
+        return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
+    if isinstance(key, tuple):
+        return tuple(compact(item) for item in key)
+    return key
 
 
 def _first(key: Hashable) -> Hashable:

@@ -206,6 +206,22 @@ def serve_method(server: Any, method: str, params_type: type[Any],
     add(method, params_type, handler)
 
 
+async def whole_catalog(server: Any) -> list[Any]:
+    """Every tool ``server`` offers anyone: its providers' tools through its own transforms,
+    those it disabled left out, before any session's visibility, component ``auth`` or
+    middleware (what no single caller's listing shows: the net-cost notice judges this).
+
+    ``FastMCP.list_tools`` applies the current request's session transforms and auth; the
+    catalog itself is what it starts from, its base class ``Provider.list_tools`` (called
+    on the server, not replaced), filtered by the public ``is_enabled``.
+    Stands in for: nothing public. Verified on FastMCP 4.2.3.
+    """
+    from fastmcp.server.providers.base import Provider
+    from fastmcp.server.transforms.visibility import is_enabled
+
+    return [tool for tool in await Provider.list_tools(server) if is_enabled(tool)]
+
+
 def state_storage(ctx: Any) -> Any:
     """The server's session-state key-value store (``FastMCP(session_state_store=...)``,
     private ``_state_storage``); when none was given, a ``MemoryStore`` of ours for that

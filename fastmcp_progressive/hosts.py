@@ -13,6 +13,11 @@ Hosts differ in what a progressive listing does to them (the "Hosts" section of
 - mcp-use, whose agent allows one tool round and the answer by default, gets every tool
   listed (``max_tools=None``: no budget) and its calls judged by their arguments
   (``judged_by_arguments``), so its first call of any tool runs;
+- FastMCP's own ``Client`` (``fastmcp``: also FastMCP proxies' backend clients and Agno)
+  types a tool's result by the ``outputSchema`` its listing gave, and lists again before
+  every call of a tool its listing lacks: it gets every tool listed with its
+  ``outputSchema`` (``max_tools=None``, ``output_schema=True``), so a call of any tool is
+  typed as on a plain server and costs no extra ``tools/list``;
 - every other host gets the server's progressive level (``typed`` by default: every
   argument declared with a plain type, which hosts that build a validation model from the
   listed schema need) within the server's budget (``ListingSettings.max_tools``).
@@ -100,6 +105,10 @@ class HostProfile:
     lists more gets the server's progressive level within it instead; a lower int of
     ``ListingSettings.max_tools`` still applies) or None (every tool listed, the automatic
     budget off for this host; an int ``ListingSettings.max_tools`` still applies)."""
+    output_schema: bool = False
+    """List each tool's ``outputSchema`` (a progressive listing drops it): for a client that
+    types or validates results by the listed schema (FastMCP's ``Client``, the MCP SDK's
+    ``ClientSession.validate_tool_result``), which without it hands back untyped data."""
     judged_by_arguments: bool = False
     """Judge the client's calls by their arguments, like other callers the server cannot
     follow (``ClientSettings.anonymous``), instead of refusing a first call: for a client
@@ -121,6 +130,10 @@ class HostProfile:
             if value is not None and value not in allowed:  # no caller would ever match
                 raise ValueError(f"host profile {self.name!r}: {field} must be one of "
                                  f"{allowed} or None, not {value!r}")
+        for flag in ("output_schema", "judged_by_arguments"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ValueError(f"host profile {self.name!r}: {flag} must be True or False, "
+                                 f"not {getattr(self, flag)!r}")
         if self.max_tools is not None and self.max_tools != AUTO and (
             not isinstance(self.max_tools, int) or isinstance(self.max_tools, bool)
             or not MIN_CAP <= self.max_tools <= MAX_CAP
@@ -169,6 +182,8 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
         None,
         transport="stdio",
         capability="elicitation",
+        max_tools=None,
+        output_schema=True,
         judged_by_arguments=True,
         host="FastMCP's CLI (fastmcp call / list) over stdio: FastMCP's default client "
              "name, with the terminal elicitation handler the CLI installs",
@@ -177,6 +192,21 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
                  "src/fastmcp/cli/client.py: every `fastmcp call` starts the server anew "
                  "(`fastmcp run <file>` over stdio), lists and calls once; _build_client "
                  "passes elicitation_handler=_terminal_elicitation_handler",
+    ),
+    HostProfile(
+        "fastmcp",
+        None,
+        max_tools=None,
+        output_schema=True,
+        host="FastMCP's Client (in memory, HTTP, stdio), FastMCP proxies' backend "
+             "clients, Agno's MCPTools",
+        evidence="https://github.com/jlowin/fastmcp src/fastmcp/client/client.py: the "
+                 "default client_info is Implementation(name=\"fastmcp\"); "
+                 "src/fastmcp/client/mixins/tools.py _parse_call_tool_result types "
+                 "result.data by the listed outputSchema and lists again when the called "
+                 "name is not in its listing (so does mcp's "
+                 "ClientSession.validate_tool_result); shared/notes/hosts.md: Agno 3.1 "
+                 "connects as fastmcp",
     ),
     HostProfile(
         "mcp-use",

@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, Never
 
 import mcp_types as mt
 from fastmcp import FastMCP
@@ -62,7 +62,7 @@ from fastmcp_progressive.access.gate import (
 from fastmcp_progressive.access.grants import GrantStore
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.disclosure.announce import Announcer, announcing_to
-from fastmcp_progressive.disclosure.components import install
+from fastmcp_progressive.disclosure.components import BridgeNameTaken, install
 from fastmcp_progressive.disclosure.cost import NetCost
 from fastmcp_progressive.disclosure.describer import Describer, error_result
 from fastmcp_progressive.disclosure.groups import GROUPS_LIST_METHOD, Groups
@@ -86,6 +86,7 @@ from fastmcp_progressive.settings import (
     ListingSettings,
     ResolutionSettings,
     given,
+    unknown_options,
 )
 
 logger = get_logger()
@@ -127,7 +128,10 @@ class ProgressiveDisclosure(Middleware):
         added: AddedComponents | None = None,
         resolution: ResolutionSettings | None = None,
         exempt_tools: Collection[str] = (),
+        **unknown: Never,  # refused, saying where each belongs (``max_tools``: ``listing``)
     ) -> None:
+        if unknown:
+            raise TypeError(unknown_options(unknown))
         listing = given("listing", listing, ListingSettings)
         grants = given("grants", grants, GrantSettings)
         clients = given("clients", clients, ClientSettings)
@@ -171,7 +175,8 @@ class ProgressiveDisclosure(Middleware):
         # a watcher thread started by the first request invalidates edited description
         # files and sends tools/list_changed to live legacy sessions; it stops with the server
         self.hot_reload = HotReload(self.store, summary_max_chars=self.lister.summary_max_chars,
-                                    facts_at=self.lister.file_facts)
+                                    facts_at=self.lister.file_facts,
+                                    served=self.lister.served_facts)
         self.net_cost = NetCost(self.components, payloads.instructions(added.bridge_tool)
                                 if added.instructions else None)
         self._tools_list = ToolsList(lister=self.lister, preload=self.preload, gate=self._gate,
@@ -201,8 +206,8 @@ class ProgressiveDisclosure(Middleware):
         ctx = context.fastmcp_context
         with serving(ctx) as caller:
             if ctx is not None and not self._order.settled(ctx.fastmcp):
-                await install(self, ctx.fastmcp, self.components)
-                self._order.check(ctx.fastmcp, context.method)
+                await self._order.check(ctx.fastmcp, context.method,
+                                        partial(install, self, ctx.fastmcp, self.components))
             if self.hot_reload.enabled:
                 self.hot_reload.observe(ctx, caller)
             if context.type == "request":
@@ -234,9 +239,12 @@ class ProgressiveDisclosure(Middleware):
         if verdict.outcome == "dispatch":
             return await self.describer.answer_dispatch(ctx, call.arguments)
         if verdict.proceeds:
-            if call.counted and self._cap.possible:
+            result = await let_through(call_next)(context)  # and so do the calls it nests
+            # counted once it ran (FastMCP's validation, its lookup and the middleware inside
+            # raise otherwise), and never a name the gate found hidden from this caller
+            if call.counted and verdict.outcome != "unknown" and self._cap.possible:
                 self._cap.note_call(call.found.name if call.found else call.name)
-            return await let_through(call_next)(context)  # what passes here passes nested calls
+            return result
         if verdict.outcome == "store_unavailable" or verdict.definition is None:
             return error_result(payloads.store_unavailable())
         found = await call.lookup()  # a refusal names the tool the gate found (done: no cost)
@@ -339,7 +347,8 @@ HANDSHAKE_METHODS = frozenset({"initialize", "server/discover", "notifications/i
 
 
 class MiddlewareOrderError(MCPError):
-    """ProgressiveDisclosure sits behind middleware that would bypass its gate.
+    """ProgressiveDisclosure cannot serve as set up: it sits behind middleware that would
+    bypass its gate, it was added twice, or a server tool has a bridge's name.
 
     A JSON-RPC error (not a masked internal error) so the client sees the fix.
     """
@@ -362,6 +371,10 @@ def misordered(chain: Sequence[Any], middleware: Any) -> str | None:
     position = next((i for i, m in enumerate(chain) if m is middleware), None)
     if position is None:
         return None
+    if any(m is not middleware and isinstance(m, ProgressiveDisclosure) for m in chain):
+        return ("ProgressiveDisclosure was added to this server twice: each would add its "
+                "own bridge and gate every call again. Add it once (one "
+                "mcp.add_middleware(ProgressiveDisclosure(...)), with every setting there).")
     for outer in chain[:position]:
         if isinstance(outer, ResponseCachingMiddleware):
             return (
@@ -388,7 +401,7 @@ class OrderCheck:
         ```python
         order = OrderCheck(middleware)
         if not order.settled(server):
-            order.check(server, "tools/list")  # raises MiddlewareOrderError, logged once
+            await order.check(server, "tools/list")  # MiddlewareOrderError, logged once
         ```
     """
 
@@ -410,15 +423,24 @@ class OrderCheck:
         known = self._in_order.get(server)
         return known is None or known[1]
 
-    def check(self, server: Any, method: str | None = None) -> None:
-        """Refuse to serve while middleware in front of ours would bypass the gate."""
-        if method in HANDSHAKE_METHODS:
-            return
+    async def check(self, server: Any, method: str | None = None,
+                    install: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Refuse to serve while the middleware list is wrong (``misordered``) or our
+        components cannot be added (``install``: a server tool of a bridge's name), except
+        the handshake: the client connects and hears why, with the fix, on its next
+        request, and the server logs it once (a traceback per request said neither)."""
         chain = tuple(server.middleware)
         problem = misordered(chain, self._middleware)
+        if problem is None and install is not None:
+            try:
+                await install()
+            except BridgeNameTaken as taken:
+                problem = str(taken)
         if problem is None:
             self._in_order[server] = (chain, any(
                 m is not self._middleware and hooks_listing(m) for m in chain))
+            return
+        if method in HANDSHAKE_METHODS:
             return
         if not self._reported:
             self._reported = True

@@ -26,6 +26,9 @@ MAX_GRANT_TTL = 365 * 24 * 3600.0
 MIN_GRANT_TTL = 5.0
 """A shorter grant expires before the model's next call: read, think, call takes seconds."""
 MAX_STORE_TIMEOUT = 300.0
+MIN_STORE_TIMEOUT = 0.01
+"""A shorter one no store meets (an event-loop turn and a local round trip take about that
+long), so every operation would fail: under ``"open"`` a caller who read nothing runs it."""
 MAX_STORE_OPERATIONS = 10_000
 MAX_HOOK_TIMEOUT = 60.0
 MAX_SESSIONS = 10_000_000
@@ -123,7 +126,8 @@ def folder(name: str, value: Any) -> None:
     if "\0" in text:
         fail(name, "a folder path without NUL characters", value)
     if os.path.exists(text) and not os.path.isdir(text):
-        fail(name, "a folder, not a file", value)
+        raise ValueError(f"{name} must be a folder of description files, and {text} is a "
+                         "file: pass the folder that holds the files")
 
 
 def header_name(name: str, value: Any) -> None:

@@ -30,7 +30,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Protocol, TypeVar, get_args
 
 from fastmcp_progressive.hosts import (
@@ -52,6 +52,7 @@ from fastmcp_progressive.options import (
     MAX_STORE_TIMEOUT,
     MAX_TOOLS_PER_READ,
     MIN_GRANT_TTL,
+    MIN_STORE_TIMEOUT,
     SECRET_HEADERS,
     SUMMARY_CHARS,
     choice,
@@ -175,7 +176,8 @@ class GrantSettings:
             principal grants; ``None``: the server's ``session_state_store``.
         shared_sessions: keep handshake-era session grants in that store too (replicas).
         store_timeout: seconds a store operation may take before it counts as failed
-            (waiting for one of ``store_operations`` included).
+            (waiting for one of ``store_operations`` included); at least
+            ``MIN_STORE_TIMEOUT`` (10 ms), which a store can meet.
         store_operations: most store operations this process runs at once; the rest wait
             their turn (within ``store_timeout``). Keep it below the store's connection cap
             shared by every replica (Redis ``maxclients``): a connection the store refuses
@@ -200,7 +202,8 @@ class GrantSettings:
             instance_with("grants.store", self.store, ("get", "put_many"),
                           "a py-key-value AsyncKeyValue store instance or None")
         flag("grants.shared_sessions", self.shared_sessions)
-        seconds("grants.store_timeout", self.store_timeout, MAX_STORE_TIMEOUT)
+        seconds("grants.store_timeout", self.store_timeout, MAX_STORE_TIMEOUT,
+                minimum=MIN_STORE_TIMEOUT)
         count("grants.store_operations", self.store_operations, 1, MAX_STORE_OPERATIONS)
         choice("grants.on_store_error", self.on_store_error, get_args(StoreErrorPolicy))
 
@@ -352,6 +355,23 @@ GROUPS: dict[str, type] = {
 
 
 S = TypeVar("S")
+
+
+def unknown_options(options: Mapping[str, Any]) -> str:
+    """Why ``ProgressiveDisclosure(**options)`` takes none of ``options``, and where each
+    belongs: ``max_tools=20`` is ``listing=ListingSettings(max_tools=20)``."""
+    said = []
+    for option, value in options.items():
+        group = next((g for g, cls in GROUPS.items()
+                      if option in {f.name for f in fields(cls)}), None)
+        if group is None:
+            said.append(f"{option!r} is no option (the options: descriptions_dir, "
+                        f"{', '.join(GROUPS)}, exempt_tools)")
+        else:
+            said.append(f"{option!r} is a field of {GROUPS[group].__name__}: pass "
+                        f"{group}={GROUPS[group].__name__}({option}={value!r})")
+    got = "an unexpected keyword argument" if len(said) == 1 else "unexpected keyword arguments"
+    return f"ProgressiveDisclosure() got {got}: {'; '.join(said)}"
 
 
 def given(group: str, value: S | None, cls: type[S]) -> S:

@@ -20,6 +20,7 @@ from fastmcp import Client, FastMCP
 from fastmcp.client.transports import StreamableHttpTransport
 from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from fastmcp.utilities.tests import run_server_async
+from mcp.client.session import DEFAULT_CLIENT_INFO
 
 from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
 from tests.reliability import figures
@@ -43,6 +44,10 @@ def needs_a_followed_caller(transport: Transport, era: Era, token: str | None = 
     if era == "modern" and (transport == "memory" or token is None):
         pytest.skip("2026-07-28 without auth: no identity, each call judged by itself "
                     "(test_identity.py)")
+
+GENERIC_HOST = DEFAULT_CLIENT_INFO
+"""How the test clients introduce themselves: the MCP SDK's default ``clientInfo``, which
+LangChain, LlamaIndex and most agent frameworks send (no host profile matches it)."""
 
 TOKENS = {
     "alice-token": {"client_id": "agent", "sub": "alice", "scopes": []},
@@ -91,7 +96,13 @@ async def served(server: FastMCP, transport: Transport) -> AsyncIterator[FastMCP
 async def connect(
     server: FastMCP | str, era: Era, *, token: str | None = None, **client_kwargs: Any
 ) -> AsyncIterator[Client[Any]]:
-    """A connected client: in memory for a server object, streamable HTTP for a URL."""
+    """A connected client: in memory for a server object, streamable HTTP for a URL.
+
+    It introduces itself as ``GENERIC_HOST`` unless ``client_info`` says otherwise:
+    FastMCP's own name, ``fastmcp``, has a host profile of its own (every tool listed with
+    its output schema), and these tests stand for any host (``tests/test_fastmcp_client.py``
+    drives FastMCP's ``Client`` as it introduces itself)."""
+    client_kwargs.setdefault("client_info", GENERIC_HOST)
     mode = "legacy" if era == "legacy" else "auto"
     target: Any = server
     if isinstance(server, str):

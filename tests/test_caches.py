@@ -275,27 +275,45 @@ async def test_long_client_names_over_the_protocol_are_not_kept() -> None:
 class ChangingDescriptions(Middleware):
     """An upstream whose every tool description changes on every listing (5 KB each)."""
 
-    def __init__(self) -> None:
+    def __init__(self, size: int = 5000) -> None:
         self.listings = 0
+        self.size = size
 
     async def on_list_tools(self, context: MiddlewareContext[Any],
                             call_next: CallNext[Any, Any]) -> Any:
         self.listings += 1
         tools = await call_next(context)
-        return [t.model_copy(update={"description": f"listing {self.listings}: " + "d" * 5000})
+        text = "d" * self.size
+        return [t.model_copy(update={"description": f"listing {self.listings}: " + text})
                 for t in tools]
 
 
-def changing_upstream(tools: int) -> FastMCP:
+def changing_upstream(tools: int, size: int = 5000) -> FastMCP:
     upstream = FastMCP("changing")
     for i in range(tools):
         upstream.add_tool(Tool.from_function(_tool, name=f"tool_{i}"))
-    upstream.add_middleware(ChangingDescriptions())
+    upstream.add_middleware(ChangingDescriptions(size))
     return upstream
 
 
 def _tool(x: int) -> int:
     return x
+
+
+def _changing_proxy(tools: int, size: int = 5000) -> tuple[FastMCP, ProgressiveDisclosure]:
+    """A proxy of ``changing_upstream`` with the middleware on, and the middleware."""
+    proxy = create_proxy(changing_upstream(tools, size))
+    middleware = ProgressiveDisclosure()
+    proxy.add_middleware(middleware)
+    return proxy, middleware
+
+
+async def _list_and_read(client: Any, tools: int, times: int) -> None:
+    """``times`` listings, each followed by a read of every tool."""
+    names = [f"tool_{i}" for i in range(tools)]
+    for _ in range(times):
+        await client.list_tools()
+        await client.call_tool("describe_tools", {"tools": names})
 
 
 @pytest.mark.slow  # 200 proxied listings and reads: about 10 s
@@ -304,20 +322,55 @@ async def test_per_tool_memos_keep_one_entry_per_tool_when_descriptions_keep_cha
     memo entry per tool per listing, up to 20,000 listed and 2,048 definitions); a
     changed description now replaces its tool's entry."""
     tools, listings = 20, 200
-    proxy = create_proxy(changing_upstream(tools))
-    middleware = ProgressiveDisclosure()
-    proxy.add_middleware(middleware)
-    names = [f"tool_{i}" for i in range(tools)]
+    proxy, middleware = _changing_proxy(tools)
     async with connect(proxy, "legacy") as client:
-        await client.list_tools()
-        await client.call_tool("describe_tools", {"tools": names})
-        for _ in range(listings):
-            await client.list_tools()
-            await client.call_tool("describe_tools", {"tools": names})
+        await _list_and_read(client, tools, 1 + listings)
     for memo in (middleware.lister._memo, middleware.definitions._memo):
         assert len(memo) <= tools + 1  # + the bridge tool
         kept = sum(len(repr(value)) for value in memo._values.values())
         assert kept < MIB, f"{listings} changing listings kept {kept / MIB:.1f} MiB"
+
+
+async def test_changing_descriptions_leave_no_memory_behind() -> None:
+    """#34: each proxied listing's fresh tool objects had their content key (with the whole
+    description) remembered until the 20,000-entry LRU pushed it out: 30 listings of 10
+    changing 64 KB descriptions kept 16.8 MiB. Keys now keep long texts as digests, and
+    an object's remembered key goes with it."""
+    tools, listings = 10, 30
+    proxy, middleware = _changing_proxy(tools, size=64 * 1024)
+    async with connect(proxy, "legacy") as client:
+        await _list_and_read(client, tools, 1)
+        gc.collect()
+        cost_checks_done()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            await _list_and_read(client, tools, listings)
+            gc.collect()
+            kept = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        remembered = len(middleware.lister._memo._keys)
+    # What the latest listing holds is ~2 MiB (the upstream's tools, the definitions kept,
+    # the last answer: new objects, so counted); the old keys added ~1.3 MiB per listing.
+    assert kept < 4 * MIB, f"{listings} changing listings kept {kept / MIB:.1f} MiB"
+    assert remembered <= 2 * tools + 1  # the live listings' tools (+ the bridge), not 300
+
+
+def test_a_memo_forgets_a_dead_objects_key_and_keeps_texts_as_digests() -> None:
+    class T:
+        def __init__(self, name: str, text: str) -> None:
+            self.name, self.text = name, text
+
+    memo: ToolCache[str] = ToolCache(100, key=lambda t: (t.name, t.text))
+    live = T("a", "x" * 10_000)
+    memo.put(live, "a")
+    for n in range(50):
+        memo.put(T("b", f"{n}" + "y" * 10_000), "b")  # each dies once put
+    assert len(memo._keys) == 1
+    kept = memo._keys.get(live)
+    assert isinstance(kept, tuple) and kept[0] == "a" and len(kept[1]) == 32
+    assert memo.get(T("a", "x" * 10_000)) == "a" and memo.get(T("a", "x")) is None
 
 
 def test_a_memo_keeps_the_latest_content_per_slot_and_its_bound() -> None:

@@ -184,6 +184,26 @@ async def test_response_cache_in_front_refuses_with_the_fix(era: Era, transport:
             await c.list_tools()
 
 
+@ERA
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_the_middleware_added_twice_is_refused_once_with_the_fix(
+        era: Era, transport: Transport, caplog: pytest.LogCaptureFixture) -> None:
+    """#34: the second copy's bridge clashed with the first's; the client could not connect
+    ("the initialize handshake is not accepted"), was told to rename the bridge, and the
+    server logged a 60-line traceback per request."""
+    mcp = FastMCP("twice")
+    add_basic_tools(mcp)
+    mcp.add_middleware(ProgressiveDisclosure())
+    mcp.add_middleware(ProgressiveDisclosure())
+    async with reach(mcp, transport, era) as c:  # the handshake passes
+        for _ in range(3):
+            with pytest.raises(MCPError, match=r"added to this server twice.*Add it once"):
+                await c.list_tools()
+    told = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(told) == 1 and "twice" in told[0].getMessage()
+    assert not [r for r in caplog.records if r.exc_info]
+
+
 async def test_response_cache_in_front_is_refused_whatever_it_caches() -> None:
     """Which methods a ``ResponseCachingMiddleware`` caches is not public: one in front is
     refused even with the three gated methods switched off (the fix is the same)."""

@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
 import pytest
 from fastmcp.client.transports import StdioTransport
 
+from fastmcp_progressive import ListingSettings, ProgressiveDisclosure
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.modes import ModePolicy
 from tests.conftest import connect, gated, serve_http
@@ -84,6 +86,36 @@ async def test_fastmcp_call_and_list_over_http() -> None:
         arguments = json.dumps({"destination_zip": "12345", "weight_grams": "500"})
         code, out = await fastmcp("call", url, "get_shipping_quote", "--input-json",
                                   arguments, "--auth", "none", "--json")
+        assert code == 0 and "price_cents" in out, out
+
+
+def _documented(bridge: str) -> list[str]:
+    """The ``fastmcp call server.py <bridge> ...`` command docs/callers-and-hosts.md shows,
+    as its words, without ``fastmcp call server.py``."""
+    page = (ROOT / "docs" / "callers-and-hosts.md").read_text(encoding="utf-8")
+    prefix = f"fastmcp call server.py {bridge} "
+    lines = [line for line in page.splitlines() if line.startswith(prefix)]
+    assert lines, f"docs/callers-and-hosts.md shows no `{prefix}...`"
+    return shlex.split(lines[0])[3:]
+
+
+async def test_an_unlisted_tool_is_reached_the_way_the_docs_show() -> None:
+    """#34: ``fastmcp call server.py <unlisted tool>`` answers "not found. Did you mean"
+    (the CLI looks the name up in the listing), and no page showed the way in."""
+    server = demo_server()
+    server.middleware.clear()  # the demo's own, for one with a cap the demo's tools exceed
+    server.add_middleware(ProgressiveDisclosure(listing=ListingSettings(max_tools=3)))
+    async with serve_http(server) as url:
+        code, out = await fastmcp("list", url, "--auth", "none")
+        assert code == 0 and "run_tool(" in out and "get_shipping_quote(" not in out, out
+        code, out = await fastmcp("call", url, "get_shipping_quote", "destination_zip=12345",
+                                  "weight_grams=500", "--auth", "none")
+        assert code == 1 and "not found" in out, out
+        code, out = await fastmcp("call", url, *_documented("describe_tools"),
+                                  "--auth", "none")
+        assert code == 0 and "weight_grams" in out, out
+        code, out = await fastmcp("call", url, *_documented("run_tool"), "--auth", "none",
+                                  "--json")
         assert code == 0 and "price_cents" in out, out
 
 

@@ -244,6 +244,22 @@ async def test_state_storage() -> None:
     assert given[0] is store, moved("FastMCP._state_storage", "state_storage")
 
 
+async def test_whole_catalog() -> None:
+    """Tools behind component auth and a server transform's are in; a disabled one is not,
+    and no request (its session, its token) narrows it."""
+    from fastmcp.server.auth import require_scopes
+    from fastmcp.server.transforms import Namespace
+
+    server = FastMCP("catalog")
+    server.tool(lambda: "x", name="open")
+    server.tool(lambda: "x", name="admin", auth=require_scopes("admin"))
+    server.tool(lambda: "x", name="off")
+    server.disable(names={"off"})
+    server.add_transform(Namespace("ns"))
+    names = sorted(t.name for t in await internals.whole_catalog(server))
+    assert names == ["ns_admin", "ns_open"], moved("Provider.list_tools", "whole_catalog")
+
+
 # -- middleware and transforms ---------------------------------------------------------------
 async def test_gateway_tool_names_match_what_the_transforms_list() -> None:
     """The names ``gate.gateway_tools`` expects are those FastMCP's gateway transforms

@@ -113,6 +113,18 @@ def test_a_bad_value_names_its_setting(cls: type, name: str, value: Any) -> None
         cls(**{name: value})
 
 
+def test_an_option_of_a_settings_group_given_to_the_middleware_says_where_it_goes() -> None:
+    """#34: ``ProgressiveDisclosure(max_tools=20)`` was a bare TypeError."""
+    with pytest.raises(TypeError, match=re.escape(
+            "ProgressiveDisclosure() got an unexpected keyword argument: 'max_tools' is a "
+            "field of ListingSettings: pass listing=ListingSettings(max_tools=20)")):
+        ProgressiveDisclosure(max_tools=20)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"'ttl' is a field of GrantSettings: pass "
+                                        r"grants=GrantSettings\(ttl=60\); 'colour' is no option "
+                                        r"\(the options: descriptions_dir, listing, "):
+        ProgressiveDisclosure(ttl=60, colour="red")  # type: ignore[arg-type]
+
+
 def test_a_settings_group_takes_its_object_only() -> None:
     with pytest.raises(TypeError, match="grants takes a GrantSettings, not dict"):
         ProgressiveDisclosure(grants={"ttl": 60})  # type: ignore[arg-type]
@@ -121,7 +133,8 @@ def test_a_settings_group_takes_its_object_only() -> None:
 
 
 def test_the_constructor_takes_at_most_eight_parameters_descriptions_dir_first() -> None:
-    parameters = list(inspect.signature(ProgressiveDisclosure).parameters.values())
+    parameters = [p for p in inspect.signature(ProgressiveDisclosure).parameters.values()
+                  if p.kind is not inspect.Parameter.VAR_KEYWORD]  # only there to refuse
     assert len(parameters) <= 8
     assert parameters[0].name == "descriptions_dir"
     assert parameters[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -204,6 +217,10 @@ def test_descriptions_dir_may_not_be_a_file(tmp_path: Path) -> None:
     file = tmp_path / "descriptions.json"
     file.write_text("{}")
     _refused("descriptions_dir", lambda: ProgressiveDisclosure(file))
+    with pytest.raises(ValueError) as refused:  # #34: a PosixPath(...) repr, "not" twice
+        ProgressiveDisclosure(file)
+    assert str(refused.value) == (f"descriptions_dir must be a folder of description files, "
+                                  f"and {file} is a file: pass the folder that holds the files")
     ProgressiveDisclosure(tmp_path / "not-yet").close()  # a folder that appears later: fine
 
 
@@ -248,12 +265,24 @@ def test_a_host_profiles_tool_cap_is_a_cap_a_listing_can_hold(max_tools: Any) ->
         HostProfile("acme", None, max_tools=max_tools)
 
 
-@pytest.mark.parametrize("ttl", [1e-6, 0.5, 4.9])
-def test_a_grant_ttl_shorter_than_a_models_turn_is_refused(ttl: float) -> None:
-    with pytest.raises(ValueError, match=r"^grants\.ttl must be a finite number of seconds "
-                                         r"at least 5"):
-        GrantSettings(ttl=ttl)
-    assert GrantSettings(ttl=5).ttl == 5
+@pytest.mark.parametrize("flag", ["output_schema", "judged_by_arguments"])
+def test_a_host_profiles_flags_are_true_or_false(flag: str) -> None:
+    with pytest.raises(ValueError, match=rf"host profile 'acme': {flag} must be True or False"):
+        HostProfile(**{"name": "acme", "level": None, flag: "yes"})
+
+
+@pytest.mark.parametrize(("field", "value", "least"), [
+    ("ttl", 1e-6, 5.0), ("ttl", 0.5, 5.0), ("ttl", 4.9, 5.0),
+    ("store_timeout", 1e-6, 0.01), ("store_timeout", 0.001, 0.01),
+    ("store_timeout", 0.0099, 0.01)])
+def test_a_grant_time_too_short_to_work_is_refused(field: str, value: float,
+                                                   least: float) -> None:
+    """A ``ttl`` shorter than a model's read-then-call turn; a ``store_timeout`` no store
+    meets (#34: every store operation timed out, so under ``"open"`` anyone ran any tool)."""
+    with pytest.raises(ValueError, match=rf"^grants\.{field} must be a finite number of "
+                                         rf"seconds at least {re.escape(f'{least:g}')}"):
+        GrantSettings(**{field: value})
+    assert getattr(GrantSettings(**{field: least}), field) == least
 
 
 @pytest.mark.parametrize("name", [" describe_tools", "describe_tools ", "a\nb", "x" * 129])

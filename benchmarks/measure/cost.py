@@ -35,6 +35,7 @@ from .servers import (
     Transport,
     build_server,
     connect,
+    host_client,
     sample_arguments,
     text_of,
     unread_calls,
@@ -113,7 +114,7 @@ class _Pair:
 async def static_bodies(catalog: Catalog, files: Path) -> dict[str, str]:
     """The JSON ours answers for each read size, for plain to serve as static text."""
     bodies: dict[str, str] = {}
-    async with Client(build_server(catalog, DEFAULT, descriptions_dir=files).mcp) as client:
+    async with host_client(build_server(catalog, DEFAULT, descriptions_dir=files).mcp) as client:
         for size in READ_SIZES:
             uri = resource_uri_for(read_selection(catalog, size))
             bodies[uri] = text_of((await client.read_resource_mcp(uri)).contents)
@@ -212,7 +213,7 @@ async def listing_per_catalog(catalogs: Sequence[Catalog], iterations: int) -> l
     rows: list[LatencyRow] = []
     for catalog in catalogs:
         plain, ours = build_server(catalog, "plain"), build_server(catalog, DEFAULT)
-        async with Client(plain.mcp) as p, Client(ours.mcp) as o:
+        async with host_client(plain.mcp) as p, host_client(ours.mcp) as o:
             rows.append(await compared("memory", f"tools/list {catalog.name} "
                                        f"({len(catalog.tools)})", listing(p), listing(o),
                                        iterations))

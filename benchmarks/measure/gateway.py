@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from fastmcp import Client, FastMCP
+from fastmcp import FastMCP
 
 from fastmcp_progressive import ListingSettings, ProgressiveDisclosure
 from fastmcp_progressive.cli.tokens import count
@@ -26,7 +26,7 @@ from tests.replay import gateway, replay_tool
 
 from .catalogs import load_corpus
 from .ranking import BM25, words
-from .servers import PROGRESSIVE, wire
+from .servers import PROGRESSIVE, host_client, wire
 
 CAP = 40
 MCPPROXY = {"livemcptool": 0.348, "playwright-mcp": 0.297}
@@ -40,7 +40,7 @@ def listing_tokens(tools: Sequence[Any]) -> int:
 
 
 async def _listed(server: FastMCP, **client: Any) -> list[Any]:
-    async with Client(server, **client) as c:
+    async with host_client(server, **client) as c:
         return list(await c.list_tools())
 
 
@@ -77,7 +77,7 @@ async def level_rows() -> list[dict[str, Any]]:
 
 async def capped() -> dict[str, Any]:
     """The capped listing: its size and tokens, its group lines, ``groups/list``."""
-    async with Client(gateway(_ours(max_tools=CAP)), extensions=[grouping()]) as client:
+    async with host_client(gateway(_ours(max_tools=CAP)), extensions=[grouping()]) as client:
         tools = list(await client.list_tools())
         groups = await list_groups(client)
     bridge = next(t for t in tools if t.name == "describe_tools")

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastmcp import Client, FastMCP
+from fastmcp import FastMCP
 from fastmcp.server import create_proxy
 from fastmcp.tools.base import Tool
 from pydantic import Field, TypeAdapter
@@ -36,6 +36,7 @@ from fastmcp_progressive.resolution.client import (
 from tests.test_caches import changing_upstream
 
 from .scale import traced_kib
+from .servers import host_client
 from .timing import listing, repeated
 
 RAW = TypeAdapter(dict[str, Any])
@@ -77,7 +78,7 @@ async def _best(run: Callable[[], Awaitable[Any]], repeat: int) -> float:
 async def _attack(name: str, arguments: dict[str, Any], repeat: int) -> dict[str, float]:
     row: dict[str, float] = {}
     for side, progressive in (("plain", False), ("ours", True)):
-        async with Client(attacked(progressive), extensions=[tool_resolution()]) as client:
+        async with host_client(attacked(progressive), extensions=[tool_resolution()]) as client:
             async def resolve() -> None:
                 request = ResolveToolRequest(params=ResolveToolParams.model_construct(
                     name=name, arguments=arguments))
@@ -97,7 +98,7 @@ async def changing_descriptions(listings: int = 200, tools: int = 20) -> dict[st
     middleware = ProgressiveDisclosure()
     proxy.add_middleware(middleware)
     names = [f"tool_{i}" for i in range(tools)]
-    async with Client(proxy) as client:
+    async with host_client(proxy) as client:
         await client.list_tools()
 
         async def churn() -> None:
@@ -144,7 +145,7 @@ async def orphan_files(orphans: int = 50_000, listings: int = 20) -> dict[str, A
         for i in range(orphans):
             (Path(tmp) / f"gone_{i}.json").write_text('{"summary": "no such tool"}')
         for side, target in (("plain", server(None)), ("ours", server(Path(tmp)))):
-            async with Client(target) as client:
+            async with host_client(target) as client:
                 took = await repeated(listing(client), listings)
             row[f"{side}_list_s"] = round(took.median_us / 1e6, 4)
     return row

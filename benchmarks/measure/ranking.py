@@ -36,7 +36,7 @@ from contextlib import closing
 from typing import Any
 
 import mcp_types as mt
-from fastmcp import Client, FastMCP
+from fastmcp import FastMCP
 from fastmcp.server.transforms.search import BM25SearchTransform
 
 from fastmcp_progressive import ListingSettings
@@ -53,7 +53,7 @@ from ..results import (
     SelectionPair,
 )
 from .catalogs import Catalog
-from .servers import ReplayServer, build_server, wire
+from .servers import ReplayServer, build_server, host_client, wire
 
 TOP = (5, 10)
 SUMMARY_CHARS = (60, 80, 100)
@@ -151,7 +151,7 @@ def recall(ranker: Ranker, texts: list[str], names: list[str], tasks: list[dict[
 async def _listed(catalog: Catalog, chars: int) -> dict[str, dict[str, Any]]:
     with closing(build_server(catalog, DEFAULT, listing=ListingSettings(
             summary_max_chars=chars, max_tools=None))) as server:
-        async with Client(server.mcp) as client:
+        async with host_client(server.mcp) as client:
             tools = [wire(t) for t in await client.list_tools()]
     return {t["name"]: t for t in tools}
 
@@ -249,7 +249,7 @@ async def search_answers(tools: Sequence[dict[str, Any]], questions: Sequence[st
     for spec in tools:
         mcp.add_tool(replay_tool(spec))
     mcp.add_transform(BM25SearchTransform(max_results=depth))
-    async with Client(mcp) as client:
+    async with host_client(mcp) as client:
         return [names_in(_parsed(await client.call_tool("search_tools", {"query": q})))
                 for q in questions]
 
@@ -281,7 +281,7 @@ def _has_query(tools: Sequence[Any]) -> bool:
 
 async def _listed_names(catalog: Catalog, listing: ListingSettings) -> list[str]:
     with closing(build_server(catalog, DEFAULT, listing=listing)) as server:
-        async with Client(server.mcp) as client:
+        async with host_client(server.mcp) as client:
             return [t.name for t in await client.list_tools()]
 
 
@@ -295,7 +295,7 @@ async def ours_answers(catalog: Catalog, questions: Sequence[str],
     queried = True
     with closing(build_server(catalog, DEFAULT, listing=listing)) as server:
         for question in questions:
-            async with Client(server.mcp) as client:
+            async with host_client(server.mcp) as client:
                 tools = await client.list_tools()
                 listed.append([t.name for t in tools])
                 queried = queried and _has_query(tools)
@@ -329,7 +329,7 @@ async def run_history(server: ReplayServer, history: Sequence[Sequence[dict[str,
     task reads the definitions of the task's tools (``describe_tools``) and calls each with
     arguments its input schema accepts. Raises when that caller's listing was capped (its
     listing would have taken the snapshot of call counts before any call)."""
-    async with Client(server.mcp, client_info=HISTORY_CLIENT) as client:
+    async with host_client(server.mcp, client_info=HISTORY_CLIENT) as client:
         listed = [t.name for t in await client.list_tools()]
         missing = {spec["name"] for task in history for spec in task} - set(listed)
         if missing:
@@ -357,7 +357,7 @@ async def in_use_answers(catalog: Catalog, tasks: Sequence[dict[str, Any]],
     for i, task in enumerate(tasks):
         with closing(build_server(catalog, DEFAULT, listing=listing)) as server:
             await run_history(server, history[:i] + history[i + 1:])
-            async with Client(server.mcp) as client:
+            async with host_client(server.mcp) as client:
                 listed.append([t.name for t in await client.list_tools()])
                 result = await client.call_tool("describe_tools", {"query": task["question"]})
                 answers.append(query_names(_parsed(result)))

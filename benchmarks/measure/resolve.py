@@ -19,13 +19,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from fastmcp import Client, FastMCP
+from fastmcp import FastMCP
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 
 from fastmcp_progressive import ProgressiveDisclosure
 from fastmcp_progressive.resolution.client import resolve_tool, tool_resolution
 
 from ..results import Stats
+from .servers import host_client
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TARGET_US = 1000.0
@@ -70,7 +71,7 @@ def demo_server() -> tuple[FastMCP, ResolveTimer]:
 async def _era(era: str, iterations: int) -> dict[str, Any]:
     server, timer = demo_server()
     client_ns: list[int] = []
-    async with Client(server, mode="legacy" if era == "legacy" else "auto",
+    async with host_client(server, mode="legacy" if era == "legacy" else "auto",
                       extensions=[tool_resolution()]) as client:
         for args in ARGUMENTS * 5:  # warm up: file parsed, validator built
             await resolve_tool(client, "manage_notes", args)

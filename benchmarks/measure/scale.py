@@ -24,7 +24,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 
-from fastmcp import Client
 from key_value.aio.stores.memory import MemoryStore
 
 from fastmcp_progressive import GrantSettings
@@ -34,7 +33,14 @@ from fastmcp_progressive.payloads import resource_uri_for
 
 from ..results import DEFAULT, FileEditRow, GrantScaleRow, ListingScaleRow, Stats
 from .catalogs import Catalog, synthetic_catalog
-from .servers import ReplayServer, build_server, rewrite_marker, text_of, write_descriptions
+from .servers import (
+    ReplayServer,
+    build_server,
+    host_client,
+    rewrite_marker,
+    text_of,
+    write_descriptions,
+)
 from .timing import ListingObserver, listing, rotate, time_once
 
 LISTING_SIZES = (10, 100, 1_000, 10_000)
@@ -79,7 +85,7 @@ async def listing_scale(sizes: Sequence[int] = LISTING_SIZES, *,
             servers = [_build(catalog, v, files, o) for v, o in zip(VARIANTS, observers,
                                                                    strict=True)]
             async with AsyncExitStack() as stack:
-                clients = [await stack.enter_async_context(Client(s.mcp)) for s in servers]
+                clients = [await stack.enter_async_context(host_client(s.mcp)) for s in servers]
                 cold = []
                 for server, client in zip(servers, clients, strict=True):
                     cold.append(await time_once(listing(client)))
@@ -91,7 +97,7 @@ async def listing_scale(sizes: Sequence[int] = LISTING_SIZES, *,
                 fresh = _build(catalog, variant, files)
 
                 async def first_listing(server: ReplayServer = fresh) -> None:
-                    async with Client(server.mcp) as client:
+                    async with host_client(server.mcp) as client:
                         await client.list_tools_mcp(cache_mode="bypass")
                         await server.settle()
 
@@ -171,7 +177,7 @@ async def file_edits(catalog: Catalog, *, trials: int) -> list[FileEditRow]:
         server = build_server(catalog, DEFAULT, descriptions_dir=files)
         name = catalog.names[0]
         uri = resource_uri_for([name])
-        async with Client(server.mcp) as client:
+        async with host_client(server.mcp) as client:
             await client.read_resource_mcp(uri)
             await server.settle()
             version = 10

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as mt
-from fastmcp import Client, FastMCP
+from fastmcp import FastMCP
 from fastmcp.server import create_proxy
 from fastmcp.server.auth import require_scopes
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
@@ -61,6 +61,7 @@ from .servers import (
     add_static,
     build_server,
     connect,
+    host_client,
     sample_arguments,
     text_of,
     unread_calls,
@@ -172,7 +173,7 @@ class _Servers:
             self._pairs[key] = (plain, _Side(floor, timer))
         if key not in self._pairs:
             ours = self._side(shape, True, {}, transport)
-            async with Client(ours.server.mcp) as client:
+            async with host_client(ours.server.mcp) as client:
                 bodies = {uri: text_of((await client.read_resource_mcp(uri)).contents)
                           for uri in self.uris.values()}
             self._bodies = bodies
@@ -311,7 +312,7 @@ async def first_listing(catalog: Catalog, iterations: int
             async def fresh(wait: bool = wait) -> AsyncIterator[tuple[Probe, Probe]]:
                 plain = build_server(catalog, "plain")
                 ours = build_server(catalog, DEFAULT, descriptions_dir=files)
-                async with Client(plain.mcp) as p, Client(ours.mcp) as o:
+                async with host_client(plain.mcp) as p, host_client(ours.mcp) as o:
                     took = await ours.preloaded() if wait else None
                     if took is not None:
                         preload_ns.append(int(took * 1e9))
@@ -343,7 +344,7 @@ async def unknown_names(sizes: Sequence[int], rounds: int = 15) -> dict[str, flo
         uris = {"unknown": resource_uri_for([f"no_such_tool_{i}" for i in range(UNKNOWN_NAMES)]),
                 "typo": resource_uri_for([known[:-1] + "x"]), "known": resource_uri_for([known]),
                 "hidden": resource_uri_for(["secret"])}
-        async with Client(ours.mcp) as client:
+        async with host_client(ours.mcp) as client:
             text = text_of((await client.read_resource_mcp(uris["unknown"])).contents)
             samples = await rotate([read(client, uri) for uri in uris.values()],
                                    iterations=rounds, warmup=1)
@@ -469,12 +470,12 @@ async def grouped_rows(tools: int, groups: int, iterations: int) -> list[Latency
     five = {"tools": catalog.names[7:12]}
     group = {"groups": [f"g{7 % groups:02d}"]}
     rows: list[LatencyRow] = []
-    async with Client(_grouped_server(catalog, groups, ours=True, bodies={}),
+    async with host_client(_grouped_server(catalog, groups, ours=True, bodies={}),
                       extensions=[grouping()]) as o:
         await o.list_tools()
         bodies = {key: text_of((await o.call_tool("describe_tools", args)).content)
                   for key, args in (("tools", five), ("groups", group))}
-        async with Client(_grouped_server(catalog, groups, ours=False, bodies=bodies)) as p:
+        async with host_client(_grouped_server(catalog, groups, ours=False, bodies=bodies)) as p:
             await p.list_tools()
             few = max(3, iterations // 4)
             cases: list[tuple[str, Probe, Probe, int]] = [

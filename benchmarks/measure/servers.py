@@ -41,6 +41,7 @@ from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from fastmcp.server.middleware import Middleware
 from fastmcp.server.transforms.search import BM25SearchTransform, RegexSearchTransform
 from fastmcp.utilities.tests import run_server_async, temporary_settings
+from mcp.client.session import DEFAULT_CLIENT_INFO
 from pydantic import AnyUrl
 
 from fastmcp_progressive import Level, ListingSettings, ProgressiveDisclosure
@@ -57,6 +58,19 @@ TOKEN = "bench-token"
 EVERY_TOOL = ListingSettings(max_tools=None)
 """Ours' listing in every measurement that does not say otherwise: every tool (the budget
 off), so a level's figures at 117, 235 or 10,000 tools are that level's whole listing."""
+
+
+HOST = DEFAULT_CLIENT_INFO
+"""How the benchmarks' clients introduce themselves: the MCP SDK's default ``clientInfo``,
+which LangChain, LlamaIndex and most agent frameworks send. FastMCP's own name
+(``fastmcp``) has a host profile of its own (every tool listed with its output schema), so
+a figure measured as FastMCP's ``Client`` would not be what a host is sent."""
+
+
+def host_client(target: Any, **kwargs: Any) -> Client[Any]:
+    """FastMCP's ``Client`` for ``target``, introducing itself as ``HOST`` unless told."""
+    kwargs.setdefault("client_info", HOST)
+    return Client(target, **kwargs)
 
 
 @dataclass
@@ -226,13 +240,13 @@ async def connect(server: ReplayServer, transport: Transport) -> AsyncIterator[C
     """A connected client for ``server`` over ``transport``."""
     mode = "legacy" if transport.legacy else "auto"
     if not transport.http:
-        async with Client(server.mcp, mode=mode) as client:
+        async with host_client(server.mcp, mode=mode) as client:
             yield client
         return
     with temporary_settings(log_level="WARNING"):
         async with run_server_async(server.mcp) as url:
             http = StreamableHttpTransport(url, auth=TOKEN if transport.auth else None)
-            async with Client(http, mode=mode) as client:
+            async with host_client(http, mode=mode) as client:
                 yield client
 
 

@@ -34,7 +34,7 @@ from fastmcp_progressive.payloads import DESCRIPTIONS_URI, resource_uri_for
 
 from ..results import BUDGETED, DEFAULT, AnatomyRow, SweepRow, TokenRow
 from .catalogs import SESSION_SIZES, Catalog, scenario_for
-from .servers import EVERY_TOOL, PROGRESSIVE, SEARCH, build_server, text_of, wire
+from .servers import EVERY_TOOL, PROGRESSIVE, SEARCH, build_server, host_client, text_of, wire
 
 SWEEP_CHARS = (40, 60, 80, 100, 140)
 
@@ -81,7 +81,7 @@ async def _progressive(catalog: Catalog, level: str, mode: str,
     """``mode``'s listing (ours at ``level`` with ``listing``), then sessions reading 2 or 5
     full definitions; for the default level's whole listing also the 5 largest, and for the
     shipped default what ours adds outside the listing."""
-    async with Client(build_server(catalog, level, listing=listing).mcp) as client:
+    async with host_client(build_server(catalog, level, listing=listing).mcp) as client:
         counted, tools = await listed(client, catalog)
         rows = [counted.row(catalog, mode)]
         sessions = [(f"{mode}+{n}", scenario_for(catalog).tools(n)) for n in SESSION_SIZES]
@@ -104,7 +104,7 @@ async def _progressive(catalog: Catalog, level: str, mode: str,
 async def _search(catalog: Catalog, variant: str) -> list[TokenRow]:
     scenario = scenario_for(catalog)
     arguments = {"pattern": scenario.regex} if variant == "regex" else {"query": scenario.query}
-    async with Client(build_server(catalog, variant).mcp) as client:
+    async with host_client(build_server(catalog, variant).mcp) as client:
         listing, _ = await listed(client, catalog)
         result = await client.call_tool_mcp("search_tools", arguments)
     text = text_of(result.content)
@@ -121,7 +121,7 @@ async def _search(catalog: Catalog, variant: str) -> list[TokenRow]:
 
 async def measure_catalog(catalog: Catalog) -> tuple[list[TokenRow], list[AnatomyRow]]:
     """Every mode's token row for one catalog, and where each listing's tokens go."""
-    async with Client(build_server(catalog, "plain").mcp) as client:
+    async with host_client(build_server(catalog, "plain").mcp) as client:
         listing, tools = await listed(client, catalog)
     rows, anatomy = [listing.row(catalog, "plain")], [_anatomy(catalog, "plain", tools)]
     chosen = [(level, level, EVERY_TOOL) for level in PROGRESSIVE]
@@ -141,7 +141,7 @@ async def sweep_summary_chars(catalog: Catalog, chars: tuple[int, ...] = SWEEP_C
     for limit in chars:
         server = build_server(catalog, DEFAULT,
                               listing=replace(EVERY_TOOL, summary_max_chars=limit))
-        async with Client(server.mcp) as client:
+        async with host_client(server.mcp) as client:
             listing, _ = await listed(client, catalog)
         rows.append(SweepRow(catalog.name, limit, listing.fields, listing.json))
     return rows

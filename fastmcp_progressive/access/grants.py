@@ -13,12 +13,16 @@ Each kind of caller (see ``caller.py``) keeps its grants where its identity live
 - ``anonymous``: only under the ``"shared"`` policy, one process-wide set (not isolated).
 
 At most ``store_operations`` store operations (8 by default) run at once in this process,
-and at most ``OPERATIONS_PER_CALLER`` of them for one caller; the rest wait their turn,
-first come first served, within ``store_timeout``. A store has a connection cap (Redis
-``maxclients``); a burst past it had the store refuse connections, and each refusal counted
-as a failure of whichever caller's operation it hit, so one principal's burst decided other
-principals' answers. Now a burst waits, mostly in its own caller's queue: another caller
-waits behind at most ``OPERATIONS_PER_CALLER`` operations of each busy caller.
+and at most ``OPERATIONS_PER_CALLER`` of them for one caller; the rest wait their turn
+within ``store_timeout``, handed out in turn across clients (``_FairSlots``), first come
+first served within one. A store has a connection cap (Redis ``maxclients``); a burst past
+it had the store refuse connections, and each refusal counted as a failure of whichever
+caller's operation it hit, so one principal's burst decided other principals' answers. Now
+a burst waits, mostly in its own queue. A client is a principal, with all of its sessions:
+under ``shared_sessions`` one principal opening 200 sessions had them queue ahead of every
+other caller, first come first served, so another session's granted call timed out
+(``GRANT_STORE_UNAVAILABLE`` under ``"closed"``); now it waits for at most one operation of
+that principal. Sessions with no principal (no auth) cannot be told apart: each is a client.
 
 A key-value store that fails or does not answer within ``store_timeout`` seconds never
 hangs a request: ``has`` answers per ``on_store_error`` (``"open"``: treat as granted,
@@ -53,6 +57,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -110,7 +115,7 @@ class GrantStore:
         self.on_store_error: StoreErrorPolicy = settings.on_store_error
         self.store = settings.store
         # below the store's connection cap: a refused connection would count as a failure
-        self._in_flight = anyio.Semaphore(settings.store_operations, fast_acquire=True)
+        self._in_flight = _FairSlots(settings.store_operations)
         self._per_caller = min(OPERATIONS_PER_CALLER, settings.store_operations)
         self._turns: dict[str, _Turns] = {}  # callers with operations running or waiting
         self._sessions: TTLCache[str, _SessionGrants] = TTLCache(
@@ -317,6 +322,7 @@ class GrantStore:
         with ``noeviction``) is no outage: its caller's lookups go on being answered by
         the store. Only a write that timed out rests its caller."""
         who = _caller_part(caller)
+        client = _client_part(caller) or who
         until = self._resting.get(who)
         if until is not None:
             if time.monotonic() < until:
@@ -324,7 +330,7 @@ class GrantStore:
             self._resting.pop(who, None)
         try:
             with anyio.fail_after(self.store_timeout):
-                async with self._turn(who):
+                async with self._turn(who, client):
                     return await operation()
         except Exception as exc:
             if write and not isinstance(exc, TimeoutError):
@@ -337,16 +343,16 @@ class GrantStore:
             raise
 
     @asynccontextmanager
-    async def _turn(self, who: str) -> AsyncIterator[None]:
-        """Wait for a slot among ``who``'s own, then among the process's (both FIFO): a
-        burst of one caller's operations queues mostly behind itself."""
+    async def _turn(self, who: str, client: str) -> AsyncIterator[None]:
+        """Wait for a slot among ``who``'s own (FIFO), then among the process's, handed out
+        in turn across clients: a burst of one client's operations queues behind itself."""
         turns = self._turns.get(who)
         if turns is None:
             turns = self._turns[who] = _Turns(anyio.Semaphore(self._per_caller,
                                                               fast_acquire=True))
         turns.users += 1
         try:
-            async with turns.slots, self._in_flight:
+            async with turns.slots, self._in_flight.slot(client):
                 yield
         finally:
             turns.users -= 1
@@ -374,6 +380,50 @@ class GrantStore:
             entry.refreshed = now  # at most ten times per TTL (a re-insert is not free)
             self._sessions[key] = entry
         return entry.names
+
+
+class _FairSlots:
+    """At most ``size`` holders at once; a freed slot goes to the next client in turn (the
+    one waiting longest since it was last served), and within a client first come first
+    served. One event loop's tasks only (as ``anyio.Semaphore``)."""
+
+    def __init__(self, size: int) -> None:
+        self._free = size
+        self._waiting: dict[str, deque[anyio.Event]] = {}  # in turn order: served -> last
+
+    @asynccontextmanager
+    async def slot(self, client: str) -> AsyncIterator[None]:
+        if self._free and not self._waiting:
+            self._free -= 1
+        else:
+            handed = anyio.Event()
+            self._waiting.setdefault(client, deque()).append(handed)
+            try:
+                await handed.wait()
+            except BaseException:  # cancelled (timed out): give up the place or the slot
+                if handed.is_set():
+                    self._release()
+                else:
+                    queue = self._waiting[client]
+                    queue.remove(handed)
+                    if not queue:
+                        del self._waiting[client]
+                raise
+        try:
+            yield
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Hand the slot to the first waiter of the client next in turn, else free it."""
+        if not self._waiting:
+            self._free += 1
+            return
+        client = next(iter(self._waiting))
+        queue = self._waiting.pop(client)
+        queue.popleft().set()
+        if queue:
+            self._waiting[client] = queue  # its next operation waits for its next turn
 
 
 @dataclass
@@ -407,6 +457,15 @@ def _caller_part(caller: Caller) -> str:
     """The first part of ``caller``'s store keys (whose operations rest together)."""
     prefix = caller.key if caller.kind == "principal" else f"session:{caller.key}"
     return _key_part(prefix or "")
+
+
+def _client_part(caller: Caller) -> str | None:
+    """Whose turn ``caller``'s store operations take (``_FairSlots``): its principal, as a
+    2026-07-28 principal's keys name it, with all of its sessions; None without one."""
+    if not caller.principal:
+        return None
+    digest = hashlib.sha256(caller.principal.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"user:{digest}"
 
 
 _PLAIN_KEY_PART = re.compile(r"[A-Za-z0-9_.:-]{1,80}")

@@ -121,8 +121,8 @@ class ModePolicy:
             if chosen is not None:
                 return chosen
         requested = settings.get("mode") if settings is not None else None
-        if requested in REQUESTABLE:
-            return requested  # type: ignore[no-any-return]
+        if isinstance(requested, str) and requested in REQUESTABLE:  # a list is unhashable
+            return requested
         if self.level_header is not None:
             value = caller.headers.get(self.level_header, "").strip().lower()
             if value in REQUESTABLE:

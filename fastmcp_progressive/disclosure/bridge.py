@@ -72,16 +72,17 @@ BRIDGE_DESCRIPTION = ("Full definitions of the tools you name or your query find
 
 def bridge_description_with_groups(lines: list[str], dispatch: str | None) -> str:
     """The bridge's description in a capped listing: it names every group the caller may
-    see (``lines``: ``name: summary``), since most tools are not listed by name."""
+    see (``lines``: ``name: summary``), since most tools are not listed by name. With no
+    group it offers no ``groups`` argument and no empty ``Groups:`` header (the argument
+    could only answer ``available_groups: []``)."""
     call = (f", then call it by name, or through {dispatch}(name, arguments) when it "
             "is not listed" if dispatch else ", then call it by name")
-    return (
-        'Only some tools are listed. describe_tools(query="what to do") gives the best '
-        "matching tools' full definitions (queries=[...]: one per step); "
-        "describe_tools(groups=[...]) lists a group's "
-        "tools, one line each; describe_tools(tools=[...]) gives a tool's "
-        f"full definition{call}.\nGroups:\n" + "\n".join(lines)
-    )
+    by_group = ("describe_tools(groups=[...]) lists a group's tools, one line each; "
+                if lines else "")
+    text = ('Only some tools are listed. describe_tools(query="what to do") gives the best '
+            "matching tools' full definitions (queries=[...]: one per step); "
+            f"{by_group}describe_tools(tools=[...]) gives a tool's full definition{call}.")
+    return text + "\nGroups:\n" + "\n".join(lines) if lines else text
 
 
 def dispatched_arguments(name: str, inner: dict[str, Any]) -> dict[str, Any]:

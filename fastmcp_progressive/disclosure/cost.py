@@ -8,11 +8,14 @@ were cut). ``measure`` gives both sides; the ``tokens`` command prints them and
 ``NetCost`` says so once in the server's log, at its first listing, when the middleware
 costs more than it saves, so a net cost is never silent.
 
-Counts are o200k_base tokens of compact JSON (``bpe_openai``, an optional dependency:
-``pip install "fastmcp-progressive[tokens]"``). The tokenizer takes about 140 MB that stay
-resident and most of a second to load (holding the GIL for up to ~0.2 s), so the start-up
-check first compares bytes and loads it only where the two sides are close (a server of a
-few tools); without it installed the check decides and reports in bytes.
+The notice judges the server, not a caller: its whole catalog (every tool any caller may
+be shown, ``fastmcp_internals.whole_catalog``) as the server's own level lists it, and
+none when that catalog is budgeted (a budgeted listing always saves), whoever lists first
+and whatever that caller may see. It counts UTF-8 bytes of compact JSON, in a daemon
+thread: a server's process never loads a tokenizer for a notice (o200k_base takes about
+140 MB that stay resident, and most of a second). The ``tokens`` command counts o200k_base
+tokens (``bpe_openai``, an optional dependency: ``pip install
+"fastmcp-progressive[tokens]"``).
 
 Example:
     ```python
@@ -26,7 +29,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
@@ -44,8 +46,6 @@ ENCODING = "o200k_base"
 WHERE = {"resources_list": "resources/list", "templates_list": "resources/templates/list",
          "prompts_list": "prompts/list", "instructions": "instructions"}
 """Where each addition is sent, by its key in ``Cost.added`` and ``token_report``."""
-CLEAR_WIN = 3
-"""A listing that saves this many times the added bytes saves tokens too: no tokenizer."""
 
 
 class TokensUnavailable(RuntimeError):
@@ -147,9 +147,9 @@ def measure(plain: Sequence[Tool], listed: Sequence[Tool], components: Disclosur
 class NetCost:
     """Logs one WARNING when the middleware costs this server's clients more than it saves.
 
-    Checked once, at the first progressive listing at the server's own level, in a daemon
-    thread (the figures are the ``tokens`` command's; counting them stays off the request
-    path). ``done`` is set when the check has run.
+    Checked once, on the server's whole catalog at its first listing (``claim``, then
+    ``check`` or ``skip``), in bytes, in a daemon thread (counting stays off the request
+    path). ``done`` is set when the check has run or was skipped.
     """
 
     def __init__(self, components: DisclosureComponents, instructions: str | None) -> None:
@@ -158,21 +158,37 @@ class NetCost:
         self.done = threading.Event()
         self.cost: Cost | None = None
         self.started = False
-        """Whether the check began (or is ``reported_elsewhere``): a listing asks no more."""
+        """Whether the check was claimed (or is ``reported_elsewhere``): a listing asks no
+        more."""
 
     def reported_elsewhere(self) -> None:
         """No check: the caller prints these figures itself (the ``tokens`` command)."""
         self.started = True
         self.done.set()
 
-    def first_listing(self, tools: Sequence[Tool], listed: Sequence[Tool]) -> None:
-        """Check ``listed`` against ``tools`` (FastMCP's listing), the first time only."""
+    def claim(self) -> bool:
+        """Whether the caller runs the check: the first to ask, and only when the WARNING
+        would be read; ``check`` or ``skip`` follows."""
         if self.started:
-            return
+            return False
         self.started = True
         if not logger.isEnabledFor(logging.WARNING):  # nobody would read the answer
             self.done.set()
-            return
+            return False
+        return True
+
+    def skip(self) -> None:
+        """A claimed check that has nothing to say (the catalog is budgeted, or unknown)."""
+        self.done.set()
+
+    def first_listing(self, tools: Sequence[Tool], listed: Sequence[Tool]) -> None:
+        """Check ``listed`` against ``tools``, the first time only (``claim``)."""
+        if self.claim():
+            self.check(tools, listed)
+
+    def check(self, tools: Sequence[Tool], listed: Sequence[Tool]) -> None:
+        """Compare ``listed`` (the progressive listing, bridge included) with ``tools`` (the
+        same catalog as registered), in a daemon thread."""
         plain = [t for t in tools if not self.components.is_ours(t)]
         threading.Thread(target=self._check, args=(plain, list(listed)), daemon=True,
                          name="fastmcp-progressive-cost").start()
@@ -180,15 +196,12 @@ class NetCost:
     def _check(self, plain: list[Tool], listed: list[Tool]) -> None:
         try:
             cost = measure(plain, listed, self.components, self.instructions, count_bytes)
-            if cost.saved < CLEAR_WIN * cost.added_total:  # close: count what models pay
-                with suppress(TokensUnavailable):  # not installed: bytes it is
-                    cost = measure(plain, listed, self.components, self.instructions)
             self.cost = cost
             if cost.net < 0:
                 logger.warning(
                     "progressive disclosure costs each client of this server %s more than "
                     "it saves: %s. With %d tools, a plain listing is cheaper; "
-                    "`fastmcp-progressive tokens` prints these figures",
+                    "`fastmcp-progressive tokens` prints these figures in o200k tokens",
                     f"{-cost.net:,} {cost.unit}", cost.summary(), len(plain))
         except Exception:
             logger.debug("measuring what the middleware costs failed", exc_info=True)

@@ -9,8 +9,10 @@ edit is served by the next read even with no watcher. The watcher adds two thing
   whose own listing changed: anything a file puts in ``tools/list`` (``listing.FileFacts``: the
   line, from a summary or the description a summary derives from; ``always_load``; whether
   ``resolution`` rules make the tool resolvable, the listing's mark; its ``groups``) of a
-  tool that session's last progressive ``tools/list`` showed. An edit to the file of a
-  tool a session cannot see, or of no tool at all, or to what only a read serves
+  tool that session's last progressive ``tools/list`` showed (an edit made before the OS
+  watch was armed, right after the first listing, is caught up with once it is: the
+  facts the listing served are the baseline, not the files as found then). An edit to
+  the file of a tool a session cannot see, or of no tool at all, or to what only a read serves
   (examples, guidance, the rules' content), tells that session nothing.
   2026-07-28 clients have no background channel in FastMCP 4, so they get nothing and
   see the change on their next ``tools/list``.
@@ -73,10 +75,12 @@ class HotReload:
         max_sessions: int = 100_000,
         wakeup: float = 0.25,
         facts_at: Callable[[str, Signature], FileFacts] | None = None,
+        served: Callable[[], Mapping[str, FileFacts]] | None = None,
     ) -> None:
         self.store = store
         self.summary_max_chars = summary_max_chars
         self._facts_at = facts_at  # the listing's own per-signature facts: no second parse
+        self._served = served  # the facts the listing last read per file: what it showed
         self.enabled = store.directory is not None
         self.sessions = LegacySessions(max_sessions)
         self._servers: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -139,29 +143,49 @@ class HotReload:
         return set(self.store.signatures())
 
     def _baseline(self) -> None:
+        """What each file puts in ``tools/list``, taken once the OS watch is armed, and a
+        catch-up: a file whose facts differ from those the listing last served for it was
+        edited before the watch could see it (right after the first listing, or while no
+        watcher ran), and tells the sessions shown it, as an edit seen by the watch would."""
+        served = {name: None if facts == NO_FILE_FACTS else facts
+                  for name, facts in (self._served() if self._served else {}).items()}
         with self._lines_lock:
-            self._lines = {name: self._line(name) for name in self._scan()}
+            self._lines = {}
+            changed = self._update(self._scan() | set(served), served)
+        self._tell({name: was for name, was in changed.items() if name in served})
 
     def _changed(self, names: Iterable[str] | None) -> None:
         with self._lines_lock:
             if names is None:
                 self.store.invalidate()
                 names = self._scan() | set(self._lines)
-            changed: set[str] = set()
-            regrouped = False
             for name in names:
                 self.store.invalidate(name)
-                line = self._line(name)
-                if self._lines.get(name) != line:
-                    changed.add(name)
-                    regrouped |= _groups_of(self._lines.get(name)) != _groups_of(line)
-                if line is None:
-                    self._lines.pop(name, None)
-                else:
-                    self._lines[name] = line
+            changed = self._update(names, self._lines)
+        self._tell(changed)
+
+    def _update(self, names: Iterable[str], before: Mapping[str, FileFacts | None]
+                ) -> dict[str, tuple[FileFacts | None, FileFacts | None]]:
+        """Read each of ``names``' facts into ``_lines`` (under its lock); the names whose
+        facts differ from ``before``, with (before, now)."""
+        changed: dict[str, tuple[FileFacts | None, FileFacts | None]] = {}
+        for name in names:
+            line = self._line(name)
+            was = before.get(name)
+            if was != line:
+                changed[name] = (was, line)
+            if line is None:
+                self._lines.pop(name, None)
+            else:
+                self._lines[name] = line
+        return changed
+
+    def _tell(self, changed: Mapping[str, tuple[FileFacts | None, FileFacts | None]]) -> None:
+        """Notify the sessions shown a changed line, and grouping clients when the groups
+        a file puts its tool in changed (the set of groups may have)."""
         if changed:
             self.sessions.broadcast(frozenset(changed))
-        if regrouped:  # the groups a file puts its tool in: the set of groups may change
+        if any(_groups_of(was) != _groups_of(now) for was, now in changed.values()):
             self.sessions.broadcast_groups()
 
 

@@ -7,13 +7,14 @@ properties: only for clients known to pass undeclared arguments).
 
 A tool pinned "always load" (``files/store.py:is_pinned``) is listed as registered at every level.
 
-Every level drops ``outputSchema`` and, with ``strip_noise``, a ``title`` that only re-cases the
-name and an empty ``_meta.fastmcp.tags``. A reduced tool is memoized per tool (by object,
-else by content, so a mounted or proxied server's fresh objects hit too) and
-description-file signature, and keeps its wire form once built, so a repeated listing
-(including the hidden one FastMCP runs inside every 2026-07-28 HTTP ``tools/call``) only
-looks results up. Each file's listing line is remembered per signature, so the first
-listing after the start-up preload (``Preload``) parses nothing.
+Every level drops ``outputSchema`` (a lister made with ``output_schemas=True`` keeps it, for
+a host profile that asks: FastMCP's ``Client`` types results by it) and, with ``strip_noise``,
+a ``title`` that only re-cases the name and an empty ``_meta.fastmcp.tags``. A reduced tool
+is memoized per tool (by object, else by content, so a mounted or proxied server's fresh
+objects hit too) and description-file signature, and keeps its wire form once built, so a
+repeated listing (including the hidden one FastMCP runs inside every 2026-07-28 HTTP
+``tools/call``) only looks results up. Each file's listing line is remembered per
+signature, so the first listing after the start-up preload (``Preload``) parses nothing.
 
 The start-up preload reads every description file once in the background, off the request
 path: parsing and validating a folder of files is the only expensive part of a first
@@ -262,8 +263,11 @@ class Lister:
         settings: ListingSettings | None = None,
         *,
         cache_size: int = CacheSettings.listing,
+        output_schemas: bool = False,
     ) -> None:
         self.settings = settings = settings or ListingSettings()
+        self.output_schemas = output_schemas
+        """Whether listed copies keep the tool's ``outputSchema`` (else dropped)."""
         self.store = store
         self.level = settings.level
         self.summary_max_chars = settings.summary_max_chars
@@ -346,6 +350,12 @@ class Lister:
             parsing.set()
         return facts
 
+    def served_facts(self) -> dict[str, FileFacts]:
+        """The facts last read for each file, by tool name: what listings since showed
+        (the watcher compares them with the files once armed, ``hot_reload.py``)."""
+        with self._lines_lock:
+            return {name: facts for name, (_, facts) in self._lines.items()}
+
     def share_file_facts(self, other: Lister) -> None:
         """Use ``other``'s per-signature file facts (they do not depend on the level)."""
         if other.summary_max_chars == self.summary_max_chars:
@@ -364,6 +374,7 @@ class Lister:
             tuple(sorted(tool.tags)), _fingerprint(tool.execution), repr(tool.task_config),
             repr(self._schema(tool)),
             _kept_fields(tool),
+            repr(tool.output_schema) if self.output_schemas else None,
         )
 
     def _schema(self, tool: Tool) -> dict[str, Any]:
@@ -396,7 +407,7 @@ class Lister:
         reduced = ListedTool.of(tool, {
             "description": self.summary(tool, sig),
             "parameters": self._listed_schema(tool),
-            "output_schema": None,
+            "output_schema": tool.output_schema if self.output_schemas else None,
             "strip_noise": self.strip_noise,
         })
         self._memo.put(tool, (sig, reduced))

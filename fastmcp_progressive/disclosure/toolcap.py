@@ -133,8 +133,10 @@ class ToolCap:
 
     def note_call(self, name: str) -> None:
         """Count a call of the tool ``name`` that ran: new callers' listings start from the
-        most called tools. Only a tool FastMCP found is counted (``on_call_tool``): a client
-        served in full runs whatever name it sends, and a made-up name must not stay here."""
+        most called tools. Only a tool FastMCP found and ran is counted (``on_call_tool``,
+        after the call returned): a client served in full runs whatever name and arguments it
+        sends, and neither a made-up name, a call FastMCP refused nor a name hidden from its
+        caller may reach newcomers' listings."""
         with self._lock:
             if name not in self._calls and (
                     len(self._calls) >= MAX_COUNTED

@@ -20,7 +20,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property, partial
 
@@ -40,9 +40,16 @@ from fastmcp_progressive.disclosure.groups import Groups
 from fastmcp_progressive.disclosure.hot_reload import HotReload
 from fastmcp_progressive.disclosure.listing import ListedTool, Lister, Preload
 from fastmcp_progressive.disclosure.toolcap import ToolCap
-from fastmcp_progressive.fastmcp_internals import serving_tool_call, state_storage
+from fastmcp_progressive.fastmcp_internals import (
+    serving_tool_call,
+    state_storage,
+    whole_catalog,
+)
 from fastmcp_progressive.files.store import Signature
 from fastmcp_progressive.hosts import Level
+from fastmcp_progressive.log import get_logger
+
+logger = get_logger("cost")
 
 Marks = Callable[[Caller, Sequence[Tool], Mapping[str, Signature] | None], Sequence[Tool]]
 """A higher wing's marks on a listing (tool resolution's ``_meta``), given by the middleware;
@@ -60,10 +67,10 @@ class ToolsList:
         self.hot_reload = hot_reload
         self.groups, self.cap, self.components, self.marks = groups, cap, components, marks
         self.net_cost = net_cost
-        self._listers: dict[Level, Lister] = {lister.level: lister}
+        self._listers: dict[tuple[Level, bool], Lister] = {(lister.level, False): lister}
         self._bridge_copy: tuple[tuple[str, ...], Tool] | None = None
-        self._shown: dict[Level, tuple[tuple[Tool, ...], Tool | None, Tool | None,
-                                              tuple[Tool, ...], tuple[Tool, ...]]] = {}
+        self._shown: dict[Lister, tuple[tuple[Tool, ...], Tool | None, Tool | None,
+                                        tuple[Tool, ...], tuple[Tool, ...]]] = {}
 
     async def answer(self, ctx: Context | None, tools: Sequence[Tool]) -> Sequence[Tool]:
         """What the caller of ``ctx``'s request is shown of ``tools`` (FastMCP's listing);
@@ -87,16 +94,15 @@ class ToolsList:
         if ctx is not None:
             exempt |= await gateways_of(ctx.fastmcp)
         exempt |= {t.name for t in (bridge, dispatch) if t is not None}
+        lister = self._lister(level, profile is not None and profile.output_schema)
         with self.preload.serving():  # the files this listing needs: parsed here, once
-            reduced, signatures = self._lister(level).reduced(tools, exempt)
+            reduced, signatures = lister.reduced(tools, exempt)
         if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
             await self._remember_listing(ctx, caller, [t for t in tools if t.name not in exempt])
-        shown, plain = self._with_bridges(level, reduced)
+        if ctx is not None and not self.net_cost.started and self.net_cost.claim():
+            await self._check_cost(ctx, tools, exempt)
+        shown, plain = self._with_bridges(lister, reduced)
         count = len(shown) - (bridge is not None and any(t.name == bridge.name for t in shown))
-        if level == self.lister.level and not self.net_cost.started:  # what it costs, once
-            budget = self.cap.limit(None, level, count)
-            if budget is None or len(shown) <= budget:  # a budgeted listing always saves
-                self.net_cost.first_listing(tools, plain)
         if count > self.cap.largest_listing:
             self.cap.note_listing(count)
         if limit is None:
@@ -107,15 +113,46 @@ class ToolsList:
                               signatures)
         return self._mark(ctx, caller, list(plain), signatures)
 
-    def _with_bridges(self, level: Level, reduced: tuple[Tool, ...]
+    async def _check_cost(self, ctx: Context, tools: Sequence[Tool],
+                          exempt: Collection[str]) -> None:
+        """Start the net-cost check on the server's whole catalog at the server's own level
+        (not this caller's view ``tools``: one who may see 2 of 62 tools would be told a
+        budgeted server costs more than it saves); none when that listing is budgeted. The
+        catalog is listed once per process (a proxy: one more upstream ``tools/list``), and
+        not at all when this caller's view is budgeted already (the catalog holds it)."""
+        if self._budgeted([t for t in tools if not self.components.is_ours(t)]):
+            self.net_cost.skip()
+            return
+        try:
+            catalog = await whole_catalog(ctx.fastmcp)
+        except Exception:
+            logger.debug("listing the catalog for the net-cost check failed", exc_info=True)
+            self.net_cost.skip()
+            return
+        catalog = [t for t in catalog if not self.components.is_ours(t)]
+        if self._budgeted(catalog):  # a budgeted listing always saves
+            self.net_cost.skip()
+            return
+        with self.preload.serving():
+            reduced = self.lister.reduce(catalog, exempt)
+        _, plain = self._with_bridges(self.lister, tuple(reduced))
+        self.net_cost.check(catalog, plain)
+
+    def _budgeted(self, tools: Sequence[Tool]) -> bool:
+        """Whether a listing of ``tools`` (ours left out) at the server's level, with the
+        bridge, is above the server's budget."""
+        budget = self.cap.limit(None, self.lister.level, len(tools))
+        return budget is not None and len(tools) + 1 > budget
+
+    def _with_bridges(self, lister: Lister, reduced: tuple[Tool, ...]
                       ) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
         """``reduced`` with the bridge added where a transform replaced the listing and the
         dispatch bridge left out, and that listing with the bridge as an uncapped listing
         shows it (``_plain_bridge``). The lister keeps ``reduced`` as one object while
         nothing changes, so both are derived once per change, not per listing (they depend
-        on no caller; one per level)."""
+        on no caller; one per lister)."""
         bridge, dispatch = self.components.bridge, self.components.dispatch
-        known = self._shown.get(level)
+        known = self._shown.get(lister)
         if (known is not None and known[0] is reduced and known[1] is bridge
                 and known[2] is dispatch):
             return known[3], known[4]
@@ -129,7 +166,7 @@ class ToolsList:
         if bridge is not None:
             plain = [self._plain_bridge if t.name == bridge.name
                      and self.components.is_bridge(t) else t for t in shown]
-        self._shown[level] = (reduced, bridge, dispatch, tuple(shown), tuple(plain))
+        self._shown[lister] = (reduced, bridge, dispatch, tuple(shown), tuple(plain))
         return tuple(shown), tuple(plain)
 
     def _mark(self, ctx: Context | None, caller: Caller, tools: Sequence[Tool],
@@ -142,14 +179,15 @@ class ToolsList:
         tools = self.groups.mark(caller, tools, ctx.fastmcp, known)
         return tools if self.marks is None else self.marks(caller, tools, known)
 
-    def _lister(self, level: Level) -> Lister:
-        """The lister (and its memo) for one progressive level, made on first use."""
-        lister = self._listers.get(level)
+    def _lister(self, level: Level, output_schemas: bool = False) -> Lister:
+        """The lister (and its memo) for one progressive level, keeping each tool's
+        ``outputSchema`` or not (a host profile's ``output_schema``), made on first use."""
+        lister = self._listers.get((level, output_schemas))
         if lister is None:
             lister = Lister(self.lister.store, replace(self.lister.settings, level=level),
-                            cache_size=self.lister.cache_size)
+                            cache_size=self.lister.cache_size, output_schemas=output_schemas)
             lister.share_file_facts(self.lister)  # what the preload read serves every level
-            self._listers[level] = lister
+            self._listers[level, output_schemas] = lister
         return lister
 
     async def _remember_listing(self, ctx: Context, caller: Caller, shown: list[Tool]) -> None:
@@ -206,7 +244,7 @@ class ToolsList:
 
     async def _bridge_naming_groups(self, ctx: Context, tools: Sequence[Tool]) -> Tool:
         """The bridge as a capped listing shows it: its description names every group the
-        caller may see, one line each."""
+        caller may see, one line each (none: no ``groups`` argument, no header)."""
         bridge = self.components.bridge
         assert bridge is not None
         visible = await self.catalog.keep_visible(
@@ -219,7 +257,8 @@ class ToolsList:
         if known is not None and known[0] == lines:
             return known[1]
         description = bridge_description_with_groups(list(lines), self.components.dispatch_name)
-        schema = listed_bridge_schema(bridge, ("tools", "groups", "query", "queries"))
+        schema = listed_bridge_schema(bridge, ("tools", "groups", "query", "queries") if lines
+                                      else ("tools", "query", "queries"))
         copy = ListedTool.of(bridge, {"description": description, "parameters": schema,
                                       "strip_noise": True})
         self._bridge_copy = (lines, copy)

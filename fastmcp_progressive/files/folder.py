@@ -10,8 +10,9 @@ why it passes a file over.
 A relative folder (``descriptions_dir="tool_descriptions"``) is found beside the file that
 builds the middleware (``anchored``), as Flask finds an app's templates beside its module:
 ``fastmcp list /srv/app/server.py`` run from elsewhere must read ``/srv/app/tool_descriptions``,
-not a folder of that name in the working directory. Code with no file of its own (``python
--c``, a REPL) falls back to the working directory.
+not a folder of that name in the working directory. Code with no file on disk (``python
+-c``, a REPL, a zipapp) falls back to the working directory, with a WARNING naming the
+folder served.
 
 Reading refuses anything that could escape the folder or hang: path tricks in the name,
 symlinks pointing out of it, a link swapped in at the last moment, FIFOs and oversized
@@ -38,22 +39,44 @@ from typing import BinaryIO
 from fastmcp_progressive.files.errors import DescriptionError, position
 from fastmcp_progressive.files.model import DescriptionFile
 from fastmcp_progressive.files.parsing import parse_text
+from fastmcp_progressive.log import get_logger
 
 SUFFIXES = (".json", ".md")
 """Description-file extensions, in precedence order: ``<tool>.json`` wins over ``<tool>.md``."""
 MAX_FILE_BYTES = 1 << 20
+
+logger = get_logger("descriptions")
 
 
 def anchored(folder: str | os.PathLike[str]) -> tuple[Path, Path | None]:
     """``folder`` as an absolute path, and the file a relative one was resolved against.
 
     That file is the innermost caller outside this package (the user's module that calls
-    ``ProgressiveDisclosure(...)`` or ``progressive_proxy(...)``); None when ``folder`` is
-    absolute or the caller has no file (then the working directory anchors it).
+    ``ProgressiveDisclosure(...)`` or ``progressive_proxy(...)``): its code's file, else its
+    module's ``__file__`` (a dataclass's ``default_factory=partial(...)`` runs in generated
+    code whose file is ``<string>``, in the module's globals). None when ``folder`` is
+    absolute or the caller has no file on disk (a REPL, ``python -c``, a zipapp); then the
+    working directory anchors it, and a WARNING names the folder served and the fix.
     """
     path = Path(folder).expanduser()
     if path.is_absolute():
         return path, None
+    source = _caller_file()
+    if source and os.path.isfile(source):
+        origin = Path(source).absolute()
+        return origin.parent / path, origin
+    served = path.absolute()
+    logger.warning(
+        "descriptions_dir %r is relative and the code building the middleware (%s) is not a "
+        "file on disk, so it is resolved in the working directory: serving %s. Pass an "
+        "absolute path to serve another folder", os.fspath(folder), source or "unknown",
+        served)
+    return served, None
+
+
+def _caller_file() -> str:
+    """The file of the innermost caller outside this package, or its module's ``__file__``
+    when its code has none; "" when there is no such caller."""
     package = __name__.split(".", 1)[0]
     frame = inspect.currentframe()
     try:
@@ -62,13 +85,15 @@ def anchored(folder: str | os.PathLike[str]) -> tuple[Path, Path | None]:
             if module != package and not module.startswith(package + "."):
                 break
             frame = frame.f_back
-        source = frame.f_code.co_filename if frame is not None else ""
+        if frame is None:
+            return ""
+        source = frame.f_code.co_filename
+        if not os.path.isfile(source):
+            module_file = frame.f_globals.get("__file__")
+            source = module_file if isinstance(module_file, str) and module_file else source
+        return source
     finally:
         del frame  # a frame kept alive keeps its caller's locals alive
-    if source and os.path.isfile(source):
-        origin = Path(source).absolute()
-        return origin.parent / path, origin
-    return path.absolute(), None
 
 
 def safe_file_name(name: str) -> bool:

@@ -140,6 +140,85 @@ async def test_one_callers_burst_never_refuses_anothers_granted_call() -> None:
         await grants.has(_principal("mallory"), "add")
 
 
+class DistantStore(MemoryStore):
+    """A store 50 ms away that notes, in order, the keys it is asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    async def get(self, key: str, *, collection: str | None = None) -> Any:
+        self.asked.append(key)
+        await anyio.sleep(0.05)  # the store's latency, not a synchronisation
+        return await super().get(key, collection=collection)
+
+
+def _session(key: str, principal: str) -> Caller:
+    return Caller(kind="session", era="legacy", key=key, principal=principal)
+
+
+async def test_one_principals_many_sessions_queue_behind_themselves() -> None:
+    """#34: with ``shared_sessions`` and ``"closed"``, one principal opening 200 sessions
+    queued their lookups ahead of everyone, first come first served; another session's
+    granted call waited behind all 200 and answered GRANT_STORE_UNAVAILABLE once they
+    outlasted ``store_timeout``. Turns now go round the clients: it waits for one."""
+    store = DistantStore()
+    grants = GrantStore(GrantSettings(store=store, shared_sessions=True,
+                                      on_store_error="closed"))
+    alice = _session("alice-1", "alice")
+    await grants.add(alice, ["add"])
+    mallory = [_session(f"mallory-{i}", "mallory") for i in range(200)]
+    answers: list[bool] = []
+
+    async def lookup(caller: Caller) -> None:
+        answers.append(await grants.has(caller, "add"))
+
+    async with anyio.create_task_group() as tg:
+        for caller in mallory:
+            tg.start_soon(lookup, caller)
+        await anyio.wait_all_tasks_blocked()  # all 200 asked or waiting for their turn
+        assert await grants.has(alice, "add")
+    position = store.asked.index(_kv_key(alice, "add"))
+    assert position <= 2 * 8, f"alice's lookup was the store's {position + 1}th"
+    assert answers == [False] * 200  # mallory's own lookups are answered too
+
+
+class FirstHangs(MemoryStore):
+    """A store whose first lookup never answers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hung = False
+
+    async def get(self, key: str, *, collection: str | None = None) -> Any:
+        if not self.hung:
+            self.hung = True
+            await anyio.sleep_forever()
+        return await super().get(key, collection=collection)
+
+
+async def test_turns_given_up_by_timed_out_operations_go_to_the_next() -> None:
+    """A lookup that timed out in the store and one that timed out waiting for its turn
+    both give their turn back: the next caller is answered by the store."""
+    grants = GrantStore(GrantSettings(store=FirstHangs(), store_operations=1,
+                                      store_timeout=0.05, on_store_error="closed"))
+    outcomes: list[str] = []
+
+    async def lookup(name: str) -> None:
+        try:
+            outcomes.append(str(await grants.has(_principal(name), "add")))
+        except GrantStoreUnavailable:
+            outcomes.append("unavailable")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lookup, "hangs")
+        await anyio.wait_all_tasks_blocked()
+        tg.start_soon(lookup, "waits")
+    assert outcomes == ["unavailable", "unavailable"]
+    await grants.add(_principal("next"), ["add"])
+    assert await grants.has(_principal("next"), "add")
+
+
 async def test_resting_callers_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     from fastmcp_progressive.access import grants as module
 

@@ -50,6 +50,18 @@ async def test_client_extension_selects_mode(era: Era) -> None:
 
 
 @pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("mode", [["full"], {"mode": "full"}, 3], ids=["list", "dict", "int"])
+async def test_a_non_string_mode_is_ignored_not_a_failed_connection(
+        era: Era, mode: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """#34: ``{"mode": ["full"]}`` failed ``initialize`` with "unhashable type" and logged a
+    traceback per request; a mode that is not a text asks for nothing."""
+    server = build_server(clients=ClientSettings(full_clients=["*"]))
+    async with connect(server, era, extensions=[advertise(EXTENSION_ID, {"mode": mode})]) as c:
+        assert await _is_full(c)  # the operator's rule decides, as with no mode at all
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+
+
+@pytest.mark.parametrize("era", ERAS)
 async def test_client_name_glob_rule(era: Era) -> None:
     server = build_server(clients=ClientSettings(full_clients=["old-host/1.*"]))
     old = mt.Implementation(name="old-host", version="1.4")

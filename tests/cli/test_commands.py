@@ -28,7 +28,7 @@ from fastmcp_progressive.cli.commands import main
 from fastmcp_progressive.cli.tokens import wire_results
 from fastmcp_progressive.files.folder import read_description
 from tests.cli_runner import Ran, run_cli
-from tests.conftest import serve_http
+from tests.conftest import GENERIC_HOST, serve_http
 
 SERVER = '''
 from pydantic import BaseModel
@@ -297,7 +297,7 @@ async def test_token_listings_are_what_clients_receive(tmp_descriptions: Path) -
     mcp.add_middleware(middleware)
     try:
         reduced = (await wire_results(mcp, list(mcp.middleware)))["tools"]
-        async with Client(mcp, mode="legacy") as client:
+        async with Client(mcp, mode="legacy", client_info=GENERIC_HOST) as client:
             wire = (await client.list_tools_mcp()).model_dump(by_alias=True,
                                                               exclude_none=True, mode="json")
         assert json.loads(reduced)["tools"] == wire["tools"]

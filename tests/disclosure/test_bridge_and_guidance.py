@@ -219,8 +219,8 @@ async def test_bridge_arguments_can_be_left_out_or_null(transport: Any, era: Era
     token = ["alice-token"] if transport == "http" else None
     async with clients(server, transport, era, tokens=token) as (c,):
         listed = {t.name: t.input_schema for t in await c.list_tools()}
-        expected = ["tools", "groups", "query", "queries"] if capped else ["tools", "query"]
-        schema = listed["describe_tools"]
+        schema = listed["describe_tools"]  # no groups here: no groups argument (#33)
+        expected = ["tools", "query", "queries"] if capped else ["tools", "query"]
         assert list(schema["properties"]) == expected and "required" not in schema
         for spec in schema["properties"].values():
             assert spec["nullable"] is True and isinstance(spec["type"], str)

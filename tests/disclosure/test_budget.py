@@ -16,7 +16,7 @@ deadlocks on it); a description file's edit still sends one. ``run_tool`` declar
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -26,17 +26,23 @@ import pytest
 from fastmcp import FastMCP
 from fastmcp.client.transports import StreamableHttpTransport
 from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools.base import Tool
+from mcp.client.extension import advertise
 
 from fastmcp_progressive import (
+    EXTENSION_ID,
     HOST_PROFILES,
     ClientSettings,
     HostProfile,
     ListingSettings,
     ProgressiveDisclosure,
 )
+from fastmcp_progressive.access.caller import caller_of
 from fastmcp_progressive.disclosure import toolcap
 from fastmcp_progressive.hosts import BUDGET, BUDGET_THRESHOLD, profile_for
 from tests.conftest import (
+    GENERIC_HOST,
     TOKENS,
     TRANSPORT_ERA,
     TRANSPORTS,
@@ -191,6 +197,39 @@ async def test_pins_then_described_then_most_called_then_server_order(
             assert (await session.call_tool("t50", {"text": "y"})).content[0].text == "ran:y"
 
 
+class HideFromRestricted(Middleware):
+    """A listing filter of a user's own: the client named ``restricted`` never sees ``t45``."""
+
+    async def on_list_tools(self, context: MiddlewareContext[Any],
+                            call_next: CallNext[Any, Sequence[Tool]]) -> Sequence[Tool]:
+        tools = await call_next(context)
+        if caller_of(context.fastmcp_context).client_name == "restricted":
+            return [t for t in tools if t.name != "t45"]
+        return tools
+
+
+async def test_the_most_called_count_only_calls_that_ran(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newcomer's budget starts from the most called tools: calls that ran, not a hidden
+    name a caller sent (the gate leaves it to FastMCP's answer) nor a call FastMCP's own
+    validation refused (a client served in full sends any arguments)."""
+    monkeypatch.setattr(toolcap, "POPULAR_REFRESH", 0.0)
+    server = numbered(60)
+    server.add_middleware(HideFromRestricted())
+    full = [advertise(EXTENSION_ID, {"mode": "full"})]
+    async with connect(server, "legacy", **info("restricted")) as restricted:
+        assert "t45" not in {t.name for t in await restricted.list_tools()}  # followed
+        async with connect(server, "legacy", extensions=full) as everything:
+            for _ in range(3):
+                await restricted.call_tool("t45", {"text": "x"}, raise_on_error=False)
+                refused = await everything.call_tool("t50", {"wrong": 1}, raise_on_error=False)
+                assert refused.is_error
+        async with connect(server, "modern") as anonymous:  # judged by arguments: runs
+            assert (await anonymous.call_tool("t51", {"text": "x"})).content[0].text == "ran:x"
+    newcomer = names(await listed_at(server))
+    assert newcomer == [*(f"t{i:02d}" for i in range(BUDGET - 3)), "t51", *sorted(BRIDGES)]
+
+
 async def listed_at(target: FastMCP | str) -> list[dict[str, Any]]:
     async with connect(target, "legacy") as client:
         return [t.model_dump() for t in await client.list_tools()]
@@ -309,7 +348,7 @@ async def test_a_principal_describing_gets_no_list_changed_either() -> None:
 async def connect_transport(transport: Any, handler: Any) -> AsyncIterator[Any]:
     from fastmcp import Client
 
-    async with Client(transport, message_handler=handler) as client:
+    async with Client(transport, message_handler=handler, client_info=GENERIC_HOST) as client:
         yield client
 
 
@@ -328,6 +367,25 @@ async def test_run_tool_declares_arguments_as_a_plain_object(
     assert not {"anyOf", "oneOf", "allOf", "$ref"} & set(arguments)
 
 
+@pytest.mark.parametrize(("transport", "era"), TRANSPORT_ERA)
+async def test_without_groups_the_bridge_offers_no_groups(transport: Transport, era: Era) -> None:
+    """60 tools in no group: the budget's bridge names no groups, so its description has no
+    empty ``Groups:`` header and its schema no ``groups`` argument (which could only answer
+    ``available_groups: []``); with groups (60 tagged tools) it has both."""
+    bridge = {t["name"]: t for t in await listed(numbered(60), transport, era)}["describe_tools"]
+    assert "Groups:" not in bridge["description"] and "groups=" not in bridge["description"]
+    assert bridge["description"].endswith("when it is not listed.")
+    assert set(bridge["inputSchema"]["properties"]) == {"tools", "query"}
+    tagged = FastMCP("tagged")
+    for i in range(60):
+        tagged.tool(lambda text: text, name=f"t{i:02d}", description=f"Tool {i}.",
+                    tags={"even" if i % 2 == 0 else "odd"})
+    tagged.add_middleware(ProgressiveDisclosure())
+    grouped = {t["name"]: t for t in await listed(tagged, transport, era)}["describe_tools"]
+    assert "\nGroups:\neven: " in grouped["description"]
+    assert set(grouped["inputSchema"]["properties"]) == {"tools", "groups", "query"}
+
+
 # -- the start-up cost check ------------------------------------------------------------------
 async def test_a_budgeted_listing_is_not_warned_about_as_a_cost() -> None:
     """60 one-word tools: every tool listed would cost more than plain, which the start-up
@@ -338,8 +396,10 @@ async def test_a_budgeted_listing_is_not_warned_about_as_a_cost() -> None:
     for server in (budgeted, every_tool):
         async with connect(server, "legacy") as client:
             await client.list_tools()
-    assert not ours(budgeted).net_cost.started
-    assert ours(every_tool).net_cost.started
+    for server in (budgeted, every_tool):
+        assert ours(server).net_cost.done.wait(30.0)
+    assert ours(budgeted).net_cost.cost is None  # the catalog is budgeted: not measured
+    assert ours(every_tool).net_cost.cost is not None
 
 
 def ours(server: FastMCP) -> ProgressiveDisclosure:

@@ -65,6 +65,29 @@ async def test_a_server_tool_of_a_bridges_name_is_refused_naming_the_field(field
 
 
 @ERA
+async def test_a_server_tool_of_the_bridges_name_lets_the_client_connect_and_hear_why(
+        era: Era, caplog: pytest.LogCaptureFixture) -> None:
+    """#34: the refusal failed the handshake ("the initialize handshake is not accepted"
+    in the 2026-07-28 era) and logged a traceback per request; now the client connects,
+    each request says the fix, and the server logs it once."""
+    mcp = FastMCP("user-bridge")
+
+    def describe_tools(tools: list[str]) -> str:
+        """The user's own tool of that name."""
+        return "the user's answer"
+
+    mcp.tool(describe_tools)
+    mcp.add_middleware(ProgressiveDisclosure())
+    async with connect(mcp, era) as client:
+        for _ in range(3):
+            with pytest.raises(MCPError, match=r"added\.bridge_tool is 'describe_tools'"):
+                await client.list_tools()
+    told = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(told) == 1 and "bridge_tool='progressive_describe_tools'" in told[0].getMessage()
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+@ERA
 async def test_close_takes_out_what_the_middleware_added_and_only_that(era: Era) -> None:
     middleware = ProgressiveDisclosure()
     mcp = build_server(middleware=middleware)

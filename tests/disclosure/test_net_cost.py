@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
 
 import pytest
 from fastmcp import Client, FastMCP
+from fastmcp.server.auth import require_scopes
+from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 
 from fastmcp_progressive import ProgressiveDisclosure
 from fastmcp_progressive.cli.tokens import token_report
 from fastmcp_progressive.disclosure import cost
-from fastmcp_progressive.disclosure.cost import NetCost, count_text, listing_wire
+from fastmcp_progressive.disclosure.cost import NetCost, count_bytes, count_text, listing_wire
+from tests.conftest import TOKENS, connect, serve_http
 from tests.hosts.serve import demo_server
 
 pytest.importorskip("bpe_openai")
@@ -87,11 +89,10 @@ async def test_a_server_it_costs_more_than_it_saves_says_so_once_with_both_figur
     listing, added = report["listing"], report["overhead"]
     assert listing["without"] - listing["with"] < sum(added.values())  # a real net cost
     [warning] = warnings_of(caplog)
-    figures = (f"tools/list {listing['without']:,} -> {listing['with']:,} o200k_base tokens "
-               f"(saves {listing['without'] - listing['with']:,}), plus "
-               f"{sum(added.values()):,} added once per client")
-    assert figures in warning, (figures, warning)  # the figures `tokens` prints
-    assert f"instructions +{added['instructions']}" in warning
+    figures = ours(server).net_cost.cost
+    assert figures is not None and figures.unit == "bytes" and figures.net < 0
+    assert figures.summary() in warning  # in bytes; `tokens` prints o200k tokens
+    assert f"instructions +{figures.added['instructions']}" in warning
     assert "With 4 tools, a plain listing is cheaper" in warning
 
 
@@ -106,19 +107,36 @@ async def test_a_server_it_saves_on_logs_nothing(caplog: pytest.LogCaptureFixtur
     assert figures is not None and figures.net > 0
 
 
-async def test_without_the_tokenizer_the_warning_gives_bytes(
-        caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    def missing() -> Any:
-        raise cost.TokensUnavailable("not installed")
-
-    monkeypatch.setattr(cost, "encoder", missing)
+async def test_the_check_loads_no_tokenizer(caplog: pytest.LogCaptureFixture) -> None:
+    """The 4-tool server, whose sides are close: the check decides in bytes, and the
+    server's process never loads o200k_base (about 140 MB resident) for a notice."""
+    cost.encoder.cache_clear()
     server = four_tools()
     try:
         await listed_twice(server)
     finally:
         ours(server).close()
+    assert cost.encoder.cache_info().currsize == 0
     [warning] = warnings_of(caplog)
     assert " bytes (saves " in warning
+
+
+async def test_the_whole_catalog_is_judged_not_the_first_callers_view(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """62 tools, 60 of them behind component auth: the first caller may see 2, whose
+    listing alone would cost more than it saves; the catalog is budgeted, so no notice."""
+    server = FastMCP("many", auth=StaticTokenVerifier(tokens=TOKENS))
+    for i in range(62):
+        server.tool(lambda text: text, name=f"t{i:02d}", description=f"Tool {i}.",
+                    auth=None if i < 2 else require_scopes("admin"))
+    server.add_middleware(ProgressiveDisclosure())
+    try:
+        async with serve_http(server) as url, connect(url, "modern", token="alice-token") as c:
+            assert len(await c.list_tools()) == 3  # t00, t01 and the bridge
+        checked(ours(server).net_cost)
+    finally:
+        ours(server).close()
+    assert warnings_of(caplog) == [] and ours(server).net_cost.cost is None
 
 
 async def test_what_the_middleware_adds_is_small_and_names_the_bridge() -> None:
@@ -156,5 +174,5 @@ def test_the_check_runs_once_in_a_thread_of_its_own() -> None:
     net_cost.done.clear()
     net_cost.first_listing([], [])  # a second listing starts nothing
     assert not net_cost.done.is_set() and net_cost.cost is first
-    assert net_cost.cost is not None and net_cost.cost.without == count_text(listing_wire([]))
+    assert net_cost.cost is not None and net_cost.cost.without == count_bytes(listing_wire([]))
     middleware.close()

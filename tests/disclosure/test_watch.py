@@ -83,6 +83,21 @@ async def test_edit_notifies_legacy_session_only_and_next_list_serves_it(
         assert modern.times == []  # 2026-07-28: no background channel in FastMCP 4
 
 
+async def test_an_edit_right_after_the_first_listing_is_notified(
+    middleware: ProgressiveDisclosure, write_description: Callable[..., Path],
+) -> None:
+    """#34: the watcher took its baseline when armed, after the first listing; an edit in
+    between became the baseline, so the session shown the old line was never told."""
+    write_description("add", {"summary": "Sum two numbers."})
+    legacy = Recorder()
+    async with connect(build_server(middleware=middleware), "legacy",
+                       message_handler=legacy) as old:
+        assert summaries(await old.list_tools())["add"] == "Sum two numbers."
+        write_description("add", {"summary": "Add integers and return the sum."})  # no wait
+        await legacy.next(timeout=10)
+        assert summaries(await old.list_tools())["add"] == "Add integers and return the sum."
+
+
 async def test_broken_file_serves_last_good_quietly_then_delete_restores_registered(
     middleware: ProgressiveDisclosure,
     write_description: Callable[..., Path],

@@ -10,12 +10,14 @@ with its absolute path.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import logging
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from types import ModuleType
 
@@ -93,6 +95,67 @@ async def test_a_missing_folder_is_named_with_its_absolute_path_and_its_anchor(
         getattr(middleware, "close", lambda: None)()
     expected = f"{app.parent / 'no_such_folder'} does not exist (resolved beside {app})"
     assert expected in caplog.text
+
+
+FACTORY = '''\
+from dataclasses import dataclass, field
+from functools import partial
+
+from fastmcp import FastMCP
+from fastmcp_progressive import ProgressiveDisclosure
+
+
+@dataclass
+class Config:
+    middleware: ProgressiveDisclosure = field(
+        default_factory=partial(ProgressiveDisclosure, "tool_descriptions"))
+
+
+mcp = FastMCP("factory")
+mcp.add_middleware(Config().middleware)
+
+
+@mcp.tool
+def add(a: int, b: int) -> int:
+    """Add two integers and return their sum, as registered."""
+    return a + b
+'''
+
+
+async def test_a_default_factory_partial_finds_the_folder_beside_its_module(
+        app: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#34: a dataclass's ``default_factory`` runs generated code whose file is
+    ``<string>``; the folder was looked for in the working directory."""
+    (app.parent / "factory_server.py").write_text(FACTORY)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.syspath_prepend(str(app.parent))
+    monkeypatch.delitem(sys.modules, "factory_server", raising=False)
+    module = importlib.import_module("factory_server")  # imported: in sys.modules
+    monkeypatch.delitem(sys.modules, "factory_server")
+    assert await _summary(module) == SUMMARY
+
+
+async def test_a_zipapp_says_which_folder_it_serves(
+        app: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """#34: code in a zipapp has no file on disk; the working directory's folder was served
+    without a word. It still is, and a WARNING names it and the fix."""
+    archive = tmp_path / "app.pyz"
+    with zipfile.ZipFile(archive, "w") as pyz:
+        pyz.write(app, "zipped_server.py")
+    monkeypatch.chdir(app.parent)
+    monkeypatch.syspath_prepend(str(archive))
+    monkeypatch.delitem(sys.modules, "zipped_server", raising=False)
+    with caplog.at_level(logging.WARNING, logger="fastmcp.progressive"):
+        module = importlib.import_module("zipped_server")
+    assert await _summary(module) == SUMMARY
+    monkeypatch.delitem(sys.modules, "zipped_server")
+    assert (f"descriptions_dir 'tool_descriptions' is relative and the code building the "
+            f"middleware ({archive / 'zipped_server.py'}) is not a file on disk, so it is "
+            f"resolved in the working directory: serving {app.parent / 'tool_descriptions'}. "
+            "Pass an absolute path to serve another folder") in caplog.text
 
 
 def test_an_absolute_folder_and_a_command_line_folder_mean_what_they_say(

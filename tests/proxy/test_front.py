@@ -380,6 +380,24 @@ def test_cli_proxy_passes_its_options_on(monkeypatch: pytest.MonkeyPatch) -> Non
     assert defaults["dereference_schemas"] is False  # the upstream's schemas as they are
 
 
+def test_the_proxy_page_gives_the_defaults_the_command_has(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """#34: docs/proxy.md said ``--max-tools`` defaults to none (host caps only), where the
+    command passes ``"auto"`` (the listing budget) as docs/listing.md says."""
+    seen: list[dict[str, Any]] = []
+
+    async def fake_serve(target: Any, **settings: Any) -> None:
+        seen.append(settings)
+
+    monkeypatch.setattr("fastmcp_progressive.cli.commands.serve", fake_serve)
+    assert main(["proxy", "https://mcp.example.com/mcp"]) == 0
+    page = (Path(__file__).resolve().parents[2] / "docs" / "proxy.md").read_text("utf-8")
+    rows = {cells[0].removeprefix("| "): cells[1] for cells in
+            (line.split(" | ") for line in page.splitlines() if line.startswith("| `--"))}
+    assert rows["`--max-tools N`"].startswith(f"`{seen[0]['listing'].max_tools}`")
+    assert rows["`--listing`"] == f"`{seen[0]['listing'].level}`"
+
+
 @pytest.mark.parametrize(
     ("options", "reduced"), [({}, False), ({"clients": ClientSettings(host_profiles=())}, True)]
 )
