@@ -10,7 +10,8 @@ truthful schema per tool, per level, ``x-mcp-header`` properties kept; the start
 preload), ``groups`` (the grouping draft), ``toolcap`` (listings within a host's tool cap),
 ``components`` and ``bridge`` (the descriptions resource, ``describe_tools``,
 ``run_tool``), ``guidance`` (system-prompt text), ``suggestions`` (``available_tools``),
-``search`` (a ``describe_tools`` query ranked by FastMCP's BM25), ``cost`` (what the
+``search`` (what a ``describe_tools`` query takes and answers), ``index`` (its BM25
+index, a plural finding its singular), ``cost`` (what the
 middleware saves and adds, in tokens; the start-up warning),
 ``hot_reload`` (keeping what clients were shown current, and the legacy sessions told).
 

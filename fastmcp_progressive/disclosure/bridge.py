@@ -11,10 +11,14 @@ Example:
     ```python
     await client.call_tool("describe_tools", {"tools": ["create_invoice"]})
     await client.call_tool("describe_tools", {"query": "create an invoice"})
+    await client.call_tool("describe_tools", {"queries": ["geocode an address", "write a file"]})
     ```
 
 A ``query`` answers with the best matching tools' full definitions, granted like a read
-(``search.py``), so a model that cannot see a tool's name still reaches it in one call.
+(``search.py``), so a model that cannot see a tool's name still reaches it in one call;
+``queries`` asks for a task's several steps at once, each ranked on its own. ``queries`` is
+listed (18 tokens) only where a listing is capped, where most tools are found by query; an
+uncapped listing names every tool, and its bridge stays at about 65 tokens.
 
 Every bridge argument a caller may leave out is listed with ``"nullable": true`` beside its
 one plain type (``listed_bridge_schema``): smolagents requires every listed argument not
@@ -46,10 +50,11 @@ def bridge_tool(name: str, answer: Answer | None = None) -> Tool:
     """
 
     async def describe_tools(tools: list[str] | None = None, groups: list[str] | None = None,
-                             query: str | None = None) -> ToolResult:
+                             query: str | None = None, queries: list[str] | None = None
+                             ) -> ToolResult:
         if answer is None:
             return ToolResult(content=[])
-        sent = (("tools", tools), ("groups", groups), ("query", query))
+        sent = (("tools", tools), ("groups", groups), ("query", query), ("queries", queries))
         return await answer(get_context(), {k: v for k, v in sent if v is not None})
 
     return Tool.from_function(
@@ -75,8 +80,8 @@ def bridge_description_with_groups(lines: list[str], dispatch: str | None) -> st
     by_group = ("describe_tools(groups=[...]) lists a group's tools, one line each; "
                 if lines else "")
     text = ('Only some tools are listed. describe_tools(query="what to do") gives the best '
-            f"matching tools' full definitions; {by_group}describe_tools(tools=[...]) gives "
-            f"a tool's full definition{call}.")
+            "matching tools' full definitions (queries=[...]: one per step); "
+            f"{by_group}describe_tools(tools=[...]) gives a tool's full definition{call}.")
     return text + "\nGroups:\n" + "\n".join(lines) if lines else text
 
 

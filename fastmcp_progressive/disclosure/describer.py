@@ -62,9 +62,10 @@ from fastmcp_progressive.disclosure.listing import Lister
 from fastmcp_progressive.disclosure.search import (
     FULL_RESULTS,
     LINE_RESULTS,
+    Queries,
     ToolSearch,
-    query_problem,
-    within_answer,
+    found,
+    queries_of,
 )
 from fastmcp_progressive.disclosure.suggestions import Suggestions
 from fastmcp_progressive.disclosure.toolcap import ToolCap
@@ -320,9 +321,9 @@ class Describer:
         and (``groups``) the groups it names."""
         names = requested_names(arguments)
         group_names = requested_names(arguments, "groups")
-        query = (arguments or {}).get("query")
-        if query is not None and (problem := query_problem(query)) is not None:
-            return error_result(payloads.invalid_query(problem))
+        query = queries_of(arguments or {})
+        if isinstance(query, str):
+            return error_result(payloads.invalid_query(query))
         if query is not None and self._listed_every_tool(ctx):
             return error_result(payloads.invalid_query(payloads.QUERY_NOT_OFFERED))
         if names is None and group_names is None and query is None:
@@ -358,18 +359,19 @@ class Describer:
             return _answer(compact_json({"tools": described.body, **groups}))
         return _answer(described.text())
 
-    async def _found(self, ctx: Context, named: list[str], query: str, prefix: str,
+    async def _found(self, ctx: Context, named: list[str], query: Queries, prefix: str,
                      groups: dict[str, Any] | None, visible: list[Tool]) -> ToolResult:
-        """The answer to a query: ``tools`` holds the named tools, then the best matches
+        """The answer to queries: ``tools`` holds the named tools, then the best matches
         among the tools this caller may see (full definitions, granted like a read: the
         best one, and the next while they fit ``ANSWER_CHARS``; as many as one read may
-        name), ``more_tools`` the next matches one line each."""
+        name), ``more_tools`` the next matches one line each (``search.py:found``); for
+        several queries ``matches`` says which tools each found."""
         room = max(0, min(FULL_RESULTS, self.max_tools_per_read - len(named)))
-        ranked = [name for name in await self.search.rank(
-            visible, query, len(named) + room + LINE_RESULTS) if name not in named]
+        ranked = await self.search.rank(visible, query.texts, len(named) + room + LINE_RESULTS)
         by_name = {tool.name: tool for tool in visible}
-        full = within_answer(ranked[:room],
-                             lambda name: len(self.definitions.for_tool(by_name[name])[1]))
+        answer = found(query.texts, ranked, named, room,
+                       lambda name: len(self.definitions.for_tool(by_name[name])[1]))
+        full = answer.full
         chosen = [*dict.fromkeys([*named, *full])]
         described = (await self.describe(
             ctx, selection_from_names(chosen, limit=self.max_tools_per_read), prefix=prefix)
@@ -378,10 +380,14 @@ class Describer:
             return error_result(described.body)
         body: dict[str, Any] = {"tools": described.body}
         more = {prefix + name: self._line_of(by_name[name])
-                for name in ranked[len(full):room + LINE_RESULTS] if name in by_name}
+                for name in answer.lines if name in by_name}
         if more:
             body["more_tools"] = more
-        if not ranked:
+        if len(query.texts) > 1:
+            body["matches"] = {text: [prefix + name for name in names]
+                               for text, names in answer.matches.items()}
+        body.update(query.notes())
+        if not any(ranked):
             listed = [g.name for g in self.groups.listed(visible, ctx.fastmcp)]
             body.update(payloads.no_match(prefix + (self.components.bridge_name or ""),
                                           available_names(listed)))

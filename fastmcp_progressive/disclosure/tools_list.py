@@ -206,8 +206,8 @@ class ToolsList:
 
     @cached_property
     def _plain_bridge(self) -> Tool:
-        """The bridge as an uncapped listing shows it: ``tools`` and ``query`` (its
-        ``groups`` argument is offered where most tools are not listed by name), without the
+        """The bridge as an uncapped listing shows it: ``tools`` and ``query`` (its ``groups``
+        and ``queries`` are offered where most tools are not listed by name), without the
         name-derived title and the empty tags FastMCP adds: every client is sent it."""
         bridge = self.components.bridge
         assert bridge is not None
@@ -257,8 +257,8 @@ class ToolsList:
         if known is not None and known[0] == lines:
             return known[1]
         description = bridge_description_with_groups(list(lines), self.components.dispatch_name)
-        schema = listed_bridge_schema(bridge, ("tools", "groups", "query") if lines
-                                      else ("tools", "query"))
+        schema = listed_bridge_schema(bridge, ("tools", "groups", "query", "queries") if lines
+                                      else ("tools", "query", "queries"))
         copy = ListedTool.of(bridge, {"description": description, "parameters": schema,
                                       "strip_noise": True})
         self._bridge_copy = (lines, copy)

@@ -375,7 +375,7 @@ async def test_without_groups_the_bridge_offers_no_groups(transport: Transport, 
     bridge = {t["name"]: t for t in await listed(numbered(60), transport, era)}["describe_tools"]
     assert "Groups:" not in bridge["description"] and "groups=" not in bridge["description"]
     assert bridge["description"].endswith("when it is not listed.")
-    assert set(bridge["inputSchema"]["properties"]) == {"tools", "query"}
+    assert set(bridge["inputSchema"]["properties"]) == {"tools", "query", "queries"}
     tagged = FastMCP("tagged")
     for i in range(60):
         tagged.tool(lambda text: text, name=f"t{i:02d}", description=f"Tool {i}.",
@@ -383,7 +383,7 @@ async def test_without_groups_the_bridge_offers_no_groups(transport: Transport, 
     tagged.add_middleware(ProgressiveDisclosure())
     grouped = {t["name"]: t for t in await listed(tagged, transport, era)}["describe_tools"]
     assert "\nGroups:\neven: " in grouped["description"]
-    assert set(grouped["inputSchema"]["properties"]) == {"tools", "groups", "query"}
+    assert set(grouped["inputSchema"]["properties"]) == {"tools", "groups", "query", "queries"}
 
 
 # -- the start-up cost check ------------------------------------------------------------------

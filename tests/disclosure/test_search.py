@@ -23,13 +23,12 @@ from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import ListingSettings, ProgressiveDisclosure
 from fastmcp_progressive.disclosure import search
+from fastmcp_progressive.disclosure.index import singular
 from fastmcp_progressive.disclosure.search import (
     ANSWER_CHARS,
     FULL_RESULTS,
-    INDEXED_DOCUMENTS,
+    INDEX_BYTES,
     LINE_RESULTS,
-    MAX_QUERY_CHARS,
-    SMALLEST_INDEX,
     name_words,
 )
 from fastmcp_progressive.files.store import Definitions, DescriptionStore
@@ -219,9 +218,15 @@ async def test_a_hidden_tool_is_never_ranked(era: Era) -> None:
 async def test_bad_queries_get_a_specific_error_and_no_match_names_the_way_on() -> None:
     async with clients(github_server(), "memory", "legacy") as (c,):
         for bad, says in ((7, "one string of words"), (["create"], "one string of words"),
-                          ("   ", "empty"), ("x" * (MAX_QUERY_CHARS + 1), str(MAX_QUERY_CHARS))):
+                          ("   ", "empty")):
             body = await query(c, bad)
             assert body["is_error"] and body["error"]["code"] == "INVALID_QUERY", bad
+            assert says in body["error"]["message"]
+        for bad, says in (([7], "a list of strings"), ({"a": 1}, "a list of strings"),
+                          (["", " "], "empty")):
+            result = await c.call_tool("describe_tools", {"queries": bad}, raise_on_error=False)
+            body = answer_of(result)
+            assert result.is_error and body["error"]["code"] == "INVALID_QUERY", bad
             assert says in body["error"]["message"]
         nothing = await query(c, "quantum teleportation zzz")
         assert nothing["tools"] == {} and "more_tools" not in nothing
@@ -296,13 +301,15 @@ async def test_an_edited_description_file_ranks_by_its_new_words(
 async def test_an_index_is_built_once_per_catalog_and_the_indexes_are_bounded(
         monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[int] = []
-    original = search.index_server
 
-    def counted(catalog: search.Catalog) -> FastMCP[Any]:
-        built.append(len(catalog))
-        return original(catalog)
+    class Counted(search.Index):
+        @classmethod
+        def build(cls, texts: Sequence[str], fold: Callable[[str], str] = singular
+                  ) -> search.Index:
+            built.append(len(texts))
+            return super().build(texts, fold)
 
-    monkeypatch.setattr(search, "index_server", counted)
+    monkeypatch.setattr(search, "Index", Counted)
     server = github_server(auth=True)
     server.add_tool(github_tool("wipe_everything", "Wipe every repository.", [],
                                 auth=require_scopes("admin")))
@@ -319,14 +326,21 @@ async def test_an_index_is_built_once_per_catalog_and_the_indexes_are_bounded(
         assert "wipe_everything" not in json.dumps(await query(alice, "wipe every repository"))
         assert len(built) == 2
     built.clear()
+    # the indexes kept are bounded in bytes: room for about three of these small ones
+    tools = [github_tool(f"tool_{i}", "Some words.", []) for i in range(6)]
+    views = [tools[i:i + 3] for i in range(4)]
+    documents = search.ToolSearch(Definitions(DescriptionStore(None)), lambda tool, sig: "")
+    one = max(search.Index.build([f"{t.name} {documents.document_of(t)}" for t in view]).size
+              for view in views)
+    monkeypatch.setattr(search, "INDEX_BYTES", 3 * one + one // 2)
     kept = search.ToolSearch(Definitions(DescriptionStore(None)), lambda tool, sig: "")
-    most = INDEXED_DOCUMENTS // SMALLEST_INDEX  # small catalogs: at most 40 indexes
-    tools = [github_tool(f"tool_{i}", "Some words.", []) for i in range(most + 1)]
-    for i in range(most + 1):
-        assert await kept.rank(tools[:i + 1], "words", 5)
-    assert await kept.rank(tools[:2], "words", 5)  # kept: not built again
-    assert await kept.rank(tools[:1], "words", 5)  # the oldest, dropped: built again
-    assert built == [*range(1, most + 2), 1]
+    built.clear()
+    for view in views:
+        assert (await kept.rank(view, ["words"], 5))[0]
+    assert await kept.rank(views[1], ["words"], 5)  # kept: not built again
+    assert await kept.rank(views[0], ["words"], 5)  # the oldest, dropped: built again
+    assert built == [3, 3, 3, 3, 3]
+    assert INDEX_BYTES >= 11 * 2_000 * 1_500  # the default: eleven 2,000-tool views and more
 
 
 async def test_argument_descriptions_rank_and_a_repeated_word_counts_once() -> None:
