@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fastmcp import Client, FastMCP
+from fastmcp import FastMCP
 from fastmcp.tools.base import Tool
 
 from benchmarks.measure.catalogs import Catalog
@@ -25,6 +25,7 @@ from benchmarks.measure.ranking import (
     search_answers,
     task_pairs,
 )
+from benchmarks.measure.servers import host_client
 from benchmarks.report.selection import coverage, section
 from benchmarks.report.targets import judge
 from benchmarks.report.tokens import _ranking
@@ -126,7 +127,7 @@ async def test_query_names_read_a_real_answer_with_its_further_matches() -> None
         server.add_tool(Tool.from_function(lambda: None, name=f"note_{i}",
                                            description=f"Write note number {i}."))
     server.add_middleware(ProgressiveDisclosure())
-    async with Client(server) as client:
+    async with host_client(server) as client:  # a generic host: FastMCP's own gets no query
         result = await client.call_tool("describe_tools", {"query": "write a note"})
     names = query_names(_parsed(result))
     assert len(names) == 8 and set(names) == {f"note_{i}" for i in range(8)}
