@@ -2,6 +2,9 @@
 
 Tests never sleep to synchronise. They wait on an event (``watcher_ready``), or poll a
 condition until it holds and fail, saying what they waited for, once the deadline passes.
+A deadline only bounds a hang: ``PATIENCE`` (60 s) by default, which a passing test never
+comes near even on 2 cores beside 8 busy processes; what a test asserts is counted work
+(requests, calls, bytes), never how long something took (issue 34).
 
 - ``until(check, timeout, what)``: async; ``check`` may be sync or async; fails the test.
 - ``reached(check, timeout)``: the same poll, answering whether it held in time.
@@ -18,8 +21,8 @@ condition until it holds and fail, saying what they waited for, once the deadlin
 
 Example:
     ```python
-    await until(lambda: len(recorder.times) == 2, 5, "two list_changed notifications")
-    until_sync(lambda: port_open(port), 10, "redis-server", process=proc)
+    await until(lambda: recorder.count == 2, what="two list_changed notifications")
+    until_sync(lambda: port_open(port), PATIENCE, "redis-server", process=proc)
     ```
 """
 
@@ -42,7 +45,10 @@ from fastmcp_progressive import ProgressiveDisclosure
 Check = Callable[[], Any]
 """A condition: returns something truthy once it holds (an awaitable for async checks)."""
 
-WATCHER_SECONDS = 10.0
+PATIENCE = 60.0
+"""Seconds a test waits for something before it fails as hung: a deadline, never a
+measurement. Generous on purpose: a loaded 2-core machine is slow, not stuck."""
+WATCHER_SECONDS = PATIENCE
 
 
 async def _holds(check: Check) -> bool:
@@ -62,7 +68,7 @@ async def reached(check: Check, timeout: float, *, interval: float = 0.01) -> bo
     return True
 
 
-async def until(check: Check, timeout: float = 5.0, what: str = "", *,
+async def until(check: Check, timeout: float = PATIENCE, what: str = "", *,
                 interval: float = 0.01) -> None:
     """Poll ``check`` until it holds; fail the test after ``timeout`` seconds."""
     if not await reached(check, timeout, interval=interval):
@@ -119,11 +125,14 @@ async def watcher_ready(middleware: ProgressiveDisclosure,
 
 
 class ListChangedRecorder(MessageHandler):
-    """Records when each tools/list_changed arrived and lets a test await the next one."""
+    """Counts tools/list_changed notifications and lets a test await the next one.
+
+    ``times`` holds one entry per notification, its ordinal (1, 2, ...): how many arrived
+    and in which order, never when (no clock: issue 34)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.times: list[float] = []
+        self.times: list[int] = []
         self._event = anyio.Event()
 
     @property
@@ -131,18 +140,18 @@ class ListChangedRecorder(MessageHandler):
         return len(self.times)
 
     async def on_tool_list_changed(self, message: mt.ToolListChangedNotification) -> None:
-        self.times.append(time.perf_counter())
+        self.times.append(len(self.times) + 1)
         self._event.set()
 
-    async def next(self, timeout: float = 5.0) -> float:
-        """When the next notification arrived (one already received counts)."""
+    async def next(self, timeout: float = PATIENCE) -> int:
+        """The ordinal of the next notification (one already received counts)."""
         with anyio.fail_after(timeout):
             await self._event.wait()
         self._event = anyio.Event()
         return self.times[-1]
 
 
-def cost_checks_done(timeout: float = 60.0) -> None:
+def cost_checks_done(timeout: float = PATIENCE) -> None:
     """Join every running start-up cost check (``disclosure/cost.py``'s daemon thread), from
     this test or an earlier one in the same process: its tokenizer load and counts would
     otherwise land inside a ``tracemalloc`` window opened meanwhile."""
