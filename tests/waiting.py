@@ -10,6 +10,8 @@ comes near even on 2 cores beside 8 busy processes; what a test asserts is count
 - ``reached(check, timeout)``: the same poll, answering whether it held in time.
 - ``until_sync(check, timeout, what, process=...)``: for plain threads and process start-up;
   stops early, saying so, when the ``process`` being waited for has exited.
+- ``finishes(fn, what)``: ``fn()`` on a daemon thread; fails the test, instead of hanging
+  it, when it has not returned within the deadline (a call that may block forever).
 - ``free_port()`` / ``port_open(port)``: a port to start a server on, and whether it listens.
 - ``watcher_ready(middleware)`` / ``watcher_armed(middleware)``: the description-file
   watcher has armed (async / sync).
@@ -34,7 +36,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types as mt
@@ -42,6 +44,7 @@ from fastmcp.client.messages import MessageHandler
 
 from fastmcp_progressive import ProgressiveDisclosure
 
+T = TypeVar("T")
 Check = Callable[[], Any]
 """A condition: returns something truthy once it holds (an awaitable for async checks)."""
 
@@ -88,6 +91,27 @@ def until_sync(check: Callable[[], bool], timeout: float, what: str, *,
         if time.monotonic() > deadline:
             raise TimeoutError(f"{what} not ready within {timeout}s")
         time.sleep(interval)
+
+
+def finishes(fn: Callable[[], T], what: str, timeout: float = PATIENCE) -> T:
+    """``fn()``'s value, run on a daemon thread so a call blocked for good (a FIFO opened
+    for reading) fails the test after ``timeout`` seconds instead of hanging the suite."""
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(fn())
+        except BaseException as exc:  # re-raised on the test's thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name=f"finishes: {what}", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    assert not thread.is_alive(), f"{what} still runs after {timeout}s: hung"
+    if failure:
+        raise failure[0]
+    return outcome[0]
 
 
 def free_port() -> int:
