@@ -24,6 +24,7 @@ from fastmcp_progressive.access.grants import (
     _kv_key,
 )
 from tests.conftest import build_server, connect, fetch, gated, serve_http
+from tests.waiting import PATIENCE
 
 ALICE = Caller(kind="principal", era="modern", key="user:alice")
 
@@ -45,6 +46,17 @@ class HangingStore:
         await anyio.sleep_forever()
 
 
+@pytest.fixture
+def long_rest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A caller's rest after a store failure (``STORE_RETRY_SECONDS``, 1 s) that outlasts
+    every step of the test, so a loaded machine cannot end it before the test looks: the
+    steps are counted (store calls), never raced against the clock (issue 34)."""
+    from fastmcp_progressive.access import grants as module
+
+    monkeypatch.setattr(module, "STORE_RETRY_SECONDS", PATIENCE)
+
+
+@pytest.mark.usefixtures("long_rest")
 async def test_store_that_hangs_fails_open_then_is_left_alone_for_a_moment() -> None:
     store = HangingStore()
     grants = GrantStore(GrantSettings(store_timeout=0.05, on_store_error="open", store=store))
@@ -124,6 +136,7 @@ async def test_one_callers_failing_writes_never_open_the_gate_for_others() -> No
     assert not await grants.has(_principal("mallory"), "add")  # the store still answers
 
 
+@pytest.mark.usefixtures("long_rest")
 async def test_one_callers_burst_never_refuses_anothers_granted_call() -> None:
     """Policy "closed": the attacker's burst made the store fail once, and for 1 s every
     granted caller was refused GRANT_STORE_UNAVAILABLE. Now only the failed call is."""
@@ -140,6 +153,7 @@ async def test_one_callers_burst_never_refuses_anothers_granted_call() -> None:
         await grants.has(_principal("mallory"), "add")
 
 
+@pytest.mark.usefixtures("long_rest")
 async def test_resting_callers_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     from fastmcp_progressive.access import grants as module
 
