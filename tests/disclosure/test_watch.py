@@ -104,7 +104,7 @@ async def test_broken_file_serves_last_good_quietly_then_delete_restores_registe
         seen = batch_handled(monkeypatch, watcher, {"add"})
 
         write_description("add", '{"summary": "Broken')
-        assert await asyncio.to_thread(seen.wait, 5.0), "the watcher never saw the break"
+        assert await asyncio.to_thread(seen.wait, PATIENCE), "the watcher never saw the break"
         body = await fetch(client, "add")
         assert body["add"]["description"] == "Good text."  # last good, no request failed
         assert summaries(await client.list_tools())["add"] == "Good summary."
@@ -179,7 +179,7 @@ async def test_many_in_memory_clients_share_one_watcher_and_leave_nothing_behind
         assert [len(r.times) for r in recorders] == [1] * 8
 
     await until(lambda: len(middleware.hot_reload.sessions) == 0, what="sessions pruned")
-    assert await asyncio.to_thread(watcher.join, 5.0), "watcher still running after the server"
+    assert await asyncio.to_thread(watcher.join, PATIENCE), "watcher still running after the server"
     assert not server_running(mcp)
     gc.collect()
     assert not [r for r in caplog.records if "destroyed" in r.getMessage()]
@@ -195,7 +195,7 @@ async def test_watcher_stops_with_server_and_restarts_with_it(
     async with connect(mcp, "legacy") as client:
         await client.list_tools()
         assert watcher.running
-    assert await asyncio.to_thread(watcher.join, 5.0)
+    assert await asyncio.to_thread(watcher.join, PATIENCE)
     async with connect(mcp, "modern") as client:
         await client.list_tools()
         assert watcher.running
@@ -405,7 +405,7 @@ async def test_list_changed_goes_only_to_sessions_whose_listing_changed(
 
         seen = batch_handled(monkeypatch, watcher, {"orphan"})
         (tmp_descriptions / "orphan.json").write_text('{"summary": "No such tool."}')
-        assert await asyncio.to_thread(seen.wait, 5.0), "the watcher never saw the orphan file"
+        assert await asyncio.to_thread(seen.wait, PATIENCE), "the watcher never saw the orphan file"
         (tmp_descriptions / "wipe.json").write_text('{"summary": "Erase it all."}')
         await root.next()
         (tmp_descriptions / "ping.json").write_text('{"summary": "Say pong."}')

@@ -325,7 +325,7 @@ async def test_lone_surrogates_and_invalid_utf8_on_the_wire_are_refused_cleanly(
         b"12",
         b'{"tools": "add"}',
     ]
-    async with serve_http(server) as url, httpx.AsyncClient(timeout=10) as http:
+    async with serve_http(server) as url, httpx.AsyncClient(timeout=PATIENCE) as http:
         headers = await _raw_legacy_session(http, url)
         for i, uri in enumerate(bodies):
             raw = (b'{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":'
