@@ -21,10 +21,11 @@ from fastmcp_progressive.cli.tokens import token_report
 from fastmcp_progressive.disclosure import cost
 from fastmcp_progressive.disclosure.cost import NetCost, count_text, listing_wire
 from tests.hosts.serve import demo_server
+from tests.waiting import PATIENCE
 
 pytest.importorskip("bpe_openai")
 
-DEADLINE = 30.0
+DEADLINE = PATIENCE  # the start-up check (a tokenizer load) on a loaded machine
 
 
 def four_tools() -> FastMCP:
