@@ -64,6 +64,7 @@ from tests.conftest import (
     needs_a_followed_caller,
 )
 from tests.servers import ADD_TYPED, add_basic_tools
+from tests.waiting import PATIENCE
 
 ERA = pytest.mark.parametrize("era", ERAS)
 FOLLOWED_ERA = pytest.mark.parametrize("era", FOLLOWED_IN_MEMORY)  # 2026-07-28 in memory: anonymous
@@ -522,7 +523,7 @@ async def test_a_backend_session_closes_with_its_client_session() -> None:
         await c.list_tools()
         await c.list_resources()
         assert backends.open_sessions == 1  # one backend session for both requests
-    with anyio.fail_after(10):
+    with anyio.fail_after(PATIENCE):
         while backends.open_sessions:  # closed by the front connection's exit stack
             await anyio.sleep(0.01)
 

@@ -2,11 +2,16 @@
 
 Tests never sleep to synchronise. They wait on an event (``watcher_ready``), or poll a
 condition until it holds and fail, saying what they waited for, once the deadline passes.
+A deadline only bounds a hang: ``PATIENCE`` (60 s) by default, which a passing test never
+comes near even on 2 cores beside 8 busy processes; what a test asserts is counted work
+(requests, calls, bytes), never how long something took (issue 34).
 
 - ``until(check, timeout, what)``: async; ``check`` may be sync or async; fails the test.
 - ``reached(check, timeout)``: the same poll, answering whether it held in time.
 - ``until_sync(check, timeout, what, process=...)``: for plain threads and process start-up;
   stops early, saying so, when the ``process`` being waited for has exited.
+- ``finishes(fn, what)``: ``fn()`` on a daemon thread; fails the test, instead of hanging
+  it, when it has not returned within the deadline (a call that may block forever).
 - ``free_port()`` / ``port_open(port)``: a port to start a server on, and whether it listens.
 - ``watcher_ready(middleware)`` / ``watcher_armed(middleware)``: the description-file
   watcher has armed (async / sync).
@@ -18,8 +23,8 @@ condition until it holds and fail, saying what they waited for, once the deadlin
 
 Example:
     ```python
-    await until(lambda: len(recorder.times) == 2, 5, "two list_changed notifications")
-    until_sync(lambda: port_open(port), 10, "redis-server", process=proc)
+    await until(lambda: recorder.count == 2, what="two list_changed notifications")
+    until_sync(lambda: port_open(port), PATIENCE, "redis-server", process=proc)
     ```
 """
 
@@ -31,7 +36,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types as mt
@@ -39,10 +44,14 @@ from fastmcp.client.messages import MessageHandler
 
 from fastmcp_progressive import ProgressiveDisclosure
 
+T = TypeVar("T")
 Check = Callable[[], Any]
 """A condition: returns something truthy once it holds (an awaitable for async checks)."""
 
-WATCHER_SECONDS = 10.0
+PATIENCE = 60.0
+"""Seconds a test waits for something before it fails as hung: a deadline, never a
+measurement. Generous on purpose: a loaded 2-core machine is slow, not stuck."""
+WATCHER_SECONDS = PATIENCE
 
 
 async def _holds(check: Check) -> bool:
@@ -62,7 +71,7 @@ async def reached(check: Check, timeout: float, *, interval: float = 0.01) -> bo
     return True
 
 
-async def until(check: Check, timeout: float = 5.0, what: str = "", *,
+async def until(check: Check, timeout: float = PATIENCE, what: str = "", *,
                 interval: float = 0.01) -> None:
     """Poll ``check`` until it holds; fail the test after ``timeout`` seconds."""
     if not await reached(check, timeout, interval=interval):
@@ -82,6 +91,27 @@ def until_sync(check: Callable[[], bool], timeout: float, what: str, *,
         if time.monotonic() > deadline:
             raise TimeoutError(f"{what} not ready within {timeout}s")
         time.sleep(interval)
+
+
+def finishes(fn: Callable[[], T], what: str, timeout: float = PATIENCE) -> T:
+    """``fn()``'s value, run on a daemon thread so a call blocked for good (a FIFO opened
+    for reading) fails the test after ``timeout`` seconds instead of hanging the suite."""
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(fn())
+        except BaseException as exc:  # re-raised on the test's thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name=f"finishes: {what}", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    assert not thread.is_alive(), f"{what} still runs after {timeout}s: hung"
+    if failure:
+        raise failure[0]
+    return outcome[0]
 
 
 def free_port() -> int:
@@ -119,11 +149,14 @@ async def watcher_ready(middleware: ProgressiveDisclosure,
 
 
 class ListChangedRecorder(MessageHandler):
-    """Records when each tools/list_changed arrived and lets a test await the next one."""
+    """Counts tools/list_changed notifications and lets a test await the next one.
+
+    ``times`` holds one entry per notification, its ordinal (1, 2, ...): how many arrived
+    and in which order, never when (no clock: issue 34)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.times: list[float] = []
+        self.times: list[int] = []
         self._event = anyio.Event()
 
     @property
@@ -131,18 +164,18 @@ class ListChangedRecorder(MessageHandler):
         return len(self.times)
 
     async def on_tool_list_changed(self, message: mt.ToolListChangedNotification) -> None:
-        self.times.append(time.perf_counter())
+        self.times.append(len(self.times) + 1)
         self._event.set()
 
-    async def next(self, timeout: float = 5.0) -> float:
-        """When the next notification arrived (one already received counts)."""
+    async def next(self, timeout: float = PATIENCE) -> int:
+        """The ordinal of the next notification (one already received counts)."""
         with anyio.fail_after(timeout):
             await self._event.wait()
         self._event = anyio.Event()
         return self.times[-1]
 
 
-def cost_checks_done(timeout: float = 60.0) -> None:
+def cost_checks_done(timeout: float = PATIENCE) -> None:
     """Join every running start-up cost check (``disclosure/cost.py``'s daemon thread), from
     this test or an earlier one in the same process: its tokenizer load and counts would
     otherwise land inside a ``tracemalloc`` window opened meanwhile."""

@@ -10,13 +10,15 @@ the validator FastMCP itself runs (pydantic-core: linear, Rust regexes), so the 
 costs what plain FastMCP costs (``benchmarks/measure/hostile.py`` times it).
 
 Each attack below stalled the loop 4-11 s on the old code; the tests measure the loop's
-longest stall while the attack is served (a heartbeat task), against a generous bound.
+longest stall while the attack is served (a heartbeat task) against its longest stall while
+the same call with harmless arguments of the same size is served, in the same test: a ratio,
+so a loaded machine, which stalls both alike, cannot fail it (issue 34).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -30,16 +32,24 @@ from pydantic import Field
 from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings
 from fastmcp_progressive.access.arguments import ArgumentChecker
 from tests.conftest import connect, serve_http
-from tests.resolution.test_server import opened, resolve_error
+from tests.resolution.test_server import opened, raw_resolve, resolve_error
 
-STALL_BOUND = 1.0
-"""Seconds the loop may go without a heartbeat: generous (a fixed check stalls it for
-milliseconds; the old one for 4-11 s)."""
+STALL_RATIO = 20
+"""How many times longer than while serving harmless arguments the loop may stall while
+serving an attack: generous (the fixed check stalls it alike; the old one hundreds of times
+longer, 4-11 s against a few milliseconds; the heartbeat's 5 ms tick is the floor of both)."""
+REPEATS = 3
+"""Attacks and harmless calls measured, alternately: the attack's shortest stall is
+compared, so one stall of a loaded machine landing on one attack cannot decide."""
 
 WORDS_PATTERN = r"^(\w+\s?)*$"
 ATTACKS: dict[str, tuple[str, dict[str, Any]]] = {
     "unique-items": ("tags", {"labels": [f"s{i}" for i in range(14_000)] + [1]}),
     "backtracking-pattern": ("words", {"text": "a" * 26 + "!"}),
+}
+HARMLESS: dict[str, dict[str, Any]] = {  # the same sizes, valid: nothing to backtrack over
+    "unique-items": {"labels": [f"s{i}" for i in range(14_001)]},
+    "backtracking-pattern": {"text": "a" * 27},
 }
 
 
@@ -90,22 +100,52 @@ class Heartbeat:
             last = now
 
 
+async def longest_stall(serve: Callable[[], Awaitable[Any]]) -> float:
+    """The event loop's longest stall while ``serve()`` runs."""
+    async with Heartbeat().running() as heart:
+        await serve()
+    return heart.longest
+
+
+async def assert_never_stalls(attack: Callable[[], Awaitable[Any]],
+                              harmless: Callable[[], Awaitable[Any]]) -> None:
+    """The loop stalls no longer serving ``attack`` than serving ``harmless`` (the same call
+    with harmless arguments), within ``STALL_RATIO``: both measured here, alternately."""
+    attacks: list[float] = []
+    harmlesses: list[float] = []
+    for _ in range(REPEATS):
+        attacks.append(await longest_stall(attack))
+        harmlesses.append(await longest_stall(harmless))
+    assert min(attacks) < STALL_RATIO * max(harmlesses), (
+        f"the event loop stalled {min(attacks):.3f}s serving the attack, "
+        f"{max(harmlesses):.3f}s serving harmless arguments")
+
+
 @pytest.mark.parametrize("attack", list(ATTACKS))
 async def test_an_attack_call_never_stalls_the_server(attack: str) -> None:
     name, arguments = ATTACKS[attack]
     async with serve_http(attack_server()) as url, connect(url, "modern") as attacker, \
             connect(url, "modern") as other:
         assert (await other.call_tool("echo", {"text": "warm"})).data == "warm"
-        async with Heartbeat().running() as heart, anyio.create_task_group() as tg:
-            answers: list[Any] = []
+        answers: list[Any] = []
+        results: list[Any] = []
 
-            async def other_calls() -> None:
-                answers.append((await other.call_tool("echo", {"text": "hi"})).data)
+        def served_beside_another_call(args: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
+            async def serve() -> None:
+                async with anyio.create_task_group() as tg:
+                    async def other_calls() -> None:
+                        answers.append((await other.call_tool("echo", {"text": "hi"})).data)
 
-            tg.start_soon(other_calls)
-            result = await attacker.call_tool(name, arguments, raise_on_error=False)
-        assert heart.longest < STALL_BOUND, f"the event loop stalled {heart.longest:.2f}s"
-        assert answers == ["hi"]
+                    tg.start_soon(other_calls)
+                    results.append(await attacker.call_tool(name, args, raise_on_error=False))
+            return serve
+
+        await assert_never_stalls(served_beside_another_call(arguments),
+                                  served_beside_another_call(HARMLESS[attack]))
+        assert answers == ["hi"] * 2 * REPEATS
+    result = results[0]  # each call judged alone (no identity): each attack refused alike
+    assert [r.structured_content["error"] for r in results[::2]] == [
+        result.structured_content["error"]] * REPEATS
     error = result.structured_content["error"]  # the teaching refusal, with the problem
     assert error["code"] == "TOOL_DESCRIPTION_REQUIRED"
     assert error["invalid_arguments"].startswith("arguments.")
@@ -116,9 +156,16 @@ async def test_an_attack_on_tools_resolve_never_stalls_the_server(attack: str) -
     name, arguments = ATTACKS[attack]
     hooks = {name: lambda args: None}  # resolvable through a hook
     server = attack_server(resolution=ResolutionSettings(resolvers=hooks))
-    async with opened(server, "modern") as client, Heartbeat().running() as heart:
-        error = await resolve_error(client, name, arguments)
-    assert heart.longest < STALL_BOUND, f"the event loop stalled {heart.longest:.2f}s"
+    errors: list[Any] = []
+    async with opened(server, "modern") as client:
+        async def attacked() -> None:
+            errors.append(await resolve_error(client, name, arguments))
+
+        async def harmless() -> None:
+            await raw_resolve(client, name, HARMLESS[attack])
+
+        await assert_never_stalls(attacked, harmless)
+    error = errors[0]
     assert error.error.code == -32602 and "arguments." in error.error.message
 
 
@@ -195,7 +242,13 @@ async def test_a_mounted_tool_is_checked_with_the_childs_own_validator() -> None
         assert error["code"] == "TOOL_DESCRIPTION_REQUIRED"
         assert error["invalid_arguments"].startswith("arguments.labels")
         assert (await client.call_tool("c_tags", {"labels": ["a", "a", "b"]})).data == 2
-        async with Heartbeat().running() as heart:
-            name, arguments = ATTACKS["backtracking-pattern"]
+        name, arguments = ATTACKS["backtracking-pattern"]
+
+        async def attacked() -> None:
             await client.call_tool(f"c_{name}", arguments, raise_on_error=False)
-        assert heart.longest < STALL_BOUND
+
+        async def harmless() -> None:
+            await client.call_tool(f"c_{name}", HARMLESS["backtracking-pattern"],
+                                   raise_on_error=False)
+
+        await assert_never_stalls(attacked, harmless)

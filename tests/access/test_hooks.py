@@ -23,11 +23,13 @@ from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
 from fastmcp_progressive.settings import ClientInfo
 from tests.conftest import build_server, connect
 from tests.resolution.test_server import opened, raw_resolve, resolve_error
-from tests.waiting import until
+from tests.waiting import PATIENCE, until
 
 LOGGER = "fastmcp_progressive"
-HOLD = 10.0
-"""Longest a blocking hook holds its thread (the old code held the whole loop that long)."""
+HOLD = PATIENCE
+"""Longest a blocking hook holds its thread until the test releases it (the old code held
+the whole loop that long): never reached, so another client's answer, however slow the
+machine, comes while the hook still blocks."""
 
 
 class Blocker:
@@ -166,7 +168,7 @@ async def test_call_hook_passes_cancellation_through() -> None:
         blocker.release.set()
     with pytest.raises(HookFailed, match="raised ValueError: x"):
         await call_hook(lambda _: (_ for _ in ()).throw(ValueError("x")), None,
-                        timeout=1.0, limiter=limiter)
+                        timeout=PATIENCE, limiter=limiter)
 
 
 def test_a_resolver_asked_outside_a_request_fails_closed_too() -> None:

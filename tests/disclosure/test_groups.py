@@ -59,7 +59,7 @@ from tests.conftest import (
     serve_http,
     served,
 )
-from tests.waiting import cost_checks_done
+from tests.waiting import PATIENCE, cost_checks_done
 
 pytestmark = pytest.mark.asyncio
 
@@ -347,7 +347,7 @@ async def test_a_group_change_in_a_file_notifies_grouping_sessions(
             await watcher_ready(middleware)
             (tmp_descriptions / "tag_note.json").write_text(
                 json.dumps({"groups": ["labels"]}), "utf-8")
-            async with asyncio.timeout(10):
+            async with asyncio.timeout(PATIENCE):
                 await regrouped.wait()
             await tools_changed.next()
             names = {g["name"] for g in await list_groups(client)}
@@ -358,7 +358,7 @@ async def test_a_group_change_in_a_file_notifies_grouping_sessions(
             regrouped.clear()
             (tmp_descriptions / "write_note.json").write_text(
                 json.dumps({"groups": ["notes", "labels"]}), "utf-8")
-            async with asyncio.timeout(10):
+            async with asyncio.timeout(PATIENCE):
                 await regrouped.wait()
     finally:
         middleware.close()

@@ -35,7 +35,7 @@ from tests.corpus import corpus_dir
 from tests.replay import replay_tool
 from tests.servers import ADD_TYPED, add_basic_tools
 from tests.spies import count_calls
-from tests.waiting import watcher_armed
+from tests.waiting import PATIENCE, watcher_armed
 
 CORPUS = corpus_dir()
 
@@ -231,13 +231,27 @@ def test_summary_matches_the_rule_it_always_had(parts: list[str], max_chars: int
     assert summarize(text, max_chars) == _reference_summary(text, max_chars)
 
 
+def _best_of_3(text: str) -> float:
+    """Seconds of the quickest of three summaries of ``text``: the least disturbed by
+    whatever else the machine runs."""
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        summarize(text, 100)
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
 def test_summary_of_a_300_kb_description_full_of_eg_is_quick() -> None:
-    text = "Pass options, e.g. this one, e.g. that one " * 7000  # ~300 KB, no sentence end
-    started = time.perf_counter()
-    for _ in range(10):
-        line = summarize(text, 100)
-    assert time.perf_counter() - started < 1.0  # was ~4 s per call (quadratic)
+    """Linear in the description: ten times the text costs about ten times as much, not a
+    hundred (the quadratic rule: 64x, ~1 s for 300 KB). A ratio of two sizes measured here,
+    so a loaded machine, which slows both, cannot fail it (issue 34)."""
+    sentence = "Pass options, e.g. this one, e.g. that one "  # no sentence end
+    text = sentence * 7000  # ~300 KB
+    line = summarize(text, 100)
     assert line.endswith(ELLIPSIS) and len(line) <= 100
+    small, large = _best_of_3(sentence * 700), _best_of_3(text)
+    assert large < 30 * small, f"10x the text took {large / small:.0f}x as long"
 
 
 # -- the start-up preload -------------------------------------------------------------
@@ -267,7 +281,7 @@ async def test_preload_reads_files_before_the_first_listing(
     for name in ("add", "echo", "shout"):
         _write(tmp_descriptions, name, f"{name} from file")
     middleware = ProgressiveDisclosure(tmp_descriptions)
-    assert middleware.preload.done.wait(10.0)
+    assert middleware.preload.done.wait(PATIENCE)
     assert sorted(parsed) == [(name, THREAD_NAME) for name in ("add", "echo", "shout")]
     reads = len(parsed)
     server = FastMCP("t")
@@ -285,7 +299,7 @@ async def test_request_during_or_after_preload_never_gets_a_stale_line(
 ) -> None:
     path = _write(tmp_descriptions, "add", "old line")
     middleware = ProgressiveDisclosure(tmp_descriptions)
-    assert middleware.preload.done.wait(10.0)
+    assert middleware.preload.done.wait(PATIENCE)
     _write(tmp_descriptions, "add", "new line, longer than the old one")  # edited after
     server = FastMCP("t")
     add_basic_tools(server)
@@ -313,7 +327,7 @@ async def test_listing_racing_the_preload_is_exact(tmp_descriptions: Path) -> No
     async with Client(server) as client:  # lists at once, most likely mid-preload
         listed = {t.name: t.description for t in await client.list_tools()}
     assert all(listed[f"t{i}"] == f"line {i}" for i in range(200))
-    assert middleware.preload.done.wait(10.0)
+    assert middleware.preload.done.wait(PATIENCE)
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -326,7 +340,7 @@ async def test_listing_and_preload_parse_each_file_once(
     server, middleware = _described_server(tmp_descriptions, 300)
     async with connect(server, era) as client:  # type: ignore[arg-type]
         listed = {t.name: t.description for t in await client.list_tools()}
-    assert middleware.preload.done.wait(10.0)
+    assert middleware.preload.done.wait(PATIENCE)
     assert all(listed[f"t{i}"] == f"line {i}" for i in range(300))
     names = [name for name, _ in parsed]
     assert sorted(names) == sorted(f"t{i}" for i in range(300))  # none twice, none skipped
@@ -351,7 +365,7 @@ async def test_watcher_baseline_reuses_the_preloaded_lines(
         _write(tmp_descriptions, name, f"{name} from file")
     middleware = ProgressiveDisclosure(tmp_descriptions,
                                        caches=CacheSettings(definitions=1))  # files LRU: 1
-    assert middleware.preload.done.wait(10.0)
+    assert middleware.preload.done.wait(PATIENCE)
     reads = count_calls(monkeypatch, descriptions, "read_description")
     server = FastMCP("t")
     add_basic_tools(server)

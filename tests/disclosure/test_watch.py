@@ -38,8 +38,8 @@ from tests.conftest import (
 )
 from tests.servers import add_admin_only_tool
 from tests.spies import batch_handled, count_calls
+from tests.waiting import PATIENCE, until, watcher_ready
 from tests.waiting import ListChangedRecorder as Recorder
-from tests.waiting import until, watcher_ready
 
 REGISTERED_ADD = "Add two integers. Returns their sum as an integer."
 
@@ -119,7 +119,7 @@ async def test_broken_file_serves_last_good_quietly_then_delete_restores_registe
         seen = batch_handled(monkeypatch, watcher, {"add"})
 
         write_description("add", '{"summary": "Broken')
-        assert await asyncio.to_thread(seen.wait, 5.0), "the watcher never saw the break"
+        assert await asyncio.to_thread(seen.wait, PATIENCE), "the watcher never saw the break"
         body = await fetch(client, "add")
         assert body["add"]["description"] == "Good text."  # last good, no request failed
         assert summaries(await client.list_tools())["add"] == "Good summary."
@@ -194,7 +194,7 @@ async def test_many_in_memory_clients_share_one_watcher_and_leave_nothing_behind
         assert [len(r.times) for r in recorders] == [1] * 8
 
     await until(lambda: len(middleware.hot_reload.sessions) == 0, what="sessions pruned")
-    assert await asyncio.to_thread(watcher.join, 5.0), "watcher still running after the server"
+    assert await asyncio.to_thread(watcher.join, PATIENCE), "watcher still running after the server"
     assert not server_running(mcp)
     gc.collect()
     assert not [r for r in caplog.records if "destroyed" in r.getMessage()]
@@ -210,7 +210,7 @@ async def test_watcher_stops_with_server_and_restarts_with_it(
     async with connect(mcp, "legacy") as client:
         await client.list_tools()
         assert watcher.running
-    assert await asyncio.to_thread(watcher.join, 5.0)
+    assert await asyncio.to_thread(watcher.join, PATIENCE)
     async with connect(mcp, "modern") as client:
         await client.list_tools()
         assert watcher.running
@@ -247,7 +247,7 @@ async def test_server_running_follows_the_lifespan() -> None:
 
 # -- the thread on its own ---------------------------------------------------------------
 def _drain(changes: queue.Queue[frozenset[str] | None], until_seen: Callable[[Any], bool],
-           timeout: float = 5.0) -> list[frozenset[str] | None]:
+           timeout: float = PATIENCE) -> list[frozenset[str] | None]:
     got: list[frozenset[str] | None] = []
     deadline = time.monotonic() + timeout
     while not any(until_seen(item) for item in got):
@@ -263,16 +263,16 @@ def test_watcher_reports_description_names_only(tmp_path: Path) -> None:
     watcher = DirectoryWatcher(tmp_path, on_change=changes.put)
     try:
         assert watcher.start() and not watcher.start()  # one thread only
-        assert watcher.ready.wait(5)
+        assert watcher.ready.wait(PATIENCE)
         (tmp_path / "notes.txt").write_text("x")
         (tmp_path / ".a.json.swp").write_text("x")
         (tmp_path / "a.json").write_text("{}")
-        assert changes.get(timeout=5) == frozenset({"a"})
+        assert changes.get(timeout=PATIENCE) == frozenset({"a"})
 
         (tmp_path / "a.json").rename(tmp_path / "b.md")
         seen: set[str] = set()
         while not {"a", "b"} <= seen:  # the rename may arrive in one batch or two
-            item = changes.get(timeout=5)
+            item = changes.get(timeout=PATIENCE)
             assert item is not None
             seen |= item
     finally:
@@ -286,7 +286,7 @@ def test_watcher_follows_a_directory_that_appears_and_vanishes(tmp_path: Path) -
     watcher = DirectoryWatcher(folder, on_change=changes.put, wakeup=0.05)
     try:
         watcher.start()
-        assert watcher.ready.wait(5)  # ready while waiting for the directory
+        assert watcher.ready.wait(PATIENCE)  # ready while waiting for the directory
         folder.mkdir()
         (folder / "a.json").write_text("{}")
         _drain(changes, lambda item: item is None or item == frozenset({"a"}))
@@ -305,9 +305,9 @@ def test_watcher_stops_by_itself_when_not_alive(tmp_path: Path) -> None:
                                wakeup=0.05)
     watcher.start()
     try:
-        assert watcher.ready.wait(5)
+        assert watcher.ready.wait(PATIENCE)
         alive.clear()
-        assert watcher.join(5)
+        assert watcher.join(PATIENCE)
         assert not watcher.running
         alive.set()
         assert watcher.start()  # a later request starts a fresh thread
@@ -420,7 +420,7 @@ async def test_list_changed_goes_only_to_sessions_whose_listing_changed(
 
         seen = batch_handled(monkeypatch, watcher, {"orphan"})
         (tmp_descriptions / "orphan.json").write_text('{"summary": "No such tool."}')
-        assert await asyncio.to_thread(seen.wait, 5.0), "the watcher never saw the orphan file"
+        assert await asyncio.to_thread(seen.wait, PATIENCE), "the watcher never saw the orphan file"
         (tmp_descriptions / "wipe.json").write_text('{"summary": "Erase it all."}')
         await root.next()
         (tmp_descriptions / "ping.json").write_text('{"summary": "Say pong."}')

@@ -21,8 +21,8 @@ from fastmcp_progressive import ProgressiveDisclosure
 from fastmcp_progressive.resolution.client import is_resolvable, tool_resolution
 from tests.conftest import build_server, connect, serve_http
 from tests.spies import batch_handled
+from tests.waiting import PATIENCE, watcher_ready
 from tests.waiting import ListChangedRecorder as Recorder
-from tests.waiting import watcher_ready
 
 SUMMARY = "Add two numbers."
 RULE = {"when": {"a": 0}, "readOnlyHint": True}
@@ -61,7 +61,7 @@ async def test_rule_only_edits_send_list_changed(
 
         seen = batch_handled(monkeypatch, watcher, {"add"})
         _write(tmp_descriptions, resolution=[RULE, {"readOnlyHint": False}], examples=[])
-        assert await asyncio.to_thread(seen.wait, 5.0), "the watcher never saw the edit"
+        assert await asyncio.to_thread(seen.wait, PATIENCE), "the watcher never saw the edit"
         assert rec.count == 1  # still resolvable: the listing did not change
 
         _write(tmp_descriptions)  # rules gone: the mark goes

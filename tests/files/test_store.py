@@ -34,7 +34,7 @@ from fastmcp_progressive.files.places import key_location
 from fastmcp_progressive.files.store import DescriptionStore, full_definition
 from tests.conftest import answer_of, build_server, connect, fetch
 from tests.spies import batch_handled, count_calls
-from tests.waiting import watcher_ready
+from tests.waiting import PATIENCE, watcher_ready
 
 LOGGER = "fastmcp.progressive.descriptions"
 
@@ -428,7 +428,7 @@ async def test_a_4301_digit_integer_keeps_the_last_good_version_everywhere(
         assert watcher is not None
         seen = batch_handled(monkeypatch, watcher, {"add"})
         path.write_text('{\n  "summary": "x",\n  "limit": ' + HUGE_INT + "\n}")
-        assert await asyncio.to_thread(seen.wait, 5.0), "the watcher never saw the file"
+        assert await asyncio.to_thread(seen.wait, PATIENCE), "the watcher never saw the file"
         listed = {t.name: t.description for t in await c.list_tools()}
         assert listed["add"] == "Good summary."
         assert (await fetch(c, "add"))["add"]["description"] == "Good text."

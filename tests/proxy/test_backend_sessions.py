@@ -77,4 +77,4 @@ async def test_clients_of_one_principal_arriving_together_share_one_backend_and_
     finally:
         await backends.aclose()
     assert backends.open_sessions == 0
-    await until(lambda: backend.open == 0, 10, "every backend session closed")
+    await until(lambda: backend.open == 0, what="every backend session closed")

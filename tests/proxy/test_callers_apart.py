@@ -34,7 +34,7 @@ from fastmcp_progressive.proxy.front import check_upstream, progressive_proxy
 from fastmcp_progressive.proxy.gateway import progressive_gateway, upstreams_of
 from fastmcp_progressive.proxy.upstream import Upstream
 from tests.conftest import TOKENS, connect, serve_http
-from tests.waiting import until
+from tests.waiting import PATIENCE, until
 
 ASKING_UPSTREAM = """
 import json
@@ -52,7 +52,7 @@ async def all_in_flight(barrier: str, who: str, party: int) -> None:
     '''Hold this call until ``party`` calls have reached the barrier folder.'''
     folder = Path(barrier)
     (folder / who).touch()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while len(list(folder.iterdir())) < party:  # a poll with a deadline, not a timed wait
         if time.monotonic() > deadline:
             raise RuntimeError(f"only {len(list(folder.iterdir()))} of {party} calls came")
@@ -60,7 +60,7 @@ async def all_in_flight(barrier: str, who: str, party: int) -> None:
 
 
 async def wait_for(path: Path) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while not path.exists():  # a poll with a deadline, not a timed wait
         if time.monotonic() > deadline:
             raise RuntimeError(f"{path} never came")
@@ -277,7 +277,7 @@ async def test_in_memory_callers_get_only_their_own_and_a_lone_caller_gets_every
                 Client(proxy, mode="legacy", **seen.handlers(me))) for me in CALLERS}
 
             async def call(me: str) -> None:
-                with anyio.fail_after(20):
+                with anyio.fail_after(PATIENCE):
                     result = await clients[me].call_tool("ask", {"who": me})
                 results[me] = result.structured_content or {}
 
@@ -359,16 +359,16 @@ async def test_a_call_its_client_gave_up_on_keeps_its_questions_from_the_next_ca
             async with anyio.create_task_group() as group:
                 alice_gives_up = anyio.CancelScope()
                 group.start_soon(call, "alice", alice_gives_up)
-                with anyio.fail_after(10):
+                with anyio.fail_after(PATIENCE):
                     await stage.arrived["alice"].wait()
                 alice_gives_up.cancel()  # alice's client stops waiting; the upstream works on
-                with anyio.fail_after(10):
+                with anyio.fail_after(PATIENCE):
                     await front.ended["alice"].wait()
                 group.start_soon(call, "bob", anyio.CancelScope())
-                with anyio.fail_after(10):
+                with anyio.fail_after(PATIENCE):
                     await stage.arrived["bob"].wait()
                 stage.go["alice"].set()  # the upstream asks for alice with bob's call in flight
-                with anyio.fail_after(10):
+                with anyio.fail_after(PATIENCE):
                     await stage.finished["alice"].wait()
                 for kind in ("elicit", "sample"):
                     assert stage.results["alice"][kind].startswith("refused:"), stage.results
@@ -377,7 +377,7 @@ async def test_a_call_its_client_gave_up_on_keeps_its_questions_from_the_next_ca
                 client = await upstream.connected()
                 assert isinstance(client, RoutingProxyClient)
                 # alice's call was outstanding until the upstream answered it; now bob's alone
-                await until(lambda: client.outstanding == 1, 10, "alice's call answered")
+                await until(lambda: client.outstanding == 1, what="alice's call answered")
                 stage.go["bob"].set()
             assert answers["bob"] == {"elicit": "answer from bob", "sample": "sample from bob"}
             assert "alice" not in answers
@@ -426,20 +426,21 @@ async def test_over_http_an_abandoned_calls_questions_never_reach_the_next_calle
         async with anyio.create_task_group() as group:
             alice_gives_up = anyio.CancelScope()
             group.start_soon(call, "alice", alice_gives_up)
-            await until(lambda: (folder / "arrived-alice").exists(), 30, "alice's call upstream")
+            await until(lambda: (folder / "arrived-alice").exists(), what="alice's call upstream")
             alice_gives_up.cancel()  # as alice's client timing out does
-            with anyio.fail_after(30):
+            with anyio.fail_after(PATIENCE):
                 await front.ended["alice"].wait()
             group.start_soon(call, "bob", anyio.CancelScope())
-            await until(lambda: (folder / "arrived-bob").exists(), 30, "bob's call upstream")
+            await until(lambda: (folder / "arrived-bob").exists(), what="bob's call upstream")
             (folder / "go-alice").touch()  # the upstream logs and asks for alice now
-            await until(lambda: (folder / "alice.json").exists(), 30, "alice's outcome")
+            await until(lambda: (folder / "alice.json").exists(), what="alice's outcome")
             alice = json.loads((folder / "alice.json").read_text())
             for kind in ("elicit", "sample"):
                 assert alice[kind].startswith("refused:") and "more than one client" in alice[kind]
             client = await upstreams_of(gateway)["asks"].connected()
             assert isinstance(client, RoutingProxyClient)
-            await until(lambda: client.outstanding == 1, 30, "the upstream answered alice's call")
+            await until(lambda: client.outstanding == 1,
+                        what="the upstream answered alice's call")
             (folder / "go-bob").touch()
         assert answers == {"bob": {"elicit": "answer from bob", "sample": "sample from bob"}}
         seen.only_own("bob", "bob")

@@ -14,12 +14,12 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as mt
 import pytest
 from fastmcp import Client, FastMCP
@@ -54,9 +54,9 @@ from tests.conftest import (
     serve_http,
 )
 from tests.servers import ADD_FULL_TEXT, ADD_TYPED, add_basic_tools
-from tests.waiting import free_port, until_sync
+from tests.waiting import PATIENCE, free_port, until_sync
 
-BOUND = 20.0  # no failure below may take longer than this to be reported
+BOUND = PATIENCE  # a failure not reported by then is hung (a deadline, never a measurement)
 
 
 def plain_server() -> FastMCP:
@@ -183,14 +183,14 @@ def test_parse_listen() -> None:
 
 # -- upstream failures: named, bounded ------------------------------------------------------------
 async def expect_named_failure(proxy: FastMCP, *fragments: str) -> str:
-    """``check_upstream`` and a client's request both fail, naming the upstream, in time."""
-    started = time.monotonic()
-    with pytest.raises(UpstreamError) as checked:
-        await check_upstream(proxy)
-    async with Client(proxy) as client:
-        with pytest.raises(MCPError) as listed:
-            await client.list_tools()
-    assert time.monotonic() - started < BOUND
+    """``check_upstream`` and a client's request both fail, naming the upstream, never
+    hanging."""
+    with anyio.fail_after(BOUND):
+        with pytest.raises(UpstreamError) as checked:
+            await check_upstream(proxy)
+        async with Client(proxy) as client:
+            with pytest.raises(MCPError) as listed:
+                await client.list_tools()
     for message in (str(checked.value), str(listed.value)):
         assert "upstream MCP server" in message
         for fragment in fragments:
@@ -234,9 +234,9 @@ def add(a: int, b: int) -> int:
 
 @mcp.tool
 async def slow() -> str:
-    '''Take a minute.'''
+    '''Take ten minutes.'''
     import anyio
-    await anyio.sleep(60)
+    await anyio.sleep(600)
     return "late"
 
 mcp.run(show_banner=False)
@@ -272,13 +272,12 @@ async def test_upstream_killed_mid_session_gives_a_clear_error(era: Era, tmp_pat
         assert command is not None and not command.ended
         (pid,) = pids_with(str(app))
         os.kill(pid, signal.SIGKILL)
-        started = time.monotonic()
-        failed = await client.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False)
-        text = failed.content[0].text  # type: ignore[union-attr]
-        assert failed.is_error and "has exited" in text and str(app) in text
-        with pytest.raises(MCPError, match="has exited"):
-            await client.list_tools()
-        assert time.monotonic() - started < BOUND
+        with anyio.fail_after(BOUND):  # named, never hung
+            failed = await client.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False)
+            text = failed.content[0].text  # type: ignore[union-attr]
+            assert failed.is_error and "has exited" in text and str(app) in text
+            with pytest.raises(MCPError, match="has exited"):
+                await client.list_tools()
         assert pids_with(str(app)) == []  # not silently started again
         assert command.ended
 
@@ -302,14 +301,14 @@ async def test_the_process_check_upstream_starts_is_the_one_that_serves(tmp_path
 async def test_upstream_request_timeout_is_named(tmp_path: Path) -> None:
     app = tmp_path / "upstream_app.py"
     app.write_text(UPSTREAM_APP, encoding="utf-8")
+    # 5 s: longer than a loaded machine makes ``add`` wait, far shorter than ``slow``
     proxy = progressive_proxy([sys.executable, str(app)], startup_timeout=30,
-                              request_timeout=1.0, exempt_tools=["slow"])
+                              request_timeout=5.0, exempt_tools=["slow"])
     async with Client(proxy) as client:
-        started = time.monotonic()
-        failed = await client.call_tool("slow", {}, raise_on_error=False)
-        assert time.monotonic() - started < BOUND
+        with anyio.fail_after(BOUND):  # the timeout answered, not the ten-minute tool
+            failed = await client.call_tool("slow", {}, raise_on_error=False)
         text = failed.content[0].text  # type: ignore[union-attr]
-        assert failed.is_error and "did not answer within 1 s" in text and str(app) in text
+        assert failed.is_error and "did not answer within 5 s" in text and str(app) in text
         await client.call_tool("describe_tools", {"tools": ["add"]})
         assert (await client.call_tool("add", {"a": 2, "b": 2})).data == 4  # still serving
 
@@ -711,17 +710,14 @@ def test_a_signal_during_start_up_stops_at_once_and_stops_the_upstream(
         until_sync(lambda: handles(process.pid, signal.SIGTERM), 60,
                    "the proxy to listen for signals", process=process)
         upstream = int(marker.read_text())
-        started = time.monotonic()
         process.send_signal(getattr(signal, sig))
-        process.wait(timeout=BOUND)
-        stopped_in = time.monotonic() - started
+        process.wait(timeout=BOUND)  # BOUND < 120 s: stopped by the signal, not the timeout
         until_sync(lambda: not alive(upstream), BOUND, "the upstream to stop")
     finally:
         if process.poll() is None:
             process.kill()
         _, err = process.communicate(timeout=BOUND)
     assert process.returncode == 0, err
-    assert stopped_in < BOUND, stopped_in
     assert "Traceback" not in err, err
 
 

@@ -38,6 +38,7 @@ from fastmcp_progressive.resolution.client import grouping, list_groups, tool_gr
 from tests.conftest import ERAS, TOKENS, TRANSPORTS, Era, Transport, connect, fetch, serve_http
 from tests.scaling import growth
 from tests.servers import add_basic_tools
+from tests.waiting import PATIENCE
 
 
 def math_server() -> FastMCP:
@@ -94,7 +95,7 @@ async def front(config: dict[str, Any], transport: Transport, era: Era,
     auth = StaticTokenVerifier(tokens=TOKENS) if transport == "http" else None
     if era == "modern" and transport == "memory":  # no identity: one shared grant set
         options.setdefault("clients", ClientSettings(anonymous="shared"))
-    gateway = progressive_gateway(config, auth=auth, startup_timeout=10, **options)
+    gateway = progressive_gateway(config, auth=auth, startup_timeout=PATIENCE, **options)
     async with AsyncExitStack() as stack:
         target: FastMCP | str = gateway
         if transport == "http":

@@ -18,7 +18,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -36,9 +35,9 @@ from fastmcp_progressive.proxy.front import progressive_proxy
 from tests.conftest import ERAS, Era, answer_of, fetch
 from tests.npm_servers import NodeMissing, ensure_installed, required
 from tests.proxy.test_front import BOUND, refusal_code
-from tests.waiting import free_port, until
+from tests.waiting import PATIENCE, free_port, until
 
-DEADLINE = 30.0
+DEADLINE = PATIENCE  # a deadline against a hang: node start-up on a loaded machine is slow
 pytestmark = [
     pytest.mark.xdist_group("npm-servers"),  # one worker (tests/conftest.py)
     pytest.mark.slow,  # node processes from npm, a proxy process per test
@@ -312,15 +311,15 @@ async def test_killing_the_upstream_mid_session_gives_a_clear_error(
         await refused_then_served(client, "list_allowed_directories", {}, "bridge")
         (pid,) = node_pids(tmp_path)
         os.kill(pid, signal.SIGKILL)
-        started = time.monotonic()
-        failed = await client.call_tool("list_allowed_directories", {}, raise_on_error=False)
-        message = text_of(failed)
-        assert failed.is_error
-        assert "upstream MCP server" in message and "has exited" in message
-        assert "server-filesystem" in message  # names which upstream
-        with pytest.raises(Exception, match="has exited"):
-            await client.read_resource("file:///nothing")
-        assert time.monotonic() - started < BOUND
+        with anyio.fail_after(BOUND):  # named, never hung
+            failed = await client.call_tool("list_allowed_directories", {},
+                                            raise_on_error=False)
+            message = text_of(failed)
+            assert failed.is_error
+            assert "upstream MCP server" in message and "has exited" in message
+            assert "server-filesystem" in message  # names which upstream
+            with pytest.raises(Exception, match="has exited"):
+                await client.read_resource("file:///nothing")
         assert node_pids(tmp_path) == []
 
 
@@ -350,7 +349,7 @@ async def cli_over_http(args: list[str], env: dict[str, str]) -> AsyncIterator[s
     finally:
         process.send_signal(signal.SIGTERM)
         try:
-            process.wait(timeout=15)
+            process.wait(timeout=DEADLINE)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
@@ -417,8 +416,8 @@ async def test_in_front_of_a_url_then_the_url_goes_away(
 
         process.kill()
         process.wait()
-        started = time.monotonic()
-        failed = await client.call_tool("echo", {"message": "again"}, raise_on_error=False)
+        with anyio.fail_after(BOUND):  # named, never hung
+            failed = await client.call_tool("echo", {"message": "again"},
+                                            raise_on_error=False)
         assert failed.is_error
         assert f"cannot reach upstream MCP server {url}" in text_of(failed)
-        assert time.monotonic() - started < BOUND

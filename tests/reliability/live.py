@@ -13,18 +13,19 @@ import json
 import os
 import sys
 import threading
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from fastmcp import Client, FastMCP
 from mcp.shared.exceptions import MCPError
 
 from fastmcp_progressive import DESCRIPTIONS_URI
 from tests.conftest import Era, connect, serve_http
+from tests.waiting import PATIENCE
 
 T = TypeVar("T")
 INTERNAL_ERROR = -32603
@@ -84,11 +85,18 @@ class Live:
                 yield
 
     def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """``fn(*args)`` on the server's event loop; a request that has not answered after
+        ``PATIENCE`` seconds fails the test as hung (a deadline, not a measurement)."""
         assert self.portal is not None
-        return self.portal.call(fn, *args)
 
-    def read(self, era: str, uri: str) -> tuple[str | None, float]:
-        """(text of the answer, seconds) of a raw ``resources/read`` of ``uri``.
+        async def bounded() -> T:
+            with anyio.fail_after(PATIENCE):
+                return await fn(*args)
+
+        return self.portal.call(bounded)
+
+    def read(self, era: str, uri: str) -> str | None:
+        """The text of the answer of a raw ``resources/read`` of ``uri``.
 
         The text is None when the HTTP layer refused the request (a non-2xx status, which
         the SDK client reports as ``HTTP_REFUSAL``): a 2026-07-28 client sends the URI in
@@ -96,42 +104,38 @@ class Live:
         decides whether that was expected. Any other error raises.
         """
 
-        async def go() -> tuple[str | None, float]:
-            start = time.monotonic()
+        async def go() -> str | None:
             try:
                 result = await self.clients[era].session.read_resource(uri)
             except MCPError as exc:
                 if exc.message != HTTP_REFUSAL:
                     raise
-                return None, time.monotonic() - start
-            text = result.contents[0].text  # type: ignore[union-attr]
-            return text, time.monotonic() - start
+                return None
+            return result.contents[0].text  # type: ignore[union-attr]
 
         return self.call(go)
 
-    def tool(self, era: str, name: str, args: dict[str, Any]) -> tuple[str, bool, Any, float]:
-        """(text, is_error, structured content, seconds) of a raw ``tools/call``.
+    def tool(self, era: str, name: str, args: dict[str, Any]) -> tuple[str, bool, Any]:
+        """(text, is_error, structured content) of a raw ``tools/call``.
 
         A JSON-RPC error answer comes back as its message with is_error True; an internal
         error (-32603) raises, because it means an exception escaped a handler.
         """
 
-        async def go() -> tuple[str, bool, Any, float]:
-            start = time.monotonic()
+        async def go() -> tuple[str, bool, Any]:
             try:
                 result = await self.clients[era].session.call_tool(name, args)
             except MCPError as exc:
                 if exc.code == INTERNAL_ERROR:
                     raise
-                return exc.message, True, None, time.monotonic() - start
+                return exc.message, True, None
             text = "".join(getattr(c, "text", "") for c in result.content)
-            took = time.monotonic() - start
-            return text, bool(result.is_error), result.structured_content, took
+            return text, bool(result.is_error), result.structured_content
 
         return self.call(go)
 
     def gated(self, era: str, name: str, args: dict[str, Any]) -> bool:
-        text, is_error, body, _ = self.tool(era, name, args)
+        text, is_error, body = self.tool(era, name, args)
         code = body.get("error", {}).get("code") if isinstance(body, dict) else None
         assert not is_error or code == "TOOL_DESCRIPTION_REQUIRED", text
         return code == "TOOL_DESCRIPTION_REQUIRED"

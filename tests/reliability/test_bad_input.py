@@ -3,14 +3,15 @@
 Invariants checked for every input: no unhandled exception (no JSON-RPC internal error,
 no exception out of the store), no file opened outside the descriptions directory (an
 audit hook records every ``open``), nothing from outside it or from a stack trace in an
-answer, and bounded time (and, where measured, memory) per request.
+answer, and bounded work per request: bytes answered in proportion to the query, files
+opened, memory where measured. Work is counted, never timed (issue 34); a request that
+does not answer within ``PATIENCE`` fails as hung.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,13 +34,17 @@ from tests.conftest import connect, fetch, serve_http
 from tests.reliability import figures
 from tests.reliability.app import make_server
 from tests.reliability.live import Live, opened_files, outside
-from tests.waiting import cost_checks_done
+from tests.waiting import PATIENCE, cost_checks_done, finishes
 
 # hundreds of fuzzed examples, over HTTP too
 # (the xdist group keeps the file on one worker: tests/conftest.py)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("bad-input")]
 
-REQUEST_SECONDS = 2.0  # per request; typical is a few milliseconds
+ANSWER_BASE = 16 * 1024  # bytes an answer may hold beside its echo of the query:
+# 32 entries at most (max_tools_per_read), each a message and up to ten available names
+ANSWER_PER_CHAR = 16  # bytes per character of the query: each name echoed in its entry
+# and its message, JSON-escaped (a character outside ASCII as \uXXXX, 6 bytes)
+OPENS_PER_READ = 4  # paths one lookup may open or list: the folder, the file (3 seen)
 REQUEST_BODY_LIMIT = 4 * 1024 * 1024  # the MCP SDK's streamable-HTTP limit (answers 413)
 HEADER_LIMIT = 64 * 1024  # h11's default max header size (uvicorn)
 OUTSIDE_MARKER = "OUTSIDE-SECRET-7f3a"
@@ -113,9 +118,17 @@ surrogates = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
 unicode_any = st.text(alphabet=st.one_of(st.characters(), surrogates), max_size=60)
 
 
-def check_read(text: str, tree: Path) -> set[str]:
+def bounded_answer(text: str, query: str) -> None:
+    """The work an answer shows is in proportion to what was asked: its bytes."""
+    assert len(text) <= ANSWER_BASE + ANSWER_PER_CHAR * len(query), (len(text), query[:80])
+    figures.peak("bad input: largest answer beyond the query's echo (bytes)",
+                 max(0, len(text) - ANSWER_PER_CHAR * len(query)))
+
+
+def check_read(text: str, tree: Path, query: str) -> set[str]:
     """Validate one answer of the descriptions resource; the names it served."""
     figures.assert_clean(text, OUTSIDE_MARKER, str(tree), any_path=False)
+    bounded_answer(text, query)
     body = json.loads(text)
     assert isinstance(body, dict)
     error = body.get("error")
@@ -147,18 +160,17 @@ def test_tools_query_fuzz_over_http(live_http: Live, tree: Path, q: str) -> None
     with opened_files() as paths:
         for era in ("legacy", "modern"):
             uri = f"{DESCRIPTIONS_URI}?{q}"
-            text, took = live_http.read(era, uri)
-            assert took < REQUEST_SECONDS, f"{took:.2f}s for {q[:80]!r}"
-            figures.peak("bad input: slowest fuzzed read (s)", round(took, 3))
+            text = live_http.read(era, uri)
             if text is None:  # refused by the transport: only a URI too big for a header
                 assert era == "modern" and len(uri.encode()) > HEADER_LIMIT // 2, q[:80]
                 figures.add("bad input: refused by the HTTP layer (URI over header limit)")
                 continue
-            served = check_read(text, tree)
+            served = check_read(text, tree, q)
             SERVED[era] |= served
             if "leak" in served:
                 assert OUTSIDE_MARKER not in text  # served from its registration only
             figures.add("bad input: tools= queries tried (HTTP, both eras)")
+    assert len(paths) <= 2 * OPENS_PER_READ, paths
     assert not outside(paths, tree / "descriptions", SUFFIXES)
     assert not [p for p in paths if str(tree / "outside") in p]
 
@@ -176,10 +188,11 @@ def test_tools_query_fuzz_in_memory_with_lone_surrogates(
                 # so only the handshake era can put such a URI in front of the server
                 figures.add("bad input: lone-surrogate queries the modern client cannot send")
                 continue
-            text, took = live_memory.read(era, f"{DESCRIPTIONS_URI}?{q}")
-            assert took < REQUEST_SECONDS and text is not None
-            check_read(text, tree)
+            text = live_memory.read(era, f"{DESCRIPTIONS_URI}?{q}")
+            assert text is not None
+            check_read(text, tree, q)
             figures.add("bad input: tools= queries tried (memory, both eras)")
+    assert len(paths) <= 2 * OPENS_PER_READ, paths
     assert not outside(paths, tree / "descriptions", SUFFIXES)
 
 
@@ -210,14 +223,15 @@ def test_fuzzed_reads_granted_exactly_what_they_served(live_http: Live) -> None:
 def test_tool_names_fuzz_calls_and_bridge(
     live_http: Live, tree: Path, tool_name: str, args: dict[str, Any]
 ) -> None:
+    asked = tool_name + json.dumps(args)
     for era in ("legacy", "modern"):
-        text, _is_error, _body, took = live_http.tool(era, tool_name, args)
-        assert took < REQUEST_SECONDS
+        text, _is_error, _body = live_http.tool(era, tool_name, args)
+        bounded_answer(text, asked)
         figures.assert_clean(text, OUTSIDE_MARKER, str(tree), any_path=False)
         figures.add("bad input: tool names called")
         # the describe_tools bridge (when the middleware offers one) takes names as data
-        text, is_error, body, took = live_http.tool(era, "describe_tools", {"tools": [tool_name]})
-        assert took < REQUEST_SECONDS
+        text, is_error, body = live_http.tool(era, "describe_tools", {"tools": [tool_name]})
+        bounded_answer(text, tool_name)
         if is_error and not isinstance(body, dict):
             continue  # no bridge tool on this server: FastMCP's unknown-tool answer
         figures.assert_clean(text, OUTSIDE_MARKER, str(tree), any_path=False)
@@ -258,7 +272,7 @@ async def test_query_lengths_up_to_the_request_limit() -> None:
     sizes = [MAX_QUERY_CHARS - 64, MAX_QUERY_CHARS + 1, 1 << 20, 2 << 20,
              REQUEST_BODY_LIMIT - 4096, REQUEST_BODY_LIMIT + 1]
     peaks: list[int] = []
-    async with serve_http(server) as url, httpx.AsyncClient(timeout=30) as http:
+    async with serve_http(server) as url, httpx.AsyncClient(timeout=PATIENCE) as http:
         headers = await _raw_legacy_session(http, url)
         cost_checks_done()
         tracemalloc.start()
@@ -272,12 +286,11 @@ async def test_query_lengths_up_to_the_request_limit() -> None:
                 body = json.dumps(request).encode()
                 tracemalloc.reset_peak()
                 before = tracemalloc.get_traced_memory()[0]
-                start = time.monotonic()
                 reply = await http.post(url, content=body, headers=headers)
-                took = time.monotonic() - start
                 peaks.append(tracemalloc.get_traced_memory()[1] - before)
                 figures.add("bad input: oversized queries sent")
-                assert took < 5 * REQUEST_SECONDS, f"{size}: {took:.2f}s"
+                # the answer echoes the URI at most once: no work beyond the query's size
+                assert len(reply.content) <= ANSWER_BASE + len(body), (size, len(reply.content))
                 if len(body) > REQUEST_BODY_LIMIT:
                     assert reply.status_code == 413  # the transport refuses it unparsed
                     continue
@@ -312,7 +325,7 @@ async def test_lone_surrogates_and_invalid_utf8_on_the_wire_are_refused_cleanly(
         b"12",
         b'{"tools": "add"}',
     ]
-    async with serve_http(server) as url, httpx.AsyncClient(timeout=10) as http:
+    async with serve_http(server) as url, httpx.AsyncClient(timeout=PATIENCE) as http:
         headers = await _raw_legacy_session(http, url)
         for i, uri in enumerate(bodies):
             raw = (b'{"jsonrpc":"2.0","id":%d,"method":"resources/read","params":{"uri":'
@@ -414,14 +427,12 @@ def _check_file(folder: Path, data: bytes, suffix: str) -> DescriptionFile | Non
         old.unlink()
     (folder / f"add{suffix}").write_bytes(data)
     store = DescriptionStore(folder)
-    start = time.monotonic()
     with opened_files() as paths:
         found = store.lookup("add")  # must not raise
         definition = full_definition(ADD, found)  # what a read serves: must not raise
         json.dumps(definition, ensure_ascii=False)
         listed = Lister(store).reduce([ADD])
-    took = time.monotonic() - start
-    assert took < REQUEST_SECONDS
+    assert len(paths) <= OPENS_PER_READ, paths  # the file once, the folder: no rescans
     assert not outside(paths, folder, SUFFIXES)
     assert found is None or found.name == "add"
     assert definition["name"] == "add" and definition["digest"].startswith("sha256:")
@@ -493,12 +504,16 @@ def test_huge_and_odd_files_bounded_memory(scratch: Path, kind: str) -> None:
 
 
 def _check_file_in_place(folder: Path) -> DescriptionFile | None:
+    """Look ``add`` up in ``folder`` and build what a read serves, on a thread that fails
+    the test if it blocks (a FIFO opened for reading would wait for a writer forever)."""
     store = DescriptionStore(folder)
-    start = time.monotonic()
-    found = store.lookup("add")
-    full_definition(ADD, found)
-    assert time.monotonic() - start < REQUEST_SECONDS
-    return found
+
+    def look() -> DescriptionFile | None:
+        found = store.lookup("add")
+        full_definition(ADD, found)
+        return found
+
+    return finishes(look, "looking up add.json")
 
 
 @pytest.mark.parametrize("kind", ["fifo", "directory", "dangling", "to-dev-zero", "outside"])

@@ -48,6 +48,7 @@ from tests.conftest import (
     serve_http,
     served,
 )
+from tests.waiting import PATIENCE
 
 LOGGER = "fastmcp.progressive"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
@@ -470,7 +471,7 @@ async def test_raw_http_requests_with_the_2026_headers(folder: Path) -> None:
     server, ran = notes_server(folder)
     ext = {RESOLUTION_EXTENSION_ID: {}}
     read = {"action": "read", "note_id": "n"}
-    async with serve_http(server) as url, httpx.AsyncClient(timeout=10) as http:
+    async with serve_http(server) as url, httpx.AsyncClient(timeout=PATIENCE) as http:
         status, reply = await _post(http, url, "tools/resolve", {
             "name": "notes", "arguments": read, "_meta": _envelope(ext)}, name="notes")
         assert status == 200 and reply["id"] == 7
