@@ -60,6 +60,10 @@ _listing_for: ContextVar[tuple[Middleware, ...]] = ContextVar(
 """The middleware whose catalog is listing tools for itself right now (innermost last)."""
 
 
+NO_SUCH_TOOL = "\x00no such tool"
+"""A name no server holds (MCP tool names have no control characters)."""
+
+
 _OBSERVERS: tuple[type[Middleware], ...] = (
     DereferenceRefsMiddleware,
     ErrorHandlingMiddleware,
@@ -123,7 +127,11 @@ class Catalog:
         if candidates:
             shown = await self.visible(ctx, candidates)  # every name when nothing filters
             shown &= {t.name for t in await self.through_mounts(ctx, candidates)}
+            hidden = [n for n, tool in found.items() if tool is not None and n not in shown]
             found = {name: tool if name in shown else None for name, tool in found.items()}
+            for _ in hidden:  # what an unknown name costs (FastMCP's lookup of a name it
+                await server.get_tool(NO_SUCH_TOOL)  # lacks scans every provider), so the
+                # answer's timing never tells a name a filter hides from one that is not there
         return found
 
     async def shown(self, ctx: Context, tool: Tool) -> bool:

@@ -123,6 +123,47 @@ async def test_hidden_names_are_never_suggested_and_answer_like_nonexistent_ones
     assert answers[0] == answers[1]
 
 
+class CountingLookups(FastMCP):
+    """A server that counts FastMCP's lookups of names it lacks (the costly ones)."""
+
+    misses = 0
+
+    async def get_tool(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        tool = await super().get_tool(name, *args, **kwargs)
+        if tool is None:
+            type(self).misses += 1
+        return tool
+
+
+class HideSecret(Middleware):
+    async def on_list_tools(self, context: MiddlewareContext[Any],
+                            call_next: CallNext[Any, Sequence[Tool]]) -> Sequence[Tool]:
+        return [t for t in await call_next(context) if t.name != "secret"]
+
+
+@pytest.mark.parametrize("route", ["run_tool", "describe_tools"])
+async def test_a_name_a_filter_hides_costs_the_lookups_an_unknown_name_costs(route: str) -> None:
+    """#33: FastMCP finds an existing name fast and an unknown one by scanning everything;
+    a name another middleware's listing filter hides answered 21-23% faster than an absent
+    one. It now costs the same lookups, so timing tells neither apart."""
+    server = CountingLookups("s")
+    for i in range(60):
+        server.tool(lambda: 1, name=f"t{i}")
+    server.tool(lambda: 1, name="secret")
+    server.add_middleware(ProgressiveDisclosure())
+    server.add_middleware(HideSecret())
+    async with connect(server, "legacy") as client:
+        await client.list_tools()
+        misses: dict[str, int] = {}
+        for name in ("secret", "absent"):
+            arguments = {"name": name} if route == "run_tool" else {"tools": [name]}
+            CountingLookups.misses = 0
+            answer = await client.call_tool(route, arguments, raise_on_error=False)
+            misses[name] = CountingLookups.misses
+            assert "not found" in answer.content[0].text  # type: ignore[union-attr]
+    assert misses["secret"] == misses["absent"] >= 1
+
+
 async def test_disabled_tools_are_not_suggested() -> None:
     server = build_server()
     server.disable(names={"shout"})
