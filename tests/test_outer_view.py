@@ -27,7 +27,7 @@ from fastmcp.tools.base import Tool
 from fastmcp.utilities.authorization import restrict_tag
 
 from fastmcp_progressive import ListingSettings, ProgressiveDisclosure
-from tests.conftest import ERAS, TRANSPORTS, Era, Transport, connect, served
+from tests.conftest import ERAS, TRANSPORTS, Era, Transport, clients, connect, served
 
 ERA = pytest.mark.parametrize("era", ERAS)
 
@@ -219,3 +219,15 @@ async def test_run_tool_still_runs_for_a_budgeted_caller() -> None:
     async with Client(_child()) as client:
         assert (await client.call_tool("run_tool", {"name": "platypus_count"})).data == 7
         assert ran == ["count"]
+
+
+async def test_run_tool_as_a_sessions_first_request_is_judged_by_its_arguments() -> None:
+    """A host that opens a session (or a server process) per call (LangChain's
+    ``get_tools()``): ``run_tool`` is its first request, in a process that never listed.
+    Deciding whether it is offered must not list for it, or the session looks like one
+    that listed and is refused forever instead of judged by its arguments."""
+    ran.clear()
+    async with clients(_child(), "memory", "legacy", list_first=False) as (client,):
+        result = await client.call_tool("run_tool", {"name": "platypus_count"})
+    assert not result.is_error and ran == ["count"]
+

@@ -461,8 +461,10 @@ class Describer:
         """Whether this caller's listing leaves tools out, the only reason ``run_tool``
         exists: a caller shown every tool calls each by its own name, where every server in
         front (a parent, a proxy) applies its own visibility."""
-        caller = caller_of(ctx)
-        largest = self.cap.largest_listing or len(await self.available(ctx))
+        caller = caller_of(ctx)  # a process that has not listed yet (a server per call)
+        # counts what this caller may see, without a listing of its own: a listing before
+        # the call would make a one-call session look like one that lists, then calls
+        largest = self.cap.largest_listing or len(await self.visible_tools(ctx))
         limit = self.cap.limit(self.gate.modes.profile(caller),
                                self.gate.modes.level(caller), largest)
         return limit is not None and largest >= limit
