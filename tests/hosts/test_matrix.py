@@ -70,6 +70,9 @@ LARGE_MAX_TOOLS: int | None = None
 EVERY_TOOL_LISTED = {
     "mcp-use": "its host profile lists every tool (its agent's default max_steps=5 allows "
                "one tool round and the answer)",
+    "pydantic-ai": "its MCPToolset is FastMCP's own Client (clientInfo fastmcp), whose host "
+                   "profile lists every tool with its outputSchema: a tool outside a budget "
+                   "would cost it a tools/list on every call (issue 33)",
 }
 """Framework paths the default lists every tool to: the unlisted target is listed there."""
 LARGE_MISSES: dict[tuple[str, str], str] = {}
@@ -81,6 +84,9 @@ SESSION_FLOORS = {
                       "max_steps=5 has room for one tool round), so each request carries the "
                       "whole catalog: 47% below plain measured; its documented setting gives "
                       "it the budget and 80% (test_documented_setting_session_is_80_...)"),
+    "pydantic-ai": (0.55, "FastMCP's own Client underneath: listed every tool, typed, so its "
+                          "results stay typed and no call carries a tools/list; each request "
+                          "carries the whole typed catalog: 59% below plain measured"),
 }
 """Framework paths whose default session is held to a lower floor than ``LARGE_SESSION_CUT``
 (the figure measured, rounded down), with why."""
