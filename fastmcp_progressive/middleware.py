@@ -208,8 +208,10 @@ class ProgressiveDisclosure(Middleware):
             if ctx is not None and not self._order.settled(ctx.fastmcp):
                 await self._order.check(ctx.fastmcp, context.method,
                                         partial(install, self, ctx.fastmcp, self.components))
-            if self.hot_reload.enabled:
-                self.hot_reload.observe(ctx, caller)
+            hot = self.hot_reload  # a warm request: a cheap check, no watcher work (#35)
+            if hot.enabled and ctx is not None and (hot.last_server() is not ctx.fastmcp or (
+                    caller.key if caller.kind == "session" else caller.kind) not in hot.settled):
+                hot.observe(ctx, caller)
             if context.type == "request":
                 if ctx is not None and self.modes.resolver is not None:
                     await self.modes.prepare(caller)  # the operator's resolver, off the loop

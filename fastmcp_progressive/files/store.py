@@ -73,11 +73,9 @@ from fastmcp_progressive.caches import ToolCache
 from fastmcp_progressive.files.errors import DescriptionError, at_path
 from fastmcp_progressive.files.folder import (
     MAX_FILE_BYTES,
-    SUFFIXES,
     FolderScan,
     read_description,
     read_folder,
-    safe_file_name,
 )
 from fastmcp_progressive.files.model import DescriptionFile
 from fastmcp_progressive.log import get_logger
@@ -142,9 +140,12 @@ class DescriptionStore:
 
     def signature(self, name: str) -> Signature | None:
         """The stat signature of the file describing ``name``, or None when there is none."""
-        if self.directory is None or not safe_file_name(name):
+        if self.directory is None:
             return None
-        for suffix in SUFFIXES:
+        # the folder's kept scan names only safe file names, and the suffixes each has: one
+        # stat of the folder replaces a stat per suffix tried (#35)
+        suffixes = self._described_files().get(name, ())
+        for suffix in suffixes:
             try:
                 st = os.stat(f"{self._prefix}{name}{suffix}")
             except (OSError, ValueError):
