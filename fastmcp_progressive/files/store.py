@@ -73,9 +73,11 @@ from fastmcp_progressive.caches import ToolCache
 from fastmcp_progressive.files.errors import DescriptionError, at_path
 from fastmcp_progressive.files.folder import (
     MAX_FILE_BYTES,
+    SUFFIXES,
     FolderScan,
     read_description,
     read_folder,
+    safe_file_name,
 )
 from fastmcp_progressive.files.model import DescriptionFile
 from fastmcp_progressive.log import get_logger
@@ -142,9 +144,18 @@ class DescriptionStore:
         """The stat signature of the file describing ``name``, or None when there is none."""
         if self.directory is None:
             return None
-        # the folder's kept scan names only safe file names, and the suffixes each has: one
-        # stat of the folder replaces a stat per suffix tried (#35)
-        suffixes = self._described_files().get(name, ())
+        kept = self._scan  # the folder's last trusted scan: its names are safe file names
+        known = kept[1].present.get(name) if kept is not None else None
+        if known is not None:  # a warm request: only the suffixes the folder holds (#35)
+            found = self._stat_first(name, known)
+            if found is not None:
+                return found
+        if not safe_file_name(name):
+            return None
+        return self._stat_first(name, SUFFIXES)
+
+    def _stat_first(self, name: str, suffixes: Sequence[str]) -> Signature | None:
+        """The signature of the first of ``name``'s files (in ``suffixes``' order) found."""
         for suffix in suffixes:
             try:
                 st = os.stat(f"{self._prefix}{name}{suffix}")
