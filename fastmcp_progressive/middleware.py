@@ -172,11 +172,13 @@ class ProgressiveDisclosure(Middleware):
                                                       self.components.dispatch_name) if name)
         self.prompt = self.components.prompt
         self.bridge = self.components.bridge
-        # a watcher thread started by the first request invalidates edited description
-        # files and sends tools/list_changed to live legacy sessions; it stops with the server
+        # a watcher thread started by the first request preloads the description files,
+        # invalidates edited ones and sends tools/list_changed to live legacy sessions; it
+        # stops with the server
         self.hot_reload = HotReload(self.store, summary_max_chars=self.lister.summary_max_chars,
                                     facts_at=self.lister.file_facts,
-                                    served=self.lister.served_facts)
+                                    served=self.lister.served_facts,
+                                    on_start=self.preload.run if listing.preload else lambda: None)
         self.net_cost = NetCost(self.components, payloads.instructions(added.bridge_tool)
                                 if added.instructions else None)
         self._tools_list = ToolsList(lister=self.lister, preload=self.preload, gate=self._gate,
@@ -187,8 +189,6 @@ class ProgressiveDisclosure(Middleware):
         self.announcer = Announcer(bridge_name=added.bridge_tool,
                                    instructions=added.instructions)
         self._order = OrderCheck(self)
-        if listing.preload:
-            self.preload.start()  # last: a constructor that raised leaves no thread behind
 
     @property
     def anonymous(self) -> AnonymousPolicy:

@@ -41,7 +41,6 @@ from fastmcp_progressive.disclosure.listing import Lister
 from fastmcp_progressive.files import store as definitions
 from tests.conftest import ERAS, build_server, connect, fetch, gated
 from tests.servers import add_basic_tools
-from tests.waiting import cost_checks_done
 
 
 def _child() -> FastMCP:
@@ -216,7 +215,6 @@ MIB = 1024 * 1024
 def retained(work: Callable[[], Any]) -> int:
     """Bytes still allocated after ``work()`` (its return value dropped, garbage collected)."""
     gc.collect()
-    cost_checks_done()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
@@ -259,7 +257,6 @@ async def test_long_client_names_over_the_protocol_are_not_kept() -> None:
 
     await connect_and_leave(-1)  # warm up what every server keeps once
     gc.collect()
-    cost_checks_done()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
@@ -341,7 +338,6 @@ async def test_changing_descriptions_leave_no_memory_behind() -> None:
     async with connect(proxy, "legacy") as client:
         await _list_and_read(client, tools, 1)
         gc.collect()
-        cost_checks_done()
         tracemalloc.start()
         try:
             before = tracemalloc.get_traced_memory()[0]

@@ -78,6 +78,7 @@ class HotReload:
         wakeup: float = 0.25,
         facts_at: Callable[[str, Signature], FileFacts] | None = None,
         served: Callable[[], Mapping[str, FileFacts]] | None = None,
+        on_start: Callable[[], object] = lambda: None,
     ) -> None:
         self.store = store
         self.summary_max_chars = summary_max_chars
@@ -105,6 +106,7 @@ class HotReload:
                 on_ready=self._baseline,
                 alive=self._alive,
                 on_exit=self._watcher_stopped,
+                on_start=on_start,  # the listing's preload, first
                 wakeup=wakeup,
             )
 

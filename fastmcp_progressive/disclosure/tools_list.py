@@ -136,7 +136,7 @@ class ToolsList:
         with self.preload.serving():
             reduced = self.lister.reduce(catalog, exempt)
         _, plain = self._with_bridges(self.lister, tuple(reduced))
-        self.net_cost.check(catalog, plain)
+        await self.net_cost.check(catalog, plain)
 
     def _budgeted(self, tools: Sequence[Tool]) -> bool:
         """Whether a listing of ``tools`` (ours left out) at the server's level, with the

@@ -28,6 +28,7 @@ from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.disclosure.hot_reload import LegacySessions
 from fastmcp_progressive.fastmcp_internals import server_running
 from fastmcp_progressive.files.folder import description_name
+from fastmcp_progressive.files.watcher import THREAD_NAME as WATCH_THREAD
 from fastmcp_progressive.files.watcher import DirectoryWatcher
 from tests.conftest import (
     TOKENS,
@@ -237,6 +238,36 @@ async def test_the_watcher_is_started_once_not_by_every_request(
         assert observed.count == before  # 30 warm requests: not one observed
         assert starts.count == before <= 4  # only each client's first messages asked
         assert len(middleware.hot_reload.sessions) == 1  # the legacy session is kept
+
+
+async def test_one_background_thread_of_ours_the_watcher(
+    tmp_descriptions: Path, write_description: Callable[..., Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """#35: the preload and the net-cost check ran in threads of their own beside the
+    watcher (three); now the preload is the watcher's first job and the check runs in a
+    worker thread the first listing awaits."""
+    started: list[str] = []
+    real_start = threading.Thread.start
+
+    def start(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    write_description("add", {"summary": "Add two numbers."})
+    middleware = ProgressiveDisclosure(tmp_descriptions)  # a preload thread started here
+    mcp = build_server(middleware=middleware)
+    async with connect(mcp, "legacy") as client:
+        await client.list_tools()
+        await client.read_resource(f"{DESCRIPTIONS_URI}?tools=add")
+        await client.call_tool("add", {"a": 1, "b": 2})
+        await watcher_ready(middleware)
+        ours = [t.name for t in threading.enumerate() if t.name.startswith("fastmcp-progressive")]
+        assert ours == [WATCH_THREAD]
+    assert middleware.preload.done.is_set() and middleware.net_cost.done.is_set()
+    assert [name for name in started if name.startswith("fastmcp-progressive")] == [WATCH_THREAD]
+    middleware.close()
 
 
 async def test_close_is_final(middleware: ProgressiveDisclosure) -> None:
