@@ -47,7 +47,6 @@ from mcp.shared.exceptions import MCPError
 from fastmcp_progressive import payloads
 from fastmcp_progressive.access.caller import caller_of, note_request, serving
 from fastmcp_progressive.access.catalog import Catalog, hooks_listing
-from fastmcp_progressive.access.gate import ANONYMOUS_POLICIES as ANONYMOUS_POLICIES
 from fastmcp_progressive.access.gate import (
     Found,
     Gate,
