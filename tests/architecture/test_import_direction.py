@@ -94,3 +94,9 @@ def test_the_upstream_parts_import_one_way() -> None:
         assert proxy_imports <= allowed, f"{module} imports {proxy_imports - allowed}"
     assert "fastmcp_progressive.proxy.command" in graph["fastmcp_progressive.proxy.upstream"]
 
+
+
+def test_no_module_above_500_lines() -> None:
+    long = {name: n for name, path in _modules().items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 500}
+    assert long == {}, f"modules above 500 lines (split them, one job each): {long}"

@@ -27,9 +27,10 @@ from hypothesis import strategies as st
 from fastmcp_progressive import DESCRIPTIONS_URI
 from fastmcp_progressive.disclosure.describer import MAX_QUERY_CHARS
 from fastmcp_progressive.disclosure.listing import Lister
+from fastmcp_progressive.files.definitions import full_definition
 from fastmcp_progressive.files.folder import MAX_FILE_BYTES, SUFFIXES
 from fastmcp_progressive.files.model import DescriptionFile
-from fastmcp_progressive.files.store import DescriptionStore, full_definition
+from fastmcp_progressive.files.store import DescriptionStore
 from tests.conftest import connect, fetch, serve_http
 from tests.reliability import figures
 from tests.reliability.app import make_server
