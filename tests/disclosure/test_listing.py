@@ -312,6 +312,7 @@ async def test_request_during_or_after_preload_never_gets_a_stale_line(
         assert await anyio.to_thread.run_sync(middleware.preload.done.wait, PATIENCE)
         _write(tmp_descriptions, "add", "new line, longer than the old one")  # edited after
         listed = {t.name: t.description for t in await client.list_tools()}
+    middleware.close()  # its watcher, which saw the edit, stops here: not in a later test
     assert listed["add"] == "new line, longer than the old one"
     assert path.exists()
 
