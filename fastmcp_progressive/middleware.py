@@ -338,6 +338,7 @@ class ProgressiveDisclosure(Middleware):
     def close(self) -> None:
         """Stop the watcher for good (it also stops by itself when the server stops) and take
         the resource, template, bridge and prompt this middleware added out of the server."""
+        self.preload.stop()  # it runs on the watcher thread, which close() waits for
         self.hot_reload.close()
         self.components.remove()
 

@@ -430,6 +430,7 @@ class Preload:
         self.done = threading.Event()
         self.seconds: float | None = None  # how long the read took (for benchmarks)
         self._claimed = False
+        self._stopped = False  # ``stop()``: the watcher is closing, read no more
         self._idle = threading.Event()  # set: no listing in flight
         self._idle.set()
         self._listings = 0
@@ -454,6 +455,12 @@ class Preload:
                 if not self._listings:
                     self._idle.set()
 
+    def stop(self) -> None:
+        """End a preload in progress at its next file (the watcher it runs on is closing);
+        files not read yet are read on demand."""
+        self._stopped = True
+        self._idle.set()
+
     def run(self) -> bool:
         """Read every file once, on the calling thread (the watcher's); False when there is
         nothing to read or it ran already (a watcher started again reads nothing)."""
@@ -465,6 +472,8 @@ class Preload:
         try:
             for name, sig in self.lister.store.signatures().items():
                 self._idle.wait(LONGEST_PAUSE)
+                if self._stopped:
+                    break
                 self.lister.file_line(name, sig)  # known already: a dictionary probe
         except Exception:
             logger.exception("preloading description files failed; they are read on demand")

@@ -36,7 +36,7 @@ from tests.corpus import corpus_dir
 from tests.replay import replay_tool
 from tests.servers import ADD_TYPED, add_basic_tools
 from tests.spies import count_calls
-from tests.waiting import PATIENCE, watcher_armed, watcher_ready
+from tests.waiting import PATIENCE, until, watcher_armed, watcher_ready
 
 CORPUS = corpus_dir()
 
@@ -318,7 +318,7 @@ async def test_request_during_or_after_preload_never_gets_a_stale_line(
 
 
 def _described_server(folder: Path, count: int) -> tuple[FastMCP, ProgressiveDisclosure]:
-    """``count`` tools with a file each; ours' preload starts as this returns."""
+    """``count`` tools with a file each; ours' preload starts with the first request."""
     for i in range(count):
         _write(folder, f"t{i}", f"line {i}")
     server = FastMCP("t")
@@ -388,3 +388,28 @@ async def test_watcher_baseline_reuses_the_preloaded_lines(
         watcher_armed(middleware)
     assert middleware.preload.done.is_set()  # the watcher's first job, before it armed
     assert reads.count == 3  # each file once: neither the listing nor the baseline re-parsed
+
+
+async def test_closing_ends_a_preload_in_progress(
+    tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The preload runs on the watcher thread (#35), which ``close()`` waits for: a close
+    during a preload of many files ends it at its next file, not after the whole folder."""
+    server, middleware = _described_server(tmp_descriptions, 300)
+    parsed: list[str] = []
+    closing = threading.Event()
+    real = descriptions.read_description
+
+    def slow_first(directory: Path, name: str, suffix: str, **kwargs: Any) -> Any:
+        parsed.append(name)
+        if len(parsed) == 1:
+            closing.wait(PATIENCE)  # the first file is still being read when close() comes
+        return real(directory, name, suffix, **kwargs)
+
+    monkeypatch.setattr(descriptions, "read_description", slow_first)
+    async with connect(server, "legacy"):
+        await until(lambda: bool(parsed), what="the preload to start")
+        closing.set()
+        middleware.close()
+    assert middleware.preload.done.is_set()
+    assert len(parsed) < 300  # ended early: the rest is read on demand
