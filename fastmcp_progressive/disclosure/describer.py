@@ -451,19 +451,18 @@ class Describer:
             return False
         if not self._query_refusal_said:
             self._query_refusal_said = True
-            logger.info("progressive disclosure: %s is listed every tool and offered no "
-                        "describe_tools query and no run_tool (behind a FastMCP proxy this "
-                        "server cannot know what the proxy hides); put the middleware on "
-                        "the server your clients talk to (docs/deployment.md)", profile.name)
+            logger.info("progressive disclosure: %s is listed every tool and offered no query "
+                        "or run_tool (behind a proxy this server cannot know what it hides; "
+                        "docs/deployment.md)", profile.name)
         return True
 
     async def _capped(self, ctx: Context) -> bool:
         """Whether this caller's listing leaves tools out, the only reason ``run_tool``
         exists: a caller shown every tool calls each by its own name, where every server in
-        front (a parent, a proxy) applies its own visibility."""
-        caller = caller_of(ctx)  # a process that has not listed yet (a server per call)
-        # counts what this caller may see, without a listing of its own: a listing before
-        # the call would make a one-call session look like one that lists, then calls
+        front (a parent, a proxy) applies its own visibility. A process that never listed
+        counts what the caller may see, not by listing for it (a one-call session would
+        then look like one that lists, then calls)."""
+        caller = caller_of(ctx)
         largest = self.cap.largest_listing or len(await self.visible_tools(ctx))
         limit = self.cap.limit(self.gate.modes.profile(caller),
                                self.gate.modes.level(caller), largest)
