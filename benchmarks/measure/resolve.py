@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import gc
+import importlib.util
 import sys
 import time
 from dataclasses import asdict
@@ -53,13 +54,15 @@ class ResolveTimer(Middleware):
 
 
 def demo_server() -> tuple[FastMCP, ResolveTimer]:
-    """The demo server with the timer outermost and ours innermost."""
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        import demo_server
-    finally:
-        sys.path.pop(0)
-    server: FastMCP = demo_server.mcp
+    """The demo server with the timer outermost and ours innermost: a module of its own
+    each time (a server another test of the same process imported, changed or closed
+    under the name ``demo_server`` is not this one)."""
+    spec = importlib.util.spec_from_file_location("demo_server", EXAMPLES / "demo_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # pydantic resolves the models' annotations through it
+    spec.loader.exec_module(module)
+    server: FastMCP = module.mcp
     timer = ResolveTimer()
     ours = [m for m in server.middleware if isinstance(m, ProgressiveDisclosure)]
     others = [m for m in server.middleware
