@@ -199,7 +199,7 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
         max_tools=None,
         output_schema=True,
         host="FastMCP's Client (in memory, HTTP, stdio), FastMCP proxies' backend "
-             "clients, Agno's MCPTools",
+             "clients, Pydantic AI's MCPToolset, Agno's MCPTools",
         evidence="https://github.com/jlowin/fastmcp src/fastmcp/client/client.py: the "
                  "default client_info is Implementation(name=\"fastmcp\"); "
                  "src/fastmcp/client/mixins/tools.py _parse_call_tool_result types "
