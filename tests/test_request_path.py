@@ -201,7 +201,8 @@ async def entered(request: Callable[[], Awaitable[Any]], answers: list[Any] | No
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_warm_request_enters_at_most_ten_modules(era: Era) -> None:
     refused_arguments = {"text": "x"} if era == "legacy" else {"text": 1}
-    async with Client(build_server(), mode="legacy" if era == "legacy" else "auto") as client:
+    async with Client(build_server(), mode="legacy" if era == "legacy" else "auto",
+                      client_info=GENERIC_HOST) as client:  # the generic host, not FastMCP's
         # warm: each path once; add is granted by the read
         await client.list_tools()
         await client.read_resource(f"{DESCRIPTIONS_URI}?tools=add")

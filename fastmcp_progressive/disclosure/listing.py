@@ -282,17 +282,20 @@ class Lister:
         self._last: _LastListing | None = None  # one listing: bounded
         self._built: tuple[Tool, dict[str, Any]] | None = None  # the last schema derived
 
-    def reduce(self, tools: Sequence[Tool], exempt: Collection[str] = ()) -> list[Tool]:
+    def reduce(self, tools: Sequence[Tool], exempt: Collection[str] = (), *,
+               remember: bool = True) -> list[Tool]:
         """The listing as progressive clients see it, in the same order; ``exempt`` as is.
 
         The same tool objects with the same files and exemptions as the last call give
         the last answer again without a lookup per tool (a local server's repeated
-        listing); anything else goes tool by tool through the memo.
+        listing); anything else goes tool by tool through the memo. ``remember=False``
+        leaves the last listing kept as it is (a one-off listing, such as the net-cost
+        check's whole catalog, must not make the next client listing start over).
         """
-        return list(self.reduced(tools, exempt)[0])
+        return list(self.reduced(tools, exempt, remember=remember)[0])
 
-    def reduced(self, tools: Sequence[Tool], exempt: Collection[str] = ()
-                ) -> tuple[tuple[Tool, ...], Mapping[str, Signature]]:
+    def reduced(self, tools: Sequence[Tool], exempt: Collection[str] = (), *,
+                remember: bool = True) -> tuple[tuple[Tool, ...], Mapping[str, Signature]]:
         """``reduce``'s answer as the tuple this lister keeps (the very same object while
         tools, files and exemptions stay the same, so a caller can memoize what it derives
         from it by identity; never changed once made), and the file signatures it was
@@ -307,7 +310,8 @@ class Lister:
             tool if tool.name in exempt else self._reduced(tool, signatures.get(tool.name))
             for tool in tools
         ])
-        self._last = _LastListing(tuple(tools), signatures, exempt, reduced)
+        if remember:
+            self._last = _LastListing(tuple(tools), signatures, exempt, reduced)
         return reduced, signatures
 
     def summary(self, tool: Tool, sig: Signature | None) -> str:

@@ -134,8 +134,8 @@ class ToolsList:
             self.net_cost.skip()
             return
         with self.preload.serving():
-            reduced = self.lister.reduce(catalog, exempt)
-        _, plain = self._with_bridges(self.lister, tuple(reduced))
+            reduced = self.lister.reduce(catalog, exempt, remember=False)
+        _, plain = self._with_bridges(self.lister, tuple(reduced), remember=False)
         self.net_cost.check(catalog, plain)
 
     def _budgeted(self, tools: Sequence[Tool]) -> bool:
@@ -144,8 +144,8 @@ class ToolsList:
         budget = self.cap.limit(None, self.lister.level, len(tools))
         return budget is not None and len(tools) + 1 > budget
 
-    def _with_bridges(self, lister: Lister, reduced: tuple[Tool, ...]
-                      ) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
+    def _with_bridges(self, lister: Lister, reduced: tuple[Tool, ...], *,
+                      remember: bool = True) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
         """``reduced`` with the bridge added where a transform replaced the listing and the
         dispatch bridge left out, and that listing with the bridge as an uncapped listing
         shows it (``_plain_bridge``). The lister keeps ``reduced`` as one object while
@@ -166,7 +166,8 @@ class ToolsList:
         if bridge is not None:
             plain = [self._plain_bridge if t.name == bridge.name
                      and self.components.is_bridge(t) else t for t in shown]
-        self._shown[lister] = (reduced, bridge, dispatch, tuple(shown), tuple(plain))
+        if remember:
+            self._shown[lister] = (reduced, bridge, dispatch, tuple(shown), tuple(plain))
         return tuple(shown), tuple(plain)
 
     def _mark(self, ctx: Context | None, caller: Caller, tools: Sequence[Tool],
