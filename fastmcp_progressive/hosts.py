@@ -272,13 +272,6 @@ def profile_for(profiles: Iterable[HostProfile], caller: CallerFacts) -> HostPro
     return None
 
 
-def profile_level(profiles: Iterable[HostProfile], caller: CallerFacts) -> Level | None:
-    """The level of the first profile ``caller`` matches, or None (none does, or it leaves
-    the level to the server)."""
-    profile = profile_for(profiles, caller)
-    return profile.level if profile is not None else None
-
-
 def check_profiles(profiles: object) -> tuple[HostProfile, ...]:
     """``profiles`` as a tuple, or a ``ValueError`` naming what is wrong with it."""
     if profiles is None:

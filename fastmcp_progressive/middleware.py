@@ -47,7 +47,6 @@ from mcp.shared.exceptions import MCPError
 from fastmcp_progressive import payloads
 from fastmcp_progressive.access.caller import caller_of, note_request, serving
 from fastmcp_progressive.access.catalog import Catalog, hooks_listing
-from fastmcp_progressive.access.gate import ANONYMOUS_POLICIES as ANONYMOUS_POLICIES
 from fastmcp_progressive.access.gate import (
     Found,
     Gate,
@@ -172,11 +171,13 @@ class ProgressiveDisclosure(Middleware):
                                                       self.components.dispatch_name) if name)
         self.prompt = self.components.prompt
         self.bridge = self.components.bridge
-        # a watcher thread started by the first request invalidates edited description
-        # files and sends tools/list_changed to live legacy sessions; it stops with the server
+        # a watcher thread started by the first request preloads the description files,
+        # invalidates edited ones and sends tools/list_changed to live legacy sessions; it
+        # stops with the server
         self.hot_reload = HotReload(self.store, summary_max_chars=self.lister.summary_max_chars,
                                     facts_at=self.lister.file_facts,
-                                    served=self.lister.served_facts)
+                                    served=self.lister.served_facts,
+                                    on_start=self.preload.run if listing.preload else lambda: None)
         self.net_cost = NetCost(self.components, payloads.instructions(added.bridge_tool)
                                 if added.instructions else None)
         self._tools_list = ToolsList(lister=self.lister, preload=self.preload, gate=self._gate,
@@ -187,8 +188,6 @@ class ProgressiveDisclosure(Middleware):
         self.announcer = Announcer(bridge_name=added.bridge_tool,
                                    instructions=added.instructions)
         self._order = OrderCheck(self)
-        if listing.preload:
-            self.preload.start()  # last: a constructor that raised leaves no thread behind
 
     @property
     def anonymous(self) -> AnonymousPolicy:
@@ -208,8 +207,10 @@ class ProgressiveDisclosure(Middleware):
             if ctx is not None and not self._order.settled(ctx.fastmcp):
                 await self._order.check(ctx.fastmcp, context.method,
                                         partial(install, self, ctx.fastmcp, self.components))
-            if self.hot_reload.enabled:
-                self.hot_reload.observe(ctx, caller)
+            hot = self.hot_reload  # a warm request: a cheap check, no watcher work (#35)
+            if hot.enabled and ctx is not None and (hot.last_server() is not ctx.fastmcp or (
+                    caller.key if caller.kind == "session" else caller.kind) not in hot.settled):
+                hot.observe(ctx, caller)
             if context.type == "request":
                 if ctx is not None and self.modes.resolver is not None:
                     await self.modes.prepare(caller)  # the operator's resolver, off the loop
@@ -337,6 +338,7 @@ class ProgressiveDisclosure(Middleware):
     def close(self) -> None:
         """Stop the watcher for good (it also stops by itself when the server stops) and take
         the resource, template, bridge and prompt this middleware added out of the server."""
+        self.preload.stop()  # it runs on the watcher thread, which close() waits for
         self.hot_reload.close()
         self.components.remove()
 

@@ -140,8 +140,8 @@ class ListingSettings:
             chooses for its clients instead of ``"auto"`` (its own cap, or None: every
             tool); with an int here, the lower cap applies.
         tag_groups: a tool's FastMCP tags are groups (``groups.py``) too.
-        preload: read the description files in a background thread from construction
-            on, so the first listing does not parse them (requests never wait for it).
+        preload: read the description files on the watcher thread from the first request
+            on, so a listing after it does not parse them (requests never wait for it).
     """
 
     level: Level = "typed"

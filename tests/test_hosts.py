@@ -28,7 +28,7 @@ from fastmcp_progressive import (
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.disclosure.guidance import PROMPT_NAME
-from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile, profile_level
+from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile, profile_for
 from fastmcp_progressive.payloads import INSTRUCTIONS
 from tests.conftest import (
     ERAS,
@@ -123,9 +123,9 @@ def test_profile_matching_by_era_and_transport() -> None:
     rows = [HostProfile("h", "skeleton", era="modern", transport="http"), HostProfile("h", "full")]
     modern_http = Caller(kind="anonymous", era="modern", transport="http", client_name="h")
     legacy = Caller(kind="session", era="legacy", key="s", client_name="h")
-    assert profile_level(rows, modern_http) == "skeleton"
-    assert profile_level(rows, legacy) == "full"
-    assert profile_level(rows, Caller(kind="session", era="legacy", key="s")) is None
+    assert [profile_for(rows, c).level for c in (modern_http, legacy)] == [  # type: ignore[union-attr]
+        "skeleton", "full"]
+    assert profile_for(rows, Caller(kind="session", era="legacy", key="s")) is None
     policy = ModePolicy(ClientSettings(host_profiles=rows), default_level="skeleton")
     assert policy.level(Caller(kind="session", era="legacy", key="s", client_name="z")) == (
         "skeleton"

@@ -26,16 +26,25 @@ resource. A handshake-era client is refused until it reads; a 2026-07-28 client 
 auth is judged by its arguments, so its refusal is a call whose arguments do not fit.
 Before #26 these entered 20, 15, 23 and 21 modules (handshake era).
 
+Each is measured without and with a descriptions folder (the README's one line,
+``descriptions_dir=...``, #35): before #35 the folder added the watcher's per-request
+start (``disclosure/hot_reload.py``, ``files/watcher.py``) and the store's name check
+(``files/folder.py``): 13, 9, 14 and 13 modules. A warm refusal is of a tool whose
+definition was served once before (to another session), as a warm read is.
+
 A query (``describe_tools({"query": ...})``, #28) is a path of its own: the describe path
 plus the ranking (``disclosure/search.py`` and, since #35, its own index ``disclosure/index.py``
 in place of a second FastMCP server's whole request path), whether the caller's host lists
 it every tool (``access/modes.py``, #33: then it is offered no query), and for no match the
-groups it names; at most fifteen modules.
+groups it names; at most fifteen modules, with a folder too (17 and 18 before #35).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
@@ -47,7 +56,7 @@ from fastmcp import Client
 from mcp.shared.exceptions import MCPError
 
 import fastmcp_progressive
-from fastmcp_progressive import DESCRIPTIONS_URI
+from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
 from fastmcp_progressive import middleware as middleware_module
 from fastmcp_progressive.access import caller as caller_module
 from fastmcp_progressive.access.caller import Caller
@@ -173,6 +182,34 @@ async def test_a_tools_call_asks_the_gate_once(monkeypatch: pytest.MonkeyPatch, 
 
 PACKAGE = Path(fastmcp_progressive.__file__).parent
 
+FOLDERS = ["no folder", "a folder"]
+Folder = str
+
+
+@contextmanager
+def _server(folder: Folder, tmp_path: Path) -> Iterator[Any]:
+    """The test server, bare or with the README's one line: a descriptions folder (#35);
+    its watcher stopped at the end (not left to parse files during a later test)."""
+    middleware = ProgressiveDisclosure(**(
+        {} if folder == "no folder" else {"descriptions_dir": _folder(tmp_path)}))
+    try:
+        yield build_server(middleware=middleware)
+    finally:
+        middleware.close()
+
+
+def _folder(tmp_path: Path) -> Path:
+    descriptions = tmp_path / "tool_descriptions"
+    descriptions.mkdir()
+    for name in ("add", "echo", "shout"):
+        (descriptions / f"{name}.json").write_text(
+            json.dumps({"summary": f"The {name} tool, from its file."}))
+    # a folder nobody is editing: one written within the file system's mtime granularity is
+    # rescanned on each use until its stat can be trusted (files/store.py SCAN_TRUST_NS)
+    an_hour_ago = time.time() - 3600
+    os.utime(descriptions, (an_hour_ago, an_hour_ago))
+    return descriptions
+
 
 MOST_MODULES = 10
 
@@ -198,11 +235,14 @@ async def entered(request: Callable[[], Awaitable[Any]], answers: list[Any] | No
     return sorted(Path(f).relative_to(PACKAGE).as_posix() for f in files)
 
 
-@pytest.mark.parametrize("era", ERAS)
-async def test_a_warm_request_enters_at_most_ten_modules(era: Era) -> None:
-    refused_arguments = {"text": "x"} if era == "legacy" else {"text": 1}
-    async with Client(build_server(), mode="legacy" if era == "legacy" else "auto",
-                      client_info=GENERIC_HOST) as client:  # the generic host, not FastMCP's
+async def _warm_paths(server: Any, mode: str, refused_arguments: dict[str, Any]
+                      ) -> tuple[list[Any], dict[str, list[str]]]:
+    """The modules each warm request enters, and the refusal measured (the generic host:
+    FastMCP's own client has a row of its own)."""
+    async with Client(server, mode=mode, client_info=GENERIC_HOST) as other:
+        await other.list_tools()  # shout's definition, served once before
+        await other.call_tool("shout", refused_arguments, raise_on_error=False)
+    async with Client(server, mode=mode, client_info=GENERIC_HOST) as client:
         # warm: each path once; add is granted by the read
         await client.list_tools()
         await client.read_resource(f"{DESCRIPTIONS_URI}?tools=add")
@@ -219,6 +259,17 @@ async def test_a_warm_request_enters_at_most_ten_modules(era: Era) -> None:
             "resources/read": await entered(
                 lambda: client.read_resource(f"{DESCRIPTIONS_URI}?tools=echo")),
         }
+    return refusals, paths
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_warm_request_enters_at_most_ten_modules(
+        era: Era, folder: Folder, tmp_path: Path) -> None:
+    refused_arguments = {"text": "x"} if era == "legacy" else {"text": 1}
+    mode = "legacy" if era == "legacy" else "auto"
+    with _server(folder, tmp_path) as server:
+        refusals, paths = await _warm_paths(server, mode, refused_arguments)
     refused = refusals[0]
     assert refused.is_error  # the refused path measured is the teaching refusal
     assert (refused.structured_content or {})["error"]["code"] == "TOOL_DESCRIPTION_REQUIRED"
@@ -231,19 +282,23 @@ async def test_a_warm_request_enters_at_most_ten_modules(era: Era) -> None:
 MOST_MODULES_FOR_A_QUERY = 15
 
 
+@pytest.mark.parametrize("folder", FOLDERS)
 @pytest.mark.parametrize("era", ERAS)
-async def test_a_warm_query_enters_at_most_fifteen_modules(era: Era) -> None:
-    async with Client(build_server(), mode="legacy" if era == "legacy" else "auto",
-                      client_info=GENERIC_HOST) as client:  # FastMCP's own is offered no query
-        await client.list_tools()
-        await client.call_tool("describe_tools", {"query": "add numbers"})  # warm
-        answers: list[Any] = []
-        paths = {
-            "a match": await entered(lambda: client.call_tool(
-                "describe_tools", {"query": "add two integers"}), answers),
-            "no match": await entered(lambda: client.call_tool(
-                "describe_tools", {"query": "quantum teleportation"}), answers),
-        }
+async def test_a_warm_query_enters_at_most_fifteen_modules(
+        era: Era, folder: Folder, tmp_path: Path) -> None:
+    mode = "legacy" if era == "legacy" else "auto"
+    with _server(folder, tmp_path) as server:
+        async with Client(server, mode=mode,  # FastMCP's own is offered no query
+                          client_info=GENERIC_HOST) as client:
+            await client.list_tools()
+            await client.call_tool("describe_tools", {"query": "add numbers"})  # warm
+            answers: list[Any] = []
+            paths = {
+                "a match": await entered(lambda: client.call_tool(
+                    "describe_tools", {"query": "add two integers"}), answers),
+                "no match": await entered(lambda: client.call_tool(
+                    "describe_tools", {"query": "quantum teleportation"}), answers),
+            }
     assert next(iter(answer_of(answers[0])["tools"])) == "add"
     assert answer_of(answers[1])["tools"] == {}
     too_long = {path: modules for path, modules in paths.items()

@@ -15,9 +15,6 @@ comes near even on 2 cores beside 8 busy processes; what a test asserts is count
 - ``free_port()`` / ``port_open(port)``: a port to start a server on, and whether it listens.
 - ``watcher_ready(middleware)`` / ``watcher_armed(middleware)``: the description-file
   watcher has armed (async / sync).
-- ``cost_checks_done()``: the middleware's start-up cost checks (a daemon thread each, which
-  may load the tokenizer) have finished, so a memory measurement that follows counts none
-  of their allocations.
 - ``ListChangedRecorder``: a client message handler that counts
   ``notifications/tools/list_changed`` and lets a test await the next one.
 
@@ -175,12 +172,3 @@ class ListChangedRecorder(MessageHandler):
         return self.times[-1]
 
 
-def cost_checks_done(timeout: float = PATIENCE) -> None:
-    """Join every running start-up cost check (``disclosure/cost.py``'s daemon thread), from
-    this test or an earlier one in the same process: its tokenizer load and counts would
-    otherwise land inside a ``tracemalloc`` window opened meanwhile."""
-    deadline = time.monotonic() + timeout
-    for thread in threading.enumerate():
-        if thread.name == "fastmcp-progressive-cost":
-            thread.join(max(0.0, deadline - time.monotonic()))
-            assert not thread.is_alive(), f"a start-up cost check still runs after {timeout} s"

@@ -33,12 +33,12 @@ from typing import Any, Literal
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.disclosure.listing import ELLIPSIS, summarize
+from fastmcp_progressive.files.definitions import inline_refs, registered_definition
 from fastmcp_progressive.files.errors import DescriptionError, where_and_why
 from fastmcp_progressive.files.folder import read_description, read_folder, safe_file_name
 from fastmcp_progressive.files.model import DescriptionFile, registered_description_digest
 from fastmcp_progressive.files.places import element_locations, key_location
 from fastmcp_progressive.files.rules import ToolHints, violations
-from fastmcp_progressive.files.store import inline_refs, registered_definition
 
 Severity = Literal["error", "warning"]
 

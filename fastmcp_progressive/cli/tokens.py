@@ -49,7 +49,8 @@ from fastmcp.utilities.versions import dedupe_with_versions
 from fastmcp_progressive.disclosure.cost import ENCODING as ENCODING
 from fastmcp_progressive.disclosure.cost import TokensUnavailable as TokensUnavailable
 from fastmcp_progressive.disclosure.cost import added_texts, count_text, encoder
-from fastmcp_progressive.files.store import compact_json, full_definition
+from fastmcp_progressive.files.definitions import full_definition
+from fastmcp_progressive.files.store import compact_json
 from fastmcp_progressive.hosts import Level
 from fastmcp_progressive.middleware import ProgressiveDisclosure
 from fastmcp_progressive.settings import ListingSettings

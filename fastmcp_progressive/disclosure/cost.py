@@ -11,8 +11,9 @@ costs more than it saves, so a net cost is never silent.
 The notice judges the server, not a caller: its whole catalog (every tool any caller may
 be shown, ``fastmcp_internals.whole_catalog``) as the server's own level lists it, and
 none when that catalog is budgeted (a budgeted listing always saves), whoever lists first
-and whatever that caller may see. It counts UTF-8 bytes of compact JSON, in a daemon
-thread: a server's process never loads a tokenizer for a notice (o200k_base takes about
+and whatever that caller may see. It counts UTF-8 bytes of compact JSON, in a worker
+thread (``anyio.to_thread``, awaited by that first listing: no thread of our own, #35): a
+server's process never loads a tokenizer for a notice (o200k_base takes about
 140 MB that stay resident, and most of a second). The ``tokens`` command counts o200k_base
 tokens (``bpe_openai``, an optional dependency: ``pip install
 "fastmcp-progressive[tokens]"``).
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
 
+import anyio
 import mcp_types as mt
 from fastmcp.tools.base import Tool
 
@@ -148,8 +150,8 @@ class NetCost:
     """Logs one WARNING when the middleware costs this server's clients more than it saves.
 
     Checked once, on the server's whole catalog at its first listing (``claim``, then
-    ``check`` or ``skip``), in bytes, in a daemon thread (counting stays off the request
-    path). ``done`` is set when the check has run or was skipped.
+    ``check`` or ``skip``), in bytes, in a worker thread the first listing awaits (counting
+    stays off the event loop). ``done`` is set when the check has run or was skipped.
     """
 
     def __init__(self, components: DisclosureComponents, instructions: str | None) -> None:
@@ -181,17 +183,11 @@ class NetCost:
         """A claimed check that has nothing to say (the catalog is budgeted, or unknown)."""
         self.done.set()
 
-    def first_listing(self, tools: Sequence[Tool], listed: Sequence[Tool]) -> None:
-        """Check ``listed`` against ``tools``, the first time only (``claim``)."""
-        if self.claim():
-            self.check(tools, listed)
-
-    def check(self, tools: Sequence[Tool], listed: Sequence[Tool]) -> None:
+    async def check(self, tools: Sequence[Tool], listed: Sequence[Tool]) -> None:
         """Compare ``listed`` (the progressive listing, bridge included) with ``tools`` (the
-        same catalog as registered), in a daemon thread."""
+        same catalog as registered), in a worker thread (off the loop, no thread of ours)."""
         plain = [t for t in tools if not self.components.is_ours(t)]
-        threading.Thread(target=self._check, args=(plain, list(listed)), daemon=True,
-                         name="fastmcp-progressive-cost").start()
+        await anyio.to_thread.run_sync(self._check, plain, list(listed))
 
     def _check(self, plain: list[Tool], listed: list[Tool]) -> None:
         try:

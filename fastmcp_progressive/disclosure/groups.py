@@ -8,13 +8,12 @@ coarser map first. Each tool belongs to the groups that:
   not a group);
 - its mount or upstream namespace names: every server mounted with a namespace
   (``mcp.mount(child, namespace="github")``, one ``proxy --config`` upstream) is a group
-  of that name, and so is every group a gateway declares with ``Groups.declare`` (the
-  hook an upstream registry fills: a name, its description, the tool-name prefix).
+  of that name.
 
 A group is described, first match wins, by its own file ``<descriptions_dir>/groups/
 <name>.json`` (or ``.md``; the same format as a tool's file: ``title``, ``summary``,
-``description``, and ``groups`` for the groups it nests in), by what ``declare`` gave, or
-by the mounted server's own instructions.
+``description``, and ``groups`` for the groups it nests in), or by the mounted server's
+own instructions.
 
 What clients see, and only clients that advertise the extension (in their capabilities
 at ``initialize``, or per request on 2026-07-28): ``_meta["io.modelcontextprotocol/groups"]``
@@ -33,8 +32,7 @@ package's own extension is (``initialize`` and ``server/discover``).
 Example:
     ```python
     middleware = ProgressiveDisclosure("tool_descriptions")
-    middleware.groups.declare("github", description="GitHub: repos, issues, PRs.",
-                              prefix="github_")
+    mcp.mount(github, namespace="github")  # group "github": github_* tools
     ```
 """
 
@@ -42,9 +40,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-import threading
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,51 +170,18 @@ def first_prose(text: str) -> str:
     return _EMPHASIS.sub("", _LINK.sub(r"\1", words)).strip()
 
 
-@dataclass(frozen=True)
-class _Declared:
-    group: Group
-    prefix: str | None
-
-
 class Groups:
     """Finds each tool's groups, describes groups, answers ``groups/list``."""
 
     def __init__(self, store: DescriptionStore, *, tags: bool = True) -> None:
         self.store = store
         self.tags = tags
-        self._declared: dict[str, _Declared] = {}
-        self._lock = threading.Lock()
-        self._version = 0  # bumped by declare(): memos keyed by it
         self._folder: DescriptionStore | None = None
         self._file_groups: LRUCache[str, tuple[Signature, tuple[str, ...]]] = LRUCache(_MEMO_SIZE)
         self._marked: IdentityCache[tuple[tuple[str, ...], Tool]] = IdentityCache(_MEMO_SIZE)
         self._namespaces: weakref.WeakKeyDictionary[Any, tuple[tuple[int, ...],
                                                                dict[str, Any]]] = (
             weakref.WeakKeyDictionary())
-
-    # -- the hook for gateways ---------------------------------------------------------------
-    def declare(
-        self,
-        name: str,
-        *,
-        description: str | None = None,
-        title: str | None = None,
-        prefix: str | None = None,
-        parents: Iterable[str] = (),
-    ) -> None:
-        """Declare group ``name`` (e.g. one upstream server of a gateway): its description,
-        and ``prefix``, the tool-name prefix that makes a tool a member (``"github_"``).
-        A group file of the same name still describes it first."""
-        if not isinstance(name, str) or not name.strip():
-            raise ValueError("a group needs a non-empty name")
-        if prefix is not None and (not isinstance(prefix, str) or not prefix):
-            raise ValueError("a group's tool-name prefix must be a non-empty string or None")
-        with self._lock:
-            self._declared[name] = _Declared(
-                Group(name, title=title, description=description, parents=tuple(parents)),
-                prefix,
-            )
-            self._version += 1
 
     # -- membership --------------------------------------------------------------------------
     def of(self, tool: Tool, server: Any, signatures: Mapping[str, Signature] | None = None,
@@ -291,11 +255,9 @@ class Groups:
 
     # -- descriptions of groups ------------------------------------------------------------------
     def describe(self, name: str, server: Any) -> Group:
-        """Group ``name``: from its file, else its declaration, else its mounted server."""
+        """Group ``name``: from its file, else its mounted server."""
         file = self._group_file(name)
-        declared = self._declared.get(name)
-        base = declared.group if declared is not None else Group(
-            name, description=self._namespace_instructions(server, name))
+        base = Group(name, description=self._namespace_instructions(server, name))
         if file is None:
             return base
         title = getattr(file, "title", None)
@@ -373,12 +335,8 @@ class Groups:
         return groups
 
     def prefixes(self, server: Any) -> dict[str, str]:
-        """Tool-name prefix -> group: mount namespaces and declared prefixes."""
-        namespaces = self._namespace_map(server)
-        declared = {d.prefix: n for n, d in self._declared.items() if d.prefix}
-        if not namespaces:
-            return declared
-        return {**{f"{ns}_": ns for ns in namespaces}, **declared}
+        """Tool-name prefix -> group: mount namespaces."""
+        return {f"{ns}_": ns for ns in self._namespace_map(server)}
 
     def _namespace_map(self, server: Any) -> dict[str, Any]:
         """Namespace -> mounted server (or None), recomputed when the providers change."""

@@ -24,14 +24,16 @@ server can write to at any time; FastMCP keeps no list of sessions, so the regis
 request adds its session, the connection's close callback removes it, and ``listed``
 records which tools' lines the session's last progressive ``tools/list`` showed, so a
 change to any other file tells it nothing. Sends are scheduled on each session's own event
-loop, from whatever thread noticed the change. The first request starts the
-watcher; it stops by itself within ``wakeup`` seconds of the last server lifespan ending,
-on ``close()``, or at interpreter exit, and the next request after a stop starts it again.
+loop, from whatever thread noticed the change. The first request starts the watcher, and
+a later request of a caller already seen (``settled``) does no watcher work; it stops by
+itself within ``wakeup`` seconds of the last server lifespan ending, on ``close()``, or at
+interpreter exit, and the next request after a stop starts it again.
 
 Example:
     ```python
     hot = HotReload(store, summary_max_chars=100)
-    hot.observe(ctx, caller)  # from on_message: starts the watcher, remembers a legacy session
+    hot.observe(ctx, caller)  # from on_message, once per caller: starts the watcher,
+                              # remembers a legacy session
     hot.close()       # or let it stop with the server
     ```
 """
@@ -76,15 +78,24 @@ class HotReload:
         wakeup: float = 0.25,
         facts_at: Callable[[str, Signature], FileFacts] | None = None,
         served: Callable[[], Mapping[str, FileFacts]] | None = None,
+        on_start: Callable[[], object] = lambda: None,
     ) -> None:
         self.store = store
         self.summary_max_chars = summary_max_chars
         self._facts_at = facts_at  # the listing's own per-signature facts: no second parse
         self._served = served  # the facts the listing last read per file: what it showed
         self.enabled = store.directory is not None
-        self.sessions = LegacySessions(max_sessions)
+        self.sessions = LegacySessions(max_sessions, forgot=self._unsettle)
+        # what a request's cheap check reads (``settled``): the callers ``observe`` has
+        # nothing left to do for while the watcher runs (a kept session's key, or a
+        # session-less caller's kind), so a warm request does no watcher work (#35). Cleared
+        # when the watcher stops, so the next request starts it again; a session's key goes
+        # with its connection. Bounded by the sessions kept plus four kinds.
+        self.settled: set[str] = set()
+        self._settle_lock = threading.Lock()
         self._servers: weakref.WeakSet[Any] = weakref.WeakSet()
-        self._last_server: Callable[[], Any] = lambda: None
+        # the server the last observed request came from (a weak reference, called)
+        self.last_server: Callable[[], Any] = lambda: None
         self._lines: dict[str, FileFacts | None] = {}
         self._lines_lock = threading.Lock()
         self.watcher: DirectoryWatcher | None = None
@@ -94,24 +105,41 @@ class HotReload:
                 on_change=self._changed,
                 on_ready=self._baseline,
                 alive=self._alive,
+                on_exit=self._watcher_stopped,
+                on_start=on_start,  # the listing's preload, first
                 wakeup=wakeup,
             )
 
     def observe(self, ctx: Any, caller: Caller) -> None:
-        """Called for every inbound message (``caller``: its client, identified once by
-        the request's record): start the watcher, remember a legacy session."""
+        """Called for an inbound message whose caller is not ``settled`` (``caller``: its
+        client, identified once by the request's record): start the watcher, remember a
+        legacy session. The middleware skips it for a settled caller of the last server."""
         if not self.enabled or self.watcher is None:
             return
         rc = getattr(ctx, "request_context", None)
         if rc is None:
             return  # no client request (mcp.list_tools() from code, the CLI): no watcher
         server = ctx.fastmcp
-        if self._last_server() is not server:  # a WeakSet.add per request made a weakref
+        if self.last_server() is not server:  # a WeakSet.add per request made a weakref
             self._servers.add(server)
-            self._last_server = weakref.ref(server)
-        self.watcher.start()
-        if caller.kind == "session":
-            self.sessions.remember(caller, rc.session)
+            self.last_server = weakref.ref(server)
+        with self._settle_lock:  # a stop clearing ``settled`` waits: never a stale entry
+            self.watcher.start()
+            if caller.kind != "session":
+                self.settled.add(caller.kind)
+            elif (self.sessions.remember(caller, rc.session)
+                  and caller.key is not None
+                  # capabilities known (after initialize): a later request adds nothing
+                  and getattr(rc.session, "client_params", None) is not None):
+                self.settled.add(caller.key)
+
+    def _unsettle(self, key: str) -> None:
+        self.settled.discard(key)
+
+    def _watcher_stopped(self) -> None:
+        """The watcher decided to stop (no server runs): the next request starts it."""
+        with self._settle_lock:
+            self.settled.clear()
 
     def listed(self, caller: Caller, names: frozenset[str]) -> None:
         """Record what a legacy session's progressive ``tools/list`` showed it."""
@@ -221,11 +249,15 @@ class LegacySessions:
     connection; ``max_sessions`` bounds it if a transport never says goodbye.
     """
 
-    def __init__(self, max_sessions: int = 100_000) -> None:
+    def __init__(self, max_sessions: int = 100_000,
+                 forgot: Callable[[str], None] = lambda key: None) -> None:
         self.max_sessions = max_sessions
+        self._forgot = forgot  # told each key dropped
         self._lock = threading.Lock()
         self._live: dict[str, _Live] = {}
-        self._listed: dict[str, frozenset[str]] = {}  # per session: names it was shown
+        # per session: the names its last listing showed; read without the lock by a
+        # listing's cheap check (an unchanged listing records nothing, #35)
+        self.shown: dict[str, frozenset[str]] = {}
         self._recent: dict[frozenset[str], frozenset[str]] = {}  # one copy of each listing
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -250,7 +282,9 @@ class LegacySessions:
         live = _Live(session, asyncio.get_running_loop(), groups=groups)
         with self._lock:
             if len(self._live) >= self.max_sessions:
-                self._live.pop(next(iter(self._live)))
+                oldest = next(iter(self._live))
+                self._live.pop(oldest)
+                self._forgot(oldest)
             self._live[key] = live
         return True
 
@@ -267,18 +301,22 @@ class LegacySessions:
                 if len(self._recent) >= 64:
                     self._recent.clear()
                 shared = self._recent[names] = names
-            self._listed[key] = shared
+            self.shown[key] = shared
 
     def forget(self, key: str) -> None:
         """Drop a session (its connection closed, or sending to it failed)."""
         with self._lock:
             self._live.pop(key, None)
-            self._listed.pop(key, None)
+            self.shown.pop(key, None)
+        self._forgot(key)
 
     def clear(self) -> None:
         with self._lock:
+            keys = list(self._live)
             self._live.clear()
-            self._listed.clear()
+            self.shown.clear()
+        for key in keys:
+            self._forgot(key)
 
     def broadcast(self, changed: frozenset[str] | None = None) -> int:
         """Schedule ``tools/list_changed`` from any thread on every live session whose last
@@ -287,7 +325,7 @@ class LegacySessions:
             targets = [
                 (key, live)
                 for key, live in self._live.items()
-                if changed is None or not self._listed.get(key, frozenset()).isdisjoint(changed)
+                if changed is None or not self.shown.get(key, frozenset()).isdisjoint(changed)
             ]
         scheduled = 0
         for key, live in targets:

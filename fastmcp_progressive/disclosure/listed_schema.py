@@ -45,7 +45,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from fastmcp_progressive.files.store import inline_refs
+from fastmcp_progressive.files.definitions import inline_refs
 
 MINIMAL_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 """No ``additionalProperties``: JSON Schema's default already allows any argument, and the

@@ -14,14 +14,15 @@ is memoized per tool (by object, else by content, so a mounted or proxied server
 objects hit too) and description-file signature, and keeps its wire form once built, so a
 repeated listing (including the hidden one FastMCP runs inside every 2026-07-28 HTTP
 ``tools/call``) only looks results up. Each file's listing line is remembered per
-signature, so the first listing after the start-up preload (``Preload``) parses nothing.
+signature, so a listing after the preload (``Preload``) parses nothing.
 
-The start-up preload reads every description file once in the background, off the request
+The preload reads every description file once in the background, off the request
 path: parsing and validating a folder of files is the only expensive part of a first
-``tools/list``. ``ProgressiveDisclosure`` starts it when it is created; start-up is never
-delayed (a daemon thread), and a request that arrives first is served exactly: every line
-is kept with the stat signature it was read at, and a request reuses one only when its own
-stat agrees. The thread is best effort (it stops at the first unexpected error, logged).
+``tools/list``. It is the first job of the watcher thread (``files/watcher.py``), which the
+first request starts: the package runs no other thread of its own (#35), and requests never
+wait for it. A request that arrives first is served exactly: every line is kept with the
+stat signature it was read at, and a request reuses one only when its own stat agrees. The
+preload is best effort (it stops at the first unexpected error, logged).
 The two share the work rather than race for it: while a listing is in flight
 (``Preload.serving``) the thread waits between files, the listing parses what it needs
 itself, once, and the thread skips every file whose line is then known (Python runs one
@@ -34,7 +35,7 @@ Example:
     ```python
     lister = Lister(store, ListingSettings(level="skeleton"))
     reduced = lister.reduce(tools)
-    Preload(lister).start()  # every file's line read once, on a thread of its own
+    Preload(lister).run()  # every file's line read once (on the watcher thread)
     ```
 """
 
@@ -418,39 +419,32 @@ class Lister:
         return reduced
 
 
-# -- the start-up preload ----------------------------------------------------------------------
-THREAD_NAME = "fastmcp-progressive-preload"
+# -- the preload: the watcher thread's first job ---------------------------------------------
 LONGEST_PAUSE = 0.5
-"""Seconds the thread waits for listings in flight before it reads one more file anyway
+"""Seconds the preload waits for listings in flight before it reads one more file anyway
 (a server that lists without pause still gets its files read)."""
 
 
 class Preload:
-    """One daemon thread reading a ``Lister``'s description files once."""
+    """Reads a ``Lister``'s description files once, on the watcher thread as it starts
+    (``run``): the package's one background thread does it, none of its own (#35)."""
 
     def __init__(self, lister: Lister) -> None:
         self.lister = lister
         self.done = threading.Event()
-        self.seconds: float | None = None  # how long the thread took (for benchmarks)
-        self._thread: threading.Thread | None = None
+        self.seconds: float | None = None  # how long the read took (for benchmarks)
+        self._claimed = False
+        self._stopped = False  # ``stop()``: the watcher is closing, read no more
         self._idle = threading.Event()  # set: no listing in flight
         self._idle.set()
         self._listings = 0
         self._count_lock = threading.Lock()
-
-    def start(self) -> bool:
-        """Start the thread (once); False when there is nothing to read or it already ran."""
-        if self._thread is not None or self.lister.store.directory is None:
-            if self._thread is None:
-                self.done.set()
-            return False
-        self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
-        self._thread.start()
-        return True
+        if lister.store.directory is None:
+            self.done.set()  # nothing to read
 
     @contextmanager
     def serving(self) -> Iterator[None]:
-        """Hold the thread between files while the block (a listing) runs."""
+        """Hold the preload between files while the block (a listing) runs."""
         if self.done.is_set():
             yield
             return
@@ -465,11 +459,25 @@ class Preload:
                 if not self._listings:
                     self._idle.set()
 
-    def _run(self) -> None:
+    def stop(self) -> None:
+        """End a preload in progress at its next file (the watcher it runs on is closing);
+        files not read yet are read on demand."""
+        self._stopped = True
+        self._idle.set()
+
+    def run(self) -> bool:
+        """Read every file once, on the calling thread (the watcher's); False when there is
+        nothing to read or it ran already (a watcher started again reads nothing)."""
+        with self._count_lock:
+            if self._claimed or self.done.is_set():
+                return False
+            self._claimed = True
         began = time.perf_counter()
         try:
             for name, sig in self.lister.store.signatures().items():
                 self._idle.wait(LONGEST_PAUSE)
+                if self._stopped:
+                    break
                 self.lister.file_line(name, sig)  # known already: a dictionary probe
         except Exception:
             logger.exception("preloading description files failed; they are read on demand")
@@ -477,3 +485,4 @@ class Preload:
             self.seconds = time.perf_counter() - began
             self.done.set()
             self._idle.set()
+        return True

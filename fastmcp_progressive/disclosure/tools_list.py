@@ -136,7 +136,7 @@ class ToolsList:
         with self.preload.serving():
             reduced = self.lister.reduce(catalog, exempt, remember=False)
         _, plain = self._with_bridges(self.lister, tuple(reduced), remember=False)
-        self.net_cost.check(catalog, plain)
+        await self.net_cost.check(catalog, plain)
 
     def _budgeted(self, tools: Sequence[Tool]) -> bool:
         """Whether a listing of ``tools`` (ours left out) at the server's level, with the
@@ -194,8 +194,9 @@ class ToolsList:
     async def _remember_listing(self, ctx: Context, caller: Caller, shown: list[Tool]) -> None:
         """Which reduced lines this legacy session sees, after any middleware outside us
         filters them: its ``tools/list_changed`` notifications follow only those."""
-        names = await self.catalog.visible(ctx, shown)
-        self.hot_reload.listed(caller, frozenset(names))
+        names = frozenset(await self.catalog.visible(ctx, shown))
+        if caller.key is None or self.hot_reload.sessions.shown.get(caller.key) != names:
+            self.hot_reload.listed(caller, names)  # a warm listing showing the same: no call
 
     @cached_property
     def _listed_dispatch(self) -> Tool:

@@ -64,6 +64,9 @@ class DirectoryWatcher:
             ``on_change``, and returns before the next batch is looked at (so wrapping it
             tells a caller when a batch has been handled).
         alive: polled every ``wakeup`` seconds; False stops the thread.
+        on_exit: called (on the thread, lock released) once ``alive`` said stop.
+        on_start: called on the thread each time it starts, before the OS watch is armed
+            (the listing's preload: the package's one background thread does that too).
         wakeup: how often the thread checks ``alive`` and the directory when idle.
         step_ms / debounce_ms: ``watchfiles`` batching (a change is reported ``step_ms``
             after the last write of a burst, at most ``debounce_ms`` after the first).
@@ -76,6 +79,8 @@ class DirectoryWatcher:
         on_change: Changed,
         on_ready: Callable[[], None] = lambda: None,
         alive: Callable[[], bool] = lambda: True,
+        on_exit: Callable[[], None] = lambda: None,
+        on_start: Callable[[], object] = lambda: None,
         wakeup: float = 0.25,
         step_ms: int = 30,
         debounce_ms: int = 400,
@@ -84,6 +89,8 @@ class DirectoryWatcher:
         self.on_change = on_change
         self._on_ready = on_ready
         self._alive = alive
+        self._on_exit = on_exit
+        self._on_start = on_start
         self.wakeup = wakeup
         self.step_ms = step_ms
         self.debounce_ms = debounce_ms
@@ -144,8 +151,10 @@ class DirectoryWatcher:
                 return False
             if not self._alive():
                 self._exiting = True  # decided under the lock, so start() sees it
-                return False
-            return True
+            else:
+                return True
+        self._on_exit()  # after ``_exiting``: a start() from now on starts a new thread
+        return False
 
     def _run(self, stop: threading.Event) -> None:
         force_polling: bool | None = None
@@ -153,6 +162,7 @@ class DirectoryWatcher:
         previous: tuple[int, int] | None = None
         failures = 0  # consecutive failures of both the OS watch and polling
         try:
+            self._on_start()
             while self._keep_going(stop):
                 identity = _dir_identity(self.directory)
                 if identity is None:

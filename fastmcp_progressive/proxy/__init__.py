@@ -3,7 +3,9 @@
 Imports everything below it, the middleware included; only ``cli`` imports it.
 
 Modules: ``front`` (``progressive_proxy``, ``serve``), ``upstream`` (start, name and explain
-an upstream), ``forwarding`` (what an upstream asks or says reaches only its own caller),
+an upstream), ``command`` (an upstream command's transport), ``process_groups`` (its process
+group stopped, even once the proxy is gone), ``forwarding`` (what an upstream asks or says
+reaches only its own caller),
 ``failures`` (an upstream's failures named, as a tool or JSON-RPC error),
 ``gateway`` (many upstreams, one front), ``config`` (its ``mcpServers`` file read and
 checked), ``stdin_relay`` (a signal ends the stdio server), ``roots`` (the host's roots forwarded),

@@ -31,11 +31,11 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import anyio
+from cachetools import TTLCache
 from fastmcp import Client
 from fastmcp.server.dependencies import get_context
 from fastmcp.server.providers.proxy import FastMCPProxy, ProxyClient
@@ -46,6 +46,26 @@ from fastmcp_progressive.fastmcp_internals import close_with_connection
 _KEPT_KINDS = frozenset({"session", "principal"})
 DEFAULT_IDLE_TTL = 600.0
 DEFAULT_MAX_SESSIONS = 256
+
+
+class _Kept(TTLCache[str, "Client[Any]"]):
+    """The kept backend clients: least recently used first out past ``maxsize``, each gone
+    ``ttl`` seconds after its last use (a use sets it again). What either drops waits in
+    ``dropped`` for the factory to close (closing is async; cachetools' hooks are not)."""
+
+    def __init__(self, maxsize: int, ttl: float, timer: Callable[[], float]) -> None:
+        super().__init__(maxsize, ttl, timer)
+        self.dropped: list[Client[Any]] = []
+
+    def popitem(self) -> tuple[str, Client[Any]]:
+        key, client = super().popitem()
+        self.dropped.append(client)
+        return key, client
+
+    def expire(self, time: float | None = None) -> list[tuple[str, Client[Any]]]:
+        expired = list(super().expire(time))
+        self.dropped.extend(client for _, client in expired)
+        return expired
 
 
 class SessionBackends:
@@ -67,12 +87,11 @@ class SessionBackends:
             raise ValueError(f"max_sessions must be a positive integer, not {max_sessions!r}")
         self._base: Client[Any] = ProxyClient(target, **client_kwargs)
         self._client_kwargs = client_kwargs
-        self._open: OrderedDict[str, tuple[Client[Any], float]] = OrderedDict()
+        self._open = _Kept(max_sessions, idle_ttl, clock)
         self._connecting: dict[str, anyio.Event] = {}  # keys whose backend is connecting now
         self._connected: set[Client[Any]] = set()  # every backend we connected, until closed
         self.idle_ttl = idle_ttl
         self.max_sessions = max_sessions
-        self._clock = clock
 
     def _speaking(self, mode: str) -> Client[Any]:
         """A new, unconnected client over the base's transport that connects in ``mode``
@@ -98,10 +117,9 @@ class SessionBackends:
         key = f"{caller.kind}:{caller.key}"
         while True:
             kept = self._open.get(key)
-            if kept is not None and kept[0].is_connected():
-                self._open[key] = (kept[0], self._clock())
-                self._open.move_to_end(key)
-                return kept[0]
+            if kept is not None and kept.is_connected():
+                self._open[key] = kept  # used now: its idle time starts again
+                return kept
             connecting = self._connecting.get(key)
             if connecting is None:
                 break
@@ -113,40 +131,37 @@ class SessionBackends:
             # those closed while a request used them have disconnected since, as it ended
             self._connected = {c for c in self._connected if c.is_connected()}
             self._connected.add(client)
-            self._open[key] = (client, self._clock())
-            self._open.move_to_end(key)
+            self._open[key] = client  # past max_sessions the least recently used is dropped
         finally:  # connected or not, the requests waiting look again (and may try)
             del self._connecting[key]
             done.set()
 
         async def close() -> None:
-            kept = self._open.get(key)
-            if kept is not None and kept[0] is client:
+            if self._open.get(key) is client:
                 del self._open[key]
             await self._leave(client)
 
         close_with_connection(caller.anchor, close)  # handshake sessions: when they end
-        while len(self._open) > self.max_sessions:  # the least recently used goes first
-            _, (oldest, _) = self._open.popitem(last=False)
-            await self._leave(oldest)
+        await self._close_dropped()
         return client
 
     async def _close_idle(self) -> None:
         """Close the kept sessions unused for ``idle_ttl`` seconds (oldest first)."""
-        deadline = self._clock() - self.idle_ttl
-        while self._open:
-            key, (client, used) = next(iter(self._open.items()))
-            if used > deadline:
-                return
-            del self._open[key]
-            await self._leave(client)
+        self._open.expire()
+        await self._close_dropped()
+
+    async def _close_dropped(self) -> None:
+        """Close what the kept cache dropped (idle, or least recently used past the bound)."""
+        while self._open.dropped:
+            await self._leave(self._open.dropped.pop(0))
 
     async def aclose(self) -> None:
         """Disconnect every backend session this factory connected: the kept ones, and
         those closed earlier (idle, least recently used) that a request still used."""
-        while self._open:
-            _, (client, _) = self._open.popitem()
-            await self._leave(client)
+        self._open.expire()
+        self._open.dropped.extend(self._open.values())
+        self._open.clear()
+        await self._close_dropped()
         while self._connected:
             client = self._connected.pop()
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):

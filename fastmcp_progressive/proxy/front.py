@@ -46,6 +46,7 @@ from fastmcp.server.providers.proxy import FastMCPProxy, ProxyMetadataMiddleware
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.middleware import ProgressiveDisclosure
 from fastmcp_progressive.options import fail
+from fastmcp_progressive.proxy.command import UpstreamError
 from fastmcp_progressive.proxy.failures import UpstreamFailures, UpstreamMetadata
 from fastmcp_progressive.proxy.mirrored import Mirrored
 from fastmcp_progressive.proxy.roots import RootsForwarding
@@ -55,7 +56,6 @@ from fastmcp_progressive.proxy.upstream import (
     DEFAULT_STARTUP_TIMEOUT,
     Target,
     Upstream,
-    UpstreamError,
     is_url,
 )
 

@@ -21,7 +21,6 @@ from fastmcp_progressive.access.caller import Caller, identify
 from fastmcp_progressive.access.grants import GRANTS_COLLECTION
 from tests.conftest import TOKENS, build_server, clients, connect, fetch, gated, serve_http
 from tests.servers import add_basic_tools
-from tests.waiting import cost_checks_done
 
 
 class RecordCallers(Middleware):
@@ -207,7 +206,6 @@ async def names_left_behind(server: FastMCP, clients: int, size: int) -> int:
 
         await one(999)  # warm up what every server keeps once
         gc.collect()
-        cost_checks_done()
         tracemalloc.start()
         try:
             for i in range(clients):

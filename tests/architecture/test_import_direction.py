@@ -78,3 +78,25 @@ def test_no_import_circle() -> None:
     graph = {k: {m for m in v if m != NAME} for k, v in _graph().items() if k != NAME}
     found = circles(graph)
     assert found == [], "import circles:\n" + "\n".join(found)
+
+
+UPSTREAM_PARTS = {  # #35: proxy/upstream.py (764 lines) split, one job each, one way down
+    "fastmcp_progressive.proxy.process_groups": set(),  # stopping a process group
+    "fastmcp_progressive.proxy.command": {  # the command's transport
+        "fastmcp_progressive.proxy.process_groups", "fastmcp_progressive.proxy.stderr_tail"},
+}
+
+
+def test_the_upstream_parts_import_one_way() -> None:
+    graph = _graph()
+    for module, allowed in UPSTREAM_PARTS.items():
+        proxy_imports = {m for m in graph[module] if m.startswith(f"{NAME}.proxy.")}
+        assert proxy_imports <= allowed, f"{module} imports {proxy_imports - allowed}"
+    assert "fastmcp_progressive.proxy.command" in graph["fastmcp_progressive.proxy.upstream"]
+
+
+
+def test_no_module_above_500_lines() -> None:
+    long = {name: n for name, path in _modules().items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 500}
+    assert long == {}, f"modules above 500 lines (split them, one job each): {long}"

@@ -59,7 +59,7 @@ from tests.conftest import (
     serve_http,
     served,
 )
-from tests.waiting import PATIENCE, cost_checks_done
+from tests.waiting import PATIENCE
 
 pytestmark = pytest.mark.asyncio
 
@@ -482,7 +482,6 @@ async def test_calls_of_tools_that_do_not_exist_are_not_counted() -> None:
         await client.call_tool("add", {"a": 1, "b": 2})  # warm up what a call keeps once
         await client.call_tool("nope", {}, raise_on_error=False)
         gc.collect()
-        cost_checks_done()
         tracemalloc.start()
         try:
             for i in range(40):
@@ -509,7 +508,6 @@ async def test_counted_names_are_bounded_by_characters_not_only_by_count() -> No
             cap.note_call(f"{i}" + "t" * MIB)
 
     gc.collect()
-    cost_checks_done()
     tracemalloc.start()
     try:
         await forty_long_names()

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from fastmcp import Client, FastMCP
 from hypothesis import given, settings
@@ -23,19 +24,19 @@ from fastmcp_progressive import (
 )
 from fastmcp_progressive.disclosure.listing import (
     ELLIPSIS,
-    THREAD_NAME,
     Preload,
     cut_line,
     skeleton,
     summarize,
 )
 from fastmcp_progressive.files import store as descriptions
+from fastmcp_progressive.files.watcher import THREAD_NAME
 from tests.conftest import ERAS, connect, fetch, gated
 from tests.corpus import corpus_dir
 from tests.replay import replay_tool
 from tests.servers import ADD_TYPED, add_basic_tools
 from tests.spies import count_calls
-from tests.waiting import PATIENCE, watcher_armed
+from tests.waiting import PATIENCE, until, watcher_armed, watcher_ready
 
 CORPUS = corpus_dir()
 
@@ -277,20 +278,24 @@ def _spy_parses(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
 async def test_preload_reads_files_before_the_first_listing(
     tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The first request (here the handshake) starts the watcher thread, whose first job
+    is the preload (#35: no thread of its own); a listing after it parses nothing."""
     parsed = _spy_parses(monkeypatch)
     for name in ("add", "echo", "shout"):
         _write(tmp_descriptions, name, f"{name} from file")
     middleware = ProgressiveDisclosure(tmp_descriptions)
-    assert middleware.preload.done.wait(PATIENCE)
-    assert sorted(parsed) == [(name, THREAD_NAME) for name in ("add", "echo", "shout")]
-    reads = len(parsed)
+    assert not middleware.preload.done.is_set() and parsed == []  # nothing at construction
     server = FastMCP("t")
     add_basic_tools(server)
     server.add_middleware(middleware)
-    async with connect(server, "modern") as client:
+    async with connect(server, "legacy") as client:
+        assert await anyio.to_thread.run_sync(middleware.preload.done.wait, PATIENCE)
+        assert sorted(parsed) == [(name, THREAD_NAME) for name in ("add", "echo", "shout")]
+        reads = len(parsed)
         listed = {t.name: t.description for t in await client.list_tools()}
     assert listed["add"] == "add from file"
     assert len(parsed) == reads  # nothing parsed on the request path
+    middleware.close()
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -299,19 +304,21 @@ async def test_request_during_or_after_preload_never_gets_a_stale_line(
 ) -> None:
     path = _write(tmp_descriptions, "add", "old line")
     middleware = ProgressiveDisclosure(tmp_descriptions)
-    assert middleware.preload.done.wait(PATIENCE)
-    _write(tmp_descriptions, "add", "new line, longer than the old one")  # edited after
     server = FastMCP("t")
     add_basic_tools(server)
     server.add_middleware(middleware)
     async with connect(server, era) as client:  # type: ignore[arg-type]
+        await client.list_resources()  # a first request: the watcher starts, and preloads
+        assert await anyio.to_thread.run_sync(middleware.preload.done.wait, PATIENCE)
+        _write(tmp_descriptions, "add", "new line, longer than the old one")  # edited after
         listed = {t.name: t.description for t in await client.list_tools()}
+    middleware.close()  # its watcher, which saw the edit, stops here: not in a later test
     assert listed["add"] == "new line, longer than the old one"
     assert path.exists()
 
 
 def _described_server(folder: Path, count: int) -> tuple[FastMCP, ProgressiveDisclosure]:
-    """``count`` tools with a file each; ours' preload starts as this returns."""
+    """``count`` tools with a file each; ours' preload starts with the first request."""
     for i in range(count):
         _write(folder, f"t{i}", f"line {i}")
     server = FastMCP("t")
@@ -346,16 +353,23 @@ async def test_listing_and_preload_parse_each_file_once(
     assert sorted(names) == sorted(f"t{i}" for i in range(300))  # none twice, none skipped
 
 
-def test_no_preload_without_a_folder_or_when_disabled(
+async def test_no_preload_without_a_folder_or_when_disabled(
     tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    started: list[Preload] = []
-    real = Preload.start
-    monkeypatch.setattr(Preload, "start", lambda self: started.append(self) or real(self))
-    assert not ProgressiveDisclosure().preload.start()
-    started.clear()
+    runs = count_calls(monkeypatch, Preload, "run")
+    _write(tmp_descriptions, "add", "add from file")
+    bare = ProgressiveDisclosure()
+    assert bare.preload.done.is_set() and not bare.preload.run()  # nothing to read
+    runs.count = 0
     off = ProgressiveDisclosure(tmp_descriptions, listing=ListingSettings(preload=False))
-    assert not off.preload.done.is_set() and started == []
+    server = FastMCP("t")
+    add_basic_tools(server)
+    server.add_middleware(off)
+    async with connect(server, "legacy") as client:
+        await client.list_tools()
+        await watcher_ready(off)  # the watcher ran without a preload
+    assert not off.preload.done.is_set() and runs.count == 0
+    off.close()
 
 
 async def test_watcher_baseline_reuses_the_preloaded_lines(
@@ -363,14 +377,39 @@ async def test_watcher_baseline_reuses_the_preloaded_lines(
 ) -> None:
     for name in ("add", "echo", "shout"):
         _write(tmp_descriptions, name, f"{name} from file")
+    reads = count_calls(monkeypatch, descriptions, "read_description")
     middleware = ProgressiveDisclosure(tmp_descriptions,
                                        caches=CacheSettings(definitions=1))  # files LRU: 1
-    assert middleware.preload.done.wait(PATIENCE)
-    reads = count_calls(monkeypatch, descriptions, "read_description")
     server = FastMCP("t")
     add_basic_tools(server)
     server.add_middleware(middleware)
     async with connect(server, "legacy") as client:
         await client.list_tools()
         watcher_armed(middleware)
-    assert reads.count == 0  # neither the listing nor the watcher re-parsed
+    assert middleware.preload.done.is_set()  # the watcher's first job, before it armed
+    assert reads.count == 3  # each file once: neither the listing nor the baseline re-parsed
+
+
+async def test_closing_ends_a_preload_in_progress(
+    tmp_descriptions: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The preload runs on the watcher thread (#35), which ``close()`` waits for: a close
+    during a preload of many files ends it at its next file, not after the whole folder."""
+    server, middleware = _described_server(tmp_descriptions, 300)
+    parsed: list[str] = []
+    closing = threading.Event()
+    real = descriptions.read_description
+
+    def slow_first(directory: Path, name: str, suffix: str, **kwargs: Any) -> Any:
+        parsed.append(name)
+        if len(parsed) == 1:
+            closing.wait(PATIENCE)  # the first file is still being read when close() comes
+        return real(directory, name, suffix, **kwargs)
+
+    monkeypatch.setattr(descriptions, "read_description", slow_first)
+    async with connect(server, "legacy"):
+        await until(lambda: bool(parsed), what="the preload to start")
+        closing.set()
+        middleware.close()
+    assert middleware.preload.done.is_set()
+    assert len(parsed) < 300  # ended early: the rest is read on demand

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 
 import pytest
 from fastmcp import Client, FastMCP
@@ -20,9 +21,10 @@ from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from fastmcp_progressive import ProgressiveDisclosure
 from fastmcp_progressive.cli.tokens import token_report
 from fastmcp_progressive.disclosure import cost
-from fastmcp_progressive.disclosure.cost import NetCost, count_bytes, count_text, listing_wire
+from fastmcp_progressive.disclosure.cost import NetCost, count_text
 from tests.conftest import TOKENS, connect, serve_http
 from tests.hosts.serve import demo_server
+from tests.spies import count_calls
 from tests.waiting import PATIENCE
 
 pytest.importorskip("bpe_openai")
@@ -165,15 +167,29 @@ async def test_what_the_middleware_adds_is_small_and_names_the_bridge() -> None:
     assert "TOOL_DESCRIPTION_REQUIRED" in instructions
 
 
-def test_the_check_runs_once_in_a_thread_of_its_own() -> None:
+async def test_the_check_runs_once_off_the_loop_in_no_thread_of_ours(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """#35: the check ran in a daemon thread of its own; now the first listing awaits it in
+    a worker thread (``anyio.to_thread``): done when that listing answers, counted once."""
+    measured = count_calls(monkeypatch, cost, "measure")
+    threads: set[str] = set()
+    real = cost.NetCost._check
+
+    def spy(self: NetCost, *args: object) -> None:
+        threads.add(threading.current_thread().name)
+        real(self, *args)
+
+    monkeypatch.setattr(cost.NetCost, "_check", spy)
     server = four_tools()
     middleware = ours(server)
-    net_cost = middleware.net_cost
-    net_cost.first_listing([], [])  # returns at once: a daemon thread counts
-    checked(net_cost)
-    first = net_cost.cost
-    net_cost.done.clear()
-    net_cost.first_listing([], [])  # a second listing starts nothing
-    assert not net_cost.done.is_set() and net_cost.cost is first
-    assert net_cost.cost is not None and net_cost.cost.without == count_bytes(listing_wire([]))
-    middleware.close()
+    try:
+        async with Client(server) as client:
+            await client.list_tools()
+            assert middleware.net_cost.done.is_set()  # awaited by the first listing
+            await client.list_tools()  # a second listing starts nothing
+        assert measured.count == 1
+        [name] = threads
+        assert name != threading.current_thread().name and not name.startswith("fastmcp-")
+        assert middleware.net_cost.cost is not None
+    finally:
+        middleware.close()

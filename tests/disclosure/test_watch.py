@@ -23,11 +23,12 @@ from typing import Any
 import pytest
 from fastmcp import Client, FastMCP
 
-from fastmcp_progressive import ProgressiveDisclosure
+from fastmcp_progressive import DESCRIPTIONS_URI, ProgressiveDisclosure
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.disclosure.hot_reload import LegacySessions
 from fastmcp_progressive.fastmcp_internals import server_running
 from fastmcp_progressive.files.folder import description_name
+from fastmcp_progressive.files.watcher import THREAD_NAME as WATCH_THREAD
 from fastmcp_progressive.files.watcher import DirectoryWatcher
 from tests.conftest import (
     TOKENS,
@@ -196,6 +197,7 @@ async def test_many_in_memory_clients_share_one_watcher_and_leave_nothing_behind
     await until(lambda: len(middleware.hot_reload.sessions) == 0, what="sessions pruned")
     assert await asyncio.to_thread(watcher.join, PATIENCE), "watcher still running after the server"
     assert not server_running(mcp)
+    assert middleware.hot_reload.settled == set()  # no closed session's key is kept
     gc.collect()
     assert not [r for r in caplog.records if "destroyed" in r.getMessage()]
 
@@ -214,6 +216,58 @@ async def test_watcher_stops_with_server_and_restarts_with_it(
     async with connect(mcp, "modern") as client:
         await client.list_tools()
         assert watcher.running
+
+
+async def test_the_watcher_is_started_once_not_by_every_request(
+    middleware: ProgressiveDisclosure, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """#35: ``on_message`` once asked the watcher to start on every message; now a caller
+    already seen by a running watcher costs a request a set lookup, no watcher call."""
+    starts = count_calls(monkeypatch, DirectoryWatcher, "start")
+    observed = count_calls(monkeypatch, middleware.hot_reload, "observe")
+    mcp = build_server(middleware=middleware)
+    async with connect(mcp, "legacy") as legacy, connect(mcp, "modern") as modern:
+        for client in (legacy, modern):
+            await client.list_tools()
+        before = observed.count
+        for _ in range(5):
+            for client in (legacy, modern):
+                await client.list_tools()
+                await client.read_resource(f"{DESCRIPTIONS_URI}?tools=add")
+                await client.call_tool("add", {"a": 1, "b": 2})
+        assert observed.count == before  # 30 warm requests: not one observed
+        assert starts.count == before <= 4  # only each client's first messages asked
+        assert len(middleware.hot_reload.sessions) == 1  # the legacy session is kept
+
+
+async def test_one_background_thread_of_ours_the_watcher(
+    tmp_descriptions: Path, write_description: Callable[..., Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """#35: the preload and the net-cost check ran in threads of their own beside the
+    watcher (three); now the preload is the watcher's first job and the check runs in a
+    worker thread the first listing awaits."""
+    started: list[str] = []
+    real_start = threading.Thread.start
+
+    def start(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    write_description("add", {"summary": "Add two numbers."})
+    middleware = ProgressiveDisclosure(tmp_descriptions)  # a preload thread started here
+    mcp = build_server(middleware=middleware)
+    async with connect(mcp, "legacy") as client:
+        await client.list_tools()
+        await client.read_resource(f"{DESCRIPTIONS_URI}?tools=add")
+        await client.call_tool("add", {"a": 1, "b": 2})
+        await watcher_ready(middleware)
+        ours = [t.name for t in threading.enumerate() if t.name.startswith("fastmcp-progressive")]
+        assert ours == [WATCH_THREAD]
+    assert middleware.preload.done.is_set() and middleware.net_cost.done.is_set()
+    assert [name for name in started if name.startswith("fastmcp-progressive")] == [WATCH_THREAD]
+    middleware.close()
 
 
 async def test_close_is_final(middleware: ProgressiveDisclosure) -> None:

@@ -17,7 +17,7 @@ import pytest
 from fastmcp import FastMCP
 
 from fastmcp_progressive import ProgressiveDisclosure
-from fastmcp_progressive.files.store import digest
+from fastmcp_progressive.files.definitions import digest
 from tests.conftest import ERAS, Era, answer_of, connect
 
 

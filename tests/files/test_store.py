@@ -26,12 +26,13 @@ from fastmcp_progressive.cli.checks import check
 from fastmcp_progressive.cli.commands import render
 from fastmcp_progressive.files import folder as description_folder
 from fastmcp_progressive.files import store as descriptions
+from fastmcp_progressive.files.definitions import full_definition
 from fastmcp_progressive.files.errors import DescriptionError
 from fastmcp_progressive.files.folder import read_description, read_folder
 from fastmcp_progressive.files.model import SUMMARY_MAX_CHARS
 from fastmcp_progressive.files.parsing import parse_text
 from fastmcp_progressive.files.places import key_location
-from fastmcp_progressive.files.store import DescriptionStore, full_definition
+from fastmcp_progressive.files.store import DescriptionStore
 from tests.conftest import answer_of, build_server, connect, fetch
 from tests.spies import batch_handled, count_calls
 from tests.waiting import PATIENCE, watcher_ready

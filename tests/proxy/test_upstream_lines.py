@@ -1,5 +1,5 @@
 """The upstream command's stdout, read as one JSON-RPC message per line
-(``upstream._read_messages``): lines split across reads or sharing one, blank lines, and
+(``command._read_messages``): lines split across reads or sharing one, blank lines, and
 a long line costing what as many bytes of short lines cost (a 32 MB line took 2.6 to 7.5 s,
 quadratic in its length, #34)."""
 
@@ -11,7 +11,7 @@ import anyio
 import mcp_types as mt
 from mcp.shared.message import SessionMessage
 
-from fastmcp_progressive.proxy.upstream import _read_messages
+from fastmcp_progressive.proxy.command import _read_messages
 from tests.scaling import cpu_seconds
 
 READ = 65_536  # what one read of a pipe gives at most (anyio's default)

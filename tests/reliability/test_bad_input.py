@@ -27,14 +27,15 @@ from hypothesis import strategies as st
 from fastmcp_progressive import DESCRIPTIONS_URI
 from fastmcp_progressive.disclosure.describer import MAX_QUERY_CHARS
 from fastmcp_progressive.disclosure.listing import Lister
+from fastmcp_progressive.files.definitions import full_definition
 from fastmcp_progressive.files.folder import MAX_FILE_BYTES, SUFFIXES
 from fastmcp_progressive.files.model import DescriptionFile
-from fastmcp_progressive.files.store import DescriptionStore, full_definition
+from fastmcp_progressive.files.store import DescriptionStore
 from tests.conftest import connect, fetch, serve_http
 from tests.reliability import figures
 from tests.reliability.app import make_server
 from tests.reliability.live import Live, opened_files, outside
-from tests.waiting import PATIENCE, cost_checks_done, finishes
+from tests.waiting import PATIENCE, finishes
 
 # hundreds of fuzzed examples, over HTTP too
 # (the xdist group keeps the file on one worker: tests/conftest.py)
@@ -274,7 +275,6 @@ async def test_query_lengths_up_to_the_request_limit() -> None:
     peaks: list[int] = []
     async with serve_http(server) as url, httpx.AsyncClient(timeout=PATIENCE) as http:
         headers = await _raw_legacy_session(http, url)
-        cost_checks_done()
         tracemalloc.start()
         try:
             for i, size in enumerate(sizes):
@@ -488,7 +488,6 @@ def test_huge_and_odd_files_bounded_memory(scratch: Path, kind: str) -> None:
         path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"summary": "BOM ok."}).encode())
     else:
         path.write_bytes(json.dumps({"summary": "UTF-16."}).encode("utf-16"))
-    cost_checks_done()
     tracemalloc.start()
     try:
         found = _check_file_in_place(scratch)

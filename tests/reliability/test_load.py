@@ -34,7 +34,7 @@ from tests.conftest import ERAS, Era, connect, fetch, serve_http
 from tests.reliability import figures
 from tests.reliability.app import make_server
 from tests.versions import SERVER_KEEPS_LISTED_TOOLS
-from tests.waiting import PATIENCE, cost_checks_done, reached, until
+from tests.waiting import PATIENCE, reached, until
 
 # 1,600 requests from 20 concurrent clients per era, memory traced
 # (the xdist group keeps the file on one worker: tests/conftest.py)
@@ -199,7 +199,6 @@ async def test_concurrent_clients_no_failures_no_leaks_memory_back_to_baseline(
 
         # 2. memory: tracing starts now, so what a snapshot finds in package files after
         # one more round of sessions has ended is exactly what those sessions left behind
-        cost_checks_done()
         tracemalloc.start()
         try:
             await _round(url, era, memory, clients=MEMORY_CLIENTS)
