@@ -9,10 +9,11 @@
   checked against the full schema instead (``ClientSettings(anonymous="validate")``).
 
 Each request passes through once: ``on_message`` identifies the caller and holds it for
-the whole pass (``access/caller.py:serving``); ``on_call_tool`` asks the gate once
-(``access/gate.py``; it looks the tool up only when a rule needs it) and runs or refuses
-the call; the listing and the descriptions are answered in ``disclosure/tools_list.py``
-and ``disclosure/describer.py``.
+the whole pass (``access/caller.py:serving``); ``on_call_tool`` gathers the call's facts
+once (the tool found once, unless a grant held runs it unlooked) and asks the gate once
+(``access/gate.py``), which decides on them alone, then runs or refuses the call; the
+listing and the descriptions are answered in ``disclosure/tools_list.py`` and
+``disclosure/describer.py``.
 This class wires the wings together (``docs/architecture.md``); this module also refuses to
 serve behind middleware that would bypass the gate (``OrderCheck``).
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any, Literal, Never
 
@@ -40,7 +42,6 @@ from fastmcp.resources import ResourceResult
 from fastmcp.resources.base import ResourceContent
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.server.middleware.caching import ResponseCachingMiddleware
-from fastmcp.server.providers.addressing import parse_hashed_backend_name
 from fastmcp.tools.base import Tool, ToolResult
 from mcp.shared.exceptions import MCPError
 
@@ -48,12 +49,12 @@ from fastmcp_progressive import payloads
 from fastmcp_progressive.access.caller import caller_of, note_request, serving
 from fastmcp_progressive.access.catalog import Catalog, hooks_listing
 from fastmcp_progressive.access.gate import (
+    CallFacts,
     Found,
     Gate,
-    GateCall,
     Recall,
     ServerFacts,
-    bridge_of,
+    find_tool,
     gateways_of,
     let_through,
     nested_call,
@@ -218,7 +219,7 @@ class ProgressiveDisclosure(Middleware):
                 note_request(caller, context.method or "")
             return await call_next(context)
 
-    # -- tools/call: ask the gate (it looks the tool up if a rule needs it), run or refuse -------
+    # -- tools/call: gather the call's facts once, ask the gate once, run or refuse -------------
     async def on_call_tool(
         self,
         context: MiddlewareContext[mt.CallToolRequestParams],
@@ -227,43 +228,43 @@ class ProgressiveDisclosure(Middleware):
         ctx = context.fastmcp_context
         if ctx is None:  # no client request in flight (``await mcp.call_tool`` from code)
             return await let_through(call_next)(context)
-        call = GateCall(caller_of(ctx), context.message.name, context.message.arguments,
-                        find=partial(self._find, ctx.fastmcp, context.message.name),
-                        recall=partial(self._recall.get, ctx.fastmcp, context.message.name),
-                        nested=nested_call())
-        verdict = await self._gate.decide(call, ServerFacts(
-            gateways=await gateways_of(ctx.fastmcp), state_store=partial(state_storage, ctx),
-            shown=partial(self.catalog.shown, ctx) if self._order.filtered(ctx.fastmcp) else None,
+        server, name = ctx.fastmcp, context.message.name
+        facts = CallFacts(caller_of(ctx), name, arguments=context.message.arguments,
+                          nested=nested_call(), server=ServerFacts(
+            gateways=await gateways_of(server), state_store=partial(state_storage, ctx),
+            shown=partial(self.catalog.shown, ctx) if self._order.filtered(server) else None,
             ours=self._own_names))
+        if self._gate.runs_unlooked(facts.caller, name, facts.server):
+            facts = replace(facts, held=True)  # rule 0: FastMCP's call path finds it
+        elif (kept := self._recall.get(server, name)) is not None:
+            facts = replace(facts, found=kept, recalled=True)
+        else:
+            facts = replace(facts, found=await self._find(server, name))
+        verdict = await self._gate.decide(facts)
+        if verdict.outcome == "look_again":  # the tool as last found cannot settle it
+            facts = replace(facts, found=await self._find(server, name), recalled=False)
+            verdict = await self._gate.decide(facts)
         if verdict.outcome == "bridge":
-            return await self.describer.answer_bridge(ctx, call.arguments)
+            return await self.describer.answer_bridge(ctx, facts.arguments)
         if verdict.outcome == "dispatch":
-            return await self.describer.answer_dispatch(ctx, call.arguments)
+            return await self.describer.answer_dispatch(ctx, facts.arguments)
         if verdict.proceeds:
             result = await let_through(call_next)(context)  # and so do the calls it nests
             # counted once it ran (FastMCP's validation, its lookup and the middleware inside
             # raise otherwise), and never a name the gate found hidden from this caller
-            if call.counted and verdict.outcome != "unknown" and self._cap.possible:
-                self._cap.note_call(call.found.name if call.found else call.name)
+            if facts.counted and verdict.outcome != "unknown" and self._cap.possible:
+                self._cap.note_call(facts.found.name if facts.found else name)
             return result
         if verdict.outcome == "store_unavailable" or verdict.definition is None:
             return error_result(payloads.store_unavailable())
-        found = await call.lookup()  # a refusal names the tool the gate found (done: no cost)
+        found = facts.found or Found(None, name)  # a refusal rests on a fresh lookup
         return self.describer.refusal(ctx, found.name, verdict.definition,
                                       problem=verdict.problem, mounted=not found.hashed)
 
     async def _find(self, server: FastMCP[Any], name: str) -> Found:
-        """The tool FastMCP runs for ``name``, found as FastMCP's AuthMiddleware finds it:
-        the plain name, then the app-visible tool a ``<hash>_<tool>`` backend name names."""
-        tool = await server.get_tool(name)
-        hashed = parse_hashed_backend_name(name) if tool is None else None
-        if hashed is not None:
-            tool = await server.get_tool_by_hash(*hashed)
-        elif tool is None:  # a proxy refreshes its cache on a miss, and FastMCP's own call
-            tool = await server.get_tool(name)  # asks again: a tool it runs is gated
-        found = Found(tool, tool.name if hashed and tool else name,
-                      hashed=hashed is not None and tool is not None,
-                      bridge=bridge_of(tool, self.components.kinds))
+        """The tool FastMCP runs for ``name`` (``access/gate.py:find_tool``), kept for
+        calls judged by their arguments (``Recall``)."""
+        found = await find_tool(server, name, self.components.kinds)
         self._recall.keep(server, name, found)
         return found
 
