@@ -38,7 +38,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, TypeVar
@@ -231,23 +231,12 @@ class Describer:
         self._query_refusal_said = False
         self.search = ToolSearch(definitions, lister.summary)
         self.components = DisclosureComponents(
-            read=self._read_component, bridge=self._bridge_component, bridge_name=bridge_name,
+            # the components' own answers (paths that skip the middleware's hooks): the same
+            read=self.read, bridge=self.answer_bridge, bridge_name=bridge_name,
             prompt=guidance_prompt_for(bridge_name) if guidance_prompt else None,
             description=payloads.resource_description(bridge_name),
-            dispatch=self._dispatch_component, dispatch_name=dispatch_name,
+            dispatch=self.answer_dispatch, dispatch_name=dispatch_name,
         )
-
-    # -- the components' own answers (paths that skip the middleware's hooks) -------------
-    async def _read_component(self, ctx: Context, uri: str) -> str:
-        return await self.read(ctx, uri)
-
-    async def _bridge_component(self, ctx: Context, arguments: dict[str, Any] | None
-                                ) -> ToolResult:
-        return await self.answer_bridge(ctx, arguments)
-
-    async def _dispatch_component(self, ctx: Context, arguments: dict[str, Any] | None
-                                  ) -> ToolResult:
-        return await self.answer_dispatch(ctx, arguments)
 
     # -- resources/read ------------------------------------------------------------------
     async def read(self, ctx: Context, uri: str) -> str:
@@ -258,9 +247,11 @@ class Describer:
             selection = replace(selection, names=tuple(unprefixed(selection.names, prefix)))
         return (await self.describe(ctx, selection, prefix=prefix)).text()
 
-    async def describe(self, ctx: Context, selection: Selection, *, prefix: str = ""
-                       ) -> Described:
-        """The definitions ``selection`` names, granted to the request's caller."""
+    async def describe(self, ctx: Context, selection: Selection, *, prefix: str = "",
+                       seen: Mapping[str, Tool] | None = None) -> Described:
+        """The definitions ``selection`` names, granted to the request's caller; a name in
+        ``seen`` (tools this caller may see, just found: ``visible_tools``) is not looked up
+        again, the others are (``Catalog.tools``)."""
         if selection.too_long:
             return Described(payloads.query_too_long(MAX_QUERY_CHARS), refused=True)
         if selection.count > self.max_tools_per_read:
@@ -270,7 +261,7 @@ class Describer:
             return Described(payloads.missing_selection(await self.available(ctx)),
                              refused=True)
         described = Described({})
-        found = await resolve_trimmed(selection.names, lambda names: self.catalog.tools(ctx, names))
+        found = await resolve_trimmed(selection.names, partial(self._tools, ctx, seen or {}))
         # the caller's own listing, asked once per read and only when a name is not in it:
         # a hidden name and an unknown one are answered from it alike (suggestions.py)
         visible = await self.available(ctx) if None in found.values() else []
@@ -287,6 +278,12 @@ class Describer:
         await self.gate.grant(caller, described.granted, partial(state_storage, ctx))
         await self._list_described(ctx, described.granted)
         return described
+
+    async def _tools(self, ctx: Context, seen: Mapping[str, Tool], names: Sequence[str]
+                     ) -> dict[str, Tool | None]:
+        """Each of ``names``' tool as this caller may see it: from ``seen``, else looked up."""
+        looked = await self.catalog.tools(ctx, [n for n in names if n not in seen])
+        return {name: seen[name] if name in seen else looked[name] for name in names}
 
     async def available(self, ctx: Context) -> list[str]:
         """The tools worth describing to this caller: its listing minus the bridges (none
@@ -373,9 +370,9 @@ class Describer:
                        lambda name: len(self.definitions.for_tool(by_name[name])[1]))
         full = answer.full
         chosen = [*dict.fromkeys([*named, *full])]
-        described = (await self.describe(
-            ctx, selection_from_names(chosen, limit=self.max_tools_per_read), prefix=prefix)
-            if chosen else Described({}))
+        described = (await self.describe(  # the ranked tools were just found: not again
+            ctx, selection_from_names(chosen, limit=self.max_tools_per_read), prefix=prefix,
+            seen=by_name) if chosen else Described({}))
         if described.refused:
             return error_result(described.body)
         body: dict[str, Any] = {"tools": described.body}
