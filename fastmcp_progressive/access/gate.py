@@ -355,6 +355,7 @@ class Gate:
         self.anonymous: AnonymousPolicy = anonymous
         self.exempt_tools = frozenset(exempt_tools)
         self.checker = checker if checker is not None else ArgumentChecker()
+        self.recall = Recall()  # the tool each name was last found as (calls judged by arguments)
         self._noted_unfollowable = False
 
     # -- who is gated -----------------------------------------------------------------
