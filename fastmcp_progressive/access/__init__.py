@@ -6,8 +6,9 @@ Modules: ``caller`` (whose grants a request uses, found once per request and hel
 sessions opened for one call), ``grants`` (where they live), ``modes`` (full or progressive,
 per client, by the base's host profiles), ``hooks`` (author hooks run bounded), ``catalog``
 (what the caller may see, asked of FastMCP), ``arguments`` (FastMCP's own argument
-check), ``gate`` (the one decision per call, from the server facts it is given;
-the gateway tools FastMCP's transforms generate).
+check), ``gate`` (the one decision per call, from the call's facts gathered once: the
+tool found once, or as last found), ``gateways`` (the tools FastMCP's gateway transforms
+generate, never gated).
 
 Example:
     ```python

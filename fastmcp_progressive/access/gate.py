@@ -1,15 +1,21 @@
 """The gate: whether one ``tools/call`` runs, and where each caller's grants are kept.
 
 Every rule about a call lives here, in the order it is applied; the middleware's
-``on_call_tool`` asks once and acts on the verdict. The tool the call names is looked up
-(as FastMCP's ``AuthMiddleware`` does: the plain name, then a ``<hash>_<tool>`` backend
-name) only when a rule needs it: FastMCP's lookup scans its catalog (about 0.1 ms per name
-at 1,000 tools), and FastMCP's own call path looks the tool up again anyway. Rules 1 to 5,
-whose verdicts hand the call on to FastMCP, may use the tool as last found for the name
-while it provably still is (``Recall``); a refusal, and rule 6, rest on a fresh lookup.
+``on_call_tool`` gathers the call's facts once (``CallFacts``: the caller, the name, the
+tool FastMCP's lookup found, the arguments, the server's facts) and asks once; ``decide``
+only decides, it never looks anything up. The tool is found before the gate is asked
+(``find_tool``, as FastMCP's ``AuthMiddleware`` finds it), except when rule 0 runs the
+call on a grant this process already holds (``Gate.runs_unlooked``): FastMCP's lookup
+scans its catalog (about 0.1 ms per name at 1,000 tools), and FastMCP's own call path
+looks the tool up again anyway. Rules 1 to 5,
+whose verdicts hand the call on to FastMCP, may rest on the tool as last found for the
+name while it provably still is (``Recall``); a refusal, and rule 6, rest
+on a fresh lookup: given a recalled tool they answer ``look_again``, and the middleware
+looks the tool up and asks once more.
 
-0. a call with no request in flight (``await mcp.call_tool(...)`` from code) runs; a
-   followable caller (rule 6) calling a tool it was granted runs without a lookup:
+0. a call with no request in flight (``await mcp.call_tool(...)`` from code) runs (the
+   middleware lets it through: there is no caller to judge); a followable caller (rule 6)
+   calling a tool it was granted runs without a lookup:
    grants name tools a read or a refusal found and described, never our bridges, and
    FastMCP's own call path still resolves the name, applies visibility and auth, and
    answers a tool gone since; a call of our bridge (``describe_tools``) or dispatch bridge
@@ -47,8 +53,9 @@ parent without the middleware keeps gating its own tools.
 
 Example:
     ```python
-    call = GateCall(caller, "refund_order", arguments, find=lambda: known(tool))
-    verdict = await gate.decide(call, ServerFacts(state_store=lambda: kv))
+    facts = CallFacts(caller, "refund_order", Found(tool, "refund_order"), arguments,
+                      ServerFacts(state_store=lambda: kv))
+    verdict = await gate.decide(facts)
     if verdict.outcome == "refuse":
         ...  # verdict.definition, verdict.problem
     ```
@@ -60,17 +67,19 @@ import dataclasses
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, get_args
 
 from cachetools import LRUCache
 from fastmcp import FastMCP
 from fastmcp.server.middleware import CallNext
-from fastmcp.server.transforms.search.base import BaseSearchTransform
+from fastmcp.server.providers import LocalProvider
+from fastmcp.server.providers.addressing import parse_hashed_backend_name
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.access.arguments import ArgumentChecker
 from fastmcp_progressive.access.caller import Caller, note_bridge_call, opened_with_call
+from fastmcp_progressive.access.gateways import gateway_tools
 from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable, ServerStore
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.fastmcp_internals import is_nested_tool_call, local_component
@@ -83,18 +92,21 @@ logger = get_logger()
 ANONYMOUS_POLICIES: tuple[AnonymousPolicy, ...] = get_args(AnonymousPolicy)
 
 Outcome = Literal["run", "run_checked", "refuse", "store_unavailable", "unknown", "bridge",
-                  "dispatch"]
+                  "dispatch", "look_again"]
 """``run``: the call goes on; ``run_checked``: it goes on because FastMCP's own validation
 accepts its arguments (an unfollowable caller); ``refuse``: the teaching refusal;
 ``store_unavailable``: the grant store failed and fails closed; ``unknown``: FastMCP
 answers the unknown tool; ``bridge`` / ``dispatch``: the middleware answers the call of its
-own bridge tool itself."""
-
-Bridge = Literal["bridge", "dispatch"]
-"""Which of our own tools a call names: ``describe_tools`` or the dispatch ``run_tool``."""
+own bridge tool itself; ``look_again``: the tool as last found (``CallFacts.recalled``)
+cannot settle the call: the middleware looks it up and asks once more."""
 
 PROCEEDS: frozenset[Outcome] = frozenset({"run", "run_checked", "unknown"})
 """Outcomes after which the call is handed on to FastMCP."""
+
+
+# -- the tool one call names, found once per request, and as last found --------------------------
+Bridge = Literal["bridge", "dispatch"]
+"""Which of our own tools a call names: ``describe_tools`` or the dispatch ``run_tool``."""
 
 
 @dataclass(frozen=True)
@@ -121,50 +133,28 @@ def bridge_of(tool: Tool | None, kinds: Mapping[Any, Bridge]) -> Bridge | None:
         return None
 
 
-async def known(tool: Tool | None, name: str | None = None) -> Found:
+def known(tool: Tool | None, name: str | None = None) -> Found:
     """A lookup's answer when the tool is already at hand (tests, examples)."""
     return Found(tool, name if name is not None else tool.name if tool else "")
 
 
-@dataclass
-class GateCall:
-    """The call being judged, built once by ``on_call_tool``.
+async def find_tool(server: FastMCP[Any], name: str, kinds: Mapping[Any, Bridge]) -> Found:
+    """The tool FastMCP runs for ``name``, found as FastMCP's AuthMiddleware finds it: the
+    plain name, then the app-visible tool a ``<hash>_<tool>`` backend name names.
 
-    ``name`` is the name the client sent; ``find`` looks the tool up (FastMCP's lookup),
-    awaited through ``lookup()`` at most once, and only when a rule needs the tool;
-    ``recall`` gives the tool as last found for this name while that provably still holds
-    (``Recall``), for verdicts that hand the call on to FastMCP. ``nested``: an inner call
-    of a call an outer gate let through.
+    A miss is asked once more only when a provider other than a ``LocalProvider`` serves
+    the server (a proxy refreshes its cache on a miss, and FastMCP's own call path asks
+    again: a tool it runs is gated); a plain server's miss is final, so an unknown name
+    costs one lookup of ours, not two.
     """
-
-    caller: Caller
-    name: str
-    arguments: dict[str, Any] | None = None
-    find: Callable[[], Awaitable[Found]] | None = None
-    recall: Callable[[], Found | None] | None = None
-    nested: bool = False
-    found: Found | None = field(default=None, init=False)
-    """What FastMCP's lookup found; None while no rule needed it."""
-
-    async def lookup(self, *, recalled: bool = False) -> Found:
-        """The tool this call names, looked up once; with ``recalled``, the tool as last
-        found for this name when that still holds (no lookup): only for a verdict that
-        hands the call on to FastMCP, never for one that answers with a definition."""
-        if recalled and self.found is None and self.recall is not None:
-            kept = self.recall()
-            if kept is not None:
-                return kept
-        if self.found is None:
-            self.found = (await self.find() if self.find is not None
-                          else Found(None, self.name))
-        return self.found
-
-    @property
-    def counted(self) -> bool:
-        """Whether a run of this call is the client's own, of a tool FastMCP found or a
-        read granted (not nested, not ours): what the tool cap counts."""
-        return not self.nested and (self.found is None or (
-            self.found.tool is not None and self.found.bridge is None))
+    tool = await server.get_tool(name)
+    hashed = parse_hashed_backend_name(name) if tool is None else None
+    if hashed is not None:
+        tool = await server.get_tool_by_hash(*hashed)
+    elif tool is None and not all(isinstance(p, LocalProvider) for p in server.providers):
+        tool = await server.get_tool(name)
+    return Found(tool, tool.name if hashed and tool else name,
+                 hashed=hashed is not None and tool is not None, bridge=bridge_of(tool, kinds))
 
 
 _Kept = tuple["weakref.ref[Any]", Found, tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]
@@ -184,9 +174,10 @@ class Recall:
 
     What is recalled only ever lets a call go on to FastMCP, which resolves the name
     itself (visibility, component auth, an unknown tool: its own answer); a refusal, which
-    hands the definition over, always rests on a fresh lookup. A second version of a tool
-    added beside the kept one is not noticed: FastMCP runs the highest version and checks
-    its arguments itself. At most ``RECALLED`` names are kept (least recently used go).
+    hands the definition over, always rests on a fresh lookup (the gate answers
+    ``look_again``). A second version of a tool added beside the kept one is not noticed:
+    FastMCP runs the highest version and checks its arguments itself. At most
+    ``RECALLED`` names are kept (least recently used go).
     """
 
     RECALLED = 4096
@@ -201,9 +192,9 @@ class Recall:
             return None
         ref, found, providers, transforms, local = kept
         provider = server.local_provider
-        if (ref() is not server or not _same(providers, server.providers)
-                or not _same(transforms, server.transforms)
-                or not _same(local, provider.transforms) or found.tool is None
+        if (ref() is not server or not same(providers, server.providers)
+                or not same(transforms, server.transforms)
+                or not same(local, provider.transforms) or found.tool is None
                 or local_component(provider, found.tool.key) is not found.tool):
             return None
         return found
@@ -218,7 +209,7 @@ class Recall:
                                           tuple(server.transforms), tuple(provider.transforms))
 
 
-def _same(kept: tuple[Any, ...], current: Any) -> bool:
+def same(kept: tuple[Any, ...], current: Any) -> bool:
     """Whether ``current`` holds the very objects ``kept`` does, in order (a server's
     providers or transforms unchanged: no FastMCP signal says when they change)."""
     return len(kept) == len(current) and all(a is b for a, b in zip(kept, current, strict=True))
@@ -243,6 +234,36 @@ class ServerFacts:
 
 
 @dataclass(frozen=True)
+class CallFacts:
+    """One ``tools/call`` as the middleware found it, once, before asking the gate.
+
+    ``caller``: who calls (identified once for the request); ``name``: the name the client
+    sent; ``found``: what FastMCP's lookup found for it (``find_tool``),
+    None when it was not looked up because this process already holds the caller's grant
+    (``held``, rule 0: ``Gate.runs_unlooked``); ``recalled``: ``found`` is the tool as last
+    found (``Recall``), not a fresh lookup, so it may only let the call go
+    on (anything else answers ``look_again``); ``nested``: an inner call of a call an outer
+    gate let through; ``server``: what the server tells the gate.
+    """
+
+    caller: Caller
+    name: str
+    found: Found | None = None
+    arguments: dict[str, Any] | None = None
+    server: ServerFacts = ServerFacts()
+    nested: bool = False
+    held: bool = False
+    recalled: bool = False
+
+    @property
+    def counted(self) -> bool:
+        """Whether a run of this call is the client's own, of a tool FastMCP found or a
+        read granted (not nested, not ours): what the tool cap counts."""
+        return not self.nested and (self.found is None or (
+            self.found.tool is not None and self.found.bridge is None))
+
+
+@dataclass(frozen=True)
 class Verdict:
     """What the gate decided; a refusal carries the definition (and, for an unfollowable
     caller whose arguments did not fit, the problem found)."""
@@ -261,6 +282,7 @@ RUN = Verdict("run")
 RUN_CHECKED = Verdict("run_checked")
 UNKNOWN = Verdict("unknown")
 STORE_UNAVAILABLE = Verdict("store_unavailable")
+LOOK_AGAIN = Verdict("look_again")
 ANSWER_BRIDGE = Verdict("bridge")
 ANSWER_DISPATCH = Verdict("dispatch")
 
@@ -288,43 +310,7 @@ def let_through(call_next: CallNext[T, R]) -> CallNext[T, R]:
     return passed
 
 
-# -- the tools FastMCP's gateway transforms generate ---------------------------------------------
-async def _gateway_names(transform: Any) -> tuple[str, ...]:
-    """The tools one of FastMCP's own gateway transforms generates, by its type (a search
-    transform: what its public ``list_tools`` of no tools lists, its search and call tools
-    under the names it was given)."""
-    from fastmcp.server.transforms import PromptsAsTools, ResourcesAsTools
-
-    if isinstance(transform, BaseSearchTransform):
-        return tuple(tool.name for tool in await transform.list_tools([]))
-    try:
-        from fastmcp.experimental.transforms.code_mode import CodeMode
-    except ImportError:  # pragma: no cover - an optional part of FastMCP
-        CodeMode = None  # type: ignore[assignment,misc]
-    if CodeMode is not None and isinstance(transform, CodeMode):
-        return (transform.execute_tool_name,)
-    if isinstance(transform, ResourcesAsTools):
-        return ("list_resources", "read_resource")
-    if isinstance(transform, PromptsAsTools):
-        return ("list_prompts", "get_prompt")
-    return ()
-
-
-async def gateway_tools(server: FastMCP) -> frozenset[str]:
-    """Tools a server-level transform of FastMCP's generates to reach other components.
-
-    A search transform's ``search_tools``/``call_tool`` and ``ResourcesAsTools``'
-    ``list_resources``/``read_resource`` are how a client finds and reaches the real tools;
-    gating them would make the model fetch a description to be allowed to search. Only
-    FastMCP's own gateway transform types count (a renamed search tool included); any other
-    transform, such as a user's rename, un-gates nothing.
-    """
-    names: set[str] = set()
-    for transform in server.transforms:
-        names.update(await _gateway_names(transform))
-    return frozenset(names)
-
-
+# -- the tools FastMCP's gateway transforms generate (``access/gateways.py``) --------------------
 _Seen = tuple[tuple[Any, ...], frozenset[str]]
 _gateways: weakref.WeakKeyDictionary[FastMCP[Any], _Seen] = weakref.WeakKeyDictionary()
 """Per server: its transforms when last looked at (held, so their ids stay theirs), and
@@ -341,7 +327,7 @@ async def gateways_of(server: FastMCP[Any]) -> frozenset[str]:
     if not transforms:
         return frozenset()
     known = _gateways.get(server)
-    if known is not None and _same(known[0], transforms):
+    if known is not None and same(known[0], transforms):
         return known[1]
     names = await gateway_tools(server)
     _gateways[server] = (tuple(transforms), names)
@@ -369,6 +355,7 @@ class Gate:
         self.anonymous: AnonymousPolicy = anonymous
         self.exempt_tools = frozenset(exempt_tools)
         self.checker = checker if checker is not None else ArgumentChecker()
+        self.recall = Recall()  # the tool each name was last found as (calls judged by arguments)
         self._noted_unfollowable = False
 
     # -- who is gated -----------------------------------------------------------------
@@ -378,15 +365,25 @@ class Gate:
             return self.anonymous == "shared"
         return caller.kind != "internal"
 
-    async def decide(self, call: GateCall, server: ServerFacts | None) -> Verdict:
-        """What happens to ``call`` (the rules of the module docstring, in order); ``server``
-        is None only when no request is in flight."""
-        if server is None:
-            return RUN  # no request in flight: nothing to gate
-        caller = call.caller
-        if call.name not in server.ours and self._holds(caller, call.name, server):
-            return RUN  # rule 6, before any lookup: FastMCP's call path resolves the name
-        found = await call.lookup(recalled=True)  # a recalled tool is never one of ours
+    def runs_unlooked(self, caller: Caller, name: str, server: ServerFacts) -> bool:
+        """Rule 0, asked by the middleware before it looks the tool up: ``caller`` is
+        followable (rule 6's callers) and this process already knows it was granted
+        ``name``, without asking a grant store (``GrantStore.held``), so the call runs with
+        no lookup (FastMCP's own call path resolves the name). Grants name tools a read or a
+        refusal found and described, never our bridges."""
+        return (name not in server.ours and caller.kind in ("session", "principal")
+                and self.grants.held(caller, name, server_store=server.state_store)
+                and self.modes.level(caller) != "full"
+                and not self.modes.judged_by_arguments(caller)
+                and not opened_with_call(caller))
+
+    async def decide(self, call: CallFacts) -> Verdict:
+        """What happens to ``call`` (the rules of the module docstring, in order), from the
+        facts alone: nothing is looked up here."""
+        if call.held:
+            return RUN  # rule 0: FastMCP's call path resolves the name
+        caller, server = call.caller, call.server
+        found = call.found if call.found is not None else Found(None, call.name)
         if found.bridge == "bridge":
             note_bridge_call(caller)
             return ANSWER_BRIDGE
@@ -405,10 +402,10 @@ class Gate:
             if self.anonymous == "full":
                 return RUN
             if self.anonymous == "validate":
-                return await self._checked(call, server, found)
+                return await self._checked(call, found)
             caller = dataclasses.replace(caller, kind="anonymous", key=None, anchor=None)
-        if found is not await call.lookup():  # it was recalled: rule 6 rests on what
-            return await self.decide(call, server)  # FastMCP finds now (kept for the call)
+        if call.recalled:  # rule 6 rests on what FastMCP finds now
+            return LOOK_AGAIN
         if tool is None:
             return UNKNOWN  # FastMCP answers it; no grant-store key is made from its name
         try:
@@ -427,22 +424,11 @@ class Gate:
             return RUN if self.grants.on_store_error == "open" else STORE_UNAVAILABLE
         return Verdict("refuse", definition=definition)  # it teaches: the grant is kept
 
-    def _holds(self, caller: Caller, name: str, server: ServerFacts) -> bool:
-        """Whether ``caller`` is followable (rule 6's callers) and this process already
-        knows it was granted ``name``, without asking a grant store (``GrantStore.held``):
-        the call runs as rule 6 would run it, with no lookup. Any other case goes through
-        the rules in order (a store is asked only about a tool FastMCP found)."""
-        return (caller.kind in ("session", "principal")
-                and self.grants.held(caller, name, server_store=server.state_store)
-                and self.modes.level(caller) != "full"
-                and not self.modes.judged_by_arguments(caller)
-                and not opened_with_call(caller))
-
-    async def _checked(self, call: GateCall, server: ServerFacts, found: Found) -> Verdict:
+    async def _checked(self, call: CallFacts, found: Found) -> Verdict:
         """An unfollowable caller's call: it runs when FastMCP's own validation would accept
         its arguments (``arguments.py``); otherwise the teaching refusal says what does not
         fit. ``found`` may be recalled: arguments that fit it go on to FastMCP; anything
-        else is judged again on what FastMCP's lookup finds now."""
+        else is judged again on what FastMCP's lookup finds now (``look_again``)."""
         tool = found.tool
         if tool is None:
             return UNKNOWN
@@ -451,10 +437,10 @@ class Gate:
             return RUN_CHECKED  # pinned or not, it runs: the pin is asked only to refuse
         if self.pinned(tool):
             return RUN
-        fresh = await call.lookup()
-        if fresh is not found:  # it was recalled: judge what FastMCP finds now
-            return await self._checked(call, server, fresh)
-        if server.shown is not None and not await server.shown(tool):
+        if call.recalled:
+            return LOOK_AGAIN
+        shown = call.server.shown
+        if shown is not None and not await shown(tool):
             return UNKNOWN
         definition, _ = self.definitions.for_tool(tool)
         return Verdict("refuse", definition=definition, problem=problem)

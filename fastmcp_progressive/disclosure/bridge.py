@@ -149,19 +149,3 @@ def _listed_argument(spec: dict[str, Any], *, optional: bool) -> dict[str, Any]:
     if optional:
         listed["nullable"] = True
     return listed
-
-
-def requested_names(arguments: dict[str, Any] | None, key: str = "tools") -> list[str] | None:
-    """The tool (``key="groups"``: group) names a bridge call asks for; None when the value
-    is not a non-empty list or a string.
-
-    A string is split on commas, so ``"a,b"`` works like ``["a", "b"]``.
-    """
-    value = (arguments or {}).get(key)
-    if isinstance(value, list) and not value:
-        return None
-    if isinstance(value, str):
-        return value.split(",")
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return list(value)
-    return None

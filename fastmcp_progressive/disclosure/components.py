@@ -102,6 +102,8 @@ class DisclosureComponents:
                          if dispatch_name and dispatch is not None else None)
         self.bridge_name = self.bridge.name if self.bridge is not None else None
         self.dispatch_name = self.dispatch.name if self.dispatch is not None else None
+        self.names = frozenset(n for n in (self.bridge_name, self.dispatch_name) if n)
+        """Our bridges' names (a call of one is always looked up: ``ServerFacts.ours``)."""
         self.prompt = prompt
         ours: tuple[tuple[Bridge, Tool | None], ...] = (("bridge", self.bridge),
                                                          ("dispatch", self.dispatch))

@@ -38,7 +38,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, TypeVar
@@ -54,7 +54,7 @@ from fastmcp_progressive import payloads
 from fastmcp_progressive.access.caller import caller_of
 from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.gate import Gate, bridge_of
-from fastmcp_progressive.disclosure.bridge import dispatched_arguments, requested_names
+from fastmcp_progressive.disclosure.bridge import dispatched_arguments
 from fastmcp_progressive.disclosure.components import DisclosureComponents
 from fastmcp_progressive.disclosure.groups import Groups, available_names
 from fastmcp_progressive.disclosure.guidance import guidance_prompt as guidance_prompt_for
@@ -119,6 +119,17 @@ def selection_from_names(raw: list[str], *, limit: int) -> Selection:
     return Selection(names=tuple(names), count=len(names))
 
 
+def requested_names(arguments: dict[str, Any] | None, key: str = "tools") -> list[str] | None:
+    """The tool (``key="groups"``: group) names a bridge call asks for: a non-empty list of
+    strings, or a string split on commas (``"a,b"`` works like ``["a", "b"]``); else None."""
+    value = (arguments or {}).get(key)
+    if isinstance(value, str):
+        return value.split(",")
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None
+
+
 T = TypeVar("T")
 
 
@@ -159,11 +170,8 @@ def call_prefix(ctx: Context | None, local_name: str) -> str:
 
 
 def read_prefix(ctx: Context | None, local_uri: str) -> str:
-    """The tool-name prefix of the mount a ``resources/read`` came through ("" if none).
-
-    FastMCP's namespace turns ``resource:///x`` into ``resource://kid//x`` and tool ``t``
-    into ``kid_t``.
-    """
+    """The tool-name prefix of the mount a ``resources/read`` came through ("" if none):
+    FastMCP's namespace turns ``resource:///x`` into ``resource://kid//x``, ``t`` into ``kid_t``."""
     wire = _wire_param(ctx, "uri")
     scheme = "resource://"
     if wire is None or wire == local_uri or not wire.startswith(scheme):
@@ -173,9 +181,7 @@ def read_prefix(ctx: Context | None, local_uri: str) -> str:
 
 
 def unprefixed(names: Sequence[str], prefix: str) -> list[str]:
-    """``names`` with the mount prefix removed where present."""
-    if not prefix:
-        return list(names)
+    """``names`` with the mount prefix removed where present (none: as they are)."""
     return [n[len(prefix):] if n.startswith(prefix) and len(n) > len(prefix) else n
             for n in names]
 
@@ -197,9 +203,8 @@ def refusal_for_mount(body: dict[str, Any], prefix: str) -> dict[str, Any]:
 
 @dataclass
 class Described:
-    """A descriptions answer: its JSON body, whether the whole request was refused (an
-    error body, not a map of tools), and which tools it granted. Kept apart because a tool
-    may well be named ``error``."""
+    """A descriptions answer: its JSON body, whether the whole request was refused (an error
+    body, not a map of tools: a tool may be named ``error``), and which tools it granted."""
 
     body: dict[str, Any]
     refused: bool = False
@@ -231,23 +236,12 @@ class Describer:
         self._query_refusal_said = False
         self.search = ToolSearch(definitions, lister.summary)
         self.components = DisclosureComponents(
-            read=self._read_component, bridge=self._bridge_component, bridge_name=bridge_name,
+            # the components' own answers (paths that skip the middleware's hooks): the same
+            read=self.read, bridge=self.answer_bridge, bridge_name=bridge_name,
             prompt=guidance_prompt_for(bridge_name) if guidance_prompt else None,
             description=payloads.resource_description(bridge_name),
-            dispatch=self._dispatch_component, dispatch_name=dispatch_name,
+            dispatch=self.answer_dispatch, dispatch_name=dispatch_name,
         )
-
-    # -- the components' own answers (paths that skip the middleware's hooks) -------------
-    async def _read_component(self, ctx: Context, uri: str) -> str:
-        return await self.read(ctx, uri)
-
-    async def _bridge_component(self, ctx: Context, arguments: dict[str, Any] | None
-                                ) -> ToolResult:
-        return await self.answer_bridge(ctx, arguments)
-
-    async def _dispatch_component(self, ctx: Context, arguments: dict[str, Any] | None
-                                  ) -> ToolResult:
-        return await self.answer_dispatch(ctx, arguments)
 
     # -- resources/read ------------------------------------------------------------------
     async def read(self, ctx: Context, uri: str) -> str:
@@ -258,9 +252,11 @@ class Describer:
             selection = replace(selection, names=tuple(unprefixed(selection.names, prefix)))
         return (await self.describe(ctx, selection, prefix=prefix)).text()
 
-    async def describe(self, ctx: Context, selection: Selection, *, prefix: str = ""
-                       ) -> Described:
-        """The definitions ``selection`` names, granted to the request's caller."""
+    async def describe(self, ctx: Context, selection: Selection, *, prefix: str = "",
+                       seen: Mapping[str, Tool] | None = None) -> Described:
+        """The definitions ``selection`` names, granted to the request's caller; a name in
+        ``seen`` (tools this caller may see, just found: ``visible_tools``) is not looked up
+        again, the others are (``Catalog.tools``)."""
         if selection.too_long:
             return Described(payloads.query_too_long(MAX_QUERY_CHARS), refused=True)
         if selection.count > self.max_tools_per_read:
@@ -270,7 +266,7 @@ class Describer:
             return Described(payloads.missing_selection(await self.available(ctx)),
                              refused=True)
         described = Described({})
-        found = await resolve_trimmed(selection.names, lambda names: self.catalog.tools(ctx, names))
+        found = await resolve_trimmed(selection.names, partial(self._tools, ctx, seen or {}))
         # the caller's own listing, asked once per read and only when a name is not in it:
         # a hidden name and an unknown one are answered from it alike (suggestions.py)
         visible = await self.available(ctx) if None in found.values() else []
@@ -287,6 +283,12 @@ class Describer:
         await self.gate.grant(caller, described.granted, partial(state_storage, ctx))
         await self._list_described(ctx, described.granted)
         return described
+
+    async def _tools(self, ctx: Context, seen: Mapping[str, Tool], names: Sequence[str]
+                     ) -> dict[str, Tool | None]:
+        """Each of ``names``' tool as this caller may see it: from ``seen``, else looked up."""
+        looked = await self.catalog.tools(ctx, [n for n in names if n not in seen])
+        return {name: seen[name] if name in seen else looked[name] for name in names}
 
     async def available(self, ctx: Context) -> list[str]:
         """The tools worth describing to this caller: its listing minus the bridges (none
@@ -373,9 +375,9 @@ class Describer:
                        lambda name: len(self.definitions.for_tool(by_name[name])[1]))
         full = answer.full
         chosen = [*dict.fromkeys([*named, *full])]
-        described = (await self.describe(
-            ctx, selection_from_names(chosen, limit=self.max_tools_per_read), prefix=prefix)
-            if chosen else Described({}))
+        described = (await self.describe(  # the ranked tools were just found: not again
+            ctx, selection_from_names(chosen, limit=self.max_tools_per_read), prefix=prefix,
+            seen=by_name) if chosen else Described({}))
         if described.refused:
             return error_result(described.body)
         body: dict[str, Any] = {"tools": described.body}
@@ -405,8 +407,9 @@ class Describer:
         then what the other middleware's listing filters keep (``catalog.py``); a quarter
         of a listing through the whole chain at 10,000 tools."""
         first: dict[str, Tool] = {}
+        kinds = self.components.kinds  # ours by the function they run (copies included)
         for tool in await ctx.fastmcp.list_tools(run_middleware=False):
-            if not self.components.is_ours(tool) and is_model_visible(tool):
+            if bridge_of(tool, kinds) is None and is_model_visible(tool):
                 first.setdefault(tool.name, tool)  # an MCP Apps app-only tool is the app's
         return await self.catalog.keep_visible(ctx, list(first.values()))
 
@@ -442,10 +445,9 @@ class Describer:
             return error_result(payloads.dispatch_failed(name, str(exc)))
 
     def _listed_every_tool(self, ctx: Context) -> bool:
-        """Whether this caller's host profile lists it every tool (``max_tools=None``:
-        FastMCP's own client, mcp-use, FastMCP's CLI). It needs no query, and FastMCP's
-        proxies reach their backend as FastMCP's client: behind one, the middleware cannot
-        know what the proxy hides, so it ranks nothing for it (said once, in the log)."""
+        """Whether this caller's host profile lists it every tool (``max_tools=None``: FastMCP's
+        client, mcp-use, its CLI): it needs no query, and behind a FastMCP proxy (its client)
+        the middleware cannot know what the proxy hides, so it ranks nothing (logged once)."""
         profile = self.gate.modes.profile(caller_of(ctx))
         if profile is None or profile.max_tools is not None:
             return False
@@ -457,11 +459,10 @@ class Describer:
         return True
 
     async def _capped(self, ctx: Context) -> bool:
-        """Whether this caller's listing leaves tools out, the only reason ``run_tool``
-        exists: a caller shown every tool calls each by its own name, where every server in
-        front (a parent, a proxy) applies its own visibility. A process that never listed
-        counts what the caller may see, not by listing for it (a one-call session would
-        then look like one that lists, then calls)."""
+        """Whether this caller's listing leaves tools out, the only reason ``run_tool`` exists
+        (a caller shown every tool calls each by its own name). A process that never listed
+        counts what the caller may see, not by listing for it (a one-call session would then
+        look like one that lists, then calls)."""
         caller = caller_of(ctx)
         largest = self.cap.largest_listing or len(await self.visible_tools(ctx))
         limit = self.cap.limit(self.gate.modes.profile(caller),
@@ -482,10 +483,8 @@ class Describer:
 
 
 def _answer(text: str) -> ToolResult:
-    """A bridge's answer: its JSON once, as text. No ``structuredContent`` (the bridge
-    declares no output schema, so MCP asks for none): hosts that show the model the whole
-    ``CallToolResult`` (LlamaIndex's ``MCPToolSpec`` shows its ``str()``) would show the
-    body twice, and a model reads the text anyway."""
+    """A bridge's answer: its JSON once, as text. No ``structuredContent`` (no output schema):
+    hosts that show the whole ``CallToolResult`` (LlamaIndex) would show the body twice."""
     return ToolResult(content=[mt.TextContent(type="text", text=text)])
 
 

@@ -3,7 +3,8 @@
 Each row starts from a plain case (a session caller at the ``minimal`` level calling a known,
 ungranted, unpinned, non-exempt tool with arguments that fit, the default ``validate``
 policy, a working store) and names only what differs. The gate runs without a server: the
-server's answers come in a ``ServerFacts`` built per row, the grants from a real
+call's facts come in a ``CallFacts`` (the tool already found, #35: ``decide`` looks nothing
+up), the server's answers in a ``ServerFacts`` built per row, the grants from a real
 ``GrantStore``.
 """
 
@@ -19,8 +20,8 @@ from fastmcp_progressive import ClientSettings, GrantSettings
 from fastmcp_progressive.access.caller import Caller, CallerKind, note_request
 from fastmcp_progressive.access.gate import (
     AnonymousPolicy,
+    CallFacts,
     Gate,
-    GateCall,
     Outcome,
     ServerFacts,
     known,
@@ -91,10 +92,13 @@ class Server:
         self.asked.append("shown")
         return True
 
-    def call(self, caller: Caller, arguments: dict[str, Any], *, nested: bool = False
-             ) -> GateCall:
-        return GateCall(caller, TOOL, arguments, find=lambda: known(self.tool, TOOL),
-                        nested=nested)
+    def call(self, gate: Gate, caller: Caller, arguments: dict[str, Any], *,
+             nested: bool = False) -> CallFacts:
+        """The call's facts, gathered as the middleware gathers them: the tool found
+        unless rule 0 runs the call on a grant this process holds."""
+        held = gate.runs_unlooked(caller, TOOL, self.facts)
+        return CallFacts(caller, TOOL, None if held else known(self.tool, TOOL), arguments,
+                         self.facts, nested=nested, held=held)
 
 
 @dataclass(frozen=True)
@@ -208,9 +212,9 @@ async def test_gate_table(row: Row) -> None:
         await gate.grant(caller, [TOOL], server._state_store)
         gate.grants.store = kv
     server.asked.clear()
-    call = server.call(caller, FIT if row.fits else {}, nested=row.nested)
+    call = server.call(gate, caller, FIT if row.fits else {}, nested=row.nested)
 
-    verdict = await gate.decide(call, server.facts)
+    verdict = await gate.decide(call)
 
     assert verdict.outcome == row.expect
     assert verdict.proceeds == (row.expect in ("run", "run_checked", "unknown"))
@@ -231,9 +235,9 @@ async def test_a_refusal_grants_its_tool_to_a_followable_caller() -> None:
     kv = MemoryKV()
     gate, anchor = _gate(row, kv), Anchor()
     server = Server(known=True, pinned=False, gateway=False, kv=kv)
-    call = server.call(_caller(row, anchor), {})
-    assert (await gate.decide(call, server.facts)).outcome == "refuse"
-    assert (await gate.decide(call, server.facts)).outcome == "run"
+    caller = _caller(row, anchor)
+    assert (await gate.decide(server.call(gate, caller, {}))).outcome == "refuse"
+    assert (await gate.decide(server.call(gate, caller, {}))).outcome == "run"
     assert list(kv.data) == ["user:alice|refund"]
 
 

@@ -6,6 +6,7 @@ whatever the catalog.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -109,3 +110,31 @@ async def test_answers_to_unknown_names_are_bounded_whatever_the_catalog() -> No
             sizes.append(len(contents[0].text))  # type: ignore[union-attr]
     # at most ten suggested names of ten characters each, whatever the catalog
     assert max(sizes) < 32 * (200 + 10 * 13)
+
+
+async def test_a_query_answer_looks_each_tool_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query ranks the tools this caller may see (one listing: ``visible_tools``) and
+    describes the best ones, and those named beside it: each is described from that
+    listing, not looked up again (#35; before, ``describe`` asked FastMCP's ``get_tool``
+    for each tool just listed). A name the listing lacks is looked up, once (it is
+    answered as unknown); the bridge itself is the gate's one lookup."""
+    server = build_server()
+    looked: list[str] = []
+    original = server.get_tool
+
+    async def spy(name: str, *args: Any, **kwargs: Any) -> Any:
+        looked.append(name)
+        return await original(name, *args, **kwargs)
+
+    monkeypatch.setattr(server, "get_tool", spy)
+    async with connect(server, "legacy") as client:
+        await client.list_tools()
+        looked.clear()
+        result = await client.call_tool("describe_tools", {"query": "add two integers"})
+        assert "add" in json.loads(result.content[0].text)["tools"]
+        assert looked == ["describe_tools"]
+        looked.clear()
+        result = await client.call_tool("describe_tools", {"query": "add two integers",
+                                                           "tools": ["echo", "nope"]})
+        assert {"add", "echo", "nope"} <= set(json.loads(result.content[0].text)["tools"])
+        assert sorted(looked) == ["describe_tools", "nope"]

@@ -1,0 +1,123 @@
+"""The parts one ``ProgressiveDisclosure`` is made of, each owning its own parts.
+
+The middleware holds six parts and its order check (``tests/architecture/
+test_collaborators.py``: at most eight), as FastMCP's middleware hold a few grouped
+options: the gate owns the grants, the listing mode per client, the definitions (and
+through them the description files) and the tool each name was last found as; the
+describer owns our components, the groups, the tool cap and the query search; the
+listing owns the lister, its preload, the description watcher and the net-cost check.
+Built here once from the six settings groups, so the middleware's module holds only its
+hooks (``middleware.py``).
+
+Example:
+    ```python
+    parts = assemble(middleware, "tool_descriptions", listing=ListingSettings(), ...)
+    verdict = await parts.gate.decide(facts)
+    ```
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+from fastmcp.server.middleware import Middleware
+
+from fastmcp_progressive import payloads
+from fastmcp_progressive.access.catalog import Catalog
+from fastmcp_progressive.access.gate import Gate
+from fastmcp_progressive.access.grants import GrantStore
+from fastmcp_progressive.access.modes import ModePolicy
+from fastmcp_progressive.disclosure.announce import Announcer
+from fastmcp_progressive.disclosure.cost import NetCost
+from fastmcp_progressive.disclosure.describer import Describer
+from fastmcp_progressive.disclosure.groups import Groups
+from fastmcp_progressive.disclosure.hot_reload import HotReload
+from fastmcp_progressive.disclosure.listing import Lister, Preload
+from fastmcp_progressive.disclosure.toolcap import ToolCap
+from fastmcp_progressive.disclosure.tools_list import ToolsList
+from fastmcp_progressive.files.folder import anchored
+from fastmcp_progressive.files.store import Definitions, DescriptionStore
+from fastmcp_progressive.options import folder, names
+from fastmcp_progressive.resolution.server import ToolResolution
+from fastmcp_progressive.settings import (
+    AddedComponents,
+    CacheSettings,
+    ClientSettings,
+    GrantSettings,
+    ListingSettings,
+    ResolutionSettings,
+    given,
+)
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What the middleware holds: the gate, the catalog, the describer (the describe path
+    and our components), the listing, ``tools/resolve`` (None when off) and the
+    announcer."""
+
+    gate: Gate
+    catalog: Catalog
+    describer: Describer
+    tools_list: ToolsList
+    resolution: ToolResolution | None
+    announcer: Announcer
+
+
+def assemble(owner: Middleware, descriptions_dir: str | os.PathLike[str] | None, *,
+             listing: ListingSettings | None, grants: GrantSettings | None,
+             clients: ClientSettings | None, caches: CacheSettings | None,
+             added: AddedComponents | None, resolution: ResolutionSettings | None,
+             exempt_tools: Collection[str]) -> Parts:
+    """The parts of ``owner`` from its settings (None: the group's defaults; each group
+    checked its values when built, and ``given`` refuses anything else, naming the fix)."""
+    listing = given("listing", listing, ListingSettings)
+    grants = given("grants", grants, GrantSettings)
+    clients = given("clients", clients, ClientSettings)
+    caches = given("caches", caches, CacheSettings)
+    added = given("added", added, AddedComponents)
+    resolution = given("resolution", resolution, ResolutionSettings)
+    folder("descriptions_dir", descriptions_dir)
+    directory, origin = (anchored(descriptions_dir) if descriptions_dir is not None
+                         else (None, None))
+    folder("descriptions_dir", directory)  # where it points: not a file
+    store = DescriptionStore(directory, origin=origin, cache_size=caches.definitions)
+    definitions = Definitions(store, cache_size=caches.definitions)
+    lister = Lister(store, listing, cache_size=caches.listing)
+    preload = Preload(lister)
+    grant_store = GrantStore(grants)
+    gate = Gate(grants=grant_store, modes=ModePolicy(clients, default_level=listing.level),
+                definitions=definitions, anonymous=clients.anonymous,
+                exempt_tools=names("exempt_tools", exempt_tools))
+    catalog = Catalog(owner=owner)
+    groups = Groups(store, tags=listing.tag_groups)
+    cap = ToolCap(grant_store, listing.max_tools, clients.host_profiles or ())
+    resolver = (ToolResolution(store, catalog, resolution.resolvers, definitions=definitions,
+                               checker=gate.checker, hook_timeout=resolution.hook_timeout)
+                if resolution.enabled else None)
+    describer = Describer(
+        gate=gate, catalog=catalog, definitions=definitions, lister=lister, groups=groups,
+        cap=cap, max_tools_per_read=added.max_tools_per_read, bridge_name=added.bridge_tool,
+        dispatch_name=added.dispatch_tool if cap.possible else None,
+        guidance_prompt=added.guidance_prompt)
+    components = describer.components
+    # a watcher thread started by the first request preloads the description files,
+    # invalidates edited ones and sends tools/list_changed to live legacy sessions; it
+    # stops with the server
+    hot_reload = HotReload(store, summary_max_chars=lister.summary_max_chars,
+                           facts_at=lister.file_facts, served=lister.served_facts,
+                           on_start=preload.run if listing.preload else _nothing)
+    net_cost = NetCost(components, payloads.instructions(added.bridge_tool)
+                       if added.instructions else None)
+    tools_list = ToolsList(lister=lister, preload=preload, gate=gate, hot_reload=hot_reload,
+                           catalog=catalog, groups=groups, cap=cap, components=components,
+                           net_cost=net_cost, marks=resolver.mark if resolver else None)
+    announcer = Announcer(bridge_name=added.bridge_tool, instructions=added.instructions)
+    return Parts(gate, catalog, describer, tools_list, resolver, announcer)
+
+
+def _nothing(*_: Any) -> None:
+    """No preload (``ListingSettings(preload=False)``)."""
