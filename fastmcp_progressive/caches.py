@@ -16,6 +16,11 @@ each bound, is in ``docs/architecture.md``). Two keys recur, and live here:
   whole description (200 listings of 20 changing 5 KB descriptions kept 19.8 MiB).
 - ``IdentityCache``: a value about one object (a caller, a listed tool), not its content.
 
+What the package keeps about a FastMCP *server* (the store grants live in when it was
+given none, a gateway's upstreams) lives in one weak map, ``per_server``: a dict of slots
+per server, dropped with the server, so nothing is ever assigned onto FastMCP's objects
+and each fact needs no weak map of its own.
+
 Both are keyed by ``id()`` where an object is the key (FastMCP tools define ``__eq__``
 without ``__hash__``), guarded by a weak reference so a recycled ``id`` never finds another
 object's value. An entry goes when its object dies (the weak reference's callback notes the
@@ -134,6 +139,20 @@ class ToolCache(Generic[V]):
                 key = kept[0]
             self._keys.put(tool, key)
         return key
+
+
+_per_server: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+_per_server_lock = threading.Lock()
+
+
+def per_server(server: Any) -> dict[str, Any]:
+    """The package's slots for ``server`` (one key per fact, named by the module keeping
+    it), made empty on first use and dropped with the server."""
+    with _per_server_lock:
+        slots = _per_server.get(server)
+        if slots is None:
+            slots = _per_server[server] = {}
+        return slots
 
 
 def compact(key: Hashable) -> Hashable:
