@@ -50,7 +50,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from fastmcp_progressive.access.caller import Caller
-from fastmcp_progressive.caches import IdentityCache
+from fastmcp_progressive.caches import with_meta
 from fastmcp_progressive.disclosure.listing import cut_line, summarize
 from fastmcp_progressive.fastmcp_internals import mounted_namespaces, server_info_stamp
 from fastmcp_progressive.files.model import DescriptionFile
@@ -66,7 +66,6 @@ GROUP_LINE_CHARS = 70
 """Longest one-line group summary (the bridge's description and group answers)."""
 NOT_GROUPS = frozenset({ALWAYS_LOAD_TAG})
 """FastMCP tags that are flags of this package, not groups."""
-_MEMO_SIZE = 50_000
 
 
 def advertised(caller: Caller) -> bool:
@@ -174,7 +173,6 @@ class Groups:
         self.store = store
         self.tags = tags
         self._folder: DescriptionStore | None = None
-        self._marked: IdentityCache[tuple[tuple[str, ...], Tool]] = IdentityCache(_MEMO_SIZE)
 
     # -- membership --------------------------------------------------------------------------
     def of(self, tool: Tool, server: Any, signatures: Mapping[str, Signature] | None = None,
@@ -238,12 +236,7 @@ class Groups:
             if not groups:
                 marked.append(tool)
                 continue
-            memo: tuple[tuple[str, ...], Tool] | None = self._marked.get(tool)
-            if memo is None or memo[0] != groups:
-                meta = {**(tool.meta or {}), GROUPS_META_KEY: list(groups)}
-                memo = (groups, tool.model_copy(update={"meta": meta}))
-                self._marked.put(tool, memo)
-            marked.append(memo[1])
+            marked.append(with_meta(tool, GROUPS_META_KEY, list(groups)))
         return marked
 
     # -- descriptions of groups ------------------------------------------------------------------

@@ -37,7 +37,6 @@ PENDING = frozenset({
     # this wing's next steps
     ("GrantStore._resting", "access/grants.py"),
     ("ModePolicy._by_client", "access/modes.py"),
-    ("ToolResolution._marked", "resolution/server.py"),
     ("Lister._lines", "disclosure/listing.py"),
     ("HotReload._servers", "disclosure/hot_reload.py"),
     ("Mirrored.subscribe", "proxy/mirrored.py"),
