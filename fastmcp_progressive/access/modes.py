@@ -105,7 +105,7 @@ class ModePolicy:
             return "full"
         chosen = self._chosen(caller)
         if chosen is None:
-            chosen = self._named(caller)
+            chosen = self._client(caller)[0]  # what full_clients and the host table say
         if chosen is None or chosen == PROGRESSIVE:
             return self.default_level
         return chosen  # type: ignore[return-value]  # one of REQUESTABLE
@@ -127,10 +127,6 @@ class ModePolicy:
             if value in REQUESTABLE:
                 return value
         return None
-
-    def _named(self, caller: Caller) -> str | None:
-        """What ``full_clients`` and the host table say of the client's name and version."""
-        return self._client(caller)[0]
 
     def profile(self, caller: Caller) -> HostProfile | None:
         """The first host profile ``caller`` matches, or None."""
