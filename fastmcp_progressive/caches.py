@@ -16,6 +16,16 @@ each bound, is in ``docs/architecture.md``). Two keys recur, and live here:
   whole description (200 listings of 20 changing 5 KB descriptions kept 19.8 MiB).
 - ``IdentityCache``: a value about one object (a caller, a listed tool), not its content.
 
+An extension's mark on a listed tool (its groups, its resolvability, in ``_meta``) is a
+copy of that tool; ``with_meta`` keeps one copy per listed tool object and mark, so a
+listing whose tools did not change is made of the very same objects again (and whatever is
+derived downstream from them by identity, their wire form, is reused).
+
+What the package keeps about a FastMCP *server* (the store grants live in when it was
+given none, a gateway's upstreams) lives in one weak map, ``per_server``: a dict of slots
+per server, dropped with the server, so nothing is ever assigned onto FastMCP's objects
+and each fact needs no weak map of its own.
+
 Both are keyed by ``id()`` where an object is the key (FastMCP tools define ``__eq__``
 without ``__hash__``), guarded by a weak reference so a recycled ``id`` never finds another
 object's value. An entry goes when its object dies (the weak reference's callback notes the
@@ -134,6 +144,40 @@ class ToolCache(Generic[V]):
                 key = kept[0]
             self._keys.put(tool, key)
         return key
+
+
+MARKS_KEPT = 100_000
+"""Listed tool objects whose marked copies are kept (the listing's own caches keep those
+objects alive; two marks, groups and resolution, 50,000 tools each)."""
+_marks: IdentityCache[dict[str, tuple[Any, Any]]] = IdentityCache(MARKS_KEPT)
+
+
+def with_meta(tool: Any, key: str, value: Any) -> Any:
+    """``tool`` (a FastMCP component) with ``value`` under ``key`` in its ``_meta``: the same
+    copy again while this very object is marked with an equal value."""
+    kept = _marks.get(tool)
+    if kept is None:
+        kept = {}
+        _marks.put(tool, kept)
+    entry = kept.get(key)
+    if entry is None or entry[0] != value:
+        entry = kept[key] = (value, tool.model_copy(update={"meta": {**(tool.meta or {}),
+                                                                     key: value}}))
+    return entry[1]
+
+
+_per_server: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+_per_server_lock = threading.Lock()
+
+
+def per_server(server: Any) -> dict[str, Any]:
+    """The package's slots for ``server`` (one key per fact, named by the module keeping
+    it), made empty on first use and dropped with the server."""
+    with _per_server_lock:
+        slots = _per_server.get(server)
+        if slots is None:
+            slots = _per_server[server] = {}
+        return slots
 
 
 def compact(key: Hashable) -> Hashable:

@@ -31,9 +31,10 @@ Example:
 from __future__ import annotations
 
 import inspect
-import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, get_type_hints
+
+from fastmcp_progressive.caches import per_server
 
 VERIFIED_ON = ("4.1.2", "4.2.3")
 """The FastMCP releases every function here was checked against (contract tests)."""
@@ -235,16 +236,17 @@ def state_storage(ctx: Any) -> Any:
     given = getattr(server, "_state_storage", None)
     if given is not None:
         return given
-    own = _own_stores.get(server)
+    slots = per_server(server)
+    own = slots.get(_OWN_STORE)
     if own is None:
         from key_value.aio.stores.memory import MemoryStore
 
-        own = _own_stores[server] = MemoryStore()
+        own = slots[_OWN_STORE] = MemoryStore()
     return own
 
 
-_own_stores: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-"""Per server without a ``session_state_store``: the store of ours grants are kept in."""
+_OWN_STORE = "fastmcp_internals.state_storage"
+"""The ``per_server`` slot of the store grants are kept in, for a server given none."""
 
 
 # -- middleware and transforms -----------------------------------------------------------------

@@ -36,7 +36,7 @@ from fastmcp_progressive import (
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.gate import gateways_of
 from fastmcp_progressive.access.modes import MAX_CLIENTS_KEPT, ModePolicy
-from fastmcp_progressive.caches import IdentityCache, ToolCache
+from fastmcp_progressive.caches import IdentityCache, ToolCache, with_meta
 from fastmcp_progressive.disclosure.listing import Lister
 from fastmcp_progressive.files import store as definitions
 from tests.conftest import ERAS, build_server, connect, fetch, gated
@@ -407,3 +407,17 @@ def test_mode_answers_per_client_are_exact_and_bounded() -> None:
         policy.level(Caller(kind="stream", era="modern", key=str(i), client_name=f"c{i}"))
     assert len(policy._by_client) <= MAX_CLIENTS_KEPT
     assert policy.level(legacy) == "full"
+
+
+def test_each_mark_keeps_one_copy_per_listed_tool() -> None:
+    """Groups and resolution mark through one memo (``caches.with_meta``): the same copy
+    while the tool and its mark stay, a new one when the mark changes, the tool untouched."""
+    tool = Tool(name="t", parameters={"type": "object"}, meta={"kept": 1})
+    first = with_meta(tool, "a", ["x"])
+    assert with_meta(tool, "a", ["x"]) is first
+    assert first.meta == {"kept": 1, "a": ["x"]} and tool.meta == {"kept": 1}
+    both = with_meta(first, "b", {"r": True})
+    assert both.meta == {"kept": 1, "a": ["x"], "b": {"r": True}}
+    assert with_meta(first, "b", {"r": True}) is both
+    changed = with_meta(tool, "a", ["y"])
+    assert changed is not first and changed.meta == {"kept": 1, "a": ["y"]}

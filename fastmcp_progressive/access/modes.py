@@ -43,13 +43,13 @@ import fnmatch
 import hashlib
 import inspect
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any, get_args
 
 from cachetools import LRUCache
 
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
-from fastmcp_progressive.caches import IdentityCache
 from fastmcp_progressive.hosts import HostProfile, Level, profile_for
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.payloads import EXTENSION_ID
@@ -61,16 +61,17 @@ PROGRESSIVE = "progressive"
 """What the client extension or the header may send for the server's own level."""
 REQUESTABLE: frozenset[str] = frozenset({*get_args(Level), PROGRESSIVE})
 """What a resolver, the client extension or the header may ask for."""
-MAX_PREPARED = 10_000
-"""Callers whose resolver answer is kept between ``prepare`` and ``level`` (one request
-each): far more than the requests in flight, so none is asked twice."""
 MAX_CLIENTS_KEPT = 1024
 """Client name/version/era/transport combinations whose name-rule answer is kept."""
 MAX_KEPT_CHARS = 128
 """Longest client name or version kept as sent in that memo; a longer one is kept as its
 SHA-256 (64 characters), so the memo holds at most about 400 KB whatever clients send
 (clientInfo is the client's to choose, unauthenticated, and outlives its session here)."""
-
+_prepared: ContextVar[tuple[ModePolicy, Caller, str | None] | None] = ContextVar(
+    "fastmcp_progressive_prepared_level", default=None)
+"""The resolver's answer for this request's caller (and the policy that asked), set by
+``prepare`` in ``on_message`` and read by ``level`` in the hooks it calls on (the same
+task): held for the request alone, so nothing to bound or expire."""
 
 
 
@@ -90,8 +91,6 @@ class ModePolicy:
         self.resolver = settings.level_resolver
         self.resolver_timeout = settings.level_resolver_timeout
         self._resolver_threads = hook_limiter()
-        self._prepared: IdentityCache[tuple[str | None]] = IdentityCache(MAX_PREPARED)
-        # caller object -> (what the resolver said,)
         self.host_profiles = tuple(settings.host_profiles or ())
         self.default_level: Level = default_level
         # client (name, version, era, transport, channel, capabilities) -> what the name
@@ -106,7 +105,7 @@ class ModePolicy:
             return "full"
         chosen = self._chosen(caller)
         if chosen is None:
-            chosen = self._named(caller)
+            chosen = self._client(caller)[0]  # what full_clients and the host table say
         if chosen is None or chosen == PROGRESSIVE:
             return self.default_level
         return chosen  # type: ignore[return-value]  # one of REQUESTABLE
@@ -116,7 +115,7 @@ class ModePolicy:
         settings = caller.extensions.get(EXTENSION_ID)
         settings = settings if isinstance(settings, Mapping) else None
         if self.resolver is not None:
-            prepared: tuple[str | None] | None = self._prepared.get(caller)
+            prepared = self._prepared_for(caller)
             chosen = prepared[0] if prepared is not None else self._resolve_inline(caller)
             if chosen is not None:
                 return chosen
@@ -128,10 +127,6 @@ class ModePolicy:
             if value in REQUESTABLE:
                 return value
         return None
-
-    def _named(self, caller: Caller) -> str | None:
-        """What ``full_clients`` and the host table say of the client's name and version."""
-        return self._client(caller)[0]
 
     def profile(self, caller: Caller) -> HostProfile | None:
         """The first host profile ``caller`` matches, or None."""
@@ -146,7 +141,8 @@ class ModePolicy:
 
     def _client(self, caller: Caller) -> tuple[str | None, HostProfile | None]:
         """What the name rules say of ``caller``'s client and the host profile it matches:
-        the same for every request of that client, so kept (bounded) by its fields."""
+        the same for every request of that client, so kept (bounded) by its fields (a
+        warm request then never enters ``hosts.py``)."""
         if caller.client_name is None:
             return None, None
         key = (_kept(caller.client_name), _kept(caller.client_version), caller.era,
@@ -156,8 +152,7 @@ class ModePolicy:
             return known
         profile = profile_for(self.host_profiles, caller)
         chosen: str | None = profile.level if profile is not None else None
-        if (self.full_clients and caller.client_name
-                and self._matches(caller.client_name, caller.client_version)):
+        if self.full_clients and self._matches(caller.client_name, caller.client_version):
             chosen = "full"
         self._by_client[key] = (chosen, profile)
         return chosen, profile
@@ -171,16 +166,23 @@ class ModePolicy:
     async def prepare(self, caller: Caller) -> None:
         """Ask the resolver about ``caller`` once, bounded and off the event loop, before
         its request is served (``level`` then reads the answer)."""
-        if self.resolver is None or self._prepared.get(caller) is not None:
+        if self.resolver is None or self._prepared_for(caller) is not None:
             return
         try:
             out = await call_hook(self.resolver, self._description(caller),
                                   timeout=self.resolver_timeout,
                                   limiter=self._resolver_threads)
         except HookFailed as failed:
-            self._prepared.put(caller, (self._failed(failed.reason, failed.__cause__),))
+            _prepared.set((self, caller, self._failed(failed.reason, failed.__cause__)))
             return
-        self._prepared.put(caller, (self._checked(out),))
+        _prepared.set((self, caller, self._checked(out)))
+
+    def _prepared_for(self, caller: Caller) -> tuple[str | None] | None:
+        """This policy's prepared answer for this very caller (in a 1-tuple), or None."""
+        prepared = _prepared.get()
+        if prepared is None or prepared[0] is not self or prepared[1] is not caller:
+            return None
+        return (prepared[2],)
 
     def _resolve_inline(self, caller: Caller) -> str | None:
         """A caller never prepared (no request of its own went through the middleware):
@@ -219,6 +221,7 @@ class ModePolicy:
         logger.error("level resolver %s; this request gets the server's progressive level",
                      reason, exc_info=cause)
         return PROGRESSIVE
+
 
 def _kept(text: str | None) -> str | None:
     """``text`` as the client memo keeps it: as sent when short, else its SHA-256."""

@@ -38,22 +38,19 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import re
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import mcp_types as mt
-from cachetools import LRUCache
 from fastmcp.tools.base import Tool
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
 from fastmcp_progressive.access.caller import Caller
-from fastmcp_progressive.caches import IdentityCache
+from fastmcp_progressive.caches import with_meta
 from fastmcp_progressive.disclosure.listing import cut_line, summarize
 from fastmcp_progressive.fastmcp_internals import mounted_namespaces, server_info_stamp
 from fastmcp_progressive.files.model import DescriptionFile
@@ -69,7 +66,6 @@ GROUP_LINE_CHARS = 70
 """Longest one-line group summary (the bridge's description and group answers)."""
 NOT_GROUPS = frozenset({ALWAYS_LOAD_TAG})
 """FastMCP tags that are flags of this package, not groups."""
-_MEMO_SIZE = 50_000
 
 
 def advertised(caller: Caller) -> bool:
@@ -177,11 +173,6 @@ class Groups:
         self.store = store
         self.tags = tags
         self._folder: DescriptionStore | None = None
-        self._file_groups: LRUCache[str, tuple[Signature, tuple[str, ...]]] = LRUCache(_MEMO_SIZE)
-        self._marked: IdentityCache[tuple[tuple[str, ...], Tool]] = IdentityCache(_MEMO_SIZE)
-        self._namespaces: weakref.WeakKeyDictionary[Any, tuple[tuple[int, ...],
-                                                               dict[str, Any]]] = (
-            weakref.WeakKeyDictionary())
 
     # -- membership --------------------------------------------------------------------------
     def of(self, tool: Tool, server: Any, signatures: Mapping[str, Signature] | None = None,
@@ -245,12 +236,7 @@ class Groups:
             if not groups:
                 marked.append(tool)
                 continue
-            memo: tuple[tuple[str, ...], Tool] | None = self._marked.get(tool)
-            if memo is None or memo[0] != groups:
-                meta = {**(tool.meta or {}), GROUPS_META_KEY: list(groups)}
-                memo = (groups, tool.model_copy(update={"meta": meta}))
-                self._marked.put(tool, memo)
-            marked.append(memo[1])
+            marked.append(with_meta(tool, GROUPS_META_KEY, list(groups)))
         return marked
 
     # -- descriptions of groups ------------------------------------------------------------------
@@ -326,33 +312,16 @@ class Groups:
         sig = (signatures.get(name) if signatures is not None else self.store.signature(name))
         if sig is None:
             return ()
-        known = self._file_groups.get(name)
-        if known is not None and known[0] == sig:
-            return known[1]
-        file = self.store.lookup_at(name, sig)
-        groups = tuple(file.groups or ()) if file is not None else ()
-        self._file_groups[name] = (sig, groups)
-        return groups
+        file = self.store.lookup_at(name, sig)  # the store keeps it parsed per signature
+        return tuple(file.groups or ()) if file is not None else ()
 
     def prefixes(self, server: Any) -> dict[str, str]:
         """Tool-name prefix -> group: mount namespaces."""
         return {f"{ns}_": ns for ns in self._namespace_map(server)}
 
     def _namespace_map(self, server: Any) -> dict[str, Any]:
-        """Namespace -> mounted server (or None), recomputed when the providers change."""
-        if server is None:
-            return {}
-        providers = tuple(id(p) for p in getattr(server, "providers", ()))
-        try:
-            known = self._namespaces.get(server)
-        except TypeError:
-            known = None
-        if known is not None and known[0] == providers:
-            return known[1]
-        mapping = dict(mounted_namespaces(server))
-        with contextlib.suppress(TypeError):
-            self._namespaces[server] = (providers, mapping)
-        return mapping
+        """Namespace -> mounted server (or None): a look at the server's few providers."""
+        return dict(mounted_namespaces(server)) if server is not None else {}
 
     def _namespace_instructions(self, server: Any, name: str) -> str | None:
         mounted = self._namespace_map(server).get(name)

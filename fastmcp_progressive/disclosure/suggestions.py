@@ -71,18 +71,10 @@ class _Index:
             for gram in grams:
                 self.postings.setdefault(gram, []).append(i)
         self.common = max(64, len(names) // 8)
-        self._answers: LRUCache[tuple[str, int], list[str]] = LRUCache(maxsize=256)
 
     def closest(self, asked: str, limit: int) -> list[str]:
-        """Up to ``limit`` names, closest to ``asked`` first (remembered per asked name: a
-        model retries the same wrong name)."""
-        key = (_normal(asked), limit)
-        found = self._answers.get(key)
-        if found is None:
-            found = self._answers[key] = self._rank(key[0], limit)
-        return list(found)
-
-    def _rank(self, query: str, limit: int) -> list[str]:
+        """Up to ``limit`` names, closest to ``asked`` first."""
+        query = _normal(asked)
         grams = _bigrams(query)
         # Dice coefficient on bigrams: a typo keeps most of them. The postings touched are
         # at most the listing's own bigrams, whatever the asked name.
@@ -134,8 +126,7 @@ class Suggestions:
             index = _Index(key)
             with self._lock:
                 self._indexes[key] = index
-        with self._lock:  # one thread at a time per index: its answers memo is shared
-            return index.closest(asked, limit)
+        return index.closest(asked, limit)  # an index is never changed once built
 
 
 def closest(asked: str, visible: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list[str]:

@@ -26,7 +26,6 @@ import atexit
 import os
 import stat
 import threading
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,15 +41,6 @@ RETRY_MAX_SECONDS = 30.0  # longest wait between attempts once both watch modes 
 
 Changed = Callable[[frozenset[str] | None], None]
 """Called with the tool names whose files changed, or None for "anything may have"."""
-
-_live_watchers: weakref.WeakSet[DirectoryWatcher] = weakref.WeakSet()
-
-
-@atexit.register
-def _close_all() -> None:
-    for watcher in list(_live_watchers):
-        watcher.close(timeout=1.0)
-
 
 class DirectoryWatcher:
     """One daemon thread watching one directory's top level; knows nothing of MCP.
@@ -124,7 +114,7 @@ class DirectoryWatcher:
                 target=self._run, args=(self._stop,), name=THREAD_NAME, daemon=True
             )
             self._thread.start()
-            _live_watchers.add(self)
+            atexit.register(self._close_at_exit)  # unregistered as the thread ends
             return True
 
     def close(self, timeout: float = 5.0) -> None:
@@ -136,6 +126,11 @@ class DirectoryWatcher:
             thread.join(timeout)
             if thread.is_alive():
                 logger.warning("description watcher did not stop within %.1fs", timeout)
+
+    def _close_at_exit(self) -> None:
+        """Interpreter exit stops a running thread (registered only while one runs, so a
+        watcher no longer running is not kept alive by ``atexit``)."""
+        self.close(timeout=1.0)
 
     def join(self, timeout: float) -> bool:
         """Wait for the thread to end on its own; True when none is left."""
@@ -209,8 +204,9 @@ class DirectoryWatcher:
             )
         finally:
             with self._lock:
-                if self._thread is threading.current_thread():
+                if self._thread is threading.current_thread():  # no newer thread started
                     self._exiting = True
+                    atexit.unregister(self._close_at_exit)
 
     def _report(self, names: frozenset[str] | None) -> None:
         """Hand a change to ``on_change``; its failure is not a failure of the OS watch.

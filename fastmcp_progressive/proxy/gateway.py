@@ -38,7 +38,6 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -59,6 +58,7 @@ from fastmcp.server.transforms import ToolTransform, Transform
 from fastmcp.tools.base import Tool
 from fastmcp.tools.tool_transform import ToolTransformConfig
 
+from fastmcp_progressive.caches import per_server
 from fastmcp_progressive.disclosure.groups import first_prose
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.middleware import ProgressiveDisclosure
@@ -288,7 +288,7 @@ def progressive_gateway(
     for middleware in (DownUpstreams(upstreams), RootsForwarding(lambda: list(upstreams)),
                        disclosure, UpstreamSummary(upstreams)):
         front.add_middleware(middleware)
-    _registries[front] = upstreams
+    per_server(front)[_REGISTRY] = upstreams
     return front
 
 
@@ -350,15 +350,15 @@ def _server_for(upstream: Upstream, entry: Any, include: Sequence[str],
     return child
 
 
-_registries: weakref.WeakKeyDictionary[FastMCP[Any], Upstreams] = weakref.WeakKeyDictionary()
-"""Per ``progressive_gateway`` server: its upstreams' registry, dropped with the server
-(kept here, not on the FastMCP object)."""
+_REGISTRY = "proxy.gateway.upstreams"
+"""The ``per_server`` slot of a ``progressive_gateway`` server's upstreams' registry
+(dropped with the server; kept there, not on the FastMCP object)."""
 
 
 def upstreams_of(server: FastMCP[Any]) -> Upstreams:
     """The registry of a ``progressive_gateway`` server (name, namespace, instructions,
     state of each upstream)."""
-    upstreams = _registries.get(server)
+    upstreams: Upstreams | None = per_server(server).get(_REGISTRY)
     if upstreams is None:
         raise ValueError(f"{server.name!r} was not made by progressive_gateway")
     return upstreams

@@ -25,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -34,12 +33,12 @@ from fastmcp.server.context import Context
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 
 from fastmcp_progressive.access.caller import is_modern
-from fastmcp_progressive.fastmcp_internals import request_connection
+from fastmcp_progressive.fastmcp_internals import connection_state, request_connection
 from fastmcp_progressive.proxy.upstream import Upstream
 
-_synced: weakref.WeakSet[Any] = weakref.WeakSet()
-"""The handshake-era connections whose roots the upstreams were told to re-read: ours,
-dropped with each connection (nothing of ours is stored on the SDK's objects)."""
+_SYNCED = "fastmcp_progressive.roots_synced"
+"""Marks, in a handshake-era connection's own scratch ``state`` (the SDK's, as FastMCP's
+operations use it; gone with the connection), that its roots were forwarded."""
 _ROOTS_CHANGED = "notifications/roots/list_changed"
 
 
@@ -54,9 +53,9 @@ class RootsForwarding(Middleware):
                          call_next: CallNext[Any, Any]) -> Any:
         ctx = context.fastmcp_context
         if ctx is not None and context.method not in ("initialize", "server/discover"):
-            connection = _roots_session(ctx)
-            if connection is not None and connection not in _synced:
-                _synced.add(connection)
+            state = connection_state(_roots_session(ctx))
+            if state is not None and not state.get(_SYNCED):
+                state[_SYNCED] = True
                 await self._resync(ctx)
         return await call_next(context)
 

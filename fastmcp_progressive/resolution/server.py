@@ -53,7 +53,7 @@ from fastmcp_progressive.access.arguments import ArgumentChecker
 from fastmcp_progressive.access.caller import Caller, identify
 from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
-from fastmcp_progressive.caches import IdentityCache
+from fastmcp_progressive.caches import with_meta
 from fastmcp_progressive.fastmcp_internals import server_info_stamp
 from fastmcp_progressive.files.rules import Hints, Rule, ToolHints, first_match, violations
 from fastmcp_progressive.files.store import Definitions, DescriptionStore, Signature
@@ -72,8 +72,6 @@ HookResult = Hints | Mapping[str, bool] | None
 
 _MAX_NAME_ECHO = 128
 _MAX_LOGGED = 10_000
-MARKS_KEPT = 50_000
-"""Listed tool objects whose resolvable mark is kept (the listing cache keeps them alive)."""
 
 
 def advertised(caller: Caller) -> bool:
@@ -105,7 +103,6 @@ class ToolResolution:
         self.definitions = definitions or Definitions(store)
         self.checker = checker or ArgumentChecker()
         self.hooks = dict(hooks or {})  # checked by ResolutionSettings
-        self._marked: IdentityCache[tuple[Signature | None, Tool]] = IdentityCache(MARKS_KEPT)
         self._logged: set[tuple[str, str, Any]] = set()
 
     # -- advertising ----------------------------------------------------------------------
@@ -134,11 +131,8 @@ class ToolResolution:
             if sig is None and tool.name not in self.hooks:
                 marked.append(tool)
                 continue
-            memo: tuple[Signature | None, Tool] | None = self._marked.get(tool)
-            if memo is None or memo[0] != sig:
-                memo = (sig, _with_mark(tool) if self._resolvable(tool.name, sig) else tool)
-                self._marked.put(tool, memo)
-            marked.append(memo[1])
+            marked.append(with_meta(tool, RESOLUTION_EXTENSION_ID, dict(RESOLVABLE_META))
+                          if self._resolvable(tool.name, sig) else tool)
         return marked
 
     # -- tools/resolve --------------------------------------------------------------------
@@ -242,11 +236,6 @@ class ToolResolution:
         self._logged.add(key)
         logger.error("tool resolution of %r refused: %s %s (answered -32603; fix the "
                      "description file or the hook)", name, source, what)
-
-
-def _with_mark(tool: Tool) -> Tool:
-    meta = {**(tool.meta or {}), RESOLUTION_EXTENSION_ID: dict(RESOLVABLE_META)}
-    return tool.model_copy(update={"meta": meta})
 
 
 def _untrustworthy(name: str) -> MCPError:

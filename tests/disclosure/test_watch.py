@@ -370,6 +370,31 @@ def test_watcher_stops_by_itself_when_not_alive(tmp_path: Path) -> None:
         watcher.close()
 
 
+def test_a_running_watcher_stops_at_exit_and_a_stopped_one_is_not_kept(
+        tmp_path: Path) -> None:
+    """The watcher registers its own stop with ``atexit`` while its thread runs (no module
+    registry of watchers) and takes it back as the thread ends, so nothing keeps a stopped
+    watcher (and the middleware behind its callbacks) alive."""
+    import atexit
+    import weakref
+
+    registered: list[Any] = []
+    real_register = atexit.register
+    watcher = DirectoryWatcher(tmp_path, on_change=lambda _: None, wakeup=0.05)
+    with pytest.MonkeyPatch.context() as patch:  # see what it registers, and register it
+        patch.setattr(atexit, "register", lambda f: registered.append(f) or real_register(f))
+        watcher.start()
+    assert watcher.ready.wait(PATIENCE)
+    assert registered == [watcher._close_at_exit]
+    registered[0]()  # what interpreter exit runs: the thread stops
+    assert watcher.join(PATIENCE) and not watcher.running
+    registered.clear()
+    gone = weakref.ref(watcher)
+    del watcher
+    gc.collect()
+    assert gone() is None
+
+
 @pytest.mark.parametrize(
     ("path", "name"),
     [("/d/add.json", "add"), ("/d/add.md", "add"), ("/d/.add.json", None),
