@@ -19,7 +19,7 @@ a model that sees a task's several steps asks for them in one call (``queries``,
 ``MAX_QUERIES``), each ranked on its own.
 
 The ranking is Okapi BM25 (``index.py``: FastMCP's own scoring, a plural finding its
-singular).
+singular, stop words left out, the best matches' words asked for too).
 Which tools are documents is decided by the caller of the query, as a read decides
 (``describer.py:Describer.visible_tools``): a hidden tool is never ranked. An index is
 built once per catalog (the documents, in order), in a worker thread (a 2,000-tool one
@@ -74,7 +74,7 @@ LINE_RESULTS = 5
 fit); each of several queries answers its ``FULL_RESULTS`` best in all."""
 INDEX_BYTES = 64 * 1024 * 1024
 """What the kept indexes may hold together (``index.py:Index.size``, one index per distinct
-catalog): about 1.4 KB a tool, so some 20 views of a 2,000-tool catalog."""
+catalog): about 1.6 KB a tool, so some 20 views of a 2,000-tool catalog."""
 DOCUMENTS_KEPT = 20_000
 """How many tools' documents are kept (per tool content and file signature)."""
 BUILD_THREADS = 2

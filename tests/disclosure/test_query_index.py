@@ -14,10 +14,12 @@ import json
 import random
 import tracemalloc
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import anyio
 import pytest
 from fastmcp import Client, FastMCP
+from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from fastmcp.server.transforms.search import BM25SearchTransform
 from fastmcp.tools.base import Tool
 
@@ -32,7 +34,7 @@ from fastmcp_progressive.disclosure.search import (
     distinct_words,
 )
 from fastmcp_progressive.files.store import Definitions, DescriptionStore
-from tests.conftest import Era, Transport, answer_of, clients, gated
+from tests.conftest import TOKENS, Era, Transport, answer_of, clients, gated
 from tests.corpus import catalog_path, corpus_dir, load_tasks
 from tests.disclosure.test_search import first, github_server, github_tool, query
 from tests.replay import replay_tool
@@ -68,10 +70,10 @@ class CountedBuilds:
 
         class Counted(Index):
             @classmethod
-            def build(cls, texts: Sequence[str], fold: Callable[[str], str] = singular
-                      ) -> Index:
+            def build(cls, texts: Sequence[str], fold: Callable[[str], str] = singular,
+                      **options: Any) -> Index:
                 counter.sizes.append(len(texts))
-                return super().build(texts, fold)
+                return super().build(texts, fold, **options)
 
         monkeypatch.setattr(search, "Index", Counted)
 
@@ -83,12 +85,29 @@ needs_corpus = pytest.mark.skipif(
     reason="shared corpus not present")
 
 
+def task_tools_found(index: Index, names: Sequence[str], tasks: Sequence[dict[str, Any]]
+                     ) -> tuple[int, int]:
+    """(task-tool pairs whose tool ``index`` ranks in the top 5, in the top 10) over
+    ``tasks``, one query per task text; a task names a tool without its server prefix."""
+    top5 = top10 = 0
+    for task in tasks:
+        top = [names[at].split("__", 1)[-1] for at in index.rank(task["question"])[:10]]
+        for tool in dict.fromkeys(task["tools"]):
+            top5 += tool in top[:5]
+            top10 += tool in top
+    return top5, top10
+
+
 @needs_corpus
-async def test_it_ranks_as_fastmcps_bm25_and_singular_words_find_more_task_tools() -> None:
-    """Without folding, every LiveMCPBench task text ranks the 527 tools exactly as FastMCP's
-    ``BM25SearchTransform`` (through its public ``search_tools``) ranks the same documents;
-    with a plural finding its singular, more task tools are in the top 5 (44 of 114 pairs
-    against 38) and none fewer in the top 10 (50 against 48)."""
+async def test_it_ranks_as_fastmcps_bm25_and_each_addition_finds_more_task_tools() -> None:
+    """Without folding, stop words or feedback, every LiveMCPBench task text ranks the 527
+    tools exactly as FastMCP's ``BM25SearchTransform`` (through its public ``search_tools``)
+    ranks the same documents. These documents leave out the listing line (the server's
+    add it: there, ``benchmarks/``, 38/48, 44/50 and 46/54). Of 114 task-tool pairs, in the
+    top 5 and the top 10: 38 and 51 plain, 41 and 54 with a plural finding its singular,
+    45 and 55 with stop words left out and the best matches' words asked for too (the
+    default); and on each half of the tasks (even and odd places) more in the top 5 and
+    none fewer in the top 10 than with plurals alone: it holds on both halves."""
     specs = json.loads(catalog_path("livemcptool").read_text(encoding="utf-8"))
     kept = searcher()
     catalog = [(spec["name"], kept.document_of(replay_tool(spec))) for spec in specs]
@@ -102,20 +121,71 @@ async def test_it_ranks_as_fastmcps_bm25_and_singular_words_find_more_task_tools
         max_results=len(catalog),
         search_result_serializer=lambda found: json.dumps([t.name for t in found])))
     tasks = load_tasks()
-    plain, folded = Index.build(texts, same), Index.build(texts)
-    found = {"plain": [0, 0], "folded": [0, 0]}
+    plain = Index.build(texts, same, stop=frozenset(), feedback=0)
     async with Client(reference) as client:
         for task in tasks:
             words = distinct_words(task["question"])
             theirs = await client.call_tool("search_tools", {"query": words})
             ours = [names[at] for at in plain.rank(words)]
             assert ours == json.loads(theirs.content[0].text), task["question"]
-            for label, index in (("plain", plain), ("folded", folded)):
-                top = [names[at].split("__", 1)[-1] for at in index.rank(task["question"])]
-                for tool in dict.fromkeys(task["tools"]):
-                    found[label][0] += tool in top[:5]
-                    found[label][1] += tool in top[:10]
-    assert found["folded"][0] > found["plain"][0] and found["folded"][1] >= found["plain"][1]
+    plurals = Index.build(texts, stop=frozenset(), feedback=0)
+    default = Index.build(texts)
+    found = {label: task_tools_found(index, names, tasks)
+             for label, index in (("plain", plain), ("plurals", plurals), ("default", default))}
+    assert found == {"plain": (38, 51), "plurals": (41, 54), "default": (45, 55)}
+    for half in (tasks[0::2], tasks[1::2]):
+        before = task_tools_found(plurals, names, half)
+        after = task_tools_found(default, names, half)
+        assert after[0] > before[0] and after[1] >= before[1], (before, after)
+
+
+def test_a_query_leaves_out_stop_words_unless_it_says_nothing_else() -> None:
+    """A long text's "the", "to", "in" said many times no longer outweigh its one telling
+    word: the tool every description fills with them loses to the one that says it."""
+    texts = ["fill_form: Fill in the form and go to the page in the browser that is open.",
+             "geocode_address: Geocode an address."]
+    task = "go to the address in the town and then to the page in the town"
+    assert Index.build(texts, stop=frozenset(), feedback=0).rank(task)[0] == 0
+    assert Index.build(texts, feedback=0).rank(task)[0] == 1
+    assert Index.build(texts).rank("the and in to") == [0]  # nothing else said: kept
+
+
+def test_the_best_matches_words_bring_up_the_step_a_task_does_not_name() -> None:
+    """A task that names the route but not the geocoding finds ``geocode_address`` too:
+    it shares the best match's words (its server's, "place", "coordinates"); without
+    feedback it is not found at all."""
+    texts = ["maps__get_route: Route directions between two places by their coordinates.",
+             "maps__geocode_address: Coordinates of an address or place name, maps server.",
+             "weather__forecast: Weather forecast for a city.",
+             "files__write_file: Write a file."]
+    task = "Plan a route from the station to the museum"
+    assert 1 not in Index.build(texts, feedback=0).rank(task)
+    assert Index.build(texts).rank(task)[:2] == [0, 1]
+
+
+@pytest.mark.parametrize(("transport", "era"), [("memory", "legacy"), ("http", "modern")])
+async def test_a_task_text_finds_its_unnamed_step_through_the_server(transport: Transport,
+                                                                     era: Era) -> None:
+    """Through ``describe_tools``: a task's text, full of words every tool says, answers the
+    route first and the geocoding it implies among its matches (before: the form filler,
+    which says "the", "to" and "in" most, came first)."""
+    server = FastMCP("maps", auth=StaticTokenVerifier(tokens=TOKENS) if transport == "http"
+                     else None)
+    for name, text in (
+            ("maps_get_route", "Route directions between two places by their coordinates."),
+            ("maps_geocode_address", "Coordinates of an address or place name."),
+            ("browser_fill_form", "Fill in the form on the page that is open in the browser, "
+             "to the end, as it is in the page."),
+            ("weather_forecast", "Weather forecast for a city."),
+            ("files_write_file", "Write a file.")):
+        server.add_tool(github_tool(name, text, []))
+    server.add_middleware(ProgressiveDisclosure())
+    token = ["alice-token"] if transport == "http" else None
+    async with clients(server, transport, era, tokens=token) as (c,):
+        body = await query(c, "Plan a route to the museum in the town, and then to the station "
+                              "in the town, on the way to the hotel")
+    found = [*body["tools"], *body.get("more_tools", {})]
+    assert found[:2] == ["maps_get_route", "maps_geocode_address"], found
 
 
 @pytest.mark.parametrize(("word", "folded"), [
