@@ -16,7 +16,9 @@ The cases (each target from issue 35):
   floor issue 26 measured, FastMCP's lookup being a scan): <= 1.15x;
 - a granted call (the tool read first) against the same call on plain, in both eras: a
   handshake-era session keeps grants; a 2026-07-28 caller in memory has no authorization,
-  so it is anonymous and its call is judged by its arguments after the read: <= 1.15x;
+  so it is anonymous and its call is judged by its arguments after the read; the modern
+  caller that keeps grants, a principal, over streamable HTTP with a bearer token (client,
+  server and HTTP stack in this process, so its ratio is diluted by HTTP's work): <= 1.15x;
 - a call by FastMCP's default ``Client`` (``clientInfo`` ``fastmcp``, 2026-07-28, judged by
   its arguments) on the one-line default listing budget (``ListingSettings()``), of a tool
   the budget lists for a generic host and of one it does not, through ``Client.call_tool``
@@ -46,7 +48,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
@@ -61,8 +62,10 @@ from ..results import DEFAULT
 from .catalogs import Catalog, read_selection, scenario_for, synthetic_catalog
 from .scaling import LookupFloor
 from .servers import (
+    TRANSPORTS,
     ReplayServer,
     build_server,
+    connect,
     host_client,
     sample_arguments,
     text_of,
@@ -191,6 +194,21 @@ async def _reads(catalog: Catalog, files: Path, budget: SpeedBudget) -> list[Spe
     return rows
 
 
+async def _granted(case: str, p: Client[Any], o: Client[Any], ours: ReplayServer,
+                   target: str, arguments: dict[str, Any], budget: SpeedBudget) -> SpeedRow:
+    """``target`` read by ``o``'s caller, then called on both sides."""
+    for client in (p, o):
+        await client.list_tools_mcp()
+    await o.read_resource_mcp(resource_uri_for([target]))
+    await ours.settle()
+    for client in (p, o):
+        _expect(not (await client.call_tool_mcp(target, arguments)).is_error,
+                f"the granted call of {target} ({case}) failed")
+    return await compared_cpu(case, partial(p.call_tool_mcp, target, arguments),
+                              partial(o.call_tool_mcp, target, arguments), GRANTED_TARGET,
+                              budget)
+
+
 async def _gated(catalog: Catalog, files: Path, budget: SpeedBudget) -> list[SpeedRow]:
     """Granted calls in both eras and refused calls, on servers listing every tool."""
     plain = build_server(catalog, "plain")
@@ -201,33 +219,37 @@ async def _gated(catalog: Catalog, files: Path, budget: SpeedBudget) -> list[Spe
     needed = budget.warmup + budget.rounds * budget.repetitions
     _expect(len(unread) > needed, f"{needed} refusals need more than {len(unread)} unread tools")
     rows: list[SpeedRow] = []
-    for era in ("legacy", "modern"):
-        mode = "legacy" if era == "legacy" else "auto"  # as the tests select an era
-        async with AsyncExitStack() as stack:
-            p = await stack.enter_async_context(host_client(plain.mcp, mode=mode))
-            o = await stack.enter_async_context(host_client(ours.mcp, mode=mode))
-            for client in (p, o):
-                await client.list_tools_mcp()
-            await o.read_resource_mcp(resource_uri_for([target]))
-            await ours.settle()
-            for client in (p, o):
-                _expect(not (await client.call_tool_mcp(target, arguments)).is_error,
-                        f"the granted call of {target} ({era}) failed")
-            rows.append(await compared_cpu(
-                f"granted call, {era}" + (" (anonymous: judged by arguments)"
-                                          if era == "modern" else ""),
-                partial(p.call_tool_mcp, target, arguments),
-                partial(o.call_tool_mcp, target, arguments), GRANTED_TARGET, budget))
-            if era != "legacy":
-                continue
-            first, *rest = unread
-            _expect(_refused(await o.call_tool_mcp(*first)), "ours did not refuse an unread tool")
-            _expect(not (await p.call_tool_mcp(*first)).is_error, "plain's call failed")
-            rows.append(await compared_cpu(
-                "refused call vs plain's call, legacy", _each(p, rest), _each(o, rest),
-                REFUSED_TARGET, budget))
+    async with host_client(plain.mcp, mode="legacy") as p, \
+            host_client(ours.mcp, mode="legacy") as o:  # as the tests select an era
+        rows.append(await _granted("granted call, legacy", p, o, ours, target, arguments,
+                                   budget))
+        first, *rest = unread
+        _expect(_refused(await o.call_tool_mcp(*first)), "ours did not refuse an unread tool")
+        _expect(not (await p.call_tool_mcp(*first)).is_error, "plain's call failed")
+        rows.append(await compared_cpu("refused call vs plain's call, legacy", _each(p, rest),
+                                       _each(o, rest), REFUSED_TARGET, budget))
+    async with host_client(plain.mcp, mode="auto") as p, host_client(ours.mcp, mode="auto") as o:
+        rows.append(await _granted("granted call, modern (anonymous: judged by arguments)",
+                                   p, o, ours, target, arguments, budget))
     ours.close()
-    return rows
+    return [*rows, await _principal(catalog, files, budget, target, unread[0])]
+
+
+async def _principal(catalog: Catalog, files: Path, budget: SpeedBudget, target: str,
+                     unread: tuple[str, dict[str, Any]]) -> SpeedRow:
+    """The 2026-07-28 era's followable caller: a principal (a bearer token) over streamable
+    HTTP on 127.0.0.1, server and client in this process (in memory no token is presented,
+    so no modern caller keeps grants there): ``unread`` is refused to it, ``target`` runs."""
+    transport = TRANSPORTS["http+auth"]
+    plain = build_server(catalog, "plain", auth=transport.verifier())
+    ours = build_server(catalog, DEFAULT, descriptions_dir=files, auth=transport.verifier())
+    arguments = sample_arguments(catalog.tool(target))
+    async with connect(plain, transport) as p, connect(ours, transport) as o:
+        row = await _granted("granted call, modern principal (HTTP, bearer token)", p, o, ours,
+                             target, arguments, budget)
+        _expect(_refused(await o.call_tool_mcp(*unread)), "ours did not gate the principal")
+    ours.close()
+    return row
 
 
 async def _budget_split(ours: ReplayServer, catalog: Catalog) -> tuple[str, str]:

@@ -28,7 +28,9 @@ def speed(results: Results) -> list[str]:
             "ours / plain of those medians, the spread the quartiles of the rounds' own "
             "ratios. Reads against plain answering the same bytes after FastMCP's own "
             "`get_tool` per name (issue 26's floor); a 2026-07-28 caller in memory has no "
-            "authorization, so its call after a read is judged by its arguments; FastMCP's "
+            "authorization, so its call after a read is judged by its arguments (the modern "
+            "caller that keeps grants, a principal, is timed over streamable HTTP with a bearer "
+            "token, the HTTP stack in the same process); FastMCP's "
             "`Client` (`fastmcp`) on the one-line default budget (`ListingSettings()`); a "
             "refusal (`TOOL_DESCRIPTION_REQUIRED`) against plain's successful call of the same "
             "tools (`benchmarks/measure/speed.py`).", "",

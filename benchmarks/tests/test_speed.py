@@ -15,6 +15,7 @@ CASES = {
     "read of 5 names", "read of 20 names", "granted call, legacy",
     "refused call vs plain's call, legacy",
     "granted call, modern (anonymous: judged by arguments)",
+    "granted call, modern principal (HTTP, bearer token)",
     "judged by arguments (FastMCP's Client), a tool the budget lists",
     "judged by arguments (FastMCP's Client), a tool the budget leaves out",
 }
