@@ -290,6 +290,8 @@ class Results:
     resolution: list[dict[str, Any]] = field(default_factory=list)
     hostile: dict[str, Any] = field(default_factory=dict)
     proxy_start: dict[str, Any] = field(default_factory=dict)
+    speed: list[dict[str, Any]] = field(default_factory=list)
+    """Issue 35's CPU-time ratios at 1,000 tools (``measure/speed.py``), one dict a case."""
     seconds: float = 0.0
 
     def token(self, catalog: str, mode: str) -> TokenRow | None:

@@ -33,6 +33,7 @@ from .measure import (
     resolve,
     scale,
     scaling,
+    speed,
     tokens,
 )
 from .measure.catalogs import Catalog, load_corpus, scenario_for
@@ -61,6 +62,7 @@ class Plan:
     resolutions: int = 2_000
     hostile_repeat: int = 3
     proxy_rounds: int = 5
+    speed: speed.SpeedBudget = speed.FULL
 
 
 async def _tokens(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
@@ -129,6 +131,10 @@ async def _proxy_start(results: Results, plan: Plan, catalogs: list[Catalog]) ->
     results.proxy_start = await proxy_start.measure(plan.proxy_rounds)
 
 
+async def _speed(results: Results, plan: Plan, catalogs: list[Catalog]) -> None:
+    results.speed = await speed.measure(plan.speed)
+
+
 Section = Callable[[Results, Plan, list[Catalog]], Awaitable[None]]
 SECTIONS: dict[str, tuple[Section, tuple[str, ...], tuple[str, ...]]] = {
     "tokens": (_tokens, ("tokens", "anatomy", "sweep"), ("session_tools",)),
@@ -141,13 +147,15 @@ SECTIONS: dict[str, tuple[Section, tuple[str, ...], tuple[str, ...]]] = {
     "resolution": (_resolution, ("resolution",), ()),
     "hostile": (_hostile, ("hostile",), ()),
     "proxy-start": (_proxy_start, ("proxy_start",), ()),
+    "speed": (_speed, ("speed",), ()),
 }
 """Each section: what measures it, the ``Results`` fields and config keys it fills."""
 
 FULL = Plan("full", tuple(SECTIONS))
 SMOKE = Plan("smoke", ("tokens", "latency", "scale", "scaling"), transports=("memory", "http"),
              budget=cost.SMOKE, listing_sizes=(10, 100), listing_iterations=3,
-             grant_callers=1_000, grant_batches=5, edit_trials=2, scaling=scaling.SMOKE)
+             grant_callers=1_000, grant_batches=5, edit_trials=2, scaling=scaling.SMOKE,
+             speed=speed.SMOKE)
 
 
 def _read(path: str, prefix: str) -> str:

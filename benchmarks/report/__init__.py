@@ -4,7 +4,7 @@ Holds formatting only (it imports ``benchmarks.results`` and never ``benchmarks.
 every number comes from ``results.json``, so re-rendering the committed file reproduces the
 committed report (``benchmarks/tests/test_report.py``). Modules: ``markdown`` (tables,
 formats), ``targets`` (the issues' goals judged), ``findings`` (take-aways), one module per
-group of sections (``tokens``, ``hosts``, ``cost``, ``more``), ``plots`` (the PNGs).
+group of sections (``tokens``, ``hosts``, ``cost``, ``more``, ``speed``), ``plots`` (the PNGs).
 
 Example:
     ```python
@@ -22,6 +22,7 @@ from . import cost, hosts, more, tokens
 from .findings import derive
 from .markdown import MISSING, duration, saved, table
 from .plots import write_figures
+from .speed import speed
 from .targets import judge
 
 
@@ -80,7 +81,7 @@ def render(results: Results, figures: str = "benchmarks/figures") -> str:
            *tokens.section(results, figures), *hosts.section(results, figures),
            *cost.cost(results, figures), *cost.scale(results, figures), *cost.scaling(results),
            *more.gateway(results), *more.proxy_start(results), *more.resolution(results),
-           *more.hostile(results)]
+           *more.hostile(results), *speed(results)]
     findings = derive(results)
     if findings:
         out += ["## Findings", "", *[f"- {f}" for f in findings], ""]
