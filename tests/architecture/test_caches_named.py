@@ -29,7 +29,7 @@ PENDING = frozenset({
     # in modules of issue #35's other parts (one pass per request, a lean middleware)
     ("Recall._kept", "access/gate.py"),
     ("_gateways", "access/gate.py"),
-    ("OrderCheck._in_order", "middleware.py"),
+    ("OrderCheck.in_order", "order.py"),
     ("_registered", "disclosure/components.py"),
     ("ToolsList._listed_dispatch", "disclosure/tools_list.py"),
     ("ToolsList._plain_bridge", "disclosure/tools_list.py"),
