@@ -211,7 +211,7 @@ async def test_concurrent_clients_no_failures_no_leaks_memory_back_to_baseline(
             # The gate's Recall (a bounded LRU of the tools called, not of sessions) kept
             # each tool this round called first: emptied, so what stays is what sessions
             # left (a Found a session still held would stay and count).
-            middleware._recall._kept.clear()
+            middleware._gate.recall._kept.clear()
 
             def settled() -> bool:
                 gc.collect()
