@@ -82,6 +82,7 @@ from fastmcp_progressive.access.caller import Caller, note_bridge_call, opened_w
 from fastmcp_progressive.access.gateways import gateway_tools
 from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable, ServerStore
 from fastmcp_progressive.access.modes import ModePolicy
+from fastmcp_progressive.caches import per_server, server_slots
 from fastmcp_progressive.fastmcp_internals import is_nested_tool_call, local_component
 from fastmcp_progressive.files.store import Definitions, is_pinned
 from fastmcp_progressive.log import get_logger
@@ -311,10 +312,9 @@ def let_through(call_next: CallNext[T, R]) -> CallNext[T, R]:
 
 
 # -- the tools FastMCP's gateway transforms generate (``access/gateways.py``) --------------------
-_Seen = tuple[tuple[Any, ...], frozenset[str]]
-_gateways: weakref.WeakKeyDictionary[FastMCP[Any], _Seen] = weakref.WeakKeyDictionary()
-"""Per server: its transforms when last looked at (held, so their ids stay theirs), and
-the gateway tools they generate."""
+_GATEWAYS = "access.gate.gateways_of"
+"""The ``caches.py:per_server`` slot of a server's transforms when last looked at (held,
+so their ids stay theirs), and the gateway tools they generate."""
 
 
 async def gateways_of(server: FastMCP[Any]) -> frozenset[str]:
@@ -326,11 +326,13 @@ async def gateways_of(server: FastMCP[Any]) -> frozenset[str]:
     transforms = server.transforms
     if not transforms:
         return frozenset()
-    known = _gateways.get(server)
+    slots = server_slots(server)
+    known: tuple[tuple[Any, ...], frozenset[str]] | None = (
+        None if slots is None else slots.get(_GATEWAYS))
     if known is not None and same(known[0], transforms):
         return known[1]
     names = await gateway_tools(server)
-    _gateways[server] = (tuple(transforms), names)
+    per_server(server)[_GATEWAYS] = (tuple(transforms), names)
     return names
 
 
