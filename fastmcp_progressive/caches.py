@@ -22,9 +22,10 @@ listing whose tools did not change is made of the very same objects again (and w
 derived downstream from them by identity, their wire form, is reused).
 
 What the package keeps about a FastMCP *server* (the store grants live in when it was
-given none, a gateway's upstreams) lives in one weak map, ``per_server``: a dict of slots
-per server, dropped with the server, so nothing is ever assigned onto FastMCP's objects
-and each fact needs no weak map of its own.
+given none, a gateway's upstreams, the middleware order found right, the gateway tools its
+transforms generate, the components added to it) lives in one weak map, ``per_server``: a
+dict of slots per server, dropped with the server, so nothing is ever assigned onto
+FastMCP's objects and each fact needs no weak map of its own.
 
 Both are keyed by ``id()`` where an object is the key (FastMCP tools define ``__eq__``
 without ``__hash__``), guarded by a weak reference so a recycled ``id`` never finds another
@@ -178,6 +179,12 @@ def per_server(server: Any) -> dict[str, Any]:
         if slots is None:
             slots = _per_server[server] = {}
         return slots
+
+
+server_slots: Callable[[Any], dict[str, Any] | None] = _per_server.get
+"""The package's slots for ``server`` if any were made (None: none yet), making nothing: a
+read on every request (the middleware's order, a call's gateway tools) is the map's own
+lookup, as cheap as a weak map of its own was."""
 
 
 def compact(key: Hashable) -> Hashable:

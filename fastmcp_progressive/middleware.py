@@ -53,6 +53,7 @@ from fastmcp_progressive.access.gate import (
     same,
 )
 from fastmcp_progressive.assembly import assemble
+from fastmcp_progressive.caches import server_slots
 from fastmcp_progressive.disclosure.announce import announcing_to
 from fastmcp_progressive.disclosure.components import install
 from fastmcp_progressive.disclosure.describer import error_result
@@ -60,7 +61,6 @@ from fastmcp_progressive.disclosure.groups import GROUPS_LIST_METHOD
 from fastmcp_progressive.fastmcp_internals import state_storage
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.order import InOrder, OrderCheck
-from fastmcp_progressive.payloads import is_descriptions_uri
 from fastmcp_progressive.resolution.server import RESOLVE_METHOD
 from fastmcp_progressive.settings import (
     AddedComponents,
@@ -167,9 +167,9 @@ class ProgressiveDisclosure(Middleware):
             return await call_next(context)
 
     def _in_order(self, server: FastMCP[Any]) -> InOrder | None:
-        """``server``'s list as last found in order (``order.py:OrderCheck``) while it is
-        still that list; None: check it again. Read here: a warm request skips ``order.py``."""
-        known = self._order.in_order.get(server)
+        """``server``'s list as last found in order (``order.py``) while it is still that
+        list, else None. Read here (its ``per_server`` slot): a warm request skips order.py."""
+        known: InOrder | None = (server_slots(server) or {}).get(self._order.slot)
         return known if known is not None and same(known[0], server.middleware) else None
 
     # -- tools/call: gather the call's facts once, ask the gate once, run or refuse -------------
@@ -259,7 +259,7 @@ class ProgressiveDisclosure(Middleware):
     ) -> ResourceResult:
         uri = str(context.message.uri)
         ctx = context.fastmcp_context
-        if not is_descriptions_uri(uri) or ctx is None:
+        if not payloads.is_descriptions_uri(uri) or ctx is None:
             return await call_next(context)
         # answered here, not by the registered component: a response cache inside this
         # middleware would otherwise replay one caller's read (and skip its grant)

@@ -4,21 +4,21 @@
 the middleware list (``misordered``: a ``ResponseCachingMiddleware`` in front would replay
 one caller's answers to another, past the gate; the middleware added twice) and adds our
 components (``install``: a server tool may hold a bridge's name). ``OrderCheck`` keeps the
-answer per server (``OrderCheck.in_order``), with whether another middleware of the list may filter
-listings; the middleware reads it on each request without calling in here, so a warm
-request never enters this module.
+answer in the server's ``caches.py:per_server`` slot ``OrderCheck.slot`` (one per
+middleware), with whether another middleware of the list may filter listings; the
+middleware reads it on each request without calling in here, so a warm request never
+enters this module.
 
 Example:
     ```python
     order = OrderCheck(middleware)
-    if order.in_order.get(server) is None:
+    if (server_slots(server) or {}).get(order.slot) is None:
         await order.check(server, "tools/list")  # MiddlewareOrderError, logged once
     ```
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -26,6 +26,7 @@ from fastmcp.server.middleware.caching import ResponseCachingMiddleware
 from mcp.shared.exceptions import MCPError
 
 from fastmcp_progressive.access.catalog import hooks_listing
+from fastmcp_progressive.caches import per_server
 from fastmcp_progressive.disclosure.components import BridgeNameTaken
 from fastmcp_progressive.log import get_logger
 
@@ -93,18 +94,18 @@ class OrderCheck:
     Example:
         ```python
         order = OrderCheck(middleware)
-        if order.in_order.get(server) is None:  # or its list changed since
+        if (server_slots(server) or {}).get(order.slot) is None:  # or its list changed
             await order.check(server, "tools/list")  # MiddlewareOrderError, logged once
         ```
     """
 
-    in_order: weakref.WeakKeyDictionary[Any, InOrder]
-    """Per server: its list when last found in order (the middleware compares it with the
-    server's list on each request, without calling in here)."""
-
     def __init__(self, middleware: Any) -> None:
         self._middleware = middleware
-        self.in_order = weakref.WeakKeyDictionary()
+        self.slot = f"order.in_order.{id(middleware)}"
+        """The ``per_server`` slot of a server's list when last found in order for this
+        middleware (an ``InOrder``; the middleware compares it with the server's list on
+        each request, without calling in here). The list held there holds the middleware,
+        so its ``id`` stays its own while the slot is kept."""
         self._reported = False
 
     async def check(self, server: Any, method: str | None = None,
@@ -121,7 +122,7 @@ class OrderCheck:
             except BridgeNameTaken as taken:
                 problem = str(taken)
         if problem is None:
-            self.in_order[server] = (chain, any(
+            per_server(server)[self.slot] = (chain, any(
                 m is not self._middleware and hooks_listing(m) for m in chain))
             return
         if method in HANDSHAKE_METHODS:

@@ -82,8 +82,9 @@ from fastmcp_progressive.access.caller import Caller, note_bridge_call, opened_w
 from fastmcp_progressive.access.gateways import gateway_tools
 from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable, ServerStore
 from fastmcp_progressive.access.modes import ModePolicy
+from fastmcp_progressive.caches import per_server, server_slots
 from fastmcp_progressive.fastmcp_internals import is_nested_tool_call, local_component
-from fastmcp_progressive.files.store import Definitions, is_pinned
+from fastmcp_progressive.files.store import Definitions, Signature, is_pinned
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.settings import AnonymousPolicy
 
@@ -311,10 +312,9 @@ def let_through(call_next: CallNext[T, R]) -> CallNext[T, R]:
 
 
 # -- the tools FastMCP's gateway transforms generate (``access/gateways.py``) --------------------
-_Seen = tuple[tuple[Any, ...], frozenset[str]]
-_gateways: weakref.WeakKeyDictionary[FastMCP[Any], _Seen] = weakref.WeakKeyDictionary()
-"""Per server: its transforms when last looked at (held, so their ids stay theirs), and
-the gateway tools they generate."""
+_GATEWAYS = "access.gate.gateways_of"
+"""The ``caches.py:per_server`` slot of a server's transforms when last looked at (held,
+so their ids stay theirs), and the gateway tools they generate."""
 
 
 async def gateways_of(server: FastMCP[Any]) -> frozenset[str]:
@@ -326,11 +326,13 @@ async def gateways_of(server: FastMCP[Any]) -> frozenset[str]:
     transforms = server.transforms
     if not transforms:
         return frozenset()
-    known = _gateways.get(server)
+    slots = server_slots(server)
+    known: tuple[tuple[Any, ...], frozenset[str]] | None = (
+        None if slots is None else slots.get(_GATEWAYS))
     if known is not None and same(known[0], transforms):
         return known[1]
     names = await gateway_tools(server)
-    _gateways[server] = (tuple(transforms), names)
+    per_server(server)[_GATEWAYS] = (tuple(transforms), names)
     return names
 
 
@@ -413,11 +415,12 @@ class Gate:
                 return RUN
         except GrantStoreUnavailable:
             return STORE_UNAVAILABLE
-        if self.pinned(tool):
+        sig = self.definitions.store.signature(tool.name)  # one stat: pin and definition
+        if self.pinned(tool, sig):
             return RUN
         if server.shown is not None and not await server.shown(tool):
             return UNKNOWN  # hidden from this caller: never taught
-        definition, _ = self.definitions.for_tool(tool)
+        definition = self.definitions.definition(tool, sig)
         if not await self.grants.add(caller, [name], server_store=server.state_store):
             # the refusal would promise a grant the store did not keep (a read-only
             # replica, ``noeviction``): a refusal loop; the store's policy answers instead
@@ -435,19 +438,21 @@ class Gate:
         problem = await self.checker.problem(tool, call.arguments)
         if problem is None:
             return RUN_CHECKED  # pinned or not, it runs: the pin is asked only to refuse
-        if self.pinned(tool):
+        sig = self.definitions.store.signature(tool.name)
+        if self.pinned(tool, sig):
             return RUN
         if call.recalled:
             return LOOK_AGAIN
         shown = call.server.shown
         if shown is not None and not await shown(tool):
             return UNKNOWN
-        definition, _ = self.definitions.for_tool(tool)
+        definition = self.definitions.definition(tool, sig)
         return Verdict("refuse", definition=definition, problem=problem)
 
-    def pinned(self, tool: Tool) -> bool:
-        """Whether ``tool`` is pinned "always load" (its file, tag or meta): never gated."""
-        return is_pinned(tool, self.definitions.store.lookup(tool.name))
+    def pinned(self, tool: Tool, sig: Signature | None) -> bool:
+        """Whether ``tool`` is pinned "always load" (its file of signature ``sig``, tag or
+        meta): never gated."""
+        return is_pinned(tool, self.definitions.store.lookup_at(tool.name, sig))
 
     # -- grants -----------------------------------------------------------------------
     async def grant(self, caller: Caller, names: list[str], state_store: ServerStore) -> None:

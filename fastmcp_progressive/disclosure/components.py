@@ -52,6 +52,7 @@ from fastmcp.utilities.components import FastMCPComponent
 
 from fastmcp_progressive import payloads
 from fastmcp_progressive.access.gate import Bridge
+from fastmcp_progressive.caches import per_server
 from fastmcp_progressive.disclosure.bridge import bridge_tool, dispatch_tool
 from fastmcp_progressive.fastmcp_internals import local_component
 from fastmcp_progressive.payloads import is_descriptions_uri
@@ -113,6 +114,8 @@ class DisclosureComponents:
         runs one of them (a tool of a bridge's name the user registered is the user's)."""
         self._added: list[tuple[weakref.ref[FastMCP[Any]], FastMCPComponent,
                                 Callable[[], None]]] = []
+        self.registered_on: list[weakref.ref[FastMCP[Any]]] = []
+        """The servers whose ``_REGISTERED`` slot names these components (``install``)."""
 
     async def _read_bare(self) -> str:
         return await self._read(get_context(), payloads.DESCRIPTIONS_URI)
@@ -206,11 +209,33 @@ class DisclosureComponents:
                 continue
             with suppress(KeyError):  # the user removed it already
                 remove()
-        for servers in _registered.values():
-            servers.discard(id(self))
+        registered_on, self.registered_on = self.registered_on, []
+        for server in filter(None, (ref() for ref in registered_on)):
+            _registered(server).discard(id(self))
 
 
-_registered: weakref.WeakKeyDictionary[FastMCP[Any], set[int]] = weakref.WeakKeyDictionary()
+_REGISTERED = "disclosure.components.install"
+"""The ``caches.py:per_server`` slot of the components added to a server (or found added
+below it, for a parent), by ``id``: a set, taken out by ``DisclosureComponents.remove``."""
+
+
+def _registered(server: FastMCP[Any]) -> set[int]:
+    """The ids of the components added to ``server`` (or below it), made empty on first use."""
+    slots = per_server(server)
+    done: set[int] | None = slots.get(_REGISTERED)
+    if done is None:
+        done = slots[_REGISTERED] = set()
+    return done
+
+
+def _note(server: FastMCP[Any], components: DisclosureComponents) -> set[int]:
+    """``server``'s set of added components, with ``components`` remembering the server
+    (so that ``remove`` can take its id out again)."""
+    done = _registered(server)
+    if id(components) not in done and all(
+            ref() is not server for ref in components.registered_on):
+        components.registered_on.append(weakref.ref(server))
+    return done
 
 
 async def install(middleware: Any, server: FastMCP[Any], components: DisclosureComponents
@@ -220,12 +245,12 @@ async def install(middleware: Any, server: FastMCP[Any], components: DisclosureC
     ``server`` is the one serving the request; a mounted child's middleware runs with the
     parent's context, so the owner is looked for among the servers mounted below it.
     """
-    if id(components) in _registered.get(server, ()):
-        return  # the common case, once per request: nothing to walk
+    if id(components) in _registered(server):
+        return  # nothing to walk
     home = owning_server(server, middleware)
     if home is None:
         return
-    done = _registered.setdefault(home, set())
+    done = _note(home, components)
     if id(components) not in done:
         done.add(id(components))  # before awaiting: a concurrent first request adds nothing
         try:
@@ -233,7 +258,7 @@ async def install(middleware: Any, server: FastMCP[Any], components: DisclosureC
         except BridgeNameTaken:
             done.discard(id(components))  # refused again on every request until renamed
             raise
-    _registered.setdefault(server, set()).add(id(components))  # a parent: no walk next time
+    _note(server, components).add(id(components))  # a parent: no walk next time
 
 
 def owning_server(server: FastMCP[Any], middleware: Any) -> FastMCP[Any] | None:

@@ -490,10 +490,9 @@ def _answer(text: str) -> ToolResult:
 
 def error_result(body: dict[str, Any]) -> ToolResult:
     """A tool-execution error whose text and structuredContent carry the same JSON body:
-    refusals are small, and clients branch on ``structuredContent.error.code``."""
-    return ToolResult(
-        content=[mt.TextContent(type="text", text=compact_json(body))],
-        structured_content=body,
-        is_error=True,
-    )
+    refusals are small, and clients branch on ``structuredContent.error.code``. Made by
+    pydantic's ``model_construct``: ``ToolResult(...)`` writes a structured result to JSON
+    and back (its guard for a tool's return value); ours is JSON values already (#35)."""
+    return ToolResult.model_construct(content=[mt.TextContent(
+        type="text", text=compact_json(body))], structured_content=body, is_error=True)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
-from functools import cached_property, partial
+from functools import partial
 
 from fastmcp.server.context import Context
 from fastmcp.tools.base import Tool
@@ -67,6 +67,9 @@ class ToolsList:
         self.hot_reload = hot_reload
         self.groups, self.cap, self.components, self.marks = groups, cap, components, marks
         self.net_cost = net_cost
+        # our bridges as listings show them, built once with the components (constants)
+        self._listed_dispatch = _listed_dispatch(components)
+        self._plain_bridge = _plain_bridge(components)
         self._listers: dict[tuple[Level, bool], Lister] = {(lister.level, False): lister}
         self._bridge_copy: tuple[tuple[str, ...], Tool] | None = None
         self._shown: dict[Lister, tuple[tuple[Tool, ...], Tool | None, Tool | None,
@@ -163,8 +166,8 @@ class ToolsList:
             shown = [t for t in shown
                      if t.name != dispatch.name or not self.components.is_dispatch(t)]
         plain = shown
-        if bridge is not None:
-            plain = [self._plain_bridge if t.name == bridge.name
+        if bridge is not None and (plain_bridge := self._plain_bridge) is not None:
+            plain = [plain_bridge if t.name == bridge.name
                      and self.components.is_bridge(t) else t for t in shown]
         if remember:
             self._shown[lister] = (reduced, bridge, dispatch, tuple(shown), tuple(plain))
@@ -198,24 +201,6 @@ class ToolsList:
         if caller.key is None or self.hot_reload.sessions.shown.get(caller.key) != names:
             self.hot_reload.listed(caller, names)  # a warm listing showing the same: no call
 
-    @cached_property
-    def _listed_dispatch(self) -> Tool:
-        """The dispatch bridge as a capped listing shows it (no name-derived title)."""
-        dispatch = self.components.dispatch
-        assert dispatch is not None
-        schema = {**dispatch.parameters, **listed_bridge_schema(dispatch, ("name", "arguments"))}
-        return ListedTool.of(dispatch, {"parameters": schema, "strip_noise": True})
-
-    @cached_property
-    def _plain_bridge(self) -> Tool:
-        """The bridge as an uncapped listing shows it: ``tools`` and ``query`` (its ``groups``
-        and ``queries`` are offered where most tools are not listed by name), without the
-        name-derived title and the empty tags FastMCP adds: every client is sent it."""
-        bridge = self.components.bridge
-        assert bridge is not None
-        schema = listed_bridge_schema(bridge, ("tools", "query"))
-        return ListedTool.of(bridge, {"parameters": schema, "strip_noise": True})
-
     # -- a listing within a tool cap (toolcap.py) ----------------------------------------
     async def _capped(self, ctx: Context, caller: Caller, tools: Sequence[Tool],
                       reduced: Sequence[Tool], limit: int) -> list[Tool]:
@@ -235,7 +220,7 @@ class ToolsList:
         bridges: list[Tool] = []
         if self.components.bridge is not None:
             bridges.append(await self._bridge_naming_groups(ctx, tools))
-        if self.components.dispatch is not None:
+        if self._listed_dispatch is not None:
             bridges.append(self._listed_dispatch)
         slots = limit - len(fixed) - len(bridges)
         chosen = set(await self.cap.choose(caller, candidates, slots,
@@ -272,3 +257,23 @@ def describe_members(group: str, tools: Sequence[Tool], count: int = 3) -> str:
     names = [t.name.removeprefix(f"{group}_") for t in tools[:count]]
     more = ", ..." if len(tools) > count else ""
     return f"{len(tools)} tools ({', '.join(names)}{more})" if tools else "nested groups"
+
+
+def _listed_dispatch(components: DisclosureComponents) -> Tool | None:
+    """The dispatch bridge as a capped listing shows it (no name-derived title)."""
+    dispatch = components.dispatch
+    if dispatch is None:
+        return None
+    schema = {**dispatch.parameters, **listed_bridge_schema(dispatch, ("name", "arguments"))}
+    return ListedTool.of(dispatch, {"parameters": schema, "strip_noise": True})
+
+
+def _plain_bridge(components: DisclosureComponents) -> Tool | None:
+    """The bridge as an uncapped listing shows it: ``tools`` and ``query`` (its ``groups``
+    and ``queries`` are offered where most tools are not listed by name), without the
+    name-derived title and the empty tags FastMCP adds: every client is sent it."""
+    bridge = components.bridge
+    if bridge is None:
+        return None
+    schema = listed_bridge_schema(bridge, ("tools", "query"))
+    return ListedTool.of(bridge, {"parameters": schema, "strip_noise": True})

@@ -356,19 +356,32 @@ class Definitions:
     def __init__(self, store: DescriptionStore, *,
                  cache_size: int = CacheSettings.definitions) -> None:
         self.store = store
-        self._memo: ToolCache[tuple[Any, dict[str, Any], str]] = ToolCache(
+        self._memo: ToolCache[tuple[Any, dict[str, Any], str | None]] = ToolCache(
             cache_size, key=registered_content)
 
     def for_tool(self, tool: Tool) -> tuple[dict[str, Any], str]:
         """The full definition of ``tool`` as its file says now, and its compact JSON."""
         sig = self.store.signature(tool.name)
-        memo: tuple[Any, dict[str, Any], str] | None = self._memo.get(tool)
+        definition, text = self._kept(tool, sig)
+        if text is None:  # first asked for by a refusal, which needs no text
+            text = compact_json(definition)
+            self._memo.put(tool, (sig, definition, text))
+        return definition, text
+
+    def definition(self, tool: Tool, sig: Signature | None) -> dict[str, Any]:
+        """The full definition alone, as the file of signature ``sig`` says (the caller
+        stat'ed it): a refusal puts it in its own body, so its JSON is not written here."""
+        return self._kept(tool, sig)[0]
+
+    def _kept(self, tool: Tool, sig: Signature | None) -> tuple[dict[str, Any], str | None]:
+        """The definition kept for ``tool`` and file signature ``sig`` (made and kept if
+        none was), and its JSON if written yet."""
+        memo = self._memo.get(tool)
         if memo is not None and memo[0] == sig:
             return memo[1], memo[2]
         definition = full_definition(tool, self.store.lookup_at(tool.name, sig))
-        text = compact_json(definition)
-        self._memo.put(tool, (sig, definition, text))
-        return definition, text
+        self._memo.put(tool, (sig, definition, None))
+        return definition, None
 
 
 def registered_content(tool: Tool) -> Hashable:

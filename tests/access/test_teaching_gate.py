@@ -19,6 +19,7 @@ import pytest
 from fastmcp import Client, FastMCP
 from fastmcp.client.transports import StreamableHttpTransport
 from fastmcp.server.context import Context
+from fastmcp.tools.base import ToolResult
 from fastmcp.utilities.tests import temporary_settings
 
 from fastmcp_progressive import (
@@ -29,6 +30,7 @@ from fastmcp_progressive import (
 from fastmcp_progressive.access.caller import identify
 from fastmcp_progressive.disclosure.guidance import PROMPT_NAME
 from fastmcp_progressive.fastmcp_internals import connection_state
+from fastmcp_progressive.files import store
 from fastmcp_progressive.payloads import instructions, resource_description
 from tests.conftest import (
     ERAS,
@@ -43,6 +45,7 @@ from tests.conftest import (
     gated,
     serve_http,
 )
+from tests.spies import count_calls, count_calls_everywhere
 
 ALL = [(t, e) for t in TRANSPORTS for e in ERAS if t == "http" or e in FOLLOWED_IN_MEMORY]
 
@@ -226,3 +229,19 @@ async def test_housekeeping_requests_do_not_count_as_engaging(transport: Transpo
         await c.ping()
         await c.set_logging_level("info")
         assert (await c.call_tool("add", {"a": 1, "b": 2})).data == 3  # one-call: checked
+
+
+@pytest.mark.parametrize("era", FOLLOWED_IN_MEMORY)
+async def test_a_refusal_writes_its_json_once(monkeypatch: pytest.MonkeyPatch, era: Era) -> None:
+    """A refusal's CPU (#35: at most 1.5x plain's call): its body is written to JSON once,
+    as its own text; the definition inside is not written on its own beforehand (a read
+    needs that text, a refusal never does), nor is the body written to JSON and parsed
+    back by ``ToolResult(...)`` (its guard for a tool's return value: ours is JSON values)."""
+    server = build_server()
+    async with clients(server, "memory", era) as (c,):
+        written = count_calls_everywhere(monkeypatch, store, "compact_json")
+        results = count_calls(monkeypatch, ToolResult, "__init__")
+        refusal = await c.call_tool("add", {"a": 1, "b": 2}, raise_on_error=False)
+        counts = (written.count, results.count)
+        assert _refusal(refusal)["definition"] == (await fetch(c, "add"))["add"]
+    assert counts == (1, 0)
