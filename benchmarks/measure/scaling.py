@@ -419,10 +419,10 @@ async def cache_memory(size: int) -> list[MemoryRow]:
             grants = GrantStore()
             before = tracemalloc.get_traced_memory()[0]
             until = time.time() + 3600
-            for i in range(int(grants._confirmed.maxsize)):
+            for i in range(int(grants._until.maxsize)):
                 grants._confirm(f"user:{i:064x}|tool_{i % 100}", until)
             rows.append(MemoryRow("confirmed store grants", grants.confirmed(),
-                                  int(grants._confirmed.maxsize), _traced_kib(before), "fixed"))
+                                  int(grants._until.maxsize), _traced_kib(before), "fixed"))
         finally:
             tracemalloc.stop()
     return rows
@@ -435,7 +435,7 @@ async def grant_lookups(repeats: int = 2_000) -> dict[str, float]:
     await grants.add(caller, ["tool"])
     confirmed = await repeated(Probe(lambda: grants.has(caller, "tool")), repeats)
     store = await repeated(Probe(lambda: grants.has(caller, "tool"),
-                                 prepare=grants._confirmed.clear), repeats)
+                                 prepare=grants._until.clear), repeats)
     return {"grant_lookup_confirmed_us": confirmed.median_us,
             "grant_lookup_store_us": store.median_us}
 

@@ -31,7 +31,8 @@ the store is left alone *for that caller* for ``STORE_RETRY_SECONDS`` (its calls
 policy at once), so an outage costs each caller one ``store_timeout`` wait per second, not
 one per request. The pause is per caller, never global: one caller's failures (a burst past
 Redis ``maxclients``, a write Redis refuses) decide only that caller's calls; every other
-caller's lookup still goes to the store and is answered by what the store says.
+caller's lookup still goes to the store and is answered by what the store says. A pause is
+an instant kept per key, as a confirmed grant is, so both share one bounded map (``_until``).
 
 Grants kept in the store are also confirmed in memory: a grant this process wrote or found
 is trusted for up to ``CONFIRMED_SECONDS`` without asking the store again (a store lookup
@@ -80,11 +81,11 @@ LISTINGS_COLLECTION = "fastmcp_progressive_listings"
 """Where a capped listing's per-caller entries live (``toolcap.py``), beside the grants."""
 _SHARED_ANONYMOUS_KEY = "anonymous"
 STORE_RETRY_SECONDS = 1.0
-MAX_RESTING_CALLERS = 10_000
-"""Callers whose store operations are paused after a failure, kept at once (LRU, ~150 B
-each): beyond it the oldest pause is forgotten, so that caller asks the store again."""
 CONFIRMED_SECONDS = 5.0
 DEFAULT_CONFIRMED_SIZE = 10_000
+"""Instants kept at once (``GrantStore._until``, LRU, ~250 B each): grants confirmed and
+callers resting; beyond it the oldest is forgotten (a grant is asked of the store again,
+a resting caller asks the store again)."""
 OPERATIONS_PER_CALLER = 2
 """Most of one caller's store operations running or next in line at once (its others wait
 behind them), so another caller waits behind at most this many of each busy caller's."""
@@ -121,10 +122,9 @@ class GrantStore:
         self._sessions: TTLCache[str, _SessionGrants] = TTLCache(
             maxsize=settings.max_sessions, ttl=settings.ttl
         )
-        # caller's store-key prefix -> time.monotonic() until which its operations rest
-        self._resting: LRUCache[str, float] = LRUCache(maxsize=MAX_RESTING_CALLERS)
-        # store key -> time.monotonic() until which the grant is trusted without a lookup
-        self._confirmed: LRUCache[str, float] = LRUCache(maxsize=max(1, confirmed_size))
+        # time.monotonic() until which: a grant's store key is trusted without a lookup;
+        # a caller's ``_rest_key`` has its store operations rest (after its own failure)
+        self._until: LRUCache[str, float] = LRUCache(maxsize=max(1, confirmed_size))
 
     def uses_store(self, caller: Caller) -> bool:
         """Whether ``caller``'s grants live in the key-value store rather than in memory."""
@@ -176,7 +176,7 @@ class GrantStore:
         False says nothing more: ``has`` asks the store. No store is touched, so a name
         nobody was granted costs no store operation."""
         if self.uses_store(caller):
-            until = self._confirmed.get(_kv_key(caller, tool))
+            until = self._until.get(_kv_key(caller, tool))
             if until is None or time.monotonic() >= until:
                 return False
             store = self.store_for(caller, server_store)
@@ -293,11 +293,11 @@ class GrantStore:
             return
         left = min(CONFIRMED_SECONDS, self.ttl, until - time.time())
         if left > 0:
-            self._confirmed[key] = time.monotonic() + left
+            self._until[key] = time.monotonic() + left
 
     def confirmed(self) -> int:
         """How many store grants are trusted in memory right now (for tests and benchmarks)."""
-        return len(self._confirmed)
+        return sum(1 for key in list(self._until) if not _is_rest(key))
 
     def release(self, key: str) -> None:
         """Forget a closed legacy session at once instead of waiting for its TTL."""
@@ -311,7 +311,7 @@ class GrantStore:
     def resting(self) -> int:
         """How many callers' store operations are paused right now (tests, benchmarks)."""
         now = time.monotonic()
-        return sum(1 for until in list(self._resting.values()) if until > now)
+        return sum(1 for key, until in list(self._until.items()) if _is_rest(key) and until > now)
 
     async def _bounded(self, caller: Caller, operation: Callable[[], Awaitable[T]], *,
                        write: bool = False) -> T:
@@ -322,12 +322,12 @@ class GrantStore:
         with ``noeviction``) is no outage: its caller's lookups go on being answered by
         the store. Only a write that timed out rests its caller."""
         who = _caller_part(caller)
-        client = _client_part(caller) or who
-        until = self._resting.get(who)
+        client, rest = _client_part(caller) or who, _rest_key(who)
+        until = self._until.get(rest)
         if until is not None:
             if time.monotonic() < until:
                 raise GrantStoreUnavailable("the grant store failed moments ago")
-            self._resting.pop(who, None)
+            self._until.pop(rest, None)
         try:
             with anyio.fail_after(self.store_timeout):
                 async with self._turn(who, client):
@@ -336,10 +336,12 @@ class GrantStore:
             if write and not isinstance(exc, TimeoutError):
                 raise
             now = time.monotonic()
-            if self._resting.get(who, now) > now:  # its concurrent operation failed first:
+            if self._until.get(rest, now) > now:  # its concurrent operation failed first:
                 raise GrantStoreUnavailable("the grant store failed moments ago") from exc
-            self._resting[who] = now + STORE_RETRY_SECONDS  # (logged once, by the caller)
-            self._confirmed.clear()  # a store that failed may come back without its data
+            # a store that failed may come back without its data: no grant is trusted
+            for key in [key for key in self._until if not _is_rest(key)]:
+                del self._until[key]
+            self._until[rest] = now + STORE_RETRY_SECONDS  # (logged once, by the caller)
             raise
 
     @asynccontextmanager
@@ -457,6 +459,16 @@ def _caller_part(caller: Caller) -> str:
     """The first part of ``caller``'s store keys (whose operations rest together)."""
     prefix = caller.key if caller.kind == "principal" else f"session:{caller.key}"
     return _key_part(prefix or "")
+
+
+def _rest_key(who: str) -> str:
+    """The ``_until`` key of a caller's rest: its store-key prefix ``who`` with an empty
+    tool part, which no grant's key has (``_key_part`` never gives an empty part)."""
+    return who + "|"
+
+
+def _is_rest(key: str) -> bool:
+    return key.endswith("|")
 
 
 def _client_part(caller: Caller) -> str | None:

@@ -233,12 +233,10 @@ async def test_turns_given_up_by_timed_out_operations_go_to_the_next() -> None:
 
 
 @pytest.mark.usefixtures("long_rest")
-async def test_resting_callers_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    from fastmcp_progressive.access import grants as module
-
-    monkeypatch.setattr(module, "MAX_RESTING_CALLERS", 3)
+async def test_resting_callers_are_bounded() -> None:
+    """A rest is an entry of the bounded map confirmed grants live in (``_until``)."""
     store = FlakyStore()
-    grants = GrantStore(GrantSettings(store=store, on_store_error="open"))
+    grants = GrantStore(GrantSettings(store=store, on_store_error="open"), confirmed_size=3)
     store.fail_next = 10
     for i in range(10):
         await grants.has(_principal(f"m{i}"), "add")
@@ -343,15 +341,15 @@ async def test_confirmation_never_outlives_the_grant() -> None:
     await grants.add(PRINCIPAL, ["a"])
     after = time.monotonic()
     # trusted now, and for no longer than the grant's own TTL (5 s) nor CONFIRMED_SECONDS
-    assert before < grants._confirmed["user:abc|a"] <= after + min(5, CONFIRMED_SECONDS)
+    assert before < grants._until["user:abc|a"] <= after + min(5, CONFIRMED_SECONDS)
     almost_gone = time.time() + 2.5  # a grant another replica wrote long ago
     await kv.put("user:abc|b", {"granted": True, "until": almost_gone},
                  collection="fastmcp_progressive_grants")
     assert await grants.has(PRINCIPAL, "b")
     # trusted until its own expiry (2.5 s), not CONFIRMED_SECONDS (5 s); not at all once
     # that has passed (a loaded machine may get there first: then no entry, which holds too)
-    assert grants._confirmed.get("user:abc|b", 0.0) <= time.monotonic() + 2.5
-    grants._confirmed["user:abc|a"] = time.monotonic() - 1  # as when its time is up
+    assert grants._until.get("user:abc|b", 0.0) <= time.monotonic() + 2.5
+    grants._until["user:abc|a"] = time.monotonic() - 1  # as when its time is up
     assert await grants.has(PRINCIPAL, "a")
     assert kv.gets == 2  # an expired confirmation asks the store again
 

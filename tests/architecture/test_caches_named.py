@@ -30,7 +30,6 @@ PENDING = frozenset({
     ("Recall._kept", "access/gate.py"),
     # next steps in the modules this test came with
     ("encoder", "disclosure/cost.py"),
-    ("GrantStore._resting", "access/grants.py"),
     ("ModePolicy._by_client", "access/modes.py"),
     ("Lister._lines", "disclosure/listing.py"),
     ("HotReload._servers", "disclosure/hot_reload.py"),
