@@ -50,6 +50,7 @@ from fastmcp_progressive.access.gate import (
     gateways_of,
     let_through,
     nested_call,
+    registered,
     same,
 )
 from fastmcp_progressive.assembly import assemble
@@ -182,6 +183,7 @@ class ProgressiveDisclosure(Middleware):
         if ctx is None:  # no client request in flight (``await mcp.call_tool`` from code)
             return await let_through(call_next)(context)
         server, name = ctx.fastmcp, context.message.name
+        kinds = self.describer.components.kinds  # our bridges, by the function each runs
         known = self._in_order(server)  # another middleware may filter listings (or unknown)
         facts = CallFacts(caller_of(ctx), name, arguments=context.message.arguments,
                           nested=nested_call(), server=ServerFacts(
@@ -190,13 +192,14 @@ class ProgressiveDisclosure(Middleware):
             ours=self.describer.components.names))
         if self._gate.runs_unlooked(facts.caller, name, facts.server):
             facts = replace(facts, held=True)  # rule 0: FastMCP's call path finds it
-        elif (kept := self._gate.recall.get(server, name)) is not None:
+        elif (not self._gate.follows(facts.caller)
+              and (kept := registered(server, name, kinds)) is not None):
             facts = replace(facts, found=kept, recalled=True)
         else:
-            facts = replace(facts, found=await self._find(server, name))
+            facts = replace(facts, found=await find_tool(server, name, kinds))
         verdict = await self._gate.decide(facts)
-        if verdict.outcome == "look_again":  # the tool as last found cannot settle it
-            facts = replace(facts, found=await self._find(server, name), recalled=False)
+        if verdict.outcome == "look_again":  # the tool as registered cannot settle it
+            facts = replace(facts, found=await find_tool(server, name, kinds), recalled=False)
             verdict = await self._gate.decide(facts)
         if verdict.outcome == "bridge":
             return await self.describer.answer_bridge(ctx, facts.arguments)
@@ -215,13 +218,6 @@ class ProgressiveDisclosure(Middleware):
         found = facts.found or Found(None, name)  # a refusal rests on a fresh lookup
         return self.describer.refusal(ctx, found.name, verdict.definition,
                                       problem=verdict.problem, mounted=not found.hashed)
-
-    async def _find(self, server: FastMCP[Any], name: str) -> Found:
-        """The tool FastMCP runs for ``name`` (``access/gate.py:find_tool``), kept for
-        calls judged by their arguments (``Recall``)."""
-        found = await find_tool(server, name, self.describer.components.kinds)
-        self._gate.recall.keep(server, name, found)
-        return found
 
     # -- tools/list and what a client served in full is shown of ours ---------------------------
     async def on_list_tools(

@@ -8,9 +8,9 @@ only decides, it never looks anything up. The tool is found before the gate is a
 call on a grant this process already holds (``Gate.runs_unlooked``): FastMCP's lookup
 scans its catalog (about 0.1 ms per name at 1,000 tools), and FastMCP's own call path
 looks the tool up again anyway. Rules 1 to 5,
-whose verdicts hand the call on to FastMCP, may rest on the tool as last found for the
-name while it provably still is (``Recall``); a refusal, and rule 6, rest
-on a fresh lookup: given a recalled tool they answer ``look_again``, and the middleware
+whose verdicts hand the call on to FastMCP, may rest on the tool the server's own provider
+holds under the name (``registered``, read without a scan); a refusal, and rule 6, rest
+on a fresh lookup: given such a tool they answer ``look_again``, and the middleware
 looks the tool up and asks once more.
 
 0. a call with no request in flight (``await mcp.call_tool(...)`` from code) runs (the
@@ -64,13 +64,11 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, get_args
 
-from cachetools import LRUCache
 from fastmcp import FastMCP
 from fastmcp.server.middleware import CallNext
 from fastmcp.server.providers import LocalProvider
@@ -98,14 +96,14 @@ Outcome = Literal["run", "run_checked", "refuse", "store_unavailable", "unknown"
 accepts its arguments (an unfollowable caller); ``refuse``: the teaching refusal;
 ``store_unavailable``: the grant store failed and fails closed; ``unknown``: FastMCP
 answers the unknown tool; ``bridge`` / ``dispatch``: the middleware answers the call of its
-own bridge tool itself; ``look_again``: the tool as last found (``CallFacts.recalled``)
+own bridge tool itself; ``look_again``: the tool as registered (``CallFacts.recalled``)
 cannot settle the call: the middleware looks it up and asks once more."""
 
 PROCEEDS: frozenset[Outcome] = frozenset({"run", "run_checked", "unknown"})
 """Outcomes after which the call is handed on to FastMCP."""
 
 
-# -- the tool one call names, found once per request, and as last found --------------------------
+# -- the tool one call names, found once per request, or read as registered ----------------------
 Bridge = Literal["bridge", "dispatch"]
 """Which of our own tools a call names: ``describe_tools`` or the dispatch ``run_tool``."""
 
@@ -158,56 +156,23 @@ async def find_tool(server: FastMCP[Any], name: str, kinds: Mapping[Any, Bridge]
                  hashed=hashed is not None and tool is not None, bridge=bridge_of(tool, kinds))
 
 
-_Kept = tuple["weakref.ref[Any]", Found, tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]
+def registered(server: FastMCP[Any], name: str, kinds: Mapping[Any, Bridge]) -> Found | None:
+    """The tool the server's own ``local_provider`` holds under ``name`` (unversioned, not
+    one of our bridges), read by its key: O(1), where FastMCP's lookup scans its catalog
+    (``LocalProvider``: about 0.1 ms per name at 1,000 tools). None: look it up.
 
-
-class Recall:
-    """The tool each name was last found as, per server, while it provably still is.
-
-    FastMCP's lookup scans its catalog (``LocalProvider``: about 0.1 ms per name at 1,000
-    tools) and offers no signal when the catalog changes. A caller judged by its arguments
-    needs the tool only to check them, and FastMCP's own call path looks it up again
-    anyway. So a name is kept when the lookup found the very component the server's
-    ``local_provider`` holds under the tool's key (not one of our bridges, not a hashed
-    name), and trusted while that is still so and the server's providers and transforms
-    (the server's and the local provider's) are the same objects: O(1), no scan. A tool
-    removed or replaced, a provider or transform added, and the name is looked up again.
-
-    What is recalled only ever lets a call go on to FastMCP, which resolves the name
-    itself (visibility, component auth, an unknown tool: its own answer); a refusal, which
-    hands the definition over, always rests on a fresh lookup (the gate answers
-    ``look_again``). A second version of a tool added beside the kept one is not noticed:
-    FastMCP runs the highest version and checks its arguments itself. At most
-    ``RECALLED`` names are kept (least recently used go).
+    A caller judged by its arguments needs the tool only to check them, and FastMCP's own
+    call path looks it up again anyway. So what this finds only ever lets a call go on to
+    FastMCP, which resolves the name itself (transforms, visibility, component auth,
+    another provider's or a higher version: its own tool, its own validation, its own
+    answer); a refusal, which hands the definition over, always rests on a fresh lookup
+    (the gate answers ``look_again``). It replaced a memo of each name's last lookup
+    (#35): the registered component is the same answer, kept by FastMCP itself.
     """
-
-    RECALLED = 4096
-
-    def __init__(self) -> None:
-        self._kept: LRUCache[tuple[int, str], _Kept] = LRUCache(self.RECALLED)
-
-    def get(self, server: FastMCP[Any], name: str) -> Found | None:
-        """The tool ``name`` was last found as on ``server``, if that provably still holds."""
-        kept = self._kept.get((id(server), name))
-        if kept is None:
-            return None
-        ref, found, providers, transforms, local = kept
-        provider = server.local_provider
-        if (ref() is not server or not same(providers, server.providers)
-                or not same(transforms, server.transforms)
-                or not same(local, provider.transforms) or found.tool is None
-                or local_component(provider, found.tool.key) is not found.tool):
-            return None
-        return found
-
-    def keep(self, server: FastMCP[Any], name: str, found: Found) -> None:
-        """Remember what the lookup of ``name`` found, when it is the server's own component."""
-        tool, provider = found.tool, server.local_provider
-        if (tool is None or found.bridge is not None or found.hashed or found.name != name
-                or local_component(provider, tool.key) is not tool):
-            return
-        self._kept[(id(server), name)] = (weakref.ref(server), found, tuple(server.providers),
-                                          tuple(server.transforms), tuple(provider.transforms))
+    tool = local_component(server.local_provider, f"{Tool.make_key(name)}@")
+    if not isinstance(tool, Tool) or tool.name != name or bridge_of(tool, kinds) is not None:
+        return None
+    return Found(tool, name)
 
 
 def same(kept: tuple[Any, ...], current: Any) -> bool:
@@ -241,8 +206,8 @@ class CallFacts:
     ``caller``: who calls (identified once for the request); ``name``: the name the client
     sent; ``found``: what FastMCP's lookup found for it (``find_tool``),
     None when it was not looked up because this process already holds the caller's grant
-    (``held``, rule 0: ``Gate.runs_unlooked``); ``recalled``: ``found`` is the tool as last
-    found (``Recall``), not a fresh lookup, so it may only let the call go
+    (``held``, rule 0: ``Gate.runs_unlooked``); ``recalled``: ``found`` is the tool the
+    server's own provider holds (``registered``), not a fresh lookup, so it may only let the call go
     on (anything else answers ``look_again``); ``nested``: an inner call of a call an outer
     gate let through; ``server``: what the server tells the gate.
     """
@@ -357,7 +322,6 @@ class Gate:
         self.anonymous: AnonymousPolicy = anonymous
         self.exempt_tools = frozenset(exempt_tools)
         self.checker = checker if checker is not None else ArgumentChecker()
-        self.recall = Recall()  # the tool each name was last found as (calls judged by arguments)
         self._noted_unfollowable = False
 
     # -- who is gated -----------------------------------------------------------------
@@ -375,9 +339,13 @@ class Gate:
         refusal found and described, never our bridges."""
         return (name not in server.ours and caller.kind in ("session", "principal")
                 and self.grants.held(caller, name, server_store=server.state_store)
-                and self.modes.level(caller) != "full"
-                and not self.modes.judged_by_arguments(caller)
-                and not opened_with_call(caller))
+                and self.follows(caller))
+
+    def follows(self, caller: Caller) -> bool:
+        """Whether rule 6 decides ``caller``'s calls (followable, below ``full``): they
+        rest on a fresh lookup, so the tool as registered (``registered``) is not read."""
+        return (caller.kind in ("session", "principal") and self.modes.level(caller) != "full"
+                and not self.modes.judged_by_arguments(caller) and not opened_with_call(caller))
 
     async def decide(self, call: CallFacts) -> Verdict:
         """What happens to ``call`` (the rules of the module docstring, in order), from the
@@ -430,8 +398,9 @@ class Gate:
     async def _checked(self, call: CallFacts, found: Found) -> Verdict:
         """An unfollowable caller's call: it runs when FastMCP's own validation would accept
         its arguments (``arguments.py``); otherwise the teaching refusal says what does not
-        fit. ``found`` may be recalled: arguments that fit it go on to FastMCP; anything
-        else is judged again on what FastMCP's lookup finds now (``look_again``)."""
+        fit. ``found`` may be the tool as registered (``registered``): arguments that fit
+        it go on to FastMCP; anything else is judged again on what FastMCP's lookup finds
+        now (``look_again``)."""
         tool = found.tool
         if tool is None:
             return UNKNOWN

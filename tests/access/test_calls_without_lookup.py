@@ -12,8 +12,8 @@ holds without asking (``access/gate.py``, rule 0), so:
   keeps grants: a handshake-era session in memory and over HTTP, a principal (2026-07-28
   with a token) over HTTP;
 - a caller judged by its arguments (2026-07-28 without auth) has them checked against the
-  tool its name was last found as, while that is still the registered component
-  (``access/gate.py:Recall``): a tool replaced is judged anew, one hidden or removed
+  tool the server's own provider holds under its name, read by key without a scan
+  (``access/gate.py:registered``): a tool replaced is judged anew, one hidden or removed
   answers "Unknown tool", and a refusal's definition always comes from a fresh lookup;
 - a read never grants our own bridges (a server-wide transform may list them under other
   names), so the dispatch bridge never runs as a granted tool passing its inner call

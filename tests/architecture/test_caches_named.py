@@ -26,8 +26,6 @@ MAX_PLACES = 12
 """Issue #35: at most twelve caches and weak maps in the whole package, the proxy's included."""
 
 PENDING = frozenset({
-    # in modules of issue #35's other parts (one pass per request, a lean middleware)
-    ("Recall._kept", "access/gate.py"),
     # next steps in the modules this test came with
     ("encoder", "disclosure/cost.py"),
     ("ModePolicy._by_client", "access/modes.py"),

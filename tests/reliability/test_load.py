@@ -208,11 +208,6 @@ async def test_concurrent_clients_no_failures_no_leaks_memory_back_to_baseline(
             # settles; a real leak stays and fails below.
             left: list[tuple[int, int]] = []
 
-            # The gate's Recall (a bounded LRU of the tools called, not of sessions) kept
-            # each tool this round called first: emptied, so what stays is what sessions
-            # left (a Found a session still held would stay and count).
-            middleware._gate.recall._kept.clear()
-
             def settled() -> bool:
                 gc.collect()
                 left.append(_package_bytes(tracemalloc.take_snapshot()))
