@@ -339,13 +339,16 @@ class Gate:
         refusal found and described, never our bridges."""
         return (name not in server.ours and caller.kind in ("session", "principal")
                 and self.grants.held(caller, name, server_store=server.state_store)
-                and self.follows(caller))
+                and self.follows(caller) and not opened_with_call(caller))
 
     def follows(self, caller: Caller) -> bool:
-        """Whether rule 6 decides ``caller``'s calls (followable, below ``full``): they
-        rest on a fresh lookup, so the tool as registered (``registered``) is not read."""
+        """Whether rule 6 may decide ``caller``'s calls (a session or principal below
+        ``full`` the host table does not judge by arguments): they rest on a fresh lookup,
+        so the tool as registered (``registered``) is not read for them. Whether a session
+        opened with this call is not asked here: asking records it (``opened_with_call``),
+        and ``decide`` asks in its turn, after the rules that run a call anyway."""
         return (caller.kind in ("session", "principal") and self.modes.level(caller) != "full"
-                and not self.modes.judged_by_arguments(caller) and not opened_with_call(caller))
+                and not self.modes.judged_by_arguments(caller))
 
     async def decide(self, call: CallFacts) -> Verdict:
         """What happens to ``call`` (the rules of the module docstring, in order), from the
