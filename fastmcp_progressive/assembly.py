@@ -2,10 +2,10 @@
 
 The middleware holds six parts and its order check (``tests/architecture/
 test_collaborators.py``: at most eight), as FastMCP's middleware hold a few grouped
-options: the gate owns the grants, the listing mode per client, the definitions (and
-through them the description files) and the tool each name was last found as; the
-describer owns our components, the groups, the tool cap and the query search; the
-listing owns the lister, its preload, the description watcher and the net-cost check.
+options: the gate owns the grants and the listing mode per client (built from their
+settings), and the definitions (which build the description store); the describer owns
+our components, the groups, the tool cap and the query search; the listing owns the
+lister, its preload, the description watcher and the net-cost check.
 Built here once from the six settings groups, so the middleware's module holds only its
 hooks (``middleware.py``).
 
@@ -28,8 +28,6 @@ from fastmcp.server.middleware import Middleware
 from fastmcp_progressive import payloads
 from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.gate import Gate
-from fastmcp_progressive.access.grants import GrantStore
-from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.disclosure.announce import Announcer
 from fastmcp_progressive.disclosure.cost import NetCost
 from fastmcp_progressive.disclosure.describer import Describer
@@ -39,7 +37,7 @@ from fastmcp_progressive.disclosure.listing import Lister, Preload
 from fastmcp_progressive.disclosure.toolcap import ToolCap
 from fastmcp_progressive.disclosure.tools_list import ToolsList
 from fastmcp_progressive.files.folder import anchored
-from fastmcp_progressive.files.store import Definitions, DescriptionStore
+from fastmcp_progressive.files.store import Definitions
 from fastmcp_progressive.options import folder, names
 from fastmcp_progressive.resolution.server import ToolResolution
 from fastmcp_progressive.settings import (
@@ -84,17 +82,15 @@ def assemble(owner: Middleware, descriptions_dir: str | os.PathLike[str] | None,
     directory, origin = (anchored(descriptions_dir) if descriptions_dir is not None
                          else (None, None))
     folder("descriptions_dir", directory)  # where it points: not a file
-    store = DescriptionStore(directory, origin=origin, cache_size=caches.definitions)
-    definitions = Definitions(store, cache_size=caches.definitions)
+    definitions = Definitions(directory, origin=origin, cache_size=caches.definitions)
+    store = definitions.store
     lister = Lister(store, listing, cache_size=caches.listing)
     preload = Preload(lister)
-    grant_store = GrantStore(grants)
-    gate = Gate(grants=grant_store, modes=ModePolicy(clients, default_level=listing.level),
-                definitions=definitions, anonymous=clients.anonymous,
+    gate = Gate(definitions=definitions, grants=grants, clients=clients, level=listing.level,
                 exempt_tools=names("exempt_tools", exempt_tools))
     catalog = Catalog(owner=owner)
     groups = Groups(store, tags=listing.tag_groups)
-    cap = ToolCap(grant_store, listing.max_tools, clients.host_profiles or ())
+    cap = ToolCap(gate.grants, listing.max_tools, clients.host_profiles or ())
     resolver = (ToolResolution(store, catalog, resolution.resolvers, definitions=definitions,
                                checker=gate.checker, hook_timeout=resolution.hook_timeout)
                 if resolution.enabled else None)

@@ -67,7 +67,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Literal, TypeVar
 
 from fastmcp import FastMCP
 from fastmcp.server.middleware import CallNext
@@ -83,12 +83,16 @@ from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.caches import per_server, server_slots
 from fastmcp_progressive.fastmcp_internals import is_nested_tool_call, local_component
 from fastmcp_progressive.files.store import Definitions, Signature, is_pinned
+from fastmcp_progressive.hosts import Level
 from fastmcp_progressive.log import get_logger
-from fastmcp_progressive.settings import AnonymousPolicy
+from fastmcp_progressive.settings import (
+    AnonymousPolicy,
+    ClientSettings,
+    GrantSettings,
+    ListingSettings,
+)
 
 logger = get_logger()
-
-ANONYMOUS_POLICIES: tuple[AnonymousPolicy, ...] = get_args(AnonymousPolicy)
 
 Outcome = Literal["run", "run_checked", "refuse", "store_unavailable", "unknown", "bridge",
                   "dispatch", "look_again"]
@@ -302,26 +306,27 @@ async def gateways_of(server: FastMCP[Any]) -> frozenset[str]:
 
 
 class Gate:
-    """Owns the gating decision and the grants it rests on (see the module docstring)."""
+    """Owns the gating decision and what it rests on, built here from their settings: the
+    grants (``GrantStore``), each client's level (``ModePolicy``, from ``clients`` and the
+    server's ``level``) and the argument checks; the definitions a refusal hands over are
+    shared with the describe path (see the module docstring)."""
 
     def __init__(
         self,
         *,
-        grants: GrantStore,
-        modes: ModePolicy,
         definitions: Definitions,
-        anonymous: AnonymousPolicy = "validate",
+        grants: GrantSettings | None = None,
+        clients: ClientSettings | None = None,
+        level: Level = ListingSettings.level,
         exempt_tools: Iterable[str] = (),
-        checker: ArgumentChecker | None = None,
     ) -> None:
-        if anonymous not in ANONYMOUS_POLICIES:
-            raise ValueError(f"anonymous must be one of {ANONYMOUS_POLICIES}, not {anonymous!r}")
-        self.grants = grants
-        self.modes = modes
+        clients = clients or ClientSettings()  # each group checked its values when built
+        self.grants = GrantStore(grants)
+        self.modes = ModePolicy(clients, default_level=level)
         self.definitions = definitions
-        self.anonymous: AnonymousPolicy = anonymous
+        self.anonymous: AnonymousPolicy = clients.anonymous
         self.exempt_tools = frozenset(exempt_tools)
-        self.checker = checker if checker is not None else ArgumentChecker()
+        self.checker = ArgumentChecker()
         self._noted_unfollowable = False
 
     # -- who is gated -----------------------------------------------------------------

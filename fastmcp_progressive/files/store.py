@@ -351,11 +351,17 @@ class Definitions:
     dictionary lookup; the merge, schema inlining and digest run once per change. The
     content key lets a mounted or proxied server's fresh tool objects hit as well; at most
     ``cache_size`` definitions are kept (least recently used dropped first).
+
+    ``folder``: the description files, a ``DescriptionStore`` or the folder one is made of
+    (``origin``: where a relative one was resolved, for its warning; its parsed files
+    kept ``cache_size`` at most, as the definitions are), so the store is built once, here.
     """
 
-    def __init__(self, store: DescriptionStore, *,
+    def __init__(self, folder: DescriptionStore | str | os.PathLike[str] | None, *,
+                 origin: Path | None = None,
                  cache_size: int = CacheSettings.definitions) -> None:
-        self.store = store
+        self.store = (folder if isinstance(folder, DescriptionStore)
+                      else DescriptionStore(folder, origin=origin, cache_size=cache_size))
         self._memo: ToolCache[tuple[Any, dict[str, Any], str | None]] = ToolCache(
             cache_size, key=registered_content)
 

@@ -28,15 +28,12 @@ from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import (
     ClientSettings,
-    GrantSettings,
     ListingSettings,
     ProgressiveDisclosure,
 )
 from fastmcp_progressive.access.caller import Caller, note_request
 from fastmcp_progressive.access.gate import CallFacts, Found, Gate, ServerFacts
-from fastmcp_progressive.access.grants import GrantStore
-from fastmcp_progressive.access.modes import ModePolicy
-from fastmcp_progressive.files.store import Definitions, DescriptionStore
+from fastmcp_progressive.files.store import Definitions
 from tests.conftest import Era, build_server, clients, fetch
 
 
@@ -53,9 +50,7 @@ class Anchor:
 
 
 def _gate() -> Gate:
-    return Gate(grants=GrantStore(GrantSettings()),
-                modes=ModePolicy(ClientSettings(host_profiles=())),
-                definitions=Definitions(DescriptionStore(None)))
+    return Gate(definitions=Definitions(None), clients=ClientSettings(host_profiles=()))
 
 
 async def test_decide_takes_plain_facts_and_looks_nothing_up() -> None:

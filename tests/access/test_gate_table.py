@@ -26,9 +26,7 @@ from fastmcp_progressive.access.gate import (
     ServerFacts,
     known,
 )
-from fastmcp_progressive.access.grants import GrantStore
-from fastmcp_progressive.access.modes import ModePolicy
-from fastmcp_progressive.files.store import Definitions, DescriptionStore
+from fastmcp_progressive.files.store import Definitions
 from tests.waiting import PATIENCE
 
 TOOL = "refund"
@@ -186,12 +184,9 @@ def _caller(row: Row, anchor: Anchor) -> Caller:
 def _gate(row: Row, kv: Any) -> Gate:
     on_error: Literal["open", "closed"] = "closed" if row.store == "down-closed" else "open"
     return Gate(
-        grants=GrantStore(GrantSettings(store=kv, on_store_error=on_error,
-                                        store_timeout=PATIENCE)),
-        modes=ModePolicy(ClientSettings(full_clients=[FULL_HOST], host_profiles=(),
-                                        anonymous=row.policy)),
-        definitions=Definitions(DescriptionStore(None)),
-        anonymous=row.policy,
+        definitions=Definitions(None),
+        grants=GrantSettings(store=kv, on_store_error=on_error, store_timeout=PATIENCE),
+        clients=ClientSettings(full_clients=[FULL_HOST], host_profiles=(), anonymous=row.policy),
         exempt_tools=[TOOL] if row.exempt == "configured" else [],
     )
 

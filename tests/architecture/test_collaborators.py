@@ -4,7 +4,7 @@ Before #35 ``ProgressiveDisclosure.__init__`` wired 21 collaborator objects and 
 middleware held 19 of them (store, definitions, lister, preload, grants, modes, gate,
 catalog, groups, cap, resolution, describer, components, recall, hot reload, net cost,
 listing, announcer, order check). Now ``assembly.py`` builds them once and each part owns
-its own (the gate its grants, modes, definitions and recall; the describer our components,
+its own (the gate its grants, modes and definitions; the describer our components,
 the groups and the cap; the listing the lister, preload, watcher and net-cost check), as
 FastMCP's middleware hold a few grouped options. A collaborator here is an attribute of the
 middleware whose value is an instance of one of the package's classes; the parts others
@@ -13,14 +13,22 @@ own stay readable by their old names (properties), never held twice.
 
 from __future__ import annotations
 
+import ast
+import inspect
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings
+from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings, assembly
 
 MOST_COLLABORATORS = 8
+
+MOST_CONSTRUCTED = 13
+"""Issue #35: ``assemble`` builds at most eight collaborators (16 before #35). Thirteen
+now, each part building its own where it is the only user: the gate its grant store and
+mode policy from their settings, the definitions their description store; the listing's
+and the describer's parts are next. Only lowers."""
 
 
 def _collaborators(middleware: Any) -> dict[str, str]:
@@ -44,3 +52,22 @@ def test_the_middleware_holds_at_most_eight_collaborators(options: str, tmp_path
         assert middleware.store is middleware.definitions.store
     finally:
         middleware.close()
+
+
+def constructed() -> list[str]:
+    """The package's classes ``assembly.assemble`` builds, one per call in its source (a
+    part built only under a setting counts too; ``Parts``, the result, does not)."""
+    tree = ast.parse(inspect.getsource(assembly.assemble))
+    names = [node.func.id for node in ast.walk(tree)
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)]
+    return [name for name in names if name != "Parts" and inspect.isclass(
+        kind := getattr(assembly, name, None)) and kind.__module__.startswith(
+        "fastmcp_progressive.")]
+
+
+def test_assemble_builds_few_collaborators() -> None:
+    built = constructed()
+    assert "Gate" in built and "Definitions" in built  # the scan finds what it counts
+    assert len(built) <= MOST_CONSTRUCTED, built
+    # each part builds its own: the gate its grants and modes, the definitions their store
+    assert not {"GrantStore", "ModePolicy", "DescriptionStore"} & set(built), built
