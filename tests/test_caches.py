@@ -190,7 +190,7 @@ async def test_listing_and_definition_caches_are_bounded() -> None:
         assert {t.name for t in await client.list_tools()} >= {"add", "echo", "shout"}
         await fetch(client, "add", "echo", "shout")
     assert len(middleware.lister._memo) == 2
-    assert len(middleware.definitions._memo) == 1
+    assert middleware.store.cached() == 1  # the definitions live in the store's entries
 
 
 async def test_listed_tools_reuse_their_wire_form() -> None:
@@ -321,9 +321,10 @@ async def test_per_tool_memos_keep_one_entry_per_tool_when_descriptions_keep_cha
     proxy, middleware = _changing_proxy(tools)
     async with connect(proxy, "legacy") as client:
         await _list_and_read(client, tools, 1 + listings)
-    for memo in (middleware.lister._memo, middleware.definitions._memo):
-        assert len(memo) <= tools + 1  # + the bridge tool
-        kept = sum(len(repr(value)) for value in memo._values.values())
+    for size, values in ((len(middleware.lister._memo), middleware.lister._memo._values),
+                         (middleware.store.cached(), middleware.store._cache)):
+        assert size <= tools + 1  # + the bridge tool
+        kept = sum(len(repr(value)) for value in values.values())
         assert kept < MIB, f"{listings} changing listings kept {kept / MIB:.1f} MiB"
 
 

@@ -109,7 +109,7 @@ async def changing_descriptions(listings: int = 200, tools: int = 20) -> dict[st
         _, kept = await traced_kib(churn)
     return {"listings": listings, "tools": tools, "kept_mib": round(kept / 1024, 2),
             "listing_memo_entries": len(middleware.lister._memo),
-            "definition_memo_entries": len(middleware.definitions._memo)}
+            "definition_memo_entries": middleware.store.cached()}
 
 
 async def long_client_names(clients: int = 40) -> dict[str, Any]:

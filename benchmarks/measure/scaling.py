@@ -411,10 +411,10 @@ async def cache_memory(size: int) -> list[MemoryRow]:
                                   bare._memo.maxsize, _traced_kib(before),
                                   "`listing_cache_size`"))
             before = tracemalloc.get_traced_memory()[0]
-            for tool in tools[: definitions._memo.maxsize]:
-                definitions.for_tool(tool)
-            rows.append(MemoryRow("full definitions", len(definitions._memo),
-                                  definitions._memo.maxsize, _traced_kib(before),
+            for tool in tools[: int(store._cache.maxsize)]:
+                definitions.for_tool(tool)  # kept in the store's entries, with their files
+            rows.append(MemoryRow("full definitions (and their parsed files)", store.cached(),
+                                  int(store._cache.maxsize), _traced_kib(before),
                                   "`definition_cache_size`"))
             grants = GrantStore()
             before = tracemalloc.get_traced_memory()[0]

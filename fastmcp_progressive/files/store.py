@@ -44,10 +44,12 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
 import time
+import weakref
 from collections.abc import (
     Callable,
     Collection,
@@ -65,7 +67,7 @@ from typing import Any
 from cachetools import LRUCache
 from fastmcp.tools.base import Tool
 
-from fastmcp_progressive.caches import ToolCache
+from fastmcp_progressive.caches import compact
 from fastmcp_progressive.files.definitions import full_definition
 from fastmcp_progressive.files.errors import DescriptionError, at_path
 from fastmcp_progressive.files.folder import (
@@ -99,10 +101,28 @@ the watcher reports it: to the store and to every memo keyed by signatures (the 
 
 
 @dataclass(frozen=True)
+class _Served:
+    """The full definition served for a tool of one name, for the file of ``signature``:
+    ``tool`` the object it was built for, ``content`` that tool's registered content
+    (``registered_content``, compacted), so a mounted or proxied copy, a new object per
+    request, finds it too; ``text`` its JSON once a read asked (a refusal needs none)."""
+
+    signature: Signature | None
+    tool: weakref.ref[Tool]
+    content: Hashable
+    definition: dict[str, Any]
+    text: str | None
+
+
+@dataclass(frozen=True)
 class _Entry:
-    signature: Signature
+    """What the store keeps per name: the file parsed at ``signature`` (None: no file,
+    only a definition served), its last good version, and the definition served."""
+
+    signature: Signature | None
     parsed: DescriptionFile | None
     last_good: DescriptionFile | None
+    served: _Served | None = None
 
 
 class DescriptionStore:
@@ -250,7 +270,9 @@ class DescriptionStore:
         """Like ``lookup`` when the caller already stat'ed the file (a listing's scan)."""
         if sig is None:
             with self._lock:
-                self._cache.pop(name, None)
+                entry = self._cache.get(name)
+                if entry is not None and entry.signature is not None:  # the file went
+                    del self._cache[name]
             return None
         with self._lock:
             entry = self._cache.get(name)
@@ -259,8 +281,35 @@ class DescriptionStore:
         last_good = (entry.parsed or entry.last_good) if entry is not None else None
         parsed = self._load(name, sig)
         with self._lock:
-            self._cache[name] = _Entry(sig, parsed, parsed or last_good)
+            self._cache[name] = _Entry(sig, parsed, parsed or last_good,
+                                       entry.served if entry is not None else None)
         return parsed or last_good
+
+    def served(self, tool: Tool, sig: Signature | None
+               ) -> tuple[dict[str, Any], str | None, Hashable | None] | None:
+        """The definition kept for ``tool`` (this very object, else one of equal content)
+        and its file of signature ``sig``, its JSON if written, and the content key if it
+        was computed (None: none kept)."""
+        with self._lock:
+            entry = self._cache.get(tool.name)
+        kept = entry.served if entry is not None else None
+        if kept is None or kept.signature != sig:
+            return None
+        if kept.tool() is tool:
+            return kept.definition, kept.text, kept.content
+        content = compact(registered_content(tool))
+        return (kept.definition, kept.text, content) if kept.content == content else None
+
+    def serve(self, tool: Tool, sig: Signature | None, definition: dict[str, Any],
+              text: str | None, content: Hashable | None = None) -> None:
+        """Keep ``definition`` (and its JSON ``text``) as served for ``tool`` and the file
+        of signature ``sig``, in place of what its name had served before."""
+        served = _Served(sig, weakref.ref(tool), content if content is not None
+                         else compact(registered_content(tool)), definition, text)
+        with self._lock:
+            entry = self._cache.get(tool.name)
+            self._cache[tool.name] = (_Entry(None, None, None, served) if entry is None
+                                      else dataclasses.replace(entry, served=served))
 
     def invalidate(self, name: str | None = None) -> None:
         """Make the next lookup of ``name`` (None: of every file) parse it again.
@@ -284,7 +333,7 @@ class DescriptionStore:
             return self._epoch + self._generations.get(name, 0)
 
     def cached(self) -> int:
-        """How many parsed files the LRU holds."""
+        """How many names the LRU holds (a parsed file, a definition served, or both)."""
         return len(self._cache)
 
     def _load(self, name: str, sig: Signature) -> DescriptionFile | None:
@@ -343,18 +392,19 @@ def stats_in(directory: Path, *, few: bool = False) -> Iterator[StatFile]:
         os.close(fd)
 
 
-# -- the full definitions served, kept per file signature ----------------------------------
+# -- the full definitions served, kept with each name's file --------------------------------
 class Definitions:
-    """Full definitions, memoized per tool (by object, else by content) and file signature.
+    """Full definitions, built once per tool (by object, else by content) and file change.
 
-    A cache hit costs the file's ``stat`` (so an edit is served by the next read) and a
-    dictionary lookup; the merge, schema inlining and digest run once per change. The
-    content key lets a mounted or proxied server's fresh tool objects hit as well; at most
-    ``cache_size`` definitions are kept (least recently used dropped first).
+    Kept in the store's entry for the tool's name, beside its parsed file (one bounded
+    map, one entry per name: ``DescriptionStore.served``), so a hit costs the file's
+    ``stat`` (an edit is served by the next read) and a dictionary lookup; the merge,
+    schema inlining and digest run once per change. The content key lets a mounted or
+    proxied server's fresh tool objects hit as well.
 
     ``folder``: the description files, a ``DescriptionStore`` or the folder one is made of
-    (``origin``: where a relative one was resolved, for its warning; its parsed files
-    kept ``cache_size`` at most, as the definitions are), so the store is built once, here.
+    (``origin``: where a relative one was resolved, for its warning; at most
+    ``cache_size`` names kept), so the store is built once, here.
     """
 
     def __init__(self, folder: DescriptionStore | str | os.PathLike[str] | None, *,
@@ -362,16 +412,14 @@ class Definitions:
                  cache_size: int = CacheSettings.definitions) -> None:
         self.store = (folder if isinstance(folder, DescriptionStore)
                       else DescriptionStore(folder, origin=origin, cache_size=cache_size))
-        self._memo: ToolCache[tuple[Any, dict[str, Any], str | None]] = ToolCache(
-            cache_size, key=registered_content)
 
     def for_tool(self, tool: Tool) -> tuple[dict[str, Any], str]:
         """The full definition of ``tool`` as its file says now, and its compact JSON."""
         sig = self.store.signature(tool.name)
-        definition, text = self._kept(tool, sig)
+        definition, text, content = self._kept(tool, sig)
         if text is None:  # first asked for by a refusal, which needs no text
             text = compact_json(definition)
-            self._memo.put(tool, (sig, definition, text))
+            self.store.serve(tool, sig, definition, text, content)
         return definition, text
 
     def definition(self, tool: Tool, sig: Signature | None) -> dict[str, Any]:
@@ -379,15 +427,17 @@ class Definitions:
         stat'ed it): a refusal puts it in its own body, so its JSON is not written here."""
         return self._kept(tool, sig)[0]
 
-    def _kept(self, tool: Tool, sig: Signature | None) -> tuple[dict[str, Any], str | None]:
+    def _kept(self, tool: Tool, sig: Signature | None
+              ) -> tuple[dict[str, Any], str | None, Hashable | None]:
         """The definition kept for ``tool`` and file signature ``sig`` (made and kept if
-        none was), and its JSON if written yet."""
-        memo = self._memo.get(tool)
-        if memo is not None and memo[0] == sig:
-            return memo[1], memo[2]
+        none was), its JSON if written yet, and the content key if computed."""
+        kept = self.store.served(tool, sig)
+        if kept is not None:
+            return kept
         definition = full_definition(tool, self.store.lookup_at(tool.name, sig))
-        self._memo.put(tool, (sig, definition, None))
-        return definition, None
+        content = compact(registered_content(tool))
+        self.store.serve(tool, sig, definition, None, content)
+        return definition, None, content
 
 
 def registered_content(tool: Tool) -> Hashable:
