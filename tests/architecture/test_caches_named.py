@@ -22,8 +22,11 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "fastmcp_progressive"
 PAGE = ROOT / "docs" / "architecture.md"
 
-MAX_PLACES = 12
-"""Issue #35: at most twelve caches and weak maps in the whole package, the proxy's included."""
+MAX_PLACES = 11
+"""Issue #35: at most twelve caches and weak maps in the whole package, the proxy's included,
+pending ones counted too; eleven kept now (a grant store's rests an entry of its confirmed
+grants, the tool as last found read from the server's own provider, the definitions kept in
+the store's entries), beside the pending ones below. Only lowers."""
 
 PENDING = frozenset({
     # next steps in the modules this test came with
