@@ -421,7 +421,7 @@ async def cache_memory(size: int) -> list[MemoryRow]:
             until = time.time() + 3600
             for i in range(int(grants._until.maxsize)):
                 grants._confirm(f"user:{i:064x}|tool_{i % 100}", until)
-            rows.append(MemoryRow("confirmed store grants", grants.confirmed(),
+            rows.append(MemoryRow("confirmed store grants", len(grants._until),
                                   int(grants._until.maxsize), _traced_kib(before), "fixed"))
         finally:
             tracemalloc.stop()

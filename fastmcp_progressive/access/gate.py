@@ -136,11 +136,6 @@ def bridge_of(tool: Tool | None, kinds: Mapping[Any, Bridge]) -> Bridge | None:
         return None
 
 
-def known(tool: Tool | None, name: str | None = None) -> Found:
-    """A lookup's answer when the tool is already at hand (tests, examples)."""
-    return Found(tool, name if name is not None else tool.name if tool else "")
-
-
 async def find_tool(server: FastMCP[Any], name: str, kinds: Mapping[Any, Bridge]) -> Found:
     """The tool FastMCP runs for ``name``, found as FastMCP's AuthMiddleware finds it: the
     plain name, then the app-visible tool a ``<hash>_<tool>`` backend name names.

@@ -295,10 +295,6 @@ class GrantStore:
         if left > 0:
             self._until[key] = time.monotonic() + left
 
-    def confirmed(self) -> int:
-        """How many store grants are trusted in memory right now (for tests and benchmarks)."""
-        return sum(1 for key in list(self._until) if not _is_rest(key))
-
     def release(self, key: str) -> None:
         """Forget a closed legacy session at once instead of waiting for its TTL."""
         self._sessions.pop(key, None)
@@ -307,11 +303,6 @@ class GrantStore:
         """How many callers hold grants in this process (for tests and benchmarks)."""
         self._sessions.expire()
         return len(self._sessions)
-
-    def resting(self) -> int:
-        """How many callers' store operations are paused right now (tests, benchmarks)."""
-        now = time.monotonic()
-        return sum(1 for key, until in list(self._until.items()) if _is_rest(key) and until > now)
 
     async def _bounded(self, caller: Caller, operation: Callable[[], Awaitable[T]], *,
                        write: bool = False) -> T:

@@ -21,10 +21,10 @@ from fastmcp_progressive.access.caller import Caller, CallerKind, note_request
 from fastmcp_progressive.access.gate import (
     AnonymousPolicy,
     CallFacts,
+    Found,
     Gate,
     Outcome,
     ServerFacts,
-    known,
 )
 from fastmcp_progressive.files.store import Definitions
 from tests.waiting import PATIENCE
@@ -95,7 +95,7 @@ class Server:
         """The call's facts, gathered as the middleware gathers them: the tool found
         unless rule 0 runs the call on a grant this process holds."""
         held = gate.runs_unlooked(caller, TOOL, self.facts)
-        return CallFacts(caller, TOOL, None if held else known(self.tool, TOOL), arguments,
+        return CallFacts(caller, TOOL, None if held else Found(self.tool, TOOL), arguments,
                          self.facts, nested=nested, held=held)
 
 
