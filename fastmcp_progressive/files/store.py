@@ -100,18 +100,17 @@ the watcher reports it: to the store and to every memo keyed by signatures (the 
 """
 
 
-@dataclass(frozen=True)
-class _Served:
-    """The full definition served for a tool of one name, for the file of ``signature``:
-    ``tool`` the object it was built for, ``content`` that tool's registered content
-    (``registered_content``, compacted), so a mounted or proxied copy, a new object per
-    request, finds it too; ``text`` its JSON once a read asked (a refusal needs none)."""
+@dataclass
+class Served:
+    """The full definition served for a tool, as its file of ``signature`` says: found
+    again by the very ``tool`` object or, for a mounted or proxied copy (a new object per
+    request), by its registered ``content``; ``text``, its JSON, once a read asks."""
 
     signature: Signature | None
     tool: weakref.ref[Tool]
     content: Hashable
     definition: dict[str, Any]
-    text: str | None
+    text: str | None = None
 
 
 @dataclass(frozen=True)
@@ -122,7 +121,7 @@ class _Entry:
     signature: Signature | None
     parsed: DescriptionFile | None
     last_good: DescriptionFile | None
-    served: _Served | None = None
+    served: Served | None = None
 
 
 class DescriptionStore:
@@ -285,31 +284,26 @@ class DescriptionStore:
                                        entry.served if entry is not None else None)
         return parsed or last_good
 
-    def served(self, tool: Tool, sig: Signature | None
-               ) -> tuple[dict[str, Any], str | None, Hashable | None] | None:
+    def served(self, tool: Tool, sig: Signature | None) -> Served | None:
         """The definition kept for ``tool`` (this very object, else one of equal content)
-        and its file of signature ``sig``, its JSON if written, and the content key if it
-        was computed (None: none kept)."""
+        and its file of signature ``sig``, if any."""
         with self._lock:
             entry = self._cache.get(tool.name)
         kept = entry.served if entry is not None else None
-        if kept is None or kept.signature != sig:
+        if kept is None or kept.signature != sig or (
+                kept.tool() is not tool and kept.content != compact(registered_content(tool))):
             return None
-        if kept.tool() is tool:
-            return kept.definition, kept.text, kept.content
-        content = compact(registered_content(tool))
-        return (kept.definition, kept.text, content) if kept.content == content else None
+        return kept
 
-    def serve(self, tool: Tool, sig: Signature | None, definition: dict[str, Any],
-              text: str | None, content: Hashable | None = None) -> None:
-        """Keep ``definition`` (and its JSON ``text``) as served for ``tool`` and the file
-        of signature ``sig``, in place of what its name had served before."""
-        served = _Served(sig, weakref.ref(tool), content if content is not None
-                         else compact(registered_content(tool)), definition, text)
+    def serve(self, tool: Tool, sig: Signature | None, definition: dict[str, Any]) -> Served:
+        """Keep ``definition`` as served for ``tool`` and its file of signature ``sig``, in
+        place of what its name served before."""
+        served = Served(sig, weakref.ref(tool), compact(registered_content(tool)), definition)
         with self._lock:
             entry = self._cache.get(tool.name)
             self._cache[tool.name] = (_Entry(None, None, None, served) if entry is None
                                       else dataclasses.replace(entry, served=served))
+        return served
 
     def invalidate(self, name: str | None = None) -> None:
         """Make the next lookup of ``name`` (None: of every file) parse it again.
@@ -415,29 +409,21 @@ class Definitions:
 
     def for_tool(self, tool: Tool) -> tuple[dict[str, Any], str]:
         """The full definition of ``tool`` as its file says now, and its compact JSON."""
-        sig = self.store.signature(tool.name)
-        definition, text, content = self._kept(tool, sig)
-        if text is None:  # first asked for by a refusal, which needs no text
-            text = compact_json(definition)
-            self.store.serve(tool, sig, definition, text, content)
-        return definition, text
+        kept = self._kept(tool, self.store.signature(tool.name))
+        if kept.text is None:  # first asked for by a refusal, which needs no text
+            kept.text = compact_json(kept.definition)
+        return kept.definition, kept.text
 
     def definition(self, tool: Tool, sig: Signature | None) -> dict[str, Any]:
         """The full definition alone, as the file of signature ``sig`` says (the caller
         stat'ed it): a refusal puts it in its own body, so its JSON is not written here."""
-        return self._kept(tool, sig)[0]
+        return self._kept(tool, sig).definition
 
-    def _kept(self, tool: Tool, sig: Signature | None
-              ) -> tuple[dict[str, Any], str | None, Hashable | None]:
-        """The definition kept for ``tool`` and file signature ``sig`` (made and kept if
-        none was), its JSON if written yet, and the content key if computed."""
-        kept = self.store.served(tool, sig)
-        if kept is not None:
-            return kept
-        definition = full_definition(tool, self.store.lookup_at(tool.name, sig))
-        content = compact(registered_content(tool))
-        self.store.serve(tool, sig, definition, None, content)
-        return definition, None, content
+    def _kept(self, tool: Tool, sig: Signature | None) -> Served:
+        """The definition kept for ``tool`` and file signature ``sig``, made and kept if
+        none was."""
+        return self.store.served(tool, sig) or self.store.serve(
+            tool, sig, full_definition(tool, self.store.lookup_at(tool.name, sig)))
 
 
 def registered_content(tool: Tool) -> Hashable:
