@@ -192,8 +192,8 @@ class ProgressiveDisclosure(Middleware):
             ours=self.describer.components.names))
         if self._gate.runs_unlooked(facts.caller, name, facts.server):
             facts = replace(facts, held=True)  # rule 0: FastMCP's call path finds it
-        elif (not self._gate.follows(facts.caller)
-              and (kept := registered(server, name, kinds)) is not None):
+        elif ((kept := registered(server, name, kinds)) is not None
+              and not self._gate.follows(facts.caller, name, facts.server)):
             facts = replace(facts, found=kept, recalled=True)
         else:
             facts = replace(facts, found=await find_tool(server, name, kinds))

@@ -339,16 +339,20 @@ class Gate:
         refusal found and described, never our bridges."""
         return (name not in server.ours and caller.kind in ("session", "principal")
                 and self.grants.held(caller, name, server_store=server.state_store)
-                and self.follows(caller) and not opened_with_call(caller))
+                and self.follows(caller, name, server))
 
-    def follows(self, caller: Caller) -> bool:
-        """Whether rule 6 may decide ``caller``'s calls (a session or principal below
-        ``full`` the host table does not judge by arguments): they rest on a fresh lookup,
-        so the tool as registered (``registered``) is not read for them. Whether a session
-        opened with this call is not asked here: asking records it (``opened_with_call``),
-        and ``decide`` asks in its turn, after the rules that run a call anyway."""
+    def follows(self, caller: Caller, name: str, server: ServerFacts) -> bool:
+        """Whether rule 6 decides ``caller``'s call of ``name`` (a session or principal
+        below ``full``, not judged by its arguments, the tool not exempt): it rests on a
+        fresh lookup, so the tool as registered (``registered``) is not read for it.
+        Whether a session opened with this call is asked last: asking records it
+        (``opened_with_call``), as ``decide`` does after the rules that run a call anyway;
+        a call of our bridge engages instead, so the middleware asks only once
+        ``registered`` found a tool of the user's."""
         return (caller.kind in ("session", "principal") and self.modes.level(caller) != "full"
-                and not self.modes.judged_by_arguments(caller))
+                and not self.modes.judged_by_arguments(caller)
+                and name not in self.exempt_tools and name not in server.gateways
+                and not opened_with_call(caller))
 
     async def decide(self, call: CallFacts) -> Verdict:
         """What happens to ``call`` (the rules of the module docstring, in order), from the

@@ -34,7 +34,7 @@ from fastmcp_progressive import (
 from fastmcp_progressive.access.caller import Caller, note_request
 from fastmcp_progressive.access.gate import CallFacts, Found, Gate, ServerFacts
 from fastmcp_progressive.files.store import Definitions
-from tests.conftest import Era, build_server, clients, fetch
+from tests.conftest import Era, build_server, clients, connect, fetch
 
 
 def refund(order: int) -> str:
@@ -152,3 +152,22 @@ async def test_a_tools_call_looks_its_tool_up_once(monkeypatch: pytest.MonkeyPat
         counts["pinned" if era == "legacy" else "pinned, first call"] = await lookups.of(
             client, "pinned", {"text": "x"})
     assert counts == CASES[era]
+
+
+async def test_a_session_opened_by_its_call_is_judged_on_the_tool_as_registered(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host opening a handshake-era session per call: each call is judged by its
+    arguments on the tool the server's own provider holds (FastMCP's own call path the one
+    lookup), first call included; arguments that do not fit are refused on a fresh one."""
+    mcp = build_server()
+    lookups = Lookups(mcp, monkeypatch)
+    counts, results = [], []
+    for arguments in ({"a": 1, "b": 2}, {"a": 3, "b": 4}, {"a": "x"}):
+        async with connect(mcp, "legacy") as client:  # a new session per call, its only request
+            lookups.names.clear()
+            results.append(await client.call_tool("add", arguments, raise_on_error=False))
+            counts.append(lookups.names["add"])
+    assert counts == [1, 1, 1]  # 2 before: ours (no tool as last found yet), then FastMCP's
+    assert [r.data for r in results[:2]] == [3, 7]  # judged by their arguments: they ran
+    error = results[2].structured_content["error"]  # refused on a fresh lookup (ours)
+    assert error["code"] == "TOOL_DESCRIPTION_REQUIRED" and "invalid_arguments" in error
