@@ -93,8 +93,10 @@ class HotReload:
         # with its connection. Bounded by the sessions kept plus four kinds.
         self.settled: set[str] = set()
         self._settle_lock = threading.Lock()
-        self._servers: weakref.WeakSet[Any] = weakref.WeakSet()
-        # the server the last observed request came from (a weak reference, called)
+        # the server the last observed request came from (a weak reference, called): the
+        # watcher runs while it does. A middleware shared by two servers whose last one
+        # stops restarts it on the other's next request (its baseline catches up), so no
+        # set of servers is kept (#35)
         self.last_server: Callable[[], Any] = lambda: None
         self._lines: dict[str, FileFacts | None] = {}
         self._lines_lock = threading.Lock()
@@ -120,8 +122,7 @@ class HotReload:
         if rc is None:
             return  # no client request (mcp.list_tools() from code, the CLI): no watcher
         server = ctx.fastmcp
-        if self.last_server() is not server:  # a WeakSet.add per request made a weakref
-            self._servers.add(server)
+        if self.last_server() is not server:
             self.last_server = weakref.ref(server)
         with self._settle_lock:  # a stop clearing ``settled`` waits: never a stale entry
             self.watcher.start()
@@ -154,7 +155,8 @@ class HotReload:
         self.sessions.clear()
 
     def _alive(self) -> bool:
-        return any(server_running(server) for server in list(self._servers))
+        server = self.last_server()
+        return server is not None and server_running(server)
 
     def _line(self, name: str) -> FileFacts | None:
         """What ``name``'s file puts in ``tools/list`` now (None: no usable file)."""
