@@ -180,7 +180,7 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
     finally:
         if ours is not present:  # made for this count: stop its threads again
             ours.close()
-    instructions = ours.announcer.text if ours.announcer.instructions else None
+    instructions = ours.instructions
     overhead = {where: tokens.text(text) if text else 0  # disclosure/cost.py, as the server
                 for where, text in added_texts(ours.components, instructions).items()}
     listed_without = json.loads(without["tools"])["tools"]

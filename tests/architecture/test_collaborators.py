@@ -9,18 +9,27 @@ the groups and the cap; the listing the lister, preload, watcher and net-cost ch
 FastMCP's middleware hold a few grouped options. A collaborator here is an attribute of the
 middleware whose value is an instance of one of the package's classes; the parts others
 own stay readable by their old names (properties), never held twice.
+
+``assemble`` itself builds few: each part builds what only it uses (the listing its hot
+reload and net-cost check; the lister preloads its own files; the handshake's word on the
+listing is the listing's). Counted from its source: every call of a package class.
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings
+from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings, assembly
 
 MOST_COLLABORATORS = 8
+MOST_BUILT = 12
+"""What ``assemble`` constructs (16 before #35, 12 now; issue #35's target is 8, the gate
+building its own parts next)."""
 
 
 def _collaborators(middleware: Any) -> dict[str, str]:
@@ -44,3 +53,21 @@ def test_the_middleware_holds_at_most_eight_collaborators(options: str, tmp_path
         assert middleware.store is middleware.definitions.store
     finally:
         middleware.close()
+
+
+def built_by_assemble() -> list[str]:
+    """The package classes ``assembly.assemble`` calls, in order (``Parts``, the answer
+    holding them, left out)."""
+    tree = ast.parse(inspect.getsource(assembly.assemble))
+    return [node.func.id for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and isinstance(getattr(assembly, node.func.id, None), type)
+            and getattr(assembly, node.func.id).__module__.startswith("fastmcp_progressive.")
+            and node.func.id != "Parts"]
+
+
+def test_assemble_builds_few_collaborators() -> None:
+    built = built_by_assemble()
+    assert len(built) <= MOST_BUILT, built
+    # the listing's own parts are built by the listing, not wired here
+    assert not {"HotReload", "NetCost", "Preload", "Announcer"} & set(built), built
