@@ -31,7 +31,7 @@ interpreter exit, and the next request after a stop starts it again.
 
 Example:
     ```python
-    hot = HotReload(store, summary_max_chars=100)
+    hot = HotReload(lister, on_start=lister.preload)
     hot.observe(ctx, caller)  # from on_message, once per caller: starts the watcher,
                               # remembers a legacy session
     hot.close()       # or let it stop with the server
@@ -51,9 +51,8 @@ from pydantic import BaseModel
 
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.disclosure.groups import GROUPING_EXTENSION_ID
-from fastmcp_progressive.disclosure.listing import NO_FILE_FACTS, FileFacts, listed_facts
+from fastmcp_progressive.disclosure.listing import NO_FILE_FACTS, FileFacts, Lister
 from fastmcp_progressive.fastmcp_internals import on_connection_close, server_running
-from fastmcp_progressive.files.store import DescriptionStore, Signature
 from fastmcp_progressive.files.watcher import DirectoryWatcher
 from fastmcp_progressive.log import get_logger
 
@@ -69,23 +68,12 @@ class HotReload:
     examples notifies no one.
     """
 
-    def __init__(
-        self,
-        store: DescriptionStore,
-        *,
-        summary_max_chars: int = 100,
-        max_sessions: int = 100_000,
-        wakeup: float = 0.25,
-        facts_at: Callable[[str, Signature], FileFacts] | None = None,
-        served: Callable[[], Mapping[str, FileFacts]] | None = None,
-        on_start: Callable[[], object] = lambda: None,
-    ) -> None:
-        self.store = store
-        self.summary_max_chars = summary_max_chars
-        self._facts_at = facts_at  # the listing's own per-signature facts: no second parse
-        self._served = served  # the facts the listing last read per file: what it showed
+    def __init__(self, lister: Lister, *, on_start: Callable[[], object] = lambda: None,
+                 wakeup: float = 0.25) -> None:
+        self.store = store = lister.store
+        self.lister = lister  # its per-signature facts (no second parse), and those it served
         self.enabled = store.directory is not None
-        self.sessions = LegacySessions(max_sessions, forgot=self._unsettle)
+        self.sessions = LegacySessions(forgot=self._unsettle)
         # what a request's cheap check reads (``settled``): the callers ``observe`` has
         # nothing left to do for while the watcher runs (a kept session's key, or a
         # session-less caller's kind), so a warm request does no watcher work (#35). Cleared
@@ -163,10 +151,7 @@ class HotReload:
         sig = self.store.signature(name)
         if sig is None:
             return None
-        if self._facts_at is not None:
-            facts = self._facts_at(name, sig)
-        else:
-            facts = listed_facts(self.store.lookup_at(name, sig), self.summary_max_chars)
+        facts = self.lister.file_facts(name, sig)
         return None if facts == NO_FILE_FACTS else facts
 
     def _scan(self) -> set[str]:
@@ -178,7 +163,7 @@ class HotReload:
         edited before the watch could see it (right after the first listing, or while no
         watcher ran), and tells the sessions shown it, as an edit seen by the watch would."""
         served = {name: None if facts == NO_FILE_FACTS else facts
-                  for name, facts in (self._served() if self._served else {}).items()}
+                  for name, facts in self.lister.served_facts().items()}
         with self._lines_lock:
             self._lines = {}
             changed = self._update(self._scan() | set(served), served)

@@ -76,9 +76,7 @@ class ToolsList:
         # invalidates edited ones and sends tools/list_changed to live legacy sessions; it
         # stops with the server
         self.hot_reload = HotReload(
-            lister.store, summary_max_chars=lister.summary_max_chars,
-            facts_at=lister.file_facts, served=lister.served_facts,
-            on_start=lister.preload if lister.settings.preload else lambda: None)
+            lister, on_start=lister.preload if lister.settings.preload else lambda: None)
         self.net_cost = NetCost(components, instructions)
         # our bridges as listings show them, built once with the components (constants)
         self._listed_dispatch = _listed_dispatch(components)
