@@ -201,7 +201,7 @@ class HotReload:
         if changed:
             self.sessions.broadcast(frozenset(changed))
         if any(_groups_of(was) != _groups_of(now) for was, now in changed.values()):
-            self.sessions.broadcast_groups()
+            self.sessions.broadcast(groups=True)
 
 
 def _groups_of(facts: Any) -> Any:
@@ -305,35 +305,22 @@ class LegacySessions:
         for key in keys:
             self._forgot(key)
 
-    def broadcast(self, changed: frozenset[str] | None = None) -> int:
+    def broadcast(self, changed: frozenset[str] | None = None, *, groups: bool = False) -> int:
         """Schedule ``tools/list_changed`` from any thread on every live session whose last
-        listing showed one of ``changed`` (None: on every live session)."""
+        listing showed one of ``changed`` (None: on every live session); with ``groups``,
+        ``notifications/groups/list_changed`` on every one whose client speaks the grouping
+        extension."""
         with self._lock:
             targets = [
-                (key, live)
-                for key, live in self._live.items()
-                if changed is None or not self.shown.get(key, frozenset()).isdisjoint(changed)
+                (key, live) for key, live in self._live.items()
+                if (live.groups if groups else changed is None
+                    or not self.shown.get(key, frozenset()).isdisjoint(changed))
             ]
         scheduled = 0
         for key, live in targets:
             try:
-                live.loop.call_soon_threadsafe(self._spawn, key, live)
+                live.loop.call_soon_threadsafe(self._spawn, key, live, groups)
             except RuntimeError:  # that session's loop is closed: so is the session
-                self.forget(key)
-                continue
-            scheduled += 1
-        return scheduled
-
-    def broadcast_groups(self) -> int:
-        """Schedule ``notifications/groups/list_changed`` from any thread on every live
-        session whose client speaks the grouping extension."""
-        with self._lock:
-            targets = [(key, live) for key, live in self._live.items() if live.groups]
-        scheduled = 0
-        for key, live in targets:
-            try:
-                live.loop.call_soon_threadsafe(self._spawn, key, live, True)
-            except RuntimeError:
                 self.forget(key)
                 continue
             scheduled += 1
