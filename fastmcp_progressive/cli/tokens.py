@@ -48,7 +48,7 @@ from fastmcp import FastMCP
 from fastmcp.tools.base import Tool
 from fastmcp.utilities.versions import dedupe_with_versions
 
-from fastmcp_progressive.disclosure.cost import added_texts
+from fastmcp_progressive.disclosure.cost import added_texts, wire
 from fastmcp_progressive.files.definitions import full_definition
 from fastmcp_progressive.files.store import compact_json
 from fastmcp_progressive.hosts import Level
@@ -137,8 +137,7 @@ async def wire_results(server: FastMCP[Any], middleware: list[Any],
             resources=[r.to_mcp_resource(uri=str(r.uri)) for r in resources]),
         "prompts": mt.ListPromptsResult(prompts=[p.to_mcp_prompt(name=p.name) for p in prompts]),
     }
-    return {kind: compact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
-            for kind, result in results.items()}
+    return {kind: wire(result) for kind, result in results.items()}
 
 
 def _without(hidden: set[int], components: Sequence[T]) -> list[T]:
