@@ -48,7 +48,7 @@ from fastmcp import FastMCP
 from fastmcp.tools.base import Tool
 from fastmcp.utilities.versions import dedupe_with_versions
 
-from fastmcp_progressive.disclosure.cost import added_texts, wire
+from fastmcp_progressive.disclosure.cost import added_texts, listing_wire, wire
 from fastmcp_progressive.files.definitions import full_definition
 from fastmcp_progressive.files.store import compact_json
 from fastmcp_progressive.hosts import Level
@@ -131,13 +131,11 @@ async def wire_results(server: FastMCP[Any], middleware: list[Any],
         prompts = dedupe_with_versions(kept(await server.list_prompts()), lambda p: p.name)
     finally:
         server.middleware = saved
-    results: dict[str, Any] = {
-        "tools": mt.ListToolsResult(tools=[t.to_mcp_tool(name=t.name) for t in tools]),
-        "resources": mt.ListResourcesResult(
-            resources=[r.to_mcp_resource(uri=str(r.uri)) for r in resources]),
-        "prompts": mt.ListPromptsResult(prompts=[p.to_mcp_prompt(name=p.name) for p in prompts]),
-    }
-    return {kind: wire(result) for kind, result in results.items()}
+    return {"tools": listing_wire(tools),
+            "resources": wire(mt.ListResourcesResult(
+                resources=[r.to_mcp_resource(uri=str(r.uri)) for r in resources])),
+            "prompts": wire(mt.ListPromptsResult(
+                prompts=[p.to_mcp_prompt(name=p.name) for p in prompts]))}
 
 
 def _without(hidden: set[int], components: Sequence[T]) -> list[T]:
