@@ -23,7 +23,7 @@ from fastmcp import Client
 from fastmcp.client.transports import PythonStdioTransport
 
 from fastmcp_progressive import DESCRIPTIONS_URI
-from fastmcp_progressive.cli.tokens import token_report
+from fastmcp_progressive.cli.tokens import Tokens, token_report
 from fastmcp_progressive.resolution.client import is_resolvable, resolve_tool, tool_resolution
 
 SERVER = Path(__file__).parent / "demo_server.py"
@@ -35,7 +35,7 @@ async def demo_token_figures() -> dict[str, Any]:
     and each tool's full description."""
     from demo_server import mcp as demo  # this folder is on sys.path when run as a script
 
-    return await token_report(demo, None, None)
+    return await token_report(demo, None, None, Tokens())
 
 
 def show(title: str, body: str) -> None:

@@ -1,11 +1,12 @@
 """The parts one ``ProgressiveDisclosure`` is made of, each owning its own parts.
 
-The middleware holds six parts and its order check (``tests/architecture/
+The middleware holds five parts and its order check (``tests/architecture/
 test_collaborators.py``: at most eight), as FastMCP's middleware hold a few grouped
 options: the gate owns the grants and the listing mode per client (built from their
 settings), and the definitions (which build the description store); the describer owns
 our components, the groups, the tool cap and the query search; the listing owns the
-lister, its preload, the description watcher and the net-cost check.
+lister (and its preload), the description watcher, the net-cost check and the
+handshake's word on the listing.
 Built here once from the six settings groups, so the middleware's module holds only its
 hooks (``middleware.py``).
 
@@ -21,19 +22,15 @@ from __future__ import annotations
 import os
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
 
 from fastmcp.server.middleware import Middleware
 
 from fastmcp_progressive import payloads
 from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.gate import Gate
-from fastmcp_progressive.disclosure.announce import Announcer
-from fastmcp_progressive.disclosure.cost import NetCost
 from fastmcp_progressive.disclosure.describer import Describer
 from fastmcp_progressive.disclosure.groups import Groups
-from fastmcp_progressive.disclosure.hot_reload import HotReload
-from fastmcp_progressive.disclosure.listing import Lister, Preload
+from fastmcp_progressive.disclosure.listing import Lister
 from fastmcp_progressive.disclosure.toolcap import ToolCap
 from fastmcp_progressive.disclosure.tools_list import ToolsList
 from fastmcp_progressive.files.folder import anchored
@@ -54,15 +51,14 @@ from fastmcp_progressive.settings import (
 @dataclass(frozen=True)
 class Parts:
     """What the middleware holds: the gate, the catalog, the describer (the describe path
-    and our components), the listing, ``tools/resolve`` (None when off) and the
-    announcer."""
+    and our components), the listing (and the handshake's word on it) and
+    ``tools/resolve`` (None when off)."""
 
     gate: Gate
     catalog: Catalog
     describer: Describer
     tools_list: ToolsList
     resolution: ToolResolution | None
-    announcer: Announcer
 
 
 def assemble(owner: Middleware, descriptions_dir: str | os.PathLike[str] | None, *,
@@ -85,7 +81,6 @@ def assemble(owner: Middleware, descriptions_dir: str | os.PathLike[str] | None,
     definitions = Definitions(directory, origin=origin, cache_size=caches.definitions)
     store = definitions.store
     lister = Lister(store, listing, cache_size=caches.listing)
-    preload = Preload(lister)
     gate = Gate(definitions=definitions, grants=grants, clients=clients, level=listing.level,
                 exempt_tools=names("exempt_tools", exempt_tools))
     catalog = Catalog(owner=owner)
@@ -99,21 +94,8 @@ def assemble(owner: Middleware, descriptions_dir: str | os.PathLike[str] | None,
         cap=cap, max_tools_per_read=added.max_tools_per_read, bridge_name=added.bridge_tool,
         dispatch_name=added.dispatch_tool if cap.possible else None,
         guidance_prompt=added.guidance_prompt)
-    components = describer.components
-    # a watcher thread started by the first request preloads the description files,
-    # invalidates edited ones and sends tools/list_changed to live legacy sessions; it
-    # stops with the server
-    hot_reload = HotReload(store, summary_max_chars=lister.summary_max_chars,
-                           facts_at=lister.file_facts, served=lister.served_facts,
-                           on_start=preload.run if listing.preload else _nothing)
-    net_cost = NetCost(components, payloads.instructions(added.bridge_tool)
-                       if added.instructions else None)
-    tools_list = ToolsList(lister=lister, preload=preload, gate=gate, hot_reload=hot_reload,
-                           catalog=catalog, groups=groups, cap=cap, components=components,
-                           net_cost=net_cost, marks=resolver.mark if resolver else None)
-    announcer = Announcer(bridge_name=added.bridge_tool, instructions=added.instructions)
-    return Parts(gate, catalog, describer, tools_list, resolver, announcer)
-
-
-def _nothing(*_: Any) -> None:
-    """No preload (``ListingSettings(preload=False)``)."""
+    tools_list = ToolsList(
+        lister=lister, gate=gate, catalog=catalog, groups=groups, cap=cap,
+        components=describer.components, marks=resolver.mark if resolver else None,
+        instructions=payloads.instructions(added.bridge_tool) if added.instructions else None)
+    return Parts(gate, catalog, describer, tools_list, resolver)

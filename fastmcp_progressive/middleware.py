@@ -127,7 +127,7 @@ class ProgressiveDisclosure(Middleware):
                          exempt_tools=exempt_tools)
         self._gate, self.catalog, self.describer = parts.gate, parts.catalog, parts.describer
         self._tools_list, self.resolution = parts.tools_list, parts.resolution
-        self.announcer, self._order = parts.announcer, OrderCheck(self)
+        self._order = OrderCheck(self)
 
     # each part where its owner keeps it (``assembly.py``): read, never held twice
     store = _via("_gate.definitions.store")
@@ -137,7 +137,6 @@ class ProgressiveDisclosure(Middleware):
     anonymous = _via("_gate.anonymous")  # how callers the server cannot follow are handled
     exempt_tools = _via("_gate.exempt_tools")  # listed in full and never gated
     lister = _via("_tools_list.lister")
-    preload = _via("_tools_list.preload")
     hot_reload = _via("_tools_list.hot_reload")
     net_cost = _via("_tools_list.net_cost")
     groups = _via("describer.groups")
@@ -145,7 +144,7 @@ class ProgressiveDisclosure(Middleware):
     prompt = _via("describer.components.prompt")
     bridge = _via("describer.components.bridge")
     max_tools_per_read = _via("describer.max_tools_per_read")
-    instructions = _via("announcer.instructions")
+    instructions = _via("_tools_list.instructions")  # the workflow paragraph (None: off)
 
     # -- every message: the caller, identified once for the whole pass --------------------------
     async def on_message(self, context: MiddlewareContext[Any],
@@ -284,13 +283,12 @@ class ProgressiveDisclosure(Middleware):
                           call_next: CallNext[Any, Any]) -> Any:
         result = await call_next(context)
         caller = announcing_to(caller_of(context.fastmcp_context), context.message)
-        announced = self.announcer.announce(result, self._gate.modes.level(caller))
+        announced = self._tools_list.announce(result, self._gate.modes.level(caller))
         return self.resolution.advertise(announced) if self.resolution is not None else announced
 
     def close(self) -> None:
         """Stop the watcher for good (it also stops by itself when the server stops) and take
         the resource, template, bridge and prompt this middleware added out of the server."""
-        self._tools_list.preload.stop()  # on the watcher thread, which close() waits for
-        self._tools_list.hot_reload.close()
+        self._tools_list.close()  # the preload runs on the watcher thread: both stop
         self.describer.components.remove()
 

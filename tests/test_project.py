@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import fastmcp_progressive
-from fastmcp_progressive.cli.tokens import token_report
+from fastmcp_progressive.cli.tokens import Tokens, token_report
 from tests.hosts.serve import demo_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +52,7 @@ async def test_readme_quotes_the_demo_figures_the_cli_prints() -> None:
     pytest.importorskip("bpe_openai")
     server = demo_server()
     try:
-        report = await token_report(server, None, None)
+        report = await token_report(server, None, None, Tokens())
     finally:
         for middleware in server.middleware:
             getattr(middleware, "close", lambda: None)()

@@ -103,7 +103,7 @@ def test_the_middleware_wires_each_default_where_it_is_used() -> None:
     assert middleware.modes.host_profiles == HOST_PROFILES and middleware.anonymous == "validate"
     assert middleware.max_tools_per_read == 32 and middleware.bridge is not None
     assert middleware.bridge.name == "describe_tools" and middleware.prompt is not None
-    assert middleware.instructions is True and middleware.resolution is not None
+    assert middleware.instructions is not None and middleware.resolution is not None
 
 
 @pytest.mark.parametrize(("cls", "name", "value"), BAD, ids=lambda v: str(v))

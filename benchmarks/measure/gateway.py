@@ -19,7 +19,6 @@ from typing import Any
 from fastmcp import FastMCP
 
 from fastmcp_progressive import ListingSettings, ProgressiveDisclosure
-from fastmcp_progressive.cli.tokens import count
 from fastmcp_progressive.resolution.client import grouping, list_groups
 from tests.corpus import load_servers, load_tasks
 from tests.replay import gateway, replay_tool
@@ -27,6 +26,7 @@ from tests.replay import gateway, replay_tool
 from .catalogs import load_corpus
 from .ranking import BM25, words
 from .servers import PROGRESSIVE, host_client, wire
+from .tokens import counter
 
 CAP = 40
 MCPPROXY = {"livemcptool": 0.348, "playwright-mcp": 0.297}
@@ -36,7 +36,7 @@ KS = (1, 3, 5)
 
 def listing_tokens(tools: Sequence[Any]) -> int:
     """o200k tokens of a ``tools/list`` result's ``tools`` as compact UTF-8 JSON."""
-    return count({"tools": [wire(t) for t in tools]}, ascii=False)
+    return counter().json({"tools": [wire(t) for t in tools]}, ascii=False)
 
 
 async def _listed(server: FastMCP, **client: Any) -> list[Any]:
@@ -84,8 +84,9 @@ async def capped() -> dict[str, Any]:
     unmarked = await _listed(gateway(_ours(max_tools=CAP)))
     return {"tools": len(tools), "tokens": listing_tokens(unmarked),
             "tokens_with_group_meta": listing_tokens(tools),
-            "bridge_description_tokens": count(bridge.description or "", ascii=False),
-            "groups": len(groups), "groups_list_tokens": count({"groups": groups}, ascii=False),
+            "bridge_description_tokens": counter().json(bridge.description or "", ascii=False),
+            "groups": len(groups), "groups_list_tokens": counter().json(
+                {"groups": groups}, ascii=False),
             "listed": [t.name for t in tools], "bridge_description": bridge.description or ""}
 
 

@@ -25,9 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fastmcp_progressive.cli.tokens import count
-
 from ..results import HostRow
+from .tokens import counter
 
 CATALOGS = ("github-mcp-server", "livemcptool")
 LISTINGS = ("plain", "default")
@@ -59,12 +58,12 @@ def row(host: str, catalog: str, listing: str, summary: dict[str, Any],
     client = (summary.get("client_info") or [{}])[0]
     return HostRow(
         host=host, catalog=catalog, listing=listing, tools_sent=len(sent),
-        tokens=count(sent) if arrays else -1,
+        tokens=counter().json(sent) if arrays else -1,
         steps_to_first_success=_first_use(summary),
         refusals=int(summary.get("refusals") or 0), body_ran=bool(summary.get("body_ran")),
         arguments_intact=bool(summary.get("arguments_intact")),
         client=f"{client.get('name')} {client.get('version')}",
-        floor_tokens=count(without_descriptions(sent)) if arrays else -1,
+        floor_tokens=counter().json(without_descriptions(sent)) if arrays else -1,
         arguments_declared=str(summary.get("arguments_declared") or ""),
         error=(summary.get("error") or "")[:300],
         session_tokens=int(summary.get("session_tokens", -1)),

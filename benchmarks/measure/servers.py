@@ -97,15 +97,15 @@ class ReplayServer:
     async def preloaded(self, timeout: float = 60.0) -> float | None:
         """Wait until ours' preload of description files is done (run now if no request
         started the watcher yet); its seconds."""
-        preload = getattr(self.middleware, "preload", None)
-        done = getattr(preload, "done", None)
+        lister = getattr(self.middleware, "lister", None)
+        done = getattr(lister, "preloaded", None)
         if not isinstance(done, threading.Event):
             return None
-        run = getattr(preload, "run", None)  # the watcher's first job (#35): before any
+        run = getattr(lister, "preload", None)  # the watcher's first job (#35): before any
         if callable(run) and not done.is_set():  # request has started it, run it here
             await asyncio.to_thread(run)
         await asyncio.to_thread(done.wait, timeout)
-        seconds = getattr(preload, "seconds", None)
+        seconds = getattr(lister, "preload_seconds", None)
         return seconds if isinstance(seconds, float) else None
 
 

@@ -18,18 +18,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any
 
 from fastmcp import Client
 
 from fastmcp_progressive import ListingSettings
-from fastmcp_progressive.cli.tokens import (
-    count,
-    count_text,
-    listing_field_tokens,
-    listing_json_tokens,
-    model_view,
-)
+from fastmcp_progressive.cli.tokens import Tokens, model_view
 from fastmcp_progressive.payloads import DESCRIPTIONS_URI, resource_uri_for
 
 from ..results import BUDGETED, DEFAULT, AnatomyRow, SweepRow, TokenRow
@@ -37,6 +32,12 @@ from .catalogs import SESSION_SIZES, Catalog, scenario_for
 from .servers import EVERY_TOOL, PROGRESSIVE, SEARCH, build_server, host_client, text_of, wire
 
 SWEEP_CHARS = (40, 60, 80, 100, 140)
+
+
+@cache
+def counter() -> Tokens:
+    """The benchmarks' one o200k counter, loaded on first use (up to a second)."""
+    return Tokens()
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,9 @@ class _Counted:
 
     def plus_text(self, text: str, result: dict[str, Any], found: int = 0) -> _Counted:
         """This payload followed by a read or search whose text the model is given."""
-        tokens = count_text(text)
-        return _Counted(self.fields + tokens, self.json + tokens, self.wire + count(result),
+        tokens = counter().text(text)
+        return _Counted(self.fields + tokens, self.json + tokens,
+                        self.wire + counter().json(result),
                         self.visible + found)
 
     def row(self, catalog: Catalog, mode: str) -> TokenRow:
@@ -64,15 +66,17 @@ async def listed(client: Client[Any], catalog: Catalog) -> tuple[_Counted, list[
     result = wire(await client.list_tools_mcp(cache_mode="bypass"))
     tools: list[dict[str, Any]] = result["tools"]
     visible = len({t["name"] for t in tools} & set(catalog.names))
-    return _Counted(listing_field_tokens(tools), listing_json_tokens(tools), count(result),
+    count = counter()
+    return _Counted(count.listing_fields(tools), count.listing_json(tools), count.json(result),
                     visible), tools
 
 
 def _anatomy(catalog: Catalog, mode: str, tools: list[dict[str, Any]]) -> AnatomyRow:
+    count = counter()
     return AnatomyRow(catalog.name, mode, len(tools),
-                      names=sum(count_text(t["name"]) for t in tools),
-                      descriptions=sum(count_text(t.get("description") or "") for t in tools),
-                      schemas=sum(count(t.get("inputSchema", {})) for t in tools))
+                      names=sum(count.text(t["name"]) for t in tools),
+                      descriptions=sum(count.text(t.get("description") or "") for t in tools),
+                      schemas=sum(count.json(t.get("inputSchema", {})) for t in tools))
 
 
 async def _progressive(catalog: Catalog, level: str, mode: str,
@@ -86,7 +90,8 @@ async def _progressive(catalog: Catalog, level: str, mode: str,
         rows = [counted.row(catalog, mode)]
         sessions = [(f"{mode}+{n}", scenario_for(catalog).tools(n)) for n in SESSION_SIZES]
         if mode == DEFAULT:
-            largest = sorted(catalog.tools, key=lambda t: count(model_view(t)), reverse=True)
+            largest = sorted(catalog.tools, key=lambda t: counter().json(model_view(t)),
+                             reverse=True)
             sessions.append((f"{mode}+5 largest", [t["name"] for t in largest[:5]]))
         for session, names in sessions:
             read = await client.read_resource_mcp(resource_uri_for(names))
@@ -96,7 +101,8 @@ async def _progressive(catalog: Catalog, level: str, mode: str,
             resources = wire(await client.list_resources_mcp())["resources"]
             entries = [r for r in resources if r["uri"].startswith(DESCRIPTIONS_URI)]
             entries += wire(await client.list_prompts_mcp())["prompts"]
-            extra = count_text(client.instructions or "") + sum(count(e) for e in entries)
+            count = counter()
+            extra = count.text(client.instructions or "") + sum(count.json(e) for e in entries)
             rows.append(_Counted(extra, extra, extra, 0).row(catalog, "extras"))
     return rows, _anatomy(catalog, mode, tools)
 

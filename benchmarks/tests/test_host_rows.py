@@ -8,10 +8,10 @@ from dataclasses import replace
 from typing import Any
 
 from benchmarks.measure.hosts import row, without_descriptions
+from benchmarks.measure.tokens import counter
 from benchmarks.report.hosts import headline, section
 from benchmarks.report.targets import judge
 from benchmarks.results import HostRow, Results
-from fastmcp_progressive.cli.tokens import count
 
 CHAT_TOOL = {"type": "function", "function": {"name": "issue_read", "description": "Read one.",
                                                "parameters": {"type": "object",
@@ -38,8 +38,8 @@ def test_descriptions_are_removed_in_both_tool_formats() -> None:
 
 def test_row_counts_the_array_as_sent_and_keeps_the_target() -> None:
     measured = row("h", "c", "default", _summary([CHAT_TOOL]), "unlisted")
-    assert measured.tokens == count([CHAT_TOOL])
-    assert measured.floor_tokens == count(without_descriptions([CHAT_TOOL]))
+    assert measured.tokens == counter().json([CHAT_TOOL])
+    assert measured.floor_tokens == counter().json(without_descriptions([CHAT_TOOL]))
     assert (measured.client, measured.steps_to_first_success) == ("mcp 0.1.0", 2)
     assert (measured.session_tokens, measured.requests) == (900, 3)
     assert (measured.target, measured.transport, measured.target_listed) == (

@@ -60,8 +60,13 @@ from fastmcp_progressive.cli.servers import (
     counted_server,
     load_server,
 )
-from fastmcp_progressive.cli.tokens import TokensUnavailable, registered_tools, token_report
-from fastmcp_progressive.disclosure.cost import WHERE, encoder
+from fastmcp_progressive.cli.tokens import (
+    Tokens,
+    TokensUnavailable,
+    registered_tools,
+    token_report,
+)
+from fastmcp_progressive.disclosure.cost import WHERE
 from fastmcp_progressive.disclosure.listing import summarize
 from fastmcp_progressive.files.folder import SUFFIXES, safe_file_name
 from fastmcp_progressive.files.format import with_front_matter
@@ -392,9 +397,9 @@ async def _run(args: argparse.Namespace) -> int:
 async def _run_tokens(args: argparse.Namespace) -> int:
     """``tokens``: the listing without and with progressive disclosure, and each description."""
     try:
-        encoder()  # before any upstream starts
+        tokens = Tokens()  # before any upstream starts
         async with counted_server(args.server) as server:
-            report = await token_report(server, args.directory, args.listing)
+            report = await token_report(server, args.directory, args.listing, tokens)
     except TokensUnavailable as exc:
         raise CliError(f"`tokens` {exc}") from None
     if args.json:

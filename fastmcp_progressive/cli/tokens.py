@@ -19,24 +19,26 @@ A listing is counted three ways:
 - **json**: the same three fields as one compact JSON array of objects, keys and
   punctuation included (github, plain: 25,136).
 
-``count`` / ``listing_json_tokens`` use Python's default ASCII escaping (the form the
-reference figures above were taken with; UTF-8 differs by under 0.2%). The tokenizer is
-``bpe_openai.get_encoding("o200k_base")``: offline, no downloads; it is an optional
-dependency (``pip install "fastmcp-progressive[tokens]"``), and ``TokensUnavailable`` says
-so when it is missing.
+``Tokens`` counts (``Tokens.json`` / ``Tokens.listing_json`` with Python's default ASCII
+escaping, the form the reference figures above were taken with; UTF-8 differs by under
+0.2%). Its tokenizer is ``bpe_openai.get_encoding("o200k_base")``: offline, no downloads,
+loaded when a ``Tokens`` is built (up to a second, about 140 MB), so a run builds one and
+passes it on rather than keep a memo; it is an optional dependency (``pip install
+"fastmcp-progressive[tokens]"``), and ``TokensUnavailable`` says so when it is missing.
 
 Example:
     ```python
-    report = await token_report(mcp, Path("tool_descriptions"), None)
+    tokens = Tokens()
+    report = await token_report(mcp, Path("tool_descriptions"), None, tokens)
     report["listing"]["without"], report["listing"]["with"]      # e.g. 1916, 409
-    listing_field_tokens(tools)        # per-field model-visible tokens of a listing
+    tokens.listing_fields(tools)   # per-field model-visible tokens of a listing
     ```
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -46,17 +48,20 @@ from fastmcp import FastMCP
 from fastmcp.tools.base import Tool
 from fastmcp.utilities.versions import dedupe_with_versions
 
-from fastmcp_progressive.disclosure.cost import ENCODING as ENCODING
-from fastmcp_progressive.disclosure.cost import TokensUnavailable as TokensUnavailable
-from fastmcp_progressive.disclosure.cost import added_texts, count_text, encoder
+from fastmcp_progressive.disclosure.cost import added_texts, listing_wire, wire
 from fastmcp_progressive.files.definitions import full_definition
 from fastmcp_progressive.files.store import compact_json
 from fastmcp_progressive.hosts import Level
 from fastmcp_progressive.middleware import ProgressiveDisclosure
 from fastmcp_progressive.settings import ListingSettings
 
+ENCODING = "o200k_base"
 MODEL_FIELDS = ("name", "description", "inputSchema")
 T = TypeVar("T")
+
+
+class TokensUnavailable(RuntimeError):
+    """The tokenizer package (bpe-openai) is not installed."""
 
 
 def compact(payload: Any, *, ascii: bool = True) -> str:
@@ -64,28 +69,41 @@ def compact(payload: Any, *, ascii: bool = True) -> str:
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=ascii)
 
 
-def count(payload: Any, *, ascii: bool = True) -> int:
-    """Tokens of ``payload`` as compact JSON."""
-    return count_text(compact(payload, ascii=ascii))
-
-
 def model_view(tool: dict[str, Any]) -> dict[str, Any]:
     """The fields of a listed tool a model is given: name, description, inputSchema."""
     return {key: tool[key] for key in MODEL_FIELDS if key in tool}
 
 
-def listing_json_tokens(tools: list[dict[str, Any]], *, ascii: bool = True) -> int:
-    """Model-visible tokens of a listing as one JSON array of each tool's model view."""
-    return count([model_view(t) for t in tools], ascii=ascii)
+class Tokens:
+    """o200k_base token counts. Building one loads the tokenizer (up to a second): a run
+    builds one, first (a missing package fails before any work), and passes it on."""
 
+    def __init__(self) -> None:
+        try:
+            import bpe_openai
+        except ImportError:
+            raise TokensUnavailable(
+                f"counting {ENCODING} tokens needs the bpe-openai package, which is not "
+                "installed: pip install bpe-openai"
+            ) from None
+        self._encode: Callable[[str], list[int]] = bpe_openai.get_encoding(ENCODING).encode
 
-def listing_field_tokens(tools: list[dict[str, Any]]) -> int:
-    """Model-visible tokens of a listing counted per field: name, description, schema."""
-    return sum(
-        count_text(t["name"]) + count_text(t.get("description") or "")
-        + count(t.get("inputSchema", {}))
-        for t in tools
-    )
+    def text(self, text: str) -> int:
+        """Tokens of one string."""
+        return len(self._encode(text))
+
+    def json(self, payload: Any, *, ascii: bool = True) -> int:
+        """Tokens of ``payload`` as compact JSON."""
+        return self.text(compact(payload, ascii=ascii))
+
+    def listing_json(self, tools: list[dict[str, Any]], *, ascii: bool = True) -> int:
+        """Model-visible tokens of a listing as one JSON array of each tool's model view."""
+        return self.json([model_view(t) for t in tools], ascii=ascii)
+
+    def listing_fields(self, tools: list[dict[str, Any]]) -> int:
+        """Model-visible tokens of a listing counted per field: name, description, schema."""
+        return sum(self.text(t["name"]) + self.text(t.get("description") or "")
+                   + self.json(t.get("inputSchema", {})) for t in tools)
 
 
 async def registered_tools(server: FastMCP[Any]) -> dict[str, Tool]:
@@ -113,14 +131,11 @@ async def wire_results(server: FastMCP[Any], middleware: list[Any],
         prompts = dedupe_with_versions(kept(await server.list_prompts()), lambda p: p.name)
     finally:
         server.middleware = saved
-    results: dict[str, Any] = {
-        "tools": mt.ListToolsResult(tools=[t.to_mcp_tool(name=t.name) for t in tools]),
-        "resources": mt.ListResourcesResult(
-            resources=[r.to_mcp_resource(uri=str(r.uri)) for r in resources]),
-        "prompts": mt.ListPromptsResult(prompts=[p.to_mcp_prompt(name=p.name) for p in prompts]),
-    }
-    return {kind: compact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
-            for kind, result in results.items()}
+    return {"tools": listing_wire(tools),
+            "resources": wire(mt.ListResourcesResult(
+                resources=[r.to_mcp_resource(uri=str(r.uri)) for r in resources])),
+            "prompts": wire(mt.ListPromptsResult(
+                prompts=[p.to_mcp_prompt(name=p.name) for p in prompts]))}
 
 
 def _without(hidden: set[int], components: Sequence[T]) -> list[T]:
@@ -128,14 +143,13 @@ def _without(hidden: set[int], components: Sequence[T]) -> list[T]:
 
 
 async def token_report(server: FastMCP[Any], directory: Path | None,
-                       listing: str | None) -> dict[str, Any]:
+                       listing: str | None, tokens: Tokens) -> dict[str, Any]:
     """Tokens of the listing without/with progressive disclosure and of each full description.
 
     A server that already has the middleware is measured as configured, unless
     ``directory`` or ``listing`` asks for another one; otherwise the middleware is added
     (``listing``, default ``ListingSettings``' level) for the count and removed again.
     """
-    encoder()  # fail before any work when the tokenizer is missing
     others = [m for m in server.middleware if not isinstance(m, ProgressiveDisclosure)]
     present = next((m for m in server.middleware if isinstance(m, ProgressiveDisclosure)), None)
     if present is not None and directory is None and listing is None:
@@ -159,12 +173,12 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
         per_tool = {}
         for name, tool in tools.items():
             body = compact_json(full_definition(tool, ours.store.lookup(name)))
-            per_tool[name] = {"tokens": count_text(body), "bytes": len(body.encode("utf-8"))}
+            per_tool[name] = {"tokens": tokens.text(body), "bytes": len(body.encode("utf-8"))}
     finally:
         if ours is not present:  # made for this count: stop its threads again
             ours.close()
-    instructions = ours.announcer.text if ours.announcer.instructions else None
-    overhead = {where: count_text(text) if text else 0  # disclosure/cost.py, as the server
+    instructions = ours.instructions
+    overhead = {where: tokens.text(text) if text else 0  # disclosure/cost.py, as the server
                 for where, text in added_texts(ours.components, instructions).items()}
     listed_without = json.loads(without["tools"])["tools"]
     listed_with = json.loads(with_["tools"])["tools"]
@@ -173,10 +187,10 @@ async def token_report(server: FastMCP[Any], directory: Path | None,
         "directory": str(ours.store.directory) if ours.store.directory else None,
         "tools": len(tools),
         "listing": {
-            "without": count_text(without["tools"]), "with": count_text(with_["tools"]),
+            "without": tokens.text(without["tools"]), "with": tokens.text(with_["tools"]),
             "tools_without": len(listed_without), "tools_with": len(listed_with),
-            "fields_without": listing_field_tokens(listed_without),
-            "fields_with": listing_field_tokens(listed_with),
+            "fields_without": tokens.listing_fields(listed_without),
+            "fields_with": tokens.listing_fields(listed_with),
         },
         "overhead": overhead,
         "full_descriptions": per_tool,

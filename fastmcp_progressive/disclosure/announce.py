@@ -8,8 +8,7 @@ told neither to call ``describe_tools`` nor to expect a refusal.
 
 Example:
     ```python
-    announcer = Announcer(bridge_name="describe_tools", instructions=True)
-    result = announcer.announce(result, level)
+    result = announce(result, level, "describe_tools", payloads.instructions("describe_tools"))
     ```
 """
 
@@ -26,37 +25,30 @@ from fastmcp_progressive.disclosure.groups import GROUPING_EXTENSION_ID
 from fastmcp_progressive.hosts import Level
 
 
-class Announcer:
-    """Adds the extension's advertisement (and the workflow paragraph) to a handshake."""
-
-    def __init__(self, *, bridge_name: str | None, instructions: bool) -> None:
-        self.bridge_name = bridge_name
-        self.instructions = instructions
-        self.text = payloads.instructions(bridge_name)
-
-    def announce(self, result: Any, level: Level) -> Any:
-        """``result`` advertising the extension to a client served at ``level``; the
-        advertisement is how clients find the extension, so it stays when the paragraph is
-        turned off."""
-        if not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):
-            return result
-        full = level == "full"
-        base = result.instructions or ""
-        joined = base
-        if self.instructions and not full and self.text not in base:
-            joined = f"{base}\n\n{self.text}" if base else self.text
-        capabilities = result.capabilities
-        extensions = dict(capabilities.extensions or {})
-        extensions[payloads.EXTENSION_ID] = {
-            "resource": payloads.DESCRIPTIONS_URI,
-            "listing": level,
-            "bridge_tool": self.bridge_name if not full else None,
-        }
-        extensions[GROUPING_EXTENSION_ID] = {"listChanged": True}
-        return result.model_copy(update={
-            "instructions": joined or result.instructions,
-            "capabilities": capabilities.model_copy(update={"extensions": extensions}),
-        })
+def announce(result: Any, level: Level, bridge_name: str | None,
+             instructions: str | None) -> Any:
+    """``result`` advertising the extension to a client served at ``level``, with the
+    workflow paragraph ``instructions`` (None: off) below ``full``; the advertisement is how
+    clients find the extension, so it stays when the paragraph is turned off."""
+    if not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):
+        return result
+    full = level == "full"
+    base = result.instructions or ""
+    joined = base
+    if instructions and not full and instructions not in base:
+        joined = f"{base}\n\n{instructions}" if base else instructions
+    capabilities = result.capabilities
+    extensions = dict(capabilities.extensions or {})
+    extensions[payloads.EXTENSION_ID] = {
+        "resource": payloads.DESCRIPTIONS_URI,
+        "listing": level,
+        "bridge_tool": bridge_name if not full else None,
+    }
+    extensions[GROUPING_EXTENSION_ID] = {"listChanged": True}
+    return result.model_copy(update={
+        "instructions": joined or result.instructions,
+        "capabilities": capabilities.model_copy(update={"extensions": extensions}),
+    })
 
 
 def announcing_to(caller: Caller, message: Any) -> Caller:

@@ -14,14 +14,13 @@ none when that catalog is budgeted (a budgeted listing always saves), whoever li
 and whatever that caller may see. It counts UTF-8 bytes of compact JSON, in a worker
 thread (``anyio.to_thread``, awaited by that first listing: no thread of our own, #35): a
 server's process never loads a tokenizer for a notice (o200k_base takes about
-140 MB that stay resident, and most of a second). The ``tokens`` command counts o200k_base
-tokens (``bpe_openai``, an optional dependency: ``pip install
-"fastmcp-progressive[tokens]"``).
+140 MB that stay resident, and most of a second): this module has none. The ``tokens``
+command counts o200k_base tokens with the counter it loads once (``cli/tokens.py:Tokens``).
 
 Example:
     ```python
     cost = measure(plain_tools, listed_tools, components, instructions_text)
-    cost.saved, cost.added_total  # e.g. 107, 355 on a 4-tool server
+    cost.saved, cost.added_total  # in bytes
     ```
 """
 
@@ -29,10 +28,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import Any, Protocol
+from typing import Any, ClassVar
 
 import anyio
 import mcp_types as mt
@@ -44,41 +42,13 @@ from fastmcp_progressive.log import get_logger
 
 logger = get_logger("cost")
 
-ENCODING = "o200k_base"
 WHERE = {"resources_list": "resources/list", "templates_list": "resources/templates/list",
          "prompts_list": "prompts/list", "instructions": "instructions"}
 """Where each addition is sent, by its key in ``Cost.added`` and ``token_report``."""
 
 
-class TokensUnavailable(RuntimeError):
-    """The tokenizer package (bpe-openai) is not installed."""
-
-
-class _Encoder(Protocol):
-    def encode(self, text: str) -> list[int]: ...
-
-
-@cache
-def encoder() -> _Encoder:
-    """The o200k_base encoder (loaded once; bpe-openai ships its tables)."""
-    try:
-        import bpe_openai
-    except ImportError:
-        raise TokensUnavailable(
-            f"counting {ENCODING} tokens needs the bpe-openai package, which is not "
-            "installed: pip install bpe-openai"
-        ) from None
-    enc: _Encoder = bpe_openai.get_encoding(ENCODING)
-    return enc
-
-
-def count_text(text: str) -> int:
-    """o200k_base tokens of one string."""
-    return len(encoder().encode(text))
-
-
 def count_bytes(text: str) -> int:
-    """UTF-8 bytes of one string (the measure when the tokenizer is not installed)."""
+    """UTF-8 bytes of one string."""
     return len(text.encode("utf-8"))
 
 
@@ -108,9 +78,9 @@ def added_texts(components: DisclosureComponents, instructions: str | None) -> d
 
 @dataclass(frozen=True)
 class Cost:
-    """A listing without and with the middleware, and what it adds, in one ``unit``."""
+    """A listing without and with the middleware, and what it adds, in UTF-8 bytes."""
 
-    unit: str  # "tokens" (o200k_base) or "bytes"
+    unit: ClassVar[str] = "bytes"
     without: int
     with_: int
     added: Mapping[str, int]
@@ -137,13 +107,12 @@ class Cost:
 
 
 def measure(plain: Sequence[Tool], listed: Sequence[Tool], components: DisclosureComponents,
-            instructions: str | None, count: Callable[[str], int] = count_text) -> Cost:
+            instructions: str | None) -> Cost:
     """The cost of ``listed`` (the progressive listing, bridge included) against ``plain``
-    (the same tools as registered, without our components)."""
-    unit = "bytes" if count is count_bytes else f"{ENCODING} tokens"
-    added = {where: count(text) if text else 0
+    (the same tools as registered, without our components), in bytes."""
+    added = {where: count_bytes(text)
              for where, text in added_texts(components, instructions).items()}
-    return Cost(unit, count(listing_wire(plain)), count(listing_wire(listed)), added)
+    return Cost(count_bytes(listing_wire(plain)), count_bytes(listing_wire(listed)), added)
 
 
 class NetCost:
@@ -191,7 +160,7 @@ class NetCost:
 
     def _check(self, plain: list[Tool], listed: list[Tool]) -> None:
         try:
-            cost = measure(plain, listed, self.components, self.instructions, count_bytes)
+            cost = measure(plain, listed, self.components, self.instructions)
             self.cost = cost
             if cost.net < 0:
                 logger.warning(

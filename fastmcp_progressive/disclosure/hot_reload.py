@@ -31,7 +31,7 @@ interpreter exit, and the next request after a stop starts it again.
 
 Example:
     ```python
-    hot = HotReload(store, summary_max_chars=100)
+    hot = HotReload(lister, on_start=lister.preload)
     hot.observe(ctx, caller)  # from on_message, once per caller: starts the watcher,
                               # remembers a legacy session
     hot.close()       # or let it stop with the server
@@ -51,9 +51,8 @@ from pydantic import BaseModel
 
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.disclosure.groups import GROUPING_EXTENSION_ID
-from fastmcp_progressive.disclosure.listing import NO_FILE_FACTS, FileFacts, listed_facts
+from fastmcp_progressive.disclosure.listing import NO_FILE_FACTS, FileFacts, Lister
 from fastmcp_progressive.fastmcp_internals import on_connection_close, server_running
-from fastmcp_progressive.files.store import DescriptionStore, Signature
 from fastmcp_progressive.files.watcher import DirectoryWatcher
 from fastmcp_progressive.log import get_logger
 
@@ -69,23 +68,12 @@ class HotReload:
     examples notifies no one.
     """
 
-    def __init__(
-        self,
-        store: DescriptionStore,
-        *,
-        summary_max_chars: int = 100,
-        max_sessions: int = 100_000,
-        wakeup: float = 0.25,
-        facts_at: Callable[[str, Signature], FileFacts] | None = None,
-        served: Callable[[], Mapping[str, FileFacts]] | None = None,
-        on_start: Callable[[], object] = lambda: None,
-    ) -> None:
-        self.store = store
-        self.summary_max_chars = summary_max_chars
-        self._facts_at = facts_at  # the listing's own per-signature facts: no second parse
-        self._served = served  # the facts the listing last read per file: what it showed
+    def __init__(self, lister: Lister, *, on_start: Callable[[], object] = lambda: None,
+                 wakeup: float = 0.25) -> None:
+        self.store = store = lister.store
+        self.lister = lister  # its per-signature facts (no second parse), and those it served
         self.enabled = store.directory is not None
-        self.sessions = LegacySessions(max_sessions, forgot=self._unsettle)
+        self.sessions = LegacySessions(forgot=self._unsettle)
         # what a request's cheap check reads (``settled``): the callers ``observe`` has
         # nothing left to do for while the watcher runs (a kept session's key, or a
         # session-less caller's kind), so a warm request does no watcher work (#35). Cleared
@@ -93,8 +81,10 @@ class HotReload:
         # with its connection. Bounded by the sessions kept plus four kinds.
         self.settled: set[str] = set()
         self._settle_lock = threading.Lock()
-        self._servers: weakref.WeakSet[Any] = weakref.WeakSet()
-        # the server the last observed request came from (a weak reference, called)
+        # the server the last observed request came from (a weak reference, called): the
+        # watcher runs while it does. A middleware shared by two servers whose last one
+        # stops restarts it on the other's next request (its baseline catches up), so no
+        # set of servers is kept (#35)
         self.last_server: Callable[[], Any] = lambda: None
         self._lines: dict[str, FileFacts | None] = {}
         self._lines_lock = threading.Lock()
@@ -120,8 +110,7 @@ class HotReload:
         if rc is None:
             return  # no client request (mcp.list_tools() from code, the CLI): no watcher
         server = ctx.fastmcp
-        if self.last_server() is not server:  # a WeakSet.add per request made a weakref
-            self._servers.add(server)
+        if self.last_server() is not server:
             self.last_server = weakref.ref(server)
         with self._settle_lock:  # a stop clearing ``settled`` waits: never a stale entry
             self.watcher.start()
@@ -154,17 +143,15 @@ class HotReload:
         self.sessions.clear()
 
     def _alive(self) -> bool:
-        return any(server_running(server) for server in list(self._servers))
+        server = self.last_server()
+        return server is not None and server_running(server)
 
     def _line(self, name: str) -> FileFacts | None:
         """What ``name``'s file puts in ``tools/list`` now (None: no usable file)."""
         sig = self.store.signature(name)
         if sig is None:
             return None
-        if self._facts_at is not None:
-            facts = self._facts_at(name, sig)
-        else:
-            facts = listed_facts(self.store.lookup_at(name, sig), self.summary_max_chars)
+        facts = self.lister.file_facts(name, sig)
         return None if facts == NO_FILE_FACTS else facts
 
     def _scan(self) -> set[str]:
@@ -176,7 +163,7 @@ class HotReload:
         edited before the watch could see it (right after the first listing, or while no
         watcher ran), and tells the sessions shown it, as an edit seen by the watch would."""
         served = {name: None if facts == NO_FILE_FACTS else facts
-                  for name, facts in (self._served() if self._served else {}).items()}
+                  for name, facts in self.lister.served_facts().items()}
         with self._lines_lock:
             self._lines = {}
             changed = self._update(self._scan() | set(served), served)
@@ -214,7 +201,7 @@ class HotReload:
         if changed:
             self.sessions.broadcast(frozenset(changed))
         if any(_groups_of(was) != _groups_of(now) for was, now in changed.values()):
-            self.sessions.broadcast_groups()
+            self.sessions.broadcast(groups=True)
 
 
 def _groups_of(facts: Any) -> Any:
@@ -318,35 +305,22 @@ class LegacySessions:
         for key in keys:
             self._forgot(key)
 
-    def broadcast(self, changed: frozenset[str] | None = None) -> int:
+    def broadcast(self, changed: frozenset[str] | None = None, *, groups: bool = False) -> int:
         """Schedule ``tools/list_changed`` from any thread on every live session whose last
-        listing showed one of ``changed`` (None: on every live session)."""
+        listing showed one of ``changed`` (None: on every live session); with ``groups``,
+        ``notifications/groups/list_changed`` on every one whose client speaks the grouping
+        extension."""
         with self._lock:
             targets = [
-                (key, live)
-                for key, live in self._live.items()
-                if changed is None or not self.shown.get(key, frozenset()).isdisjoint(changed)
+                (key, live) for key, live in self._live.items()
+                if (live.groups if groups else changed is None
+                    or not self.shown.get(key, frozenset()).isdisjoint(changed))
             ]
         scheduled = 0
         for key, live in targets:
             try:
-                live.loop.call_soon_threadsafe(self._spawn, key, live)
+                live.loop.call_soon_threadsafe(self._spawn, key, live, groups)
             except RuntimeError:  # that session's loop is closed: so is the session
-                self.forget(key)
-                continue
-            scheduled += 1
-        return scheduled
-
-    def broadcast_groups(self) -> int:
-        """Schedule ``notifications/groups/list_changed`` from any thread on every live
-        session whose client speaks the grouping extension."""
-        with self._lock:
-            targets = [(key, live) for key, live in self._live.items() if live.groups]
-        scheduled = 0
-        for key, live in targets:
-            try:
-                live.loop.call_soon_threadsafe(self._spawn, key, live, True)
-            except RuntimeError:
                 self.forget(key)
                 continue
             scheduled += 1

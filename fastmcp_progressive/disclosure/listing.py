@@ -14,7 +14,7 @@ is memoized per tool (by object, else by content, so a mounted or proxied server
 objects hit too) and description-file signature, and keeps its wire form once built, so a
 repeated listing (including the hidden one FastMCP runs inside every 2026-07-28 HTTP
 ``tools/call``) only looks results up. Each file's listing line is remembered per
-signature, so a listing after the preload (``Preload``) parses nothing.
+signature, so a listing after the preload (``Lister.preload``) parses nothing.
 
 The preload reads every description file once in the background, off the request
 path: parsing and validating a folder of files is the only expensive part of a first
@@ -24,7 +24,7 @@ wait for it. A request that arrives first is served exactly: every line is kept 
 stat signature it was read at, and a request reuses one only when its own stat agrees. The
 preload is best effort (it stops at the first unexpected error, logged).
 The two share the work rather than race for it: while a listing is in flight
-(``Preload.serving``) the thread waits between files, the listing parses what it needs
+(``Lister.holding_preload``) the thread waits between files, the listing parses what it needs
 itself, once, and the thread skips every file whose line is then known (Python runs one
 thread at a time, and a thread that has just parsed a file keeps running for up to the
 switch interval, so a listing beside it used to take several times as long). A file one of
@@ -35,7 +35,7 @@ Example:
     ```python
     lister = Lister(store, ListingSettings(level="skeleton"))
     reduced = lister.reduce(tools)
-    Preload(lister).run()  # every file's line read once (on the watcher thread)
+    lister.preload()  # every file's line read once (on the watcher thread)
     ```
 """
 
@@ -68,6 +68,9 @@ logger = get_logger("preload")
 
 ONE_FILE_WAIT = 2.0
 """Seconds a listing waits for a file another thread is parsing before it reads it too."""
+LONGEST_PAUSE = 0.5
+"""Seconds the preload waits for listings in flight before it reads one more file anyway
+(a server that lists without pause still gets its files read)."""
 
 ELLIPSIS = "..."
 """Marks a cut summary; ASCII, because "…" costs extra tokens once JSON-escaped as \\u2026."""
@@ -282,6 +285,16 @@ class Lister:
         self._parsing: dict[str, threading.Event] = {}  # files being parsed, by name
         self._last: _LastListing | None = None  # one listing: bounded
         self._built: tuple[Tool, dict[str, Any]] | None = None  # the last schema derived
+        # the preload (``preload``): done, how long it took (for benchmarks), claimed,
+        # stopped (the watcher is closing), and the listings in flight it waits for
+        self.preloaded = threading.Event()
+        self.preload_seconds: float | None = None
+        self._claimed = self._stopped = False
+        self._idle = threading.Event()  # set: no listing in flight
+        self._idle.set()
+        self._listings = 0
+        if store.directory is None:
+            self.preloaded.set()  # nothing to read
 
     def reduce(self, tools: Sequence[Tool], exempt: Collection[str] = (), *,
                remember: bool = True) -> list[Tool]:
@@ -367,6 +380,52 @@ class Lister:
             self._lines, self._lines_lock = other._lines, other._lines_lock
             self._parsing = other._parsing
 
+    # -- the preload: the watcher thread's first job (none of its own, #35) -------------------
+    @contextmanager
+    def holding_preload(self) -> Iterator[None]:
+        """Hold the preload between files while the block (a listing) runs."""
+        if self.preloaded.is_set():
+            yield
+            return
+        with self._lines_lock:
+            self._listings += 1
+            self._idle.clear()
+        try:
+            yield
+        finally:
+            with self._lines_lock:
+                self._listings -= 1
+                if not self._listings:
+                    self._idle.set()
+
+    def stop_preload(self) -> None:
+        """End a preload in progress at its next file (the watcher it runs on is closing);
+        files not read yet are read on demand."""
+        self._stopped = True
+        self._idle.set()
+
+    def preload(self) -> bool:
+        """Read every file once, on the calling thread (the watcher's); False when there is
+        nothing to read or it ran already (a watcher started again reads nothing)."""
+        with self._lines_lock:
+            if self._claimed or self.preloaded.is_set():
+                return False
+            self._claimed = True
+        began = time.perf_counter()
+        try:
+            for name, sig in self.store.signatures().items():
+                self._idle.wait(LONGEST_PAUSE)
+                if self._stopped:
+                    break
+                self.file_line(name, sig)  # known already: a dictionary probe
+        except Exception:
+            logger.exception("preloading description files failed; they are read on demand")
+        finally:
+            self.preload_seconds = time.perf_counter() - began
+            self.preloaded.set()
+            self._idle.set()
+        return True
+
     def _content(self, tool: Tool) -> Hashable:
         """What a reduced tool is made of: equal for a mounted or proxied copy of a tool.
 
@@ -417,72 +476,3 @@ class Lister:
         })
         self._memo.put(tool, (sig, reduced))
         return reduced
-
-
-# -- the preload: the watcher thread's first job ---------------------------------------------
-LONGEST_PAUSE = 0.5
-"""Seconds the preload waits for listings in flight before it reads one more file anyway
-(a server that lists without pause still gets its files read)."""
-
-
-class Preload:
-    """Reads a ``Lister``'s description files once, on the watcher thread as it starts
-    (``run``): the package's one background thread does it, none of its own (#35)."""
-
-    def __init__(self, lister: Lister) -> None:
-        self.lister = lister
-        self.done = threading.Event()
-        self.seconds: float | None = None  # how long the read took (for benchmarks)
-        self._claimed = False
-        self._stopped = False  # ``stop()``: the watcher is closing, read no more
-        self._idle = threading.Event()  # set: no listing in flight
-        self._idle.set()
-        self._listings = 0
-        self._count_lock = threading.Lock()
-        if lister.store.directory is None:
-            self.done.set()  # nothing to read
-
-    @contextmanager
-    def serving(self) -> Iterator[None]:
-        """Hold the preload between files while the block (a listing) runs."""
-        if self.done.is_set():
-            yield
-            return
-        with self._count_lock:
-            self._listings += 1
-            self._idle.clear()
-        try:
-            yield
-        finally:
-            with self._count_lock:
-                self._listings -= 1
-                if not self._listings:
-                    self._idle.set()
-
-    def stop(self) -> None:
-        """End a preload in progress at its next file (the watcher it runs on is closing);
-        files not read yet are read on demand."""
-        self._stopped = True
-        self._idle.set()
-
-    def run(self) -> bool:
-        """Read every file once, on the calling thread (the watcher's); False when there is
-        nothing to read or it ran already (a watcher started again reads nothing)."""
-        with self._count_lock:
-            if self._claimed or self.done.is_set():
-                return False
-            self._claimed = True
-        began = time.perf_counter()
-        try:
-            for name, sig in self.lister.store.signatures().items():
-                self._idle.wait(LONGEST_PAUSE)
-                if self._stopped:
-                    break
-                self.lister.file_line(name, sig)  # known already: a dictionary probe
-        except Exception:
-            logger.exception("preloading description files failed; they are read on demand")
-        finally:
-            self.seconds = time.perf_counter() - began
-            self.done.set()
-            self._idle.set()
-        return True

@@ -10,6 +10,10 @@ and the tools it keeps or this server's most called. Each listing is marked with
 grouping extension's fields, and a legacy session remembers which lines it was shown, so
 the hot reload tells it only about those.
 
+The listing's own parts are built here, by the part that uses them (#35): the hot reload
+(``hot_reload.py``, whose watcher thread first runs the lister's preload), the net-cost check
+(``cost.py``) and the handshake's word on the listing (``announce.py``).
+
 Every step reads the request's caller where ``on_message`` put it (``access/caller.py``).
 
 Example:
@@ -23,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
+from typing import Any
 
 from fastmcp.server.context import Context
 from fastmcp.tools.base import Tool
@@ -30,6 +35,7 @@ from fastmcp.tools.base import Tool
 from fastmcp_progressive.access.caller import Caller, caller_of
 from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.gate import Gate, gateways_of
+from fastmcp_progressive.disclosure.announce import announce
 from fastmcp_progressive.disclosure.bridge import (
     bridge_description_with_groups,
     listed_bridge_schema,
@@ -38,7 +44,7 @@ from fastmcp_progressive.disclosure.components import DisclosureComponents
 from fastmcp_progressive.disclosure.cost import NetCost
 from fastmcp_progressive.disclosure.groups import Groups
 from fastmcp_progressive.disclosure.hot_reload import HotReload
-from fastmcp_progressive.disclosure.listing import ListedTool, Lister, Preload
+from fastmcp_progressive.disclosure.listing import ListedTool, Lister
 from fastmcp_progressive.disclosure.toolcap import ToolCap
 from fastmcp_progressive.fastmcp_internals import (
     serving_tool_call,
@@ -59,14 +65,19 @@ the mapping: the file signatures the listing was made from, when it has them."""
 class ToolsList:
     """Answers ``tools/list`` for one caller (see the module docstring)."""
 
-    def __init__(self, *, lister: Lister, preload: Preload, gate: Gate, hot_reload: HotReload,
-                 catalog: Catalog, groups: Groups, cap: ToolCap,
-                 components: DisclosureComponents, net_cost: NetCost,
-                 marks: Marks | None = None) -> None:
-        self.lister, self.preload, self.gate, self.catalog = lister, preload, gate, catalog
-        self.hot_reload = hot_reload
+    def __init__(self, *, lister: Lister, gate: Gate, catalog: Catalog, groups: Groups,
+                 cap: ToolCap, components: DisclosureComponents, marks: Marks | None = None,
+                 instructions: str | None = None) -> None:
+        self.lister, self.gate, self.catalog = lister, gate, catalog
         self.groups, self.cap, self.components, self.marks = groups, cap, components, marks
-        self.net_cost = net_cost
+        self.instructions = instructions
+        """The workflow paragraph a handshake adds below ``full`` (None: off)."""
+        # a watcher thread started by the first request preloads the description files,
+        # invalidates edited ones and sends tools/list_changed to live legacy sessions; it
+        # stops with the server
+        self.hot_reload = HotReload(
+            lister, on_start=lister.preload if lister.settings.preload else lambda: None)
+        self.net_cost = NetCost(components, instructions)
         # our bridges as listings show them, built once with the components (constants)
         self._listed_dispatch = _listed_dispatch(components)
         self._plain_bridge = _plain_bridge(components)
@@ -98,7 +109,7 @@ class ToolsList:
             exempt |= await gateways_of(ctx.fastmcp)
         exempt |= {t.name for t in (bridge, dispatch) if t is not None}
         lister = self._lister(level, profile is not None and profile.output_schema)
-        with self.preload.serving():  # the files this listing needs: parsed here, once
+        with self.lister.holding_preload():  # the files this listing needs: parsed here, once
             reduced, signatures = lister.reduced(tools, exempt)
         if ctx is not None and caller.kind == "session" and self.hot_reload.enabled:
             await self._remember_listing(ctx, caller, [t for t in tools if t.name not in exempt])
@@ -115,6 +126,16 @@ class ToolsList:
                               await self._capped(ctx, caller, tools, list(shown), limit),
                               signatures)
         return self._mark(ctx, caller, list(plain), signatures)
+
+    def announce(self, result: Any, level: Level) -> Any:
+        """A handshake's answer telling a client served at ``level`` what its listing holds
+        (``announce.py``)."""
+        return announce(result, level, self.components.bridge_name, self.instructions)
+
+    def close(self) -> None:
+        """Stop the preload and the watcher for good (``close()`` waits for its thread)."""
+        self.lister.stop_preload()
+        self.hot_reload.close()
 
     async def _check_cost(self, ctx: Context, tools: Sequence[Tool],
                           exempt: Collection[str]) -> None:
@@ -136,7 +157,7 @@ class ToolsList:
         if self._budgeted(catalog):  # a budgeted listing always saves
             self.net_cost.skip()
             return
-        with self.preload.serving():
+        with self.lister.holding_preload():
             reduced = self.lister.reduce(catalog, exempt, remember=False)
         _, plain = self._with_bridges(self.lister, tuple(reduced), remember=False)
         await self.net_cost.check(catalog, plain)

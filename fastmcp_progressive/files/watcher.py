@@ -38,6 +38,9 @@ logger = get_logger("directory_watcher")
 
 THREAD_NAME = "fastmcp-progressive-watch"
 RETRY_MAX_SECONDS = 30.0  # longest wait between attempts once both watch modes failed
+STEP_MS, DEBOUNCE_MS = 30, 400
+"""``watchfiles`` batching: a change is reported ``STEP_MS`` after the last write of a
+burst, at most ``DEBOUNCE_MS`` after the first."""
 
 Changed = Callable[[frozenset[str] | None], None]
 """Called with the tool names whose files changed, or None for "anything may have"."""
@@ -58,8 +61,6 @@ class DirectoryWatcher:
         on_start: called on the thread each time it starts, before the OS watch is armed
             (the listing's preload: the package's one background thread does that too).
         wakeup: how often the thread checks ``alive`` and the directory when idle.
-        step_ms / debounce_ms: ``watchfiles`` batching (a change is reported ``step_ms``
-            after the last write of a burst, at most ``debounce_ms`` after the first).
     """
 
     def __init__(
@@ -72,8 +73,6 @@ class DirectoryWatcher:
         on_exit: Callable[[], None] = lambda: None,
         on_start: Callable[[], object] = lambda: None,
         wakeup: float = 0.25,
-        step_ms: int = 30,
-        debounce_ms: int = 400,
     ) -> None:
         self.directory = directory
         self.on_change = on_change
@@ -82,8 +81,6 @@ class DirectoryWatcher:
         self._on_exit = on_exit
         self._on_start = on_start
         self.wakeup = wakeup
-        self.step_ms = step_ms
-        self.debounce_ms = debounce_ms
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -236,8 +233,8 @@ class DirectoryWatcher:
         changes_seen = watchfiles.watch(
             self.directory,
             watch_filter=lambda _change, path: description_name(path) is not None,
-            debounce=self.debounce_ms,
-            step=self.step_ms,
+            debounce=DEBOUNCE_MS,
+            step=STEP_MS,
             stop_event=stop,
             rust_timeout=max(1, int(self.wakeup * 1000)),
             yield_on_timeout=True,

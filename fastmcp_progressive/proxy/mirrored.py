@@ -20,8 +20,12 @@ upstream without them is thus not said to have them, and answers the methods its
 Subscriptions are counted per resource: the upstream is subscribed when the first front
 session subscribes and unsubscribed when the last one leaves (one upstream session serves
 every front session), and its ``notifications/resources/updated`` go to every front session
-subscribed to that resource (a connection that closed without unsubscribing is forgotten,
-though the upstream stays subscribed for it).
+subscribed to that resource. Each connection keeps the URIs it subscribed to in its own
+``state`` (``fastmcp_internals.connection_state``), and ``Mirrored`` the connections holding
+any, each dropped by its close callback: no weak map (#35). A connection that closed without
+unsubscribing is forgotten, though the upstream stays subscribed for it; one with no
+``state`` to keep them in (no handshake-era connection) cannot be told later, so it is not
+kept.
 
 Example:
     ```python
@@ -33,14 +37,18 @@ Example:
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as mt
 from fastmcp import FastMCP
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 
-from fastmcp_progressive.fastmcp_internals import request_connection, serve_method
+from fastmcp_progressive.fastmcp_internals import (
+    connection_state,
+    on_connection_close,
+    request_connection,
+    serve_method,
+)
 from fastmcp_progressive.log import get_logger
 
 if TYPE_CHECKING:
@@ -48,13 +56,18 @@ if TYPE_CHECKING:
 
 logger = get_logger("proxy")
 
+_SUBSCRIBED = "fastmcp_progressive.subscribed"
+"""The key of a connection's ``state`` holding the URIs it subscribed to (a set)."""
+_CLOSE_MARKER = "fastmcp_progressive.unsubscribe"
+
 
 class Mirrored(Middleware):
     """The upstream's completions and resource subscriptions, served by ``server``."""
 
     def __init__(self, server: FastMCP[Any], upstream: Upstream) -> None:
         self.upstream = upstream
-        self._subscribers: dict[str, weakref.WeakSet[Any]] = {}
+        # the front connections subscribed to anything, by id, each dropped when it closes
+        self._connections: dict[int, Any] = {}
         server.add_completion_handler(self.complete)
         serve_method(server, "resources/subscribe", mt.SubscribeRequestParams, self.subscribe)
         serve_method(server, "resources/unsubscribe", mt.UnsubscribeRequestParams,
@@ -97,31 +110,40 @@ class Mirrored(Middleware):
     # -- subscriptions --------------------------------------------------------------------------
     async def subscribe(self, ctx: Any, params: mt.SubscribeRequestParams) -> mt.EmptyResult:
         uri = str(params.uri)
-        sessions = self._subscribers.setdefault(uri, weakref.WeakSet())
-        if not sessions:
+        if not self._subscribed(uri):
             client = await self.upstream.connected()
             async with client:
                 await client.subscribe_resource(uri)
-        sessions.add(_connection(ctx))
+        connection = _connection(ctx)
+        state = connection_state(connection)
+        key = id(connection)
+        if state is not None and on_connection_close(
+                connection, lambda: self._connections.pop(key, None), marker=_CLOSE_MARKER):
+            state.setdefault(_SUBSCRIBED, set()).add(uri)
+            self._connections[key] = connection
         return mt.EmptyResult()
 
     async def unsubscribe(self, ctx: Any, params: mt.UnsubscribeRequestParams) -> mt.EmptyResult:
         uri = str(params.uri)
-        sessions = self._subscribers.get(uri)
-        if sessions is not None and _connection(ctx) in sessions:
-            sessions.discard(_connection(ctx))
-            if not sessions:
-                del self._subscribers[uri]
+        uris = (connection_state(_connection(ctx)) or {}).get(_SUBSCRIBED)
+        if uris is not None and uri in uris:
+            uris.discard(uri)
+            if not self._subscribed(uri):
                 client = await self.upstream.connected()
                 async with client:
                     await client.unsubscribe_resource(uri)
         return mt.EmptyResult()
 
+    def _subscribed(self, uri: str) -> list[Any]:
+        """The front connections subscribed to ``uri``."""
+        return [connection for connection in list(self._connections.values())
+                if uri in (connection_state(connection) or {}).get(_SUBSCRIBED, ())]
+
     async def updated(self, uri: str) -> None:
         """The upstream says ``uri`` changed: tell every front session subscribed to it."""
-        for session in list(self._subscribers.get(uri, ())):
+        for connection in self._subscribed(uri):
             try:
-                await session.send_resource_updated(uri)
+                await connection.send_resource_updated(uri)
             except Exception as exc:  # a session that went away: not the others' problem
                 logger.debug("resources/updated for %s not delivered: %s", uri, exc)
 

@@ -29,6 +29,7 @@ from fastmcp_progressive.cli.tokens import wire_results
 from fastmcp_progressive.files.folder import read_description
 from tests.cli_runner import Ran, run_cli
 from tests.conftest import GENERIC_HOST, serve_http
+from tests.spies import count_calls
 
 SERVER = '''
 from pydantic import BaseModel
@@ -225,6 +226,19 @@ def test_tokens_reports_both_listings_and_each_description(app: Path) -> None:
     assert "get_weather" in text.stdout
 
 
+
+def test_tokens_loads_the_tokenizer_once_and_passes_it_on(
+        app: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#35: the command builds one counter and hands it to every count (it was a memo, a
+    cache of the package's, read through a module function per string)."""
+    bpe_openai = pytest.importorskip("bpe_openai")
+    loads = count_calls(monkeypatch, bpe_openai, "get_encoding")
+    result = cli("tokens", "app.py:mcp", "--json", cwd=app.parent)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["listing"]["without"] > 0
+    assert loads.count == 1
+    assert not hasattr(tokens, "encoder") and not hasattr(tokens, "count_text")
+
 def _plain_billing() -> FastMCP:
     """The ``SERVER`` app as a server object, to run over HTTP in this process."""
     namespace: dict[str, Any] = {}
@@ -275,11 +289,7 @@ def test_tokens_without_bpe_openai_says_what_to_install(
     app: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "bpe_openai", None)  # as if it were not installed
-    tokens.encoder.cache_clear()
-    try:
-        result = cli("tokens", "app.py:mcp", cwd=app.parent)
-    finally:
-        tokens.encoder.cache_clear()
+    result = cli("tokens", "app.py:mcp", cwd=app.parent)
     assert result.returncode == 2
     assert "pip install bpe-openai" in result.stderr
     assert "Traceback" not in result.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import threading
 
 import pytest
@@ -19,9 +20,9 @@ from fastmcp.server.auth import require_scopes
 from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 
 from fastmcp_progressive import ProgressiveDisclosure
-from fastmcp_progressive.cli.tokens import token_report
+from fastmcp_progressive.cli.tokens import Tokens, token_report
 from fastmcp_progressive.disclosure import cost
-from fastmcp_progressive.disclosure.cost import NetCost, count_text
+from fastmcp_progressive.disclosure.cost import NetCost
 from tests.conftest import TOKENS, connect, serve_http
 from tests.hosts.serve import demo_server
 from tests.spies import count_calls
@@ -86,7 +87,7 @@ async def test_a_server_it_costs_more_than_it_saves_says_so_once_with_both_figur
     server = four_tools()
     try:
         await listed_twice(server)
-        report = await token_report(server, None, None)
+        report = await token_report(server, None, None, Tokens())
     finally:
         ours(server).close()
     listing, added = report["listing"], report["overhead"]
@@ -110,16 +111,18 @@ async def test_a_server_it_saves_on_logs_nothing(caplog: pytest.LogCaptureFixtur
     assert figures is not None and figures.net > 0
 
 
-async def test_the_check_loads_no_tokenizer(caplog: pytest.LogCaptureFixture) -> None:
+async def test_the_check_loads_no_tokenizer(caplog: pytest.LogCaptureFixture,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """The 4-tool server, whose sides are close: the check decides in bytes, and the
-    server's process never loads o200k_base (about 140 MB resident) for a notice."""
-    cost.encoder.cache_clear()
+    server's process never loads o200k_base (about 140 MB resident) for a notice: with the
+    tokenizer not importable it warns all the same."""
+    monkeypatch.setitem(sys.modules, "bpe_openai", None)  # as if it were not installed
     server = four_tools()
     try:
         await listed_twice(server)
     finally:
         ours(server).close()
-    assert cost.encoder.cache_info().currsize == 0
+    assert not hasattr(cost, "encoder")  # #35: no tokenizer memo in the server's modules
     [warning] = warnings_of(caplog)
     assert " bytes (saves " in warning
 
@@ -152,13 +155,14 @@ async def test_what_the_middleware_adds_is_small_and_names_the_bridge() -> None:
         async with Client(server) as client:
             tools = await client.list_tools()
             instructions = client.instructions or ""
-        report = await token_report(server, None, None)
+        tokens = Tokens()
+        report = await token_report(server, None, None, tokens)
     finally:
         ours(server).close()
     bridge = next(t for t in tools if t.name == "describe_tools")
     wire = json.dumps(bridge.model_dump(by_alias=True, exclude_none=True, mode="json"),
                       separators=(",", ":"))
-    assert count_text(wire) <= 68
+    assert tokens.text(wire) <= 68
     assert "title" not in json.loads(wire) and "additionalProperties" not in wire
     added = report["overhead"]
     assert added["resources_list"] <= 80 and added["templates_list"] <= 50

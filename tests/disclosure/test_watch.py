@@ -265,7 +265,7 @@ async def test_one_background_thread_of_ours_the_watcher(
         await watcher_ready(middleware)
         ours = [t.name for t in threading.enumerate() if t.name.startswith("fastmcp-progressive")]
         assert ours == [WATCH_THREAD]
-    assert middleware.preload.done.is_set() and middleware.net_cost.done.is_set()
+    assert middleware.lister.preloaded.is_set() and middleware.net_cost.done.is_set()
     assert [name for name in started if name.startswith("fastmcp-progressive")] == [WATCH_THREAD]
     middleware.close()
 

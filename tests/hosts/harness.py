@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fastmcp_progressive.cli.tokens import count
+from fastmcp_progressive.cli.tokens import Tokens
 from tests.corpus import corpus_dir
 from tests.hosts.frameworks import BY_NAME, HERE
 from tests.hosts.model import Script, ScriptedModel, search_words
@@ -185,6 +185,7 @@ def session_cost(bodies: list[Any]) -> dict[str, Any]:
     """What the run cost in model input: o200k tokens (compact JSON, as ``tokens.py``
     counts) of the first request's ``tools`` array and of every request body, summed."""
     tools = (bodies[0].get("tools") or []) if bodies else []
+    count = Tokens().json
     return {"tools_tokens": count(tools) if bodies else -1,
             "session_tokens": sum(count(body) for body in bodies), "requests": len(bodies)}
 

@@ -11,6 +11,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from weakref import WeakSet
 
 import anyio
 import mcp_types as mt
@@ -20,6 +21,7 @@ from fastmcp.client.messages import MessageHandler
 from fastmcp.server import create_proxy
 
 from fastmcp_progressive.proxy.front import progressive_proxy
+from fastmcp_progressive.proxy.mirrored import Mirrored
 from tests.conftest import ERAS, Era, connect
 
 pytestmark = [
@@ -96,6 +98,21 @@ async def test_the_upstream_stays_subscribed_while_another_session_is() -> None:
         await second.session.unsubscribe_resource(WATCHED)
         assert (await second.call_tool("subscriptions", {})).data == []
 
+
+
+async def test_a_closed_connection_is_forgotten_and_kept_in_no_weak_map() -> None:
+    """#35: the URIs a connection subscribed to live in its own ``state``, and the
+    connection is dropped by its close callback (it was a ``WeakSet`` per URI)."""
+    proxy = progressive_proxy(FIXTURE, exempt_tools=HELPERS)
+    [mirrored] = [m for m in proxy.middleware if isinstance(m, Mirrored)]
+    assert not any(isinstance(v, WeakSet) for v in vars(mirrored).values())
+    async with connect(proxy, "legacy") as first:
+        async with connect(proxy, "legacy") as second:
+            await second.session.subscribe_resource(WATCHED)
+            assert len(mirrored._connections) == 1
+        await first.session.subscribe_resource(WATCHED)  # the upstream still subscribed
+        assert len(mirrored._connections) == 1  # the second's went with its connection
+        assert (await first.call_tool("subscriptions", {})).data == [WATCHED]
 
 async def test_an_upstream_without_them_gets_neither_advertised() -> None:
     """Mirrored, not invented: an upstream with no completions and no subscriptions."""

@@ -30,7 +30,7 @@ from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 from fastmcp.server import create_proxy
 
 from fastmcp_progressive import DESCRIPTIONS_URI, ClientSettings
-from fastmcp_progressive.cli.tokens import listing_field_tokens, listing_json_tokens
+from fastmcp_progressive.cli.tokens import Tokens
 from fastmcp_progressive.proxy.front import progressive_proxy
 from tests.conftest import ERAS, Era, answer_of, fetch
 from tests.npm_servers import NodeMissing, ensure_installed, required
@@ -152,8 +152,9 @@ async def test_listing_shrinks_in_front_of_a_real_server(
         after = wire(await client.list_tools())
     upstream_tools = {t["name"] for t in before}
     assert upstream_tools <= {t["name"] for t in after}  # every tool still listed
-    fields = (listing_field_tokens(before), listing_field_tokens(after))
-    whole = (listing_json_tokens(before), listing_json_tokens(after))
+    tokens = Tokens()
+    fields = (tokens.listing_fields(before), tokens.listing_fields(after))
+    whole = (tokens.listing_json(before), tokens.listing_json(after))
     print(f"\n{name}: {len(before)} tools; o200k_base tokens (name+description+schema) "
           f"{fields[0]} -> {fields[1]}; as one JSON array {whole[0]} -> {whole[1]}")
     assert fields[1] < 0.75 * fields[0]
