@@ -37,6 +37,7 @@ from tests.conftest import (
     connect,
     gated,
 )
+from tests.parts import parts
 
 TRANSPORT_ERA = [(t, e) for t in ("memory", "http") for e in ERAS
                  if t == "http" or e in FOLLOWED_IN_MEMORY]
@@ -129,7 +130,8 @@ def test_exported_system_prompt_is_ready_to_use() -> None:
 
 
 def test_guidance_prompt_can_be_turned_off() -> None:
-    assert ProgressiveDisclosure(added=AddedComponents(guidance_prompt=False)).prompt is None
+    assert parts(ProgressiveDisclosure(added=AddedComponents(guidance_prompt=False))
+                 ).components.prompt is None
 
 
 async def test_a_tool_named_error_is_described_not_mistaken_for_an_error_body() -> None:
