@@ -264,11 +264,8 @@ class ToolSearch:
             kept = await anyio.to_thread.run_sync(self._built, tools, limiter=self._threads)
         return [[kept.names[at] for at in kept.index.rank(query)[:limit]] for query in queries]
 
-    def document_of(self, tool: Tool) -> str:
-        """``tool``'s document as its description file says now."""
-        return self._document(tool).text
-
     def _document(self, tool: Tool) -> Document:
+        """``tool``'s document as its description file says now (kept per signature)."""
         sig = self.definitions.store.signature(tool.name)
         kept = self._documents.get(tool)
         if kept is not None and kept.signature == sig:

@@ -110,7 +110,7 @@ async def test_it_ranks_as_fastmcps_bm25_and_each_addition_finds_more_task_tools
     none fewer in the top 10 than with plurals alone: it holds on both halves."""
     specs = json.loads(catalog_path("livemcptool").read_text(encoding="utf-8"))
     kept = searcher()
-    catalog = [(spec["name"], kept.document_of(replay_tool(spec))) for spec in specs]
+    catalog = [(spec["name"], kept._document(replay_tool(spec)).text) for spec in specs]
     texts = [f"{name} {text}" for name, text in catalog]
     names = [name for name, _ in catalog]
     reference = FastMCP("reference")
@@ -250,7 +250,7 @@ async def test_eleven_views_of_a_2000_tool_catalog_keep_their_small_indexes(
     kept = searcher()
     for view in views:  # the documents, kept per tool, are shared by every view
         for tool in view:
-            kept.document_of(tool)
+            kept._document(tool)
     gc.collect()
     tracemalloc.start()
     try:
