@@ -344,13 +344,8 @@ class ResolutionSettings:
 
 
 GROUPS: dict[str, type] = {
-    "listing": ListingSettings,
-    "grants": GrantSettings,
-    "clients": ClientSettings,
-    "caches": CacheSettings,
-    "added": AddedComponents,
-    "resolution": ResolutionSettings,
-}
+    "listing": ListingSettings, "grants": GrantSettings, "clients": ClientSettings,
+    "caches": CacheSettings, "added": AddedComponents, "resolution": ResolutionSettings}
 """Each settings parameter of ``ProgressiveDisclosure`` and the class it takes."""
 
 
