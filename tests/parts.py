@@ -3,80 +3,43 @@
 The middleware holds a few parts, each owning its own (the gate its grants, modes and
 definitions; the listing its lister, preload, watcher and net-cost check; the describer our
 components and groups). Only tests read the inner ones, so the paths live here, not as
-accessors in the package (#35): ``parts(middleware).hot_reload``.
+accessors in the package (#35): ``parts(middleware).hot_reload``. A part that moves changes
+its one path below.
 """
 
 from __future__ import annotations
 
+from functools import reduce
+from typing import Any
+
 from fastmcp_progressive import ProgressiveDisclosure
-from fastmcp_progressive.access.grants import GrantStore
-from fastmcp_progressive.access.modes import ModePolicy
-from fastmcp_progressive.disclosure.components import DisclosureComponents
-from fastmcp_progressive.disclosure.cost import NetCost
-from fastmcp_progressive.disclosure.groups import Groups
-from fastmcp_progressive.disclosure.hot_reload import HotReload
-from fastmcp_progressive.disclosure.listing import Lister, Preload
-from fastmcp_progressive.files.store import Definitions, DescriptionStore
+
+PATHS = {
+    "definitions": "_gate.definitions",
+    "store": "_gate.definitions.store",
+    "grants": "_gate.grants",
+    "modes": "_gate.modes",
+    "anonymous": "_gate.anonymous",  # how callers the server cannot follow are handled
+    "exempt_tools": "_gate.exempt_tools",  # listed in full and never gated
+    "lister": "_tools_list.lister",
+    "preload": "_tools_list.preload",
+    "hot_reload": "_tools_list.hot_reload",
+    "net_cost": "_tools_list.net_cost",
+    "groups": "describer.groups",
+    "components": "describer.components",  # the bridges, resource, template and prompt
+    "max_tools_per_read": "describer.max_tools_per_read",
+    "instructions": "announcer.instructions",
+}
+"""Each inner part by its old name, and where its owner keeps it."""
 
 
-class parts:
+class parts:  # read as a function: ``parts(middleware).grants``
     """``middleware``'s inner parts by their old names, each its owner's very object."""
 
     def __init__(self, middleware: ProgressiveDisclosure) -> None:
-        self._m = middleware
+        self._middleware = middleware
 
-    @property
-    def definitions(self) -> Definitions:
-        return self._m._gate.definitions
-
-    @property
-    def store(self) -> DescriptionStore:
-        return self._m._gate.definitions.store
-
-    @property
-    def grants(self) -> GrantStore:
-        return self._m._gate.grants
-
-    @property
-    def modes(self) -> ModePolicy:
-        return self._m._gate.modes
-
-    @property
-    def anonymous(self) -> str:
-        return self._m._gate.anonymous
-
-    @property
-    def exempt_tools(self) -> frozenset[str]:
-        return self._m._gate.exempt_tools
-
-    @property
-    def lister(self) -> Lister:
-        return self._m._tools_list.lister
-
-    @property
-    def preload(self) -> Preload:
-        return self._m._tools_list.preload
-
-    @property
-    def hot_reload(self) -> HotReload:
-        return self._m._tools_list.hot_reload
-
-    @property
-    def net_cost(self) -> NetCost:
-        return self._m._tools_list.net_cost
-
-    @property
-    def groups(self) -> Groups:
-        return self._m.describer.groups
-
-    @property
-    def components(self) -> DisclosureComponents:
-        return self._m.describer.components
-
-    @property
-    def max_tools_per_read(self) -> int:
-        return self._m.describer.max_tools_per_read
-
-    @property
-    def instructions(self) -> bool:
-        return self._m.announcer.instructions
+    def __getattr__(self, name: str) -> Any:
+        if name not in PATHS:
+            raise AttributeError(f"no inner part {name!r} (tests/parts.py: PATHS)")
+        return reduce(getattr, PATHS[name].split("."), self._middleware)
