@@ -25,7 +25,7 @@ from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import ProgressiveDisclosure
 from fastmcp_progressive.disclosure import search
-from fastmcp_progressive.disclosure.index import Index, same, singular
+from fastmcp_progressive.disclosure.index import Index, singular
 from fastmcp_progressive.disclosure.search import (
     FULL_RESULTS,
     MAX_QUERIES,
@@ -121,7 +121,7 @@ async def test_it_ranks_as_fastmcps_bm25_and_each_addition_finds_more_task_tools
         max_results=len(catalog),
         search_result_serializer=lambda found: json.dumps([t.name for t in found])))
     tasks = load_tasks()
-    plain = Index.build(texts, same, stop=frozenset(), feedback=0)
+    plain = Index.build(texts, lambda word: word, stop=frozenset(), feedback=0)  # no folding
     async with Client(reference) as client:
         for task in tasks:
             words = distinct_words(task["question"])
