@@ -68,8 +68,6 @@ RESOLUTION_EXTENSION_ID = "io.modelcontextprotocol/tool-resolution"
 RESOLVE_METHOD = "tools/resolve"
 RESOLVABLE_META = {"resolvable": True}
 
-HookResult = Hints | Mapping[str, bool] | None
-
 _MAX_NAME_ECHO = 128
 _MAX_LOGGED = 10_000
 
