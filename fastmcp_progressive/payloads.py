@@ -78,8 +78,6 @@ def instructions(bridge_tool: str | None) -> str:
 
 RESOURCE_DESCRIPTION = resource_description(BRIDGE_TOOL_NAME)
 """The resource description with the bridge tool on (the default)."""
-INSTRUCTIONS = instructions(BRIDGE_TOOL_NAME)
-"""The instructions paragraph with the bridge tool on (the default)."""
 
 
 UNKNOWN_TOOL_HINT = (

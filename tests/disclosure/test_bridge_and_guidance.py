@@ -152,7 +152,7 @@ async def test_a_tool_named_error_is_described_not_mistaken_for_an_error_body() 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 async def test_instructions_false_still_advertises_the_extension(era: str) -> None:
     from fastmcp_progressive import EXTENSION_ID
-    from fastmcp_progressive.payloads import INSTRUCTIONS
+    from fastmcp_progressive.payloads import BRIDGE_TOOL_NAME, instructions
 
     server = FastMCP("t", instructions="Own words.")
     server.add_middleware(ProgressiveDisclosure(added=AddedComponents(instructions=False)))
@@ -161,7 +161,7 @@ async def test_instructions_false_still_advertises_the_extension(era: str) -> No
         assert capabilities is not None
         assert EXTENSION_ID in (capabilities.extensions or {})
         assert c.instructions == "Own words."
-        assert INSTRUCTIONS not in c.instructions
+        assert instructions(BRIDGE_TOOL_NAME) not in c.instructions
 
 
 LONG = "t" * 300
