@@ -235,17 +235,13 @@ class Groups:
     def describe(self, name: str, server: Any) -> Group:
         """Group ``name``: from its file, else its mounted server."""
         file = self._group_file(name)
-        base = Group(name, description=self._namespace_instructions(server, name))
+        instructions = self._namespace_instructions(server, name)
         if file is None:
-            return base
-        title = getattr(file, "title", None)
-        return Group(
-            name,
-            title=title if isinstance(title, str) else base.title,
-            description=file.description or file.summary or base.description,
-            summary=file.summary,
-            parents=tuple(file.groups or base.parents),
-        )
+            return Group(name, description=instructions)
+        title = getattr(file, "title", None)  # an extra key of the file, kept by pydantic
+        return Group(name, title=title if isinstance(title, str) else None,
+                     description=file.description or file.summary or instructions,
+                     summary=file.summary, parents=tuple(file.groups or ()))
 
     # -- groups/list ---------------------------------------------------------------------------
     def page(self, groups: Sequence[Group], params: Any, server: Any, caller: Caller
