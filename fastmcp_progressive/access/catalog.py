@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import partial
 from itertools import pairwise
 from typing import Any
 
@@ -211,18 +212,8 @@ def _link(middleware: Middleware, call_next: CallNext[Any, Any]) -> CallNext[Any
     phase).
     """
     if type(middleware).__call__ is not Middleware.__call__:
-        async def whole(context: MiddlewareContext[Any]) -> Any:
-            return await middleware(context, call_next)
-
-        return whole
+        return partial(middleware, call_next=call_next)
     handler = call_next
     for hook in (middleware.on_list_tools, middleware.on_request, middleware.on_message):
-        handler = _hooked(hook, handler)
+        handler = partial(hook, call_next=handler)
     return handler
-
-
-def _hooked(hook: Any, call_next: CallNext[Any, Any]) -> CallNext[Any, Any]:
-    async def step(context: MiddlewareContext[Any]) -> Any:
-        return await hook(context, call_next=call_next)
-
-    return step
