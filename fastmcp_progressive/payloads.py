@@ -76,10 +76,6 @@ def instructions(bridge_tool: str | None) -> str:
             "call again to match it.")
 
 
-RESOURCE_DESCRIPTION = resource_description(BRIDGE_TOOL_NAME)
-"""The resource description with the bridge tool on (the default)."""
-
-
 UNKNOWN_TOOL_HINT = (
     "Choose a name tools/list shows (available_tools: the closest ones), then read it again.")
 

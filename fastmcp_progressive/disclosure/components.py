@@ -27,7 +27,7 @@ skip middleware (``mcp.call_tool(..., run_middleware=False)``).
 Example:
     ```python
     components = DisclosureComponents(read=..., bridge=..., bridge_name="describe_tools",
-                                      prompt=None)
+                                      prompt=None, dispatch=..., dispatch_name=None)
     await install(middleware, server, components)  # idempotent, once per server
     ```
 """
@@ -71,29 +71,21 @@ class BridgeNameTaken(ValueError):
 class DisclosureComponents:
     """The descriptions resource and template, the bridge tool and the guidance prompt."""
 
-    def __init__(
-        self,
-        *,
-        read: ReadAnswer,
-        bridge: BridgeAnswer,
-        bridge_name: str | None,
-        prompt: Prompt | None,
-        description: str = payloads.RESOURCE_DESCRIPTION,
-        dispatch: BridgeAnswer | None = None,
-        dispatch_name: str | None = None,
-    ) -> None:
+    def __init__(self, *, read: ReadAnswer, bridge: BridgeAnswer, bridge_name: str | None,
+                 prompt: Prompt | None, dispatch: BridgeAnswer, dispatch_name: str | None
+                 ) -> None:
         self._read = read
         self.resource = FunctionResource.from_function(
             self._read_bare, payloads.DESCRIPTIONS_URI, name=payloads.RESOURCE_NAME,
-            title=payloads.RESOURCE_TITLE, description=description, mime_type="application/json")
+            title=payloads.RESOURCE_TITLE, description=payloads.resource_description(bridge_name),
+            mime_type="application/json")
         self.template = ResourceTemplate.from_function(
             self._read_selection, uri_template=TEMPLATE_URI,
             name=payloads.RESOURCE_NAME + "_selection",
             title=payloads.RESOURCE_TITLE,  # no description: the resource's teaches, once
             mime_type="application/json")
         self.bridge = bridge_tool(bridge_name, bridge) if bridge_name else None
-        self.dispatch = (dispatch_tool(dispatch_name, dispatch)
-                         if dispatch_name and dispatch is not None else None)
+        self.dispatch = dispatch_tool(dispatch_name, dispatch) if dispatch_name else None
         self.bridge_name = self.bridge.name if self.bridge is not None else None
         self.dispatch_name = self.dispatch.name if self.dispatch is not None else None
         self.names = frozenset(n for n in (self.bridge_name, self.dispatch_name) if n)

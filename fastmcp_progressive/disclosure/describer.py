@@ -229,7 +229,6 @@ class Describer:
             # the components' own answers (paths that skip the middleware's hooks): the same
             read=self.read, bridge=self.answer_bridge, bridge_name=bridge_name,
             prompt=guidance_prompt_for(bridge_name) if guidance_prompt else None,
-            description=payloads.resource_description(bridge_name),
             dispatch=self.answer_dispatch, dispatch_name=dispatch_name,
         )
 
