@@ -83,14 +83,8 @@ class GrantStoreProtocol(Protocol):
 
     async def get(self, key: str, *, collection: str | None = None) -> Any: ...
 
-    async def put_many(
-        self,
-        keys: Sequence[str],
-        values: Sequence[Mapping[str, Any]],
-        *,
-        collection: str | None = None,
-        ttl: Any = None,
-    ) -> None: ...
+    async def put_many(self, keys: Sequence[str], values: Sequence[Mapping[str, Any]], *,
+                       collection: str | None = None, ttl: Any = None) -> None: ...
 
 
 @dataclass(frozen=True)
