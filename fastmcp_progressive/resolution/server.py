@@ -84,15 +84,10 @@ def advertised(caller: Caller) -> bool:
 class ToolResolution:
     """Answers ``tools/resolve``, marks resolvable tools, advertises the extension."""
 
-    def __init__(
-        self,
-        store: DescriptionStore,
-        catalog: Catalog,
-        hooks: Mapping[str, ResolverHook] | None = None,
-        *,
-        checker: ArgumentChecker | None = None,
-        hook_timeout: float = ResolutionSettings.hook_timeout,
-    ) -> None:
+    def __init__(self, store: DescriptionStore, catalog: Catalog,
+                 hooks: Mapping[str, ResolverHook] | None = None, *,
+                 checker: ArgumentChecker | None = None,
+                 hook_timeout: float = ResolutionSettings.hook_timeout) -> None:
         self.store = store
         self.hook_timeout = hook_timeout
         self._hook_threads = hook_limiter()
@@ -132,8 +127,7 @@ class ToolResolution:
                 code=MISSING_REQUIRED_CLIENT_CAPABILITY,
                 message=f"{RESOLVE_METHOD} needs the client capability "
                         f"extensions[{RESOLUTION_EXTENSION_ID!r}] = {{}} on this request",
-                data={"requiredCapabilities": {"extensions": {RESOLUTION_EXTENSION_ID: {}}}},
-            )
+                data={"requiredCapabilities": {"extensions": {RESOLUTION_EXTENSION_ID: {}}}})
         params = params if isinstance(params, Mapping) else {}
         name = params.get("name")
         arguments = params.get("arguments", {})
