@@ -258,13 +258,8 @@ class Groups:
             result["_meta"] = {mt.SERVER_INFO_META_KEY: stamp}
         return result
 
-    def answer_groups(
-        self,
-        requested: Sequence[str],
-        tools: Sequence[Tool],
-        server: Any,
-        line_of: Callable[[Tool], str],
-    ) -> dict[str, Any]:
+    def answer_groups(self, requested: Sequence[str], tools: Sequence[Tool], server: Any,
+                      line_of: Callable[[Tool], str]) -> dict[str, Any]:
         """The bridge's answer to ``{"groups": [...]}``: ``groups``, each group's line and
         its visible tools, one line each (a group with none of them: an error entry); and,
         when one is unknown, ``available_groups`` once for the whole answer (not once per
