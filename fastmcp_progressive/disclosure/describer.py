@@ -92,8 +92,7 @@ def parse_selection(uri: str, *, limit: int) -> Selection:
 
     Over the limit, ``count`` says how many items were asked for so the error can say so.
     """
-    before_fragment = uri.split("#", 1)[0]
-    query = before_fragment.split("?", 1)[1] if "?" in before_fragment else ""
+    query = uri.split("#", 1)[0].partition("?")[2]
     if len(query) > MAX_QUERY_CHARS:
         return Selection(names=(), count=query.count(",") + 1, too_long=True)
     items = [
@@ -268,8 +267,7 @@ class Describer:
                 if bridge_of(tool, self.components.kinds) is None:
                     described.granted.append(name)  # never our bridges: the gate runs a
                     # granted name without looking it up (``access/gate.py``, rule 0)
-        caller = caller_of(ctx)
-        await self.gate.grant(caller, described.granted, partial(state_storage, ctx))
+        await self.gate.grant(caller_of(ctx), described.granted, partial(state_storage, ctx))
         await self._list_described(ctx, described.granted)
         return described
 
@@ -287,8 +285,7 @@ class Describer:
         except Exception:
             logger.exception("listing this caller's tools failed; suggesting none")
             return []
-        ours = {self.components.bridge_name, self.components.dispatch_name}
-        return [n for n in names if n not in ours]
+        return [n for n in names if n not in self.components.names]
 
     async def _list_described(self, ctx: Context, names: list[str]) -> None:
         """Put tools just described in a followable caller's capped listing, without
