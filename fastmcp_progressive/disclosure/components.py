@@ -141,8 +141,7 @@ class DisclosureComponents:
         answer."""
         if not isinstance(listed, Sequence):
             return listed
-        ours = [part for part in self.parts() if part is not self.bridge
-                and part is not self.dispatch]
+        ours = [part for part in (self.resource, self.template, self.prompt) if part is not None]
         return [item for item in listed if not any(same_component(item, p) for p in ours)]
 
     def parts(self) -> list[FastMCPComponent]:
