@@ -86,8 +86,8 @@ def assemble(owner: Middleware, descriptions_dir: str | os.PathLike[str] | None,
     catalog = Catalog(owner=owner)
     groups = Groups(store, tags=listing.tag_groups)
     cap = ToolCap(gate.grants, listing.max_tools, clients.host_profiles or ())
-    resolver = (ToolResolution(store, catalog, resolution.resolvers, definitions=definitions,
-                               checker=gate.checker, hook_timeout=resolution.hook_timeout)
+    resolver = (ToolResolution(store, catalog, resolution.resolvers, checker=gate.checker,
+                               hook_timeout=resolution.hook_timeout)
                 if resolution.enabled else None)
     describer = Describer(
         gate=gate, catalog=catalog, definitions=definitions, lister=lister, groups=groups,

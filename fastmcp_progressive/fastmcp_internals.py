@@ -249,7 +249,6 @@ _OWN_STORE = "fastmcp_internals.state_storage"
 """The ``per_server`` slot of the store grants are kept in, for a server given none."""
 
 
-# -- middleware and transforms -----------------------------------------------------------------
 # -- a LocalProvider's components (components.py) -------------------------------------------
 def local_component(provider: Any, key: str) -> Any | None:
     """The component a ``LocalProvider`` holds under ``key`` (its private ``_components``

@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Sequence
 from dataclasses import replace
-from functools import partial, reduce
+from functools import partial
 from typing import Any, Literal, Never
 
 import mcp_types as mt
@@ -56,10 +56,12 @@ from fastmcp_progressive.access.gate import (
 from fastmcp_progressive.assembly import assemble
 from fastmcp_progressive.caches import server_slots
 from fastmcp_progressive.disclosure.announce import announcing_to
-from fastmcp_progressive.disclosure.components import install
+from fastmcp_progressive.disclosure.components import DisclosureComponents, install
+from fastmcp_progressive.disclosure.cost import NetCost
 from fastmcp_progressive.disclosure.describer import error_result
 from fastmcp_progressive.disclosure.groups import GROUPS_LIST_METHOD
 from fastmcp_progressive.fastmcp_internals import state_storage
+from fastmcp_progressive.files.store import DescriptionStore
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.order import InOrder, OrderCheck
 from fastmcp_progressive.resolution.server import RESOLVE_METHOD
@@ -74,12 +76,6 @@ from fastmcp_progressive.settings import (
 )
 
 logger = get_logger()
-
-
-def _via(path: str) -> Any:
-    """A read-only attribute for a part another part owns (``"_gate.grants"``)."""
-    steps = path.split(".")
-    return property(lambda self: reduce(getattr, steps, self), doc=f"``self.{path}``")
 
 
 class ProgressiveDisclosure(Middleware):
@@ -129,22 +125,23 @@ class ProgressiveDisclosure(Middleware):
         self._tools_list, self.resolution = parts.tools_list, parts.resolution
         self._order = OrderCheck(self)
 
-    # each part where its owner keeps it (``assembly.py``): read, never held twice
-    store = _via("_gate.definitions.store")
-    definitions = _via("_gate.definitions")
-    grants = _via("_gate.grants")
-    modes = _via("_gate.modes")
-    anonymous = _via("_gate.anonymous")  # how callers the server cannot follow are handled
-    exempt_tools = _via("_gate.exempt_tools")  # listed in full and never gated
-    lister = _via("_tools_list.lister")
-    hot_reload = _via("_tools_list.hot_reload")
-    net_cost = _via("_tools_list.net_cost")
-    groups = _via("describer.groups")
-    components = _via("describer.components")
-    prompt = _via("describer.components.prompt")
-    bridge = _via("describer.components.bridge")
-    max_tools_per_read = _via("describer.max_tools_per_read")
-    instructions = _via("_tools_list.instructions")  # the workflow paragraph (None: off)
+    # read by the CLI's token count (``cli/tokens.py``) where their owners keep them
+    @property
+    def store(self) -> DescriptionStore:
+        return self._gate.definitions.store
+
+    @property
+    def components(self) -> DisclosureComponents:
+        return self.describer.components
+
+    @property
+    def net_cost(self) -> NetCost:
+        return self._tools_list.net_cost
+
+    @property
+    def instructions(self) -> str | None:
+        """The workflow paragraph the handshake carries (None: ``added.instructions`` off)."""
+        return self._tools_list.instructions
 
     # -- every message: the caller, identified once for the whole pass --------------------------
     async def on_message(self, context: MiddlewareContext[Any],

@@ -45,18 +45,10 @@ _HEADER_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 field na
 def seconds(name: str, value: Any, maximum: float, *, minimum: float = 0.0) -> None:
     """A finite number of seconds above 0 (at least ``minimum`` when given) and at most
     ``maximum`` (not a bool)."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or not 0 < value <= maximum
-        or value < minimum
-    ):
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or not 0 < value <= maximum or value < minimum):
         low = f"at least {minimum:g}" if minimum else "above 0"
-        raise ValueError(
-            f"{name} must be a finite number of seconds {low} and at most {maximum:g}, "
-            f"not {value!r}"
-        )
+        fail(name, f"a finite number of seconds {low} and at most {maximum:g}", value)
 
 
 def count(name: str, value: Any, low: int, high: int) -> None:
@@ -81,8 +73,7 @@ def names(name: str, value: Any) -> tuple[str, ...]:
     """A collection of non-empty strings (a bare string is refused), as a tuple."""
     if isinstance(value, (str, bytes)) or not isinstance(value, Collection):
         raise ValueError(
-            f"{name} must be a collection of strings such as [{value!r}], not a bare {value!r}"
-        )
+            f"{name} must be a collection of strings such as [{value!r}], not a bare {value!r}")
     for item in value:
         if not isinstance(item, str) or not item:
             raise ValueError(f"{name} must be a collection of non-empty strings, not {item!r}")
@@ -152,8 +143,7 @@ def text_mapping(name: str, value: Any) -> None:
     if value is None:
         return
     if not isinstance(value, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
         fail(name, "a mapping of str to str or None", value)
 
 

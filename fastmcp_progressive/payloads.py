@@ -45,15 +45,14 @@ INVALID_QUERY = "INVALID_QUERY"
 
 RESOURCE_TITLE = "Tool definitions"
 
-DEFAULT_BRIDGE_TOOL = "describe_tools"
-BRIDGE_TOOL_NAME = DEFAULT_BRIDGE_TOOL
-"""The ``describe_tools`` bridge's default name (``AddedComponents.bridge_tool``)."""
+BRIDGE_TOOL_NAME = "describe_tools"
+"""The ``describe_tools`` bridge's default name (``AddedComponents.bridge_tool``), for the
+default texts too."""
 DISPATCH_TOOL_NAME = "run_tool"
 """The ``run_tool`` dispatch bridge's default name (``AddedComponents.dispatch_tool``). Not
 ``call_tool``: Semantic Kernel's MCP plugin skips a tool whose name is one of its own
 attributes (it has a ``call_tool`` method), and FastMCP's search transforms list a
 ``call_tool`` of their own."""
-"""The bridge tool's default name (``bridge.BRIDGE_TOOL_NAME``), for the default texts."""
 
 
 def resource_description(bridge_tool: str | None) -> str:
@@ -72,22 +71,13 @@ def instructions(bridge_tool: str | None) -> str:
     first: hosts that pass instructions to the model mostly do not let it read resources."""
     fetch = (f'{bridge_tool}({{"tools": ["NAME"]}}) or read {DESCRIPTIONS_URI}?tools=NAME'
              if bridge_tool else f"read {DESCRIPTIONS_URI}?tools=NAME")
-    return (
-        f"Tools are listed in brief. Before a tool's first call, get its definition: {fetch}. "
-        f"A call refused with {TOOL_DESCRIPTION_REQUIRED} includes the definition: call again "
-        "to match it."
-    )
-
-
-RESOURCE_DESCRIPTION = resource_description(DEFAULT_BRIDGE_TOOL)
-"""The resource description with the bridge tool on (the default)."""
-INSTRUCTIONS = instructions(DEFAULT_BRIDGE_TOOL)
-"""The instructions paragraph with the bridge tool on (the default)."""
+    return (f"Tools are listed in brief. Before a tool's first call, get its definition: "
+            f"{fetch}. A call refused with {TOOL_DESCRIPTION_REQUIRED} includes the definition: "
+            "call again to match it.")
 
 
 UNKNOWN_TOOL_HINT = (
-    "Choose a name tools/list shows (available_tools: the closest ones), then read it again."
-)
+    "Choose a name tools/list shows (available_tools: the closest ones), then read it again.")
 
 
 def resource_uri_for(names: Sequence[str]) -> str:
@@ -95,13 +85,9 @@ def resource_uri_for(names: Sequence[str]) -> str:
     return f"{DESCRIPTIONS_URI}?tools=" + ",".join(quote(n, safe="") for n in names)
 
 
-def description_required(
-    tool: str,
-    bridge_tool: str | None = None,
-    *,
-    definition: dict[str, Any] | None = None,
-    problem: str | None = None,
-) -> dict[str, Any]:
+def description_required(tool: str, bridge_tool: str | None = None, *,
+                         definition: dict[str, Any] | None = None,
+                         problem: str | None = None) -> dict[str, Any]:
     """The body of a refused ``tools/call``, which teaches: it carries the tool's full
     ``definition`` (the entry a read returns) so the model can call again at once, and,
     when the call's arguments were checked, the ``problem`` found in them. ``resource_uri``
@@ -111,21 +97,16 @@ def description_required(
     else:
         message = f"'{tool}' runs only once you know its full definition."
     if definition is not None:
-        message += (
-            " Its definition is included below: call the tool again with arguments that "
-            "match definition.inputSchema."
-        )
+        message += (" Its definition is included below: call the tool again with arguments "
+                    "that match definition.inputSchema.")
     else:
         message += " Fetch its definition, then call the tool again with what it describes."
     if bridge_tool:
         message += f" To learn other tools first, call {bridge_tool} (or read resource_uri)."
     else:
         message += " To learn other tools first, read their resource_uri."
-    error: dict[str, Any] = {
-        "code": TOOL_DESCRIPTION_REQUIRED,
-        "message": message,
-        "resource_uri": resource_uri_for([tool]),
-    }
+    error: dict[str, Any] = {"code": TOOL_DESCRIPTION_REQUIRED, "message": message,
+                             "resource_uri": resource_uri_for([tool])}
     if bridge_tool:
         error["tool_call"] = {"name": bridge_tool, "arguments": {"tools": [tool]}}
     if problem is not None:
@@ -139,42 +120,25 @@ def missing_selection(available: Sequence[str]) -> dict[str, Any]:
     """The body of a read without a usable ``tools`` parameter."""
     first = list(available[:2])
     first += ["TOOL_NAME", "OTHER_TOOL"][len(first) :]
-    return {
-        "error": {
-            "code": MISSING_TOOL_SELECTION,
-            "message": (
-                "Name the tools you want with the 'tools' query parameter: choose them from "
-                "tools/list first, then fetch only those."
-            ),
-            "examples": [resource_uri_for(first[:1]), resource_uri_for(first)],
-            "available_tools": list(available),
-        }
-    }
+    return {"error": {
+        "code": MISSING_TOOL_SELECTION,
+        "message": ("Name the tools you want with the 'tools' query parameter: choose them "
+                    "from tools/list first, then fetch only those."),
+        "examples": [resource_uri_for(first[:1]), resource_uri_for(first)],
+        "available_tools": list(available)}}
 
 
 def too_many_tools(requested: int, limit: int) -> dict[str, Any]:
     """The body of a read naming more tools than one request may."""
-    return {
-        "error": {
-            "code": TOO_MANY_TOOLS,
-            "message": (
-                f"{requested} tools were requested; one read may name at most {limit}. "
-                "Fetch only the tools you are about to call."
-            ),
-            "limit": limit,
-        }
-    }
+    return {"error": {"code": TOO_MANY_TOOLS, "message": (
+        f"{requested} tools were requested; one read may name at most {limit}. "
+        "Fetch only the tools you are about to call."), "limit": limit}}
 
 
 def query_too_long(limit: int) -> dict[str, Any]:
     """The body of a read whose query exceeds the size one request may have."""
-    return {
-        "error": {
-            "code": QUERY_TOO_LONG,
-            "message": f"The query is longer than {limit} characters. Name fewer tools.",
-            "limit": limit,
-        }
-    }
+    return {"error": {"code": QUERY_TOO_LONG, "message": (
+        f"The query is longer than {limit} characters. Name fewer tools."), "limit": limit}}
 
 
 QUERY_NOT_OFFERED = (
@@ -207,12 +171,8 @@ def no_match(bridge: str, groups: tuple[list[str], int]) -> dict[str, Any]:
 
 def store_unavailable() -> dict[str, Any]:
     """The body of a call refused because the grant store is down (fail-closed policy)."""
-    return {
-        "error": {
-            "code": GRANT_STORE_UNAVAILABLE,
-            "message": "The server cannot check tool grants right now. Retry shortly.",
-        }
-    }
+    return {"error": {"code": GRANT_STORE_UNAVAILABLE,
+                      "message": "The server cannot check tool grants right now. Retry shortly."}}
 
 
 def unknown_tool(name: str, available: Sequence[str] = ()) -> dict[str, Any]:
@@ -223,11 +183,8 @@ def unknown_tool(name: str, available: Sequence[str] = ()) -> dict[str, Any]:
     few kilobytes whether the server holds ten tools or ten thousand, and the same for a
     hidden name as for one that does not exist.
     """
-    return {
-        "error": f"Tool '{name}' not found",
-        "message": UNKNOWN_TOOL_HINT,
-        "available_tools": list(available),
-    }
+    return {"error": f"Tool '{name}' not found", "message": UNKNOWN_TOOL_HINT,
+            "available_tools": list(available)}
 
 
 INVALID_DISPATCH = "INVALID_DISPATCH"

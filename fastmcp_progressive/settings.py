@@ -83,14 +83,8 @@ class GrantStoreProtocol(Protocol):
 
     async def get(self, key: str, *, collection: str | None = None) -> Any: ...
 
-    async def put_many(
-        self,
-        keys: Sequence[str],
-        values: Sequence[Mapping[str, Any]],
-        *,
-        collection: str | None = None,
-        ttl: Any = None,
-    ) -> None: ...
+    async def put_many(self, keys: Sequence[str], values: Sequence[Mapping[str, Any]], *,
+                       collection: str | None = None, ttl: Any = None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -344,13 +338,8 @@ class ResolutionSettings:
 
 
 GROUPS: dict[str, type] = {
-    "listing": ListingSettings,
-    "grants": GrantSettings,
-    "clients": ClientSettings,
-    "caches": CacheSettings,
-    "added": AddedComponents,
-    "resolution": ResolutionSettings,
-}
+    "listing": ListingSettings, "grants": GrantSettings, "clients": ClientSettings,
+    "caches": CacheSettings, "added": AddedComponents, "resolution": ResolutionSettings}
 """Each settings parameter of ``ProgressiveDisclosure`` and the class it takes."""
 
 

@@ -40,6 +40,7 @@ from fastmcp_progressive.caches import IdentityCache, ToolCache, with_meta
 from fastmcp_progressive.disclosure.listing import Lister
 from fastmcp_progressive.files import store as definitions
 from tests.conftest import ERAS, build_server, connect, fetch, gated
+from tests.parts import parts
 from tests.servers import add_basic_tools
 
 
@@ -91,10 +92,10 @@ async def test_memos_hit_for_fresh_tool_objects(
     first_raw = await server.list_tools(run_middleware=False)
     again_raw = await server.list_tools(run_middleware=False)
     assert first_raw[0] is not again_raw[0]  # what makes identity memos miss there
-    first = middleware.lister.reduce(first_raw)
+    first = parts(middleware).lister.reduce(first_raw)
     assert sorted(reduced) == sorted(t.name for t in first_raw)
     reduced.clear()
-    again = middleware.lister.reduce(again_raw)
+    again = parts(middleware).lister.reduce(again_raw)
     assert all(x is y for x, y in zip(first, again, strict=True))
     assert reduced == []  # every fresh object found its reduced tool by content
 
@@ -189,8 +190,8 @@ async def test_listing_and_definition_caches_are_bounded() -> None:
     async with connect(server, "modern") as client:
         assert {t.name for t in await client.list_tools()} >= {"add", "echo", "shout"}
         await fetch(client, "add", "echo", "shout")
-    assert len(middleware.lister._memo) == 2
-    assert middleware.store.cached() == 1  # the definitions live in the store's entries
+    assert len(parts(middleware).lister._memo) == 2
+    assert parts(middleware).store.cached() == 1  # the definitions live in the store's entries
 
 
 async def test_listed_tools_reuse_their_wire_form() -> None:
@@ -198,7 +199,7 @@ async def test_listed_tools_reuse_their_wire_form() -> None:
     server = FastMCP("t")
     add_basic_tools(server)
     server.add_middleware(middleware)
-    reduced = middleware.lister.reduce(await server.list_tools(run_middleware=False))
+    reduced = parts(middleware).lister.reduce(await server.list_tools(run_middleware=False))
     wire = reduced[0].to_mcp_tool(name=reduced[0].name)
     assert reduced[0].to_mcp_tool() is wire
     renamed = reduced[0].to_mcp_tool(name="other")
@@ -321,8 +322,9 @@ async def test_per_tool_memos_keep_one_entry_per_tool_when_descriptions_keep_cha
     proxy, middleware = _changing_proxy(tools)
     async with connect(proxy, "legacy") as client:
         await _list_and_read(client, tools, 1 + listings)
-    for size, values in ((len(middleware.lister._memo), middleware.lister._memo._values),
-                         (middleware.store.cached(), middleware.store._cache)):
+    lister, store = parts(middleware).lister, parts(middleware).store
+    for size, values in ((len(lister._memo), lister._memo._values),
+                         (store.cached(), store._cache)):
         assert size <= tools + 1  # + the bridge tool
         kept = sum(len(repr(value)) for value in values.values())
         assert kept < MIB, f"{listings} changing listings kept {kept / MIB:.1f} MiB"
@@ -346,7 +348,7 @@ async def test_changing_descriptions_leave_no_memory_behind() -> None:
             kept = tracemalloc.get_traced_memory()[0] - before
         finally:
             tracemalloc.stop()
-        remembered = len(middleware.lister._memo._keys)
+        remembered = len(parts(middleware).lister._memo._keys)
     # What the latest listing holds is ~2 MiB (the upstream's tools, the definitions kept,
     # the last answer: new objects, so counted); the old keys added ~1.3 MiB per listing.
     assert kept < 4 * MIB, f"{listings} changing listings kept {kept / MIB:.1f} MiB"

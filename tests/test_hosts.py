@@ -29,7 +29,7 @@ from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.disclosure.guidance import PROMPT_NAME
 from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile, profile_for
-from fastmcp_progressive.payloads import INSTRUCTIONS
+from fastmcp_progressive.payloads import BRIDGE_TOOL_NAME, instructions
 from tests.conftest import (
     ERAS,
     FOLLOWED_IN_MEMORY,
@@ -255,7 +255,7 @@ async def test_clients_served_in_full_are_not_taught_the_progressive_workflow(
                 text = result.instructions or ""
                 assert text.startswith("Server instructions.")  # the server's own words stay
                 assert ("describe_tools" in text) is not is_full
-                assert (INSTRUCTIONS in text) is not is_full
+                assert (instructions(BRIDGE_TOOL_NAME) in text) is not is_full
                 names = {t.name for t in await client.list_tools()}
                 assert ("describe_tools" in names) is not is_full
                 settings = (result.capabilities.extensions or {})[EXTENSION_ID]

@@ -56,6 +56,7 @@ from fastmcp_progressive.settings import (
     StoreErrorPolicy,
 )
 from tests.cli_runner import run_cli
+from tests.parts import parts
 
 # Each settings object's defaults, written once more here so a change to one is deliberate.
 DEFAULTS: dict[type, dict[str, Any]] = {
@@ -95,15 +96,17 @@ def test_defaults_are_the_documented_ones(cls: type) -> None:
 
 def test_the_middleware_wires_each_default_where_it_is_used() -> None:
     middleware = ProgressiveDisclosure(listing=ListingSettings(preload=False))
-    assert middleware.lister.level == "typed" and middleware.lister.summary_max_chars == 100
-    assert middleware.lister.strip_noise is True and middleware.lister.cache_size == 20_000
-    assert middleware.grants.ttl == 3600.0 and middleware.grants.store_timeout == 2.0
-    assert middleware.grants.on_store_error == "open" and not middleware.grants.shared_sessions
-    assert middleware.modes.level_header == "x-progressive-disclosure"
-    assert middleware.modes.host_profiles == HOST_PROFILES and middleware.anonymous == "validate"
-    assert middleware.max_tools_per_read == 32 and middleware.bridge is not None
-    assert middleware.bridge.name == "describe_tools" and middleware.prompt is not None
-    assert middleware.instructions is not None and middleware.resolution is not None
+    lister, grants, modes, ours = (parts(middleware).lister, parts(middleware).grants,
+                                   parts(middleware).modes, parts(middleware).components)
+    assert lister.level == "typed" and lister.summary_max_chars == 100
+    assert lister.strip_noise is True and lister.cache_size == 20_000
+    assert grants.ttl == 3600.0 and grants.store_timeout == 2.0
+    assert grants.on_store_error == "open" and not grants.shared_sessions
+    assert modes.level_header == "x-progressive-disclosure"
+    assert modes.host_profiles == HOST_PROFILES and parts(middleware).anonymous == "validate"
+    assert parts(middleware).max_tools_per_read == 32 and ours.bridge is not None
+    assert ours.bridge.name == "describe_tools" and ours.prompt is not None
+    assert parts(middleware).instructions is not None and middleware.resolution is not None
 
 
 @pytest.mark.parametrize(("cls", "name", "value"), BAD, ids=lambda v: str(v))
@@ -388,11 +391,11 @@ def test_any_option_value_is_accepted_sanely_or_refused_by_name(option: str, val
     except ValueError as exc:
         assert str(exc).startswith(f"{option} must be"), exc
         return
-    grants = middleware.grants
+    grants = parts(middleware).grants
     assert math.isfinite(grants.ttl) and 0 < grants.ttl <= 365 * 24 * 3600
     assert math.isfinite(grants.store_timeout) and grants.store_timeout > 0
-    assert all(isinstance(name, str) and name for name in middleware.exempt_tools)
-    assert middleware.max_tools_per_read >= 1
+    assert all(isinstance(name, str) and name for name in parts(middleware).exempt_tools)
+    assert parts(middleware).max_tools_per_read >= 1
 
 
 def test_bad_options_are_refused_clearly() -> None:

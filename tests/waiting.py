@@ -40,6 +40,7 @@ import mcp_types as mt
 from fastmcp.client.messages import MessageHandler
 
 from fastmcp_progressive import ProgressiveDisclosure
+from tests.parts import parts
 
 T = TypeVar("T")
 Check = Callable[[], Any]
@@ -128,7 +129,7 @@ def port_open(port: int) -> bool:
 
 
 def _ready_event(middleware: ProgressiveDisclosure) -> Any:
-    watcher = middleware.hot_reload.watcher
+    watcher = parts(middleware).hot_reload.watcher
     assert watcher is not None, "the middleware has no description-file watcher"
     return watcher.ready
 

@@ -33,6 +33,7 @@ from fastmcp_progressive.resolution.client import (
     ResolveToolRequest,
     tool_resolution,
 )
+from tests.parts import parts
 from tests.test_caches import changing_upstream
 
 from .scale import traced_kib
@@ -108,8 +109,8 @@ async def changing_descriptions(listings: int = 200, tools: int = 20) -> dict[st
 
         _, kept = await traced_kib(churn)
     return {"listings": listings, "tools": tools, "kept_mib": round(kept / 1024, 2),
-            "listing_memo_entries": len(middleware.lister._memo),
-            "definition_memo_entries": middleware.store.cached()}
+            "listing_memo_entries": len(parts(middleware).lister._memo),
+            "definition_memo_entries": parts(middleware).store.cached()}
 
 
 async def long_client_names(clients: int = 40) -> dict[str, Any]:

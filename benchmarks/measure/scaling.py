@@ -48,6 +48,7 @@ from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.grants import GrantStore
 from fastmcp_progressive.payloads import resource_uri_for
 from fastmcp_progressive.resolution.client import grouping, list_groups
+from tests.parts import parts
 from tests.replay import replay_tool
 
 from ..results import DEFAULT, FIRST_LISTING_CASE, GROUPED_CASE, LatencyRow, MemoryRow, Stats
@@ -384,7 +385,8 @@ async def cache_memory(size: int) -> list[MemoryRow]:
         files = write_descriptions(catalog, Path(tmp))
         tools = list(await build_server(catalog, "plain").mcp.list_tools(run_middleware=False))
         middleware = ProgressiveDisclosure(files, listing=ListingSettings(preload=False))
-        lister, store, definitions = middleware.lister, middleware.store, middleware.definitions
+        lister, store, definitions = (parts(middleware).lister, middleware.store,
+                                      parts(middleware).definitions)
         signatures = store.signatures()
         gc.collect()
         tracemalloc.start()
@@ -402,7 +404,8 @@ async def cache_memory(size: int) -> list[MemoryRow]:
             rows.append(MemoryRow("listing lines", len(signatures), int(lister._lines.maxsize),
                                   kib_lines, "`listing_cache_size`"))
             before = tracemalloc.get_traced_memory()[0]
-            bare = ProgressiveDisclosure(listing=ListingSettings(preload=False)).lister  # no files
+            no_files = ProgressiveDisclosure(listing=ListingSettings(preload=False))
+            bare = parts(no_files).lister
             reduced = bare.reduce(tools)
             for tool in reduced:
                 tool.to_mcp_tool(name=tool.name)

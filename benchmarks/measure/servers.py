@@ -46,6 +46,7 @@ from pydantic import AnyUrl
 
 from fastmcp_progressive import Level, ListingSettings, ProgressiveDisclosure
 from fastmcp_progressive.disclosure.listing import summarize
+from tests.parts import parts
 from tests.replay import replay_tool
 
 from ..results import DEFAULT
@@ -89,15 +90,15 @@ class ReplayServer:
     async def settle(self, timeout: float = 60.0) -> None:
         """Wait (on its event, no sleeping) until ours' file watcher is armed and has read
         the folder: timing before would measure that thread competing for the GIL."""
-        ready = getattr(getattr(getattr(self.middleware, "hot_reload", None), "watcher", None),
-                        "ready", None)
+        ready = (getattr(parts(self.middleware).hot_reload.watcher, "ready", None)
+                 if self.middleware is not None else None)
         if isinstance(ready, threading.Event):
             await asyncio.to_thread(ready.wait, timeout)
 
     async def preloaded(self, timeout: float = 60.0) -> float | None:
         """Wait until ours' preload of description files is done (run now if no request
         started the watcher yet); its seconds."""
-        lister = getattr(self.middleware, "lister", None)
+        lister = parts(self.middleware).lister if self.middleware is not None else None
         done = getattr(lister, "preloaded", None)
         if not isinstance(done, threading.Event):
             return None

@@ -56,10 +56,8 @@ Validate = Callable[[Any], None]
 class ArgumentChecker:
     """Checks call arguments as FastMCP will; validators kept per tool function in an LRU."""
 
-    def __init__(self, max_validators: int = DEFAULT_VALIDATORS) -> None:
-        if max_validators < 1:
-            raise ValueError("max_validators must be at least 1")
-        self._validators: LRUCache[Any, Validate | None] = LRUCache(maxsize=max_validators)
+    def __init__(self) -> None:
+        self._validators: LRUCache[Any, Validate | None] = LRUCache(maxsize=DEFAULT_VALIDATORS)
 
     async def problem(self, tool: Tool, arguments: Any) -> str | None:
         """Why ``tool`` would refuse ``arguments`` (up to three reasons, at most
@@ -82,9 +80,6 @@ class ArgumentChecker:
                 logger.warning("the arguments of tool %r could not be checked (%s); checking "
                                "argument names only", tool.name, type(exc).__name__)
         return _names_problem(tool.parameters, arguments)
-
-    def __len__(self) -> int:
-        return len(self._validators)
 
     def _validator(self, tool: Tool) -> Validate | None:
         fn = getattr(tool, "fn", None)

@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import partial
 from itertools import pairwise
 from typing import Any
 
@@ -65,18 +66,10 @@ NO_SUCH_TOOL = "\x00no such tool"
 
 
 _OBSERVERS: tuple[type[Middleware], ...] = (
-    DereferenceRefsMiddleware,
-    ErrorHandlingMiddleware,
-    RetryMiddleware,
-    LoggingMiddleware,
-    StructuredLoggingMiddleware,
-    TimingMiddleware,
-    DetailedTimingMiddleware,
-    RateLimitingMiddleware,
-    SlidingWindowRateLimitingMiddleware,
-    ResponseLimitingMiddleware,
-    PingMiddleware,
-)
+    DereferenceRefsMiddleware, ErrorHandlingMiddleware, RetryMiddleware, LoggingMiddleware,
+    StructuredLoggingMiddleware, TimingMiddleware, DetailedTimingMiddleware,
+    RateLimitingMiddleware, SlidingWindowRateLimitingMiddleware, ResponseLimitingMiddleware,
+    PingMiddleware)
 """FastMCP middleware known not to filter listings: skipped by exact type (a subclass may)."""
 
 _LISTING_HOOKS = ("__call__", "on_message", "on_request", "on_list_tools")
@@ -145,9 +138,9 @@ class Catalog:
 
         A hook that fails answers "none": a lookup never widens what a caller may see.
         """
-        filters = self.filters(ctx) if server is None else [
-            m for m in server.middleware
-            if not isinstance(m, type(self._owner)) and hooks_listing(m)]
+        filters = [m for m in (ctx.fastmcp if server is None else server).middleware
+                   if hooks_listing(m) and not (m is self._owner if server is None
+                                                else isinstance(m, type(self._owner)))]
         if not filters:
             return {tool.name for tool in tools}
         candidates = list(tools)
@@ -158,13 +151,9 @@ class Catalog:
         chain: CallNext[Any, Any] = base
         for middleware in reversed(filters):
             chain = _link(middleware, chain)
-        context = MiddlewareContext(
-            message=mt.ListToolsRequest(method="tools/list"),
-            fastmcp_context=ctx,
-            source="client",
-            type="request",
-            method="tools/list",
-        )
+        context = MiddlewareContext(message=mt.ListToolsRequest(method="tools/list"),
+                                    fastmcp_context=ctx, source="client", type="request",
+                                    method="tools/list")
         try:
             with self._passthrough():
                 listed = await chain(context)
@@ -203,22 +192,12 @@ class Catalog:
 
     async def names(self, ctx: Context) -> list[str]:
         """Names of every tool this caller's ``tools/list`` shows, in listing order."""
-        return list(dict.fromkeys(t.name for t in await self.listed_tools(ctx)))
-
-    async def listed_tools(self, ctx: Context) -> list[Tool]:
-        """Every tool this caller's ``tools/list`` shows, as registered, in listing order."""
         with self._passthrough():
             tools = await ctx.fastmcp.list_tools(run_middleware=True)
         first: dict[str, Tool] = {}
         for tool in tools:
             first.setdefault(tool.name, tool)
-        return await self.through_mounts(ctx, list(first.values()))
-
-    def filters(self, ctx: Context) -> list[Middleware]:
-        """The other middleware, outermost first, that may filter this server's listing."""
-        return [
-            m for m in ctx.fastmcp.middleware if m is not self._owner and hooks_listing(m)
-        ]
+        return [t.name for t in await self.through_mounts(ctx, list(first.values()))]
 
 
 def _link(middleware: Middleware, call_next: CallNext[Any, Any]) -> CallNext[Any, Any]:
@@ -233,18 +212,8 @@ def _link(middleware: Middleware, call_next: CallNext[Any, Any]) -> CallNext[Any
     phase).
     """
     if type(middleware).__call__ is not Middleware.__call__:
-        async def whole(context: MiddlewareContext[Any]) -> Any:
-            return await middleware(context, call_next)
-
-        return whole
+        return partial(middleware, call_next=call_next)
     handler = call_next
     for hook in (middleware.on_list_tools, middleware.on_request, middleware.on_message):
-        handler = _hooked(hook, handler)
+        handler = partial(hook, call_next=handler)
     return handler
-
-
-def _hooked(hook: Any, call_next: CallNext[Any, Any]) -> CallNext[Any, Any]:
-    async def step(context: MiddlewareContext[Any]) -> Any:
-        return await hook(context, call_next=call_next)
-
-    return step

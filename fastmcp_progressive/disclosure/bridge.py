@@ -42,7 +42,7 @@ from fastmcp.tools.base import Tool, ToolResult
 Answer = Callable[[Context, dict[str, Any] | None], Awaitable[ToolResult]]
 
 
-def bridge_tool(name: str, answer: Answer | None = None) -> Tool:
+def bridge_tool(name: str, answer: Answer) -> Tool:
     """The bridge tool. A real component: FastMCP lists, routes and auths it like any tool.
 
     ``answer(ctx, arguments)`` builds its result; the middleware normally answers a call
@@ -52,17 +52,11 @@ def bridge_tool(name: str, answer: Answer | None = None) -> Tool:
     async def describe_tools(tools: list[str] | None = None, groups: list[str] | None = None,
                              query: str | None = None, queries: list[str] | None = None
                              ) -> ToolResult:
-        if answer is None:
-            return ToolResult(content=[])
         sent = (("tools", tools), ("groups", groups), ("query", query), ("queries", queries))
         return await answer(get_context(), {k: v for k, v in sent if v is not None})
 
-    return Tool.from_function(
-        describe_tools,
-        name=name,
-        description=BRIDGE_DESCRIPTION,
-        output_schema=None,
-    )
+    return Tool.from_function(describe_tools, name=name, description=BRIDGE_DESCRIPTION,
+                              output_schema=None)
 
 
 BRIDGE_DESCRIPTION = ("Full definitions of the tools you name or your query finds. Call before a "
@@ -99,10 +93,7 @@ def dispatched_arguments(name: str, inner: dict[str, Any]) -> dict[str, Any]:
     return inner
 
 
-DispatchAnswer = Callable[[Context, dict[str, Any] | None], Awaitable[ToolResult]]
-
-
-def dispatch_tool(name: str, answer: DispatchAnswer | None = None) -> Tool:
+def dispatch_tool(name: str, answer: Answer) -> Tool:
     """The dispatch bridge of a capped listing: calls any tool the caller may see by name.
 
     Listed only when a listing is capped (``ListingSettings(max_tools=...)``); the
@@ -111,19 +102,11 @@ def dispatch_tool(name: str, answer: DispatchAnswer | None = None) -> Tool:
     """
 
     async def call_tool(name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
-        if answer is None:
-            return ToolResult(content=[])
         return await answer(get_context(), {"name": name, "arguments": arguments or {}})
 
-    return Tool.from_function(
-        call_tool,
-        name=name,
-        description=(
-            "Call a tool of this server that is not listed, by its name, with the "
-            "arguments its definition (describe_tools) gives."
-        ),
-        output_schema=None,
-    )
+    return Tool.from_function(call_tool, name=name, output_schema=None, description=(
+        "Call a tool of this server that is not listed, by its name, with the arguments its "
+        "definition (describe_tools) gives."))
 
 
 def listed_bridge_schema(bridge: Tool, arguments: Sequence[str]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ skip middleware (``mcp.call_tool(..., run_middleware=False)``).
 Example:
     ```python
     components = DisclosureComponents(read=..., bridge=..., bridge_name="describe_tools",
-                                      prompt=None)
+                                      prompt=None, dispatch=..., dispatch_name=None)
     await install(middleware, server, components)  # idempotent, once per server
     ```
 """
@@ -71,36 +71,21 @@ class BridgeNameTaken(ValueError):
 class DisclosureComponents:
     """The descriptions resource and template, the bridge tool and the guidance prompt."""
 
-    def __init__(
-        self,
-        *,
-        read: ReadAnswer,
-        bridge: BridgeAnswer,
-        bridge_name: str | None,
-        prompt: Prompt | None,
-        description: str = payloads.RESOURCE_DESCRIPTION,
-        dispatch: BridgeAnswer | None = None,
-        dispatch_name: str | None = None,
-    ) -> None:
+    def __init__(self, *, read: ReadAnswer, bridge: BridgeAnswer, bridge_name: str | None,
+                 prompt: Prompt | None, dispatch: BridgeAnswer, dispatch_name: str | None
+                 ) -> None:
         self._read = read
         self.resource = FunctionResource.from_function(
-            self._read_bare,
-            payloads.DESCRIPTIONS_URI,
-            name=payloads.RESOURCE_NAME,
-            title=payloads.RESOURCE_TITLE,
-            description=description,
-            mime_type="application/json",
-        )
+            self._read_bare, payloads.DESCRIPTIONS_URI, name=payloads.RESOURCE_NAME,
+            title=payloads.RESOURCE_TITLE, description=payloads.resource_description(bridge_name),
+            mime_type="application/json")
         self.template = ResourceTemplate.from_function(
-            self._read_selection,
-            uri_template=TEMPLATE_URI,
+            self._read_selection, uri_template=TEMPLATE_URI,
             name=payloads.RESOURCE_NAME + "_selection",
             title=payloads.RESOURCE_TITLE,  # no description: the resource's teaches, once
-            mime_type="application/json",
-        )
+            mime_type="application/json")
         self.bridge = bridge_tool(bridge_name, bridge) if bridge_name else None
-        self.dispatch = (dispatch_tool(dispatch_name, dispatch)
-                         if dispatch_name and dispatch is not None else None)
+        self.dispatch = dispatch_tool(dispatch_name, dispatch) if dispatch_name else None
         self.bridge_name = self.bridge.name if self.bridge is not None else None
         self.dispatch_name = self.dispatch.name if self.dispatch is not None else None
         self.names = frozenset(n for n in (self.bridge_name, self.dispatch_name) if n)
@@ -121,9 +106,8 @@ class DisclosureComponents:
         return await self._read(get_context(), payloads.DESCRIPTIONS_URI)
 
     async def _read_selection(self, tools: str = "") -> str:
-        ctx = get_context()
-        return await self._read(ctx, payloads.resource_uri_for(tools.split(",")) if tools
-                                else payloads.DESCRIPTIONS_URI)
+        return await self._read(get_context(), payloads.resource_uri_for(tools.split(","))
+                                if tools else payloads.DESCRIPTIONS_URI)
 
     def is_bridge(self, tool: Tool | None) -> bool:
         """Whether a listed ``tool`` is our bridge (or a copy of it: ``same_component``)."""
@@ -157,8 +141,7 @@ class DisclosureComponents:
         answer."""
         if not isinstance(listed, Sequence):
             return listed
-        ours = [part for part in self.parts() if part is not self.bridge
-                and part is not self.dispatch]
+        ours = [part for part in (self.resource, self.template, self.prompt) if part is not None]
         return [item for item in listed if not any(same_component(item, p) for p in ours)]
 
     def parts(self) -> list[FastMCPComponent]:
@@ -176,27 +159,23 @@ class DisclosureComponents:
                     f"added.{field} is {ours.name!r}, the name of a tool this server already "
                     f"has: pass another name, e.g. ProgressiveDisclosure(added=AddedComponents("
                     f"{field}='progressive_{ours.name}')), or None")
-        if await local.get_resource(str(self.resource.uri)) is None:
-            server.add_resource(self.resource)
-            self._added.append((weakref.ref(server), self.resource, partial(
-                local.remove_resource, str(self.resource.uri))))
+        def added(component: Any, add: Callable[[Any], Any],
+                  remove: Callable[[str], Any], key: str) -> None:
+            add(component)
+            self._added.append((weakref.ref(server), component, partial(remove, key)))
+
+        uri = str(self.resource.uri)
+        if await local.get_resource(uri) is None:
+            added(self.resource, server.add_resource, local.remove_resource, uri)
         templates = await local.list_resource_templates()
-        if all(t.uri_template != self.template.uri_template for t in templates):
-            server.add_template(self.template)
-            self._added.append((weakref.ref(server), self.template, partial(
-                local.remove_template, self.template.uri_template)))
-        if self.bridge is not None:
-            server.add_tool(self.bridge)
-            self._added.append((weakref.ref(server), self.bridge, partial(
-                local.remove_tool, self.bridge.name)))
-        if self.dispatch is not None:
-            server.add_tool(self.dispatch)
-            self._added.append((weakref.ref(server), self.dispatch, partial(
-                local.remove_tool, self.dispatch.name)))
+        key = self.template.uri_template
+        if all(t.uri_template != key for t in templates):
+            added(self.template, server.add_template, local.remove_template, key)
+        for tool in (self.bridge, self.dispatch):
+            if tool is not None:
+                added(tool, server.add_tool, local.remove_tool, tool.name)
         if self.prompt is not None and await local.get_prompt(self.prompt.name) is None:
-            server.add_prompt(self.prompt)
-            self._added.append((weakref.ref(server), self.prompt, partial(
-                local.remove_prompt, self.prompt.name)))
+            added(self.prompt, server.add_prompt, local.remove_prompt, self.prompt.name)
 
     def remove(self) -> None:
         """Take every component this object added out of the servers it added them to; one
@@ -221,10 +200,7 @@ below it, for a parent), by ``id``: a set, taken out by ``DisclosureComponents.r
 
 def _registered(server: FastMCP[Any]) -> set[int]:
     """The ids of the components added to ``server`` (or below it), made empty on first use."""
-    slots = per_server(server)
-    done: set[int] | None = slots.get(_REGISTERED)
-    if done is None:
-        done = slots[_REGISTERED] = set()
+    done: set[int] = per_server(server).setdefault(_REGISTERED, set())
     return done
 
 

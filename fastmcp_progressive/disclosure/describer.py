@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import unquote
 
 import mcp_types as mt
@@ -86,18 +86,13 @@ class Selection:
     count: int
     too_long: bool = False
 
-    @property
-    def missing(self) -> bool:
-        return self.count == 0
-
 
 def parse_selection(uri: str, *, limit: int) -> Selection:
     """The tool names ``uri`` selects; ``names`` is empty when more than ``limit`` were asked.
 
     Over the limit, ``count`` says how many items were asked for so the error can say so.
     """
-    before_fragment = uri.split("#", 1)[0]
-    query = before_fragment.split("?", 1)[1] if "?" in before_fragment else ""
+    query = uri.split("#", 1)[0].partition("?")[2]
     if len(query) > MAX_QUERY_CHARS:
         return Selection(names=(), count=query.count(",") + 1, too_long=True)
     items = [
@@ -130,12 +125,9 @@ def requested_names(arguments: dict[str, Any] | None, key: str = "tools") -> lis
     return None
 
 
-T = TypeVar("T")
-
-
 async def resolve_trimmed(
-    names: Sequence[str], look_up: Callable[[Sequence[str]], Awaitable[dict[str, T | None]]]
-) -> dict[str, T | None]:
+    names: Sequence[str], look_up: Callable[[Sequence[str]], Awaitable[dict[str, Tool | None]]]
+) -> dict[str, Tool | None]:
     """``look_up(names)``, with each name that has surrounding whitespace and finds nothing
     looked up again trimmed (answered under the trimmed name; duplicates folded).
 
@@ -145,7 +137,7 @@ async def resolve_trimmed(
     found = await look_up(names)
     retry = [name for name, value in found.items() if value is None and name != name.strip()]
     again = await look_up([name.strip() for name in retry]) if retry else {}
-    resolved: dict[str, T | None] = {}
+    resolved: dict[str, Tool | None] = {}
     for name, value in found.items():
         if value is None and name != name.strip():
             name, value = name.strip(), again.get(name.strip())
@@ -186,18 +178,15 @@ def unprefixed(names: Sequence[str], prefix: str) -> list[str]:
             for n in names]
 
 
-def mounted_uri(uri: str, prefix: str) -> str:
-    """``uri`` (``resource:///...``) as the parent of a ``prefix`` mount addresses it."""
-    if not prefix or not uri.startswith("resource:///"):
-        return uri
-    return f"resource://{prefix[:-1]}//" + uri[len("resource:///"):]
-
-
 def refusal_for_mount(body: dict[str, Any], prefix: str) -> dict[str, Any]:
-    """A refusal body whose resource URI routes through the parent of a ``prefix`` mount."""
+    """A refusal body whose resource URI (``resource:///...``) routes through the parent of
+    a ``prefix`` mount (``resource://kid//...``)."""
     error = body.get("error")
-    if prefix and isinstance(error, dict) and isinstance(error.get("resource_uri"), str):
-        error["resource_uri"] = mounted_uri(error["resource_uri"], prefix)
+    if not prefix or not isinstance(error, dict):
+        return body
+    uri = error.get("resource_uri")
+    if isinstance(uri, str) and uri.startswith("resource:///"):
+        error["resource_uri"] = f"resource://{prefix[:-1]}//" + uri[len("resource:///"):]
     return body
 
 
@@ -239,7 +228,6 @@ class Describer:
             # the components' own answers (paths that skip the middleware's hooks): the same
             read=self.read, bridge=self.answer_bridge, bridge_name=bridge_name,
             prompt=guidance_prompt_for(bridge_name) if guidance_prompt else None,
-            description=payloads.resource_description(bridge_name),
             dispatch=self.answer_dispatch, dispatch_name=dispatch_name,
         )
 
@@ -262,7 +250,7 @@ class Describer:
         if selection.count > self.max_tools_per_read:
             body = payloads.too_many_tools(selection.count, self.max_tools_per_read)
             return Described(body, refused=True)
-        if selection.missing:
+        if selection.count == 0:
             return Described(payloads.missing_selection(await self.available(ctx)),
                              refused=True)
         described = Described({})
@@ -279,8 +267,7 @@ class Describer:
                 if bridge_of(tool, self.components.kinds) is None:
                     described.granted.append(name)  # never our bridges: the gate runs a
                     # granted name without looking it up (``access/gate.py``, rule 0)
-        caller = caller_of(ctx)
-        await self.gate.grant(caller, described.granted, partial(state_storage, ctx))
+        await self.gate.grant(caller_of(ctx), described.granted, partial(state_storage, ctx))
         await self._list_described(ctx, described.granted)
         return described
 
@@ -298,8 +285,7 @@ class Describer:
         except Exception:
             logger.exception("listing this caller's tools failed; suggesting none")
             return []
-        ours = {self.components.bridge_name, self.components.dispatch_name}
-        return [n for n in names if n not in ours]
+        return [n for n in names if n not in self.components.names]
 
     async def _list_described(self, ctx: Context, names: list[str]) -> None:
         """Put tools just described in a followable caller's capped listing, without
@@ -427,9 +413,8 @@ class Describer:
         its own name. A tool this caller may not see answers like an unknown one."""
         dispatch = self.components.dispatch_name
         arguments = arguments or {}
-        name, inner = arguments.get("name"), arguments.get("arguments", {})
-        if inner is None:
-            inner = {}
+        name, inner = arguments.get("name"), arguments.get("arguments")
+        inner = {} if inner is None else inner
         if not isinstance(name, str) or not name or not isinstance(inner, dict):
             return error_result(payloads.dispatch_usage(dispatch or payloads.DISPATCH_TOOL_NAME))
         if name == dispatch:

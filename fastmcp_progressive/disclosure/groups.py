@@ -94,15 +94,15 @@ class Group:
             out["_meta"] = {GROUPS_META_KEY: list(self.parents)}
         return out
 
-    def line(self, max_chars: int = GROUP_LINE_CHARS) -> str:
+    def line(self) -> str:
         """The group in one line: its file's summary, else the first sentence of its
         description's prose (past Markdown headings and markup: an upstream's instructions
         open with "# Everything Server – Server Instructions") without the words every MCP
         server's description opens with."""
         if self.summary:
-            return cut_line(self.summary, max_chars)
+            return cut_line(self.summary, GROUP_LINE_CHARS)
         text = first_prose(self.description or "") or self.title or ""
-        return summarize(plain_description(text), max_chars)
+        return summarize(plain_description(text), GROUP_LINE_CHARS)
 
 
 _PROTOCOL_ASIDE = re.compile(r"\s*\((?:MCP|Model Context Protocol)\)", re.IGNORECASE)
@@ -175,17 +175,15 @@ class Groups:
         self._folder: DescriptionStore | None = None
 
     # -- membership --------------------------------------------------------------------------
-    def of(self, tool: Tool, server: Any, signatures: Mapping[str, Signature] | None = None,
-           prefixes: Mapping[str, str] | None = None) -> tuple[str, ...]:
-        """The groups ``tool`` (as ``server`` lists it) belongs to, in a stable order.
-
-        ``signatures`` (the store's) and ``prefixes`` (``prefixes(server)``) may be given
-        once for a whole listing."""
-        found: list[str] = list(self._from_file(tool.name, signatures))
+    def of(self, tool: Tool, signatures: Mapping[str, Signature],
+           prefixes: Mapping[str, str]) -> tuple[str, ...]:
+        """The groups ``tool`` belongs to, in a stable order, given the listing's file
+        ``signatures`` (the store's) and its server's ``prefixes`` (``prefixes(server)``)."""
+        sig = signatures.get(tool.name)
+        file = self.store.lookup_at(tool.name, sig) if sig is not None else None
+        found = list(file.groups or ()) if file is not None else []  # parsed per signature
         if self.tags and tool.tags:
             found.extend(sorted(t for t in tool.tags if t not in NOT_GROUPS))
-        if prefixes is None:
-            prefixes = self.prefixes(server)
         if prefixes:
             # One lookup per prefix length, shortest first: bounded by the prefixes, not by
             # the name (a lookup at each "_" of a 100,000-character name was quadratic).
@@ -205,7 +203,7 @@ class Groups:
         prefixes = self.prefixes(server)
         found: dict[str, list[Tool]] = {}
         for tool in tools:
-            for group in self.of(tool, server, signatures, prefixes):
+            for group in self.of(tool, signatures, prefixes):
                 found.setdefault(group, []).append(tool)
         return {name: found[name] for name in sorted(found)}
 
@@ -230,30 +228,20 @@ class Groups:
         signatures = (self.store.signatures_known([tool.name for tool in tools], known)
                       if self.store.directory is not None else {})
         prefixes = self.prefixes(server)
-        marked: list[Tool] = []
-        for tool in tools:
-            groups = self.of(tool, server, signatures, prefixes)
-            if not groups:
-                marked.append(tool)
-                continue
-            marked.append(with_meta(tool, GROUPS_META_KEY, list(groups)))
-        return marked
+        return [with_meta(tool, GROUPS_META_KEY, list(groups))
+                if (groups := self.of(tool, signatures, prefixes)) else tool for tool in tools]
 
     # -- descriptions of groups ------------------------------------------------------------------
     def describe(self, name: str, server: Any) -> Group:
         """Group ``name``: from its file, else its mounted server."""
         file = self._group_file(name)
-        base = Group(name, description=self._namespace_instructions(server, name))
+        instructions = self._namespace_instructions(server, name)
         if file is None:
-            return base
-        title = getattr(file, "title", None)
-        return Group(
-            name,
-            title=title if isinstance(title, str) else base.title,
-            description=file.description or file.summary or base.description,
-            summary=file.summary,
-            parents=tuple(file.groups or base.parents),
-        )
+            return Group(name, description=instructions)
+        title = getattr(file, "title", None)  # an extra key of the file, kept by pydantic
+        return Group(name, title=title if isinstance(title, str) else None,
+                     description=file.description or file.summary or instructions,
+                     summary=file.summary, parents=tuple(file.groups or ()))
 
     # -- groups/list ---------------------------------------------------------------------------
     def page(self, groups: Sequence[Group], params: Any, server: Any, caller: Caller
@@ -263,22 +251,15 @@ class Groups:
         issues, is refused as invalid."""
         if isinstance(params, Mapping) and params.get("cursor") is not None:
             raise MCPError(code=INVALID_PARAMS, message="Invalid cursor for groups/list")
-        result: dict[str, Any] = {
-            "resultType": "complete",
-            "groups": [group.wire() for group in groups],
-        }
+        result: dict[str, Any] = {"resultType": "complete",
+                                  "groups": [group.wire() for group in groups]}
         stamp = server_info_stamp(server) if caller.era == "modern" else None
         if stamp is not None:
             result["_meta"] = {mt.SERVER_INFO_META_KEY: stamp}
         return result
 
-    def answer_groups(
-        self,
-        requested: Sequence[str],
-        tools: Sequence[Tool],
-        server: Any,
-        line_of: Callable[[Tool], str],
-    ) -> dict[str, Any]:
+    def answer_groups(self, requested: Sequence[str], tools: Sequence[Tool], server: Any,
+                      line_of: Callable[[Tool], str]) -> dict[str, Any]:
         """The bridge's answer to ``{"groups": [...]}``: ``groups``, each group's line and
         its visible tools, one line each (a group with none of them: an error entry); and,
         when one is unknown, ``available_groups`` once for the whole answer (not once per
@@ -292,12 +273,9 @@ class Groups:
                                          "lists the groups you may ask for"}
                 unknown = True
                 continue
-            group = self.describe(name, server)
-            entry: dict[str, Any] = {}
-            if group.line():
-                entry["description"] = group.line()
-            entry["tools"] = {tool.name: line_of(tool) for tool in members[name]}
-            answer[name] = entry
+            line = self.describe(name, server).line()
+            answer[name] = {**({"description": line} if line else {}),
+                            "tools": {tool.name: line_of(tool) for tool in members[name]}}
         if not unknown:
             return {"groups": answer}
         names, left_off = available_names(list(members))
@@ -307,24 +285,13 @@ class Groups:
         return result
 
     # -- helpers -------------------------------------------------------------------------------
-    def _from_file(self, name: str, signatures: Mapping[str, Signature] | None
-                   ) -> tuple[str, ...]:
-        sig = (signatures.get(name) if signatures is not None else self.store.signature(name))
-        if sig is None:
-            return ()
-        file = self.store.lookup_at(name, sig)  # the store keeps it parsed per signature
-        return tuple(file.groups or ()) if file is not None else ()
-
     def prefixes(self, server: Any) -> dict[str, str]:
-        """Tool-name prefix -> group: mount namespaces."""
-        return {f"{ns}_": ns for ns in self._namespace_map(server)}
-
-    def _namespace_map(self, server: Any) -> dict[str, Any]:
-        """Namespace -> mounted server (or None): a look at the server's few providers."""
-        return dict(mounted_namespaces(server)) if server is not None else {}
+        """Tool-name prefix -> group: mount namespaces (a look at the server's providers)."""
+        return ({f"{ns}_": ns for ns, _ in mounted_namespaces(server)}
+                if server is not None else {})
 
     def _namespace_instructions(self, server: Any, name: str) -> str | None:
-        mounted = self._namespace_map(server).get(name)
+        mounted = dict(mounted_namespaces(server)).get(name) if server is not None else None
         text = getattr(mounted, "instructions", None)
         return text if isinstance(text, str) and text.strip() else None
 

@@ -24,7 +24,7 @@ from typing import Any
 from fastmcp.prompts import Message, PromptResult
 from fastmcp.prompts.base import Prompt
 
-from fastmcp_progressive.payloads import DEFAULT_BRIDGE_TOOL, DESCRIPTIONS_URI, is_descriptions_uri
+from fastmcp_progressive.payloads import BRIDGE_TOOL_NAME, DESCRIPTIONS_URI, is_descriptions_uri
 
 PROMPT_NAME = "progressive_disclosure_guide"
 
@@ -36,13 +36,10 @@ def system_prompt(bridge_tool: str | None = None) -> str:
             f'For the tool you chose, call {bridge_tool} with {{"tools": ["TOOL_NAME"]}}\n'
             f'   (several tools: {{"tools": ["A", "B"]}}). If you can read resources, reading\n'
             f"   {DESCRIPTIONS_URI}?tools=TOOL_NAME gives the same answer. If no listed tool\n"
-            f'   fits, {bridge_tool} with {{"query": "what you need"}} gives the best matches.'
-        )
+            f'   fits, {bridge_tool} with {{"query": "what you need"}} gives the best matches.')
     else:
-        learn = (
-            f"For the tool you chose, read {DESCRIPTIONS_URI}?tools=TOOL_NAME\n"
-            "   (several tools: ?tools=A,B)."
-        )
+        learn = (f"For the tool you chose, read {DESCRIPTIONS_URI}?tools=TOOL_NAME\n"
+                 "   (several tools: ?tools=A,B).")
     return f"""\
 How to use this server's tools (progressive disclosure):
 1. Choose. Each tool in the list has a one-line description. It tells you what the tool is
@@ -57,17 +54,15 @@ Never read {DESCRIPTIONS_URI} without ?tools=: it does not list everything, it o
 answers MISSING_TOOL_SELECTION."""
 
 
-SYSTEM_PROMPT = system_prompt(DEFAULT_BRIDGE_TOOL)
+SYSTEM_PROMPT = system_prompt(BRIDGE_TOOL_NAME)
 """The guidance text for a server with the bridge tool on (the default)."""
 
 
 def uses_progressive_disclosure(resources: Iterable[Any]) -> bool:
     """Whether a ``resources/list`` result includes the descriptions resource."""
-    for resource in resources:
-        uri = resource.get("uri") if isinstance(resource, dict) else getattr(resource, "uri", None)
-        if is_descriptions_uri(str(uri or "")):
-            return True
-    return False
+    return any(is_descriptions_uri(str((resource.get("uri") if isinstance(resource, dict)
+                                        else getattr(resource, "uri", None)) or ""))
+               for resource in resources)
 
 
 def agent_guidance(tools: Iterable[Any], resources: Iterable[Any]) -> str | None:
@@ -78,9 +73,8 @@ def agent_guidance(tools: Iterable[Any], resources: Iterable[Any]) -> str | None
     """
     if not uses_progressive_disclosure(resources):
         return None
-
     names = {t.get("name") if isinstance(t, dict) else getattr(t, "name", None) for t in tools}
-    return system_prompt(DEFAULT_BRIDGE_TOOL if DEFAULT_BRIDGE_TOOL in names else None)
+    return system_prompt(BRIDGE_TOOL_NAME if BRIDGE_TOOL_NAME in names else None)
 
 
 def guidance_prompt(bridge_tool: str | None) -> Prompt:
@@ -90,8 +84,5 @@ def guidance_prompt(bridge_tool: str | None) -> Prompt:
     def progressive_disclosure_guide() -> PromptResult:
         return PromptResult([Message(text)])
 
-    return Prompt.from_function(
-        progressive_disclosure_guide,
-        name=PROMPT_NAME,
-        description="How to use this server's tools.",
-    )
+    return Prompt.from_function(progressive_disclosure_guide, name=PROMPT_NAME,
+                                description="How to use this server's tools.")

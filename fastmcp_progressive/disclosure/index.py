@@ -9,8 +9,9 @@ thread (``search.py``), since 2,000 tools take about half a second.
 
 It scores as FastMCP's ``BM25SearchTransform`` does (k1 1.5, b 0.75, its tokenizer: NFKC,
 case folded, runs of two or more letters or digits; ties in document order; only documents
-sharing a word), exactly so with ``fold=same, stop=frozenset(), feedback=0``. By default a
-query's word also finds the other forms of it: Harman's S-stemmer ("How effective is
+sharing a word), exactly so when built with no folding (``fold=lambda word: word``),
+``stop=frozenset()`` and ``feedback=0``.
+By default a query's word also finds the other forms of it: Harman's S-stemmer ("How effective is
 suffixing?", JASIS 1991: three rules taking a plural's ending off) folds ``files`` and
 ``file`` into one, and a document scores, for each word of the query, the better of the
 word as said and its folded form (counted as often as the form the document says most, its
@@ -77,12 +78,6 @@ def singular(word: str) -> str:
         return word[:-1]
     if word.endswith("s") and not word.endswith(("us", "ss")):
         return word[:-1]
-    return word
-
-
-def same(word: str) -> str:
-    """No folding: an index built with it (no stop words, no feedback) ranks exactly as
-    FastMCP's BM25 does."""
     return word
 
 

@@ -62,8 +62,7 @@ _KEPT_OF_HEADERS = ("type", HEADER_KEY)
 
 _PYTHON_TYPES: tuple[tuple[type, str], ...] = (
     (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
-    (list, "array"), (dict, "object"), (type(None), "null"),
-)
+    (list, "array"), (dict, "object"), (type(None), "null"))
 
 
 def fresh_minimal() -> dict[str, Any]:
@@ -94,10 +93,8 @@ def _object(schema: dict[str, Any], *, deep: bool, depth: int) -> dict[str, Any]
     out: dict[str, Any] = {"type": "object", "properties": {}}
     properties = schema.get("properties")
     if isinstance(properties, dict):
-        out["properties"] = {
-            name: _argument(spec, deep=deep, depth=depth + 1)
-            for name, spec in properties.items() if isinstance(name, str)
-        }
+        out["properties"] = {name: _argument(spec, deep=deep, depth=depth + 1)
+                             for name, spec in properties.items() if isinstance(name, str)}
     required = schema.get("required")
     if isinstance(required, list) and required:
         out["required"] = [_fresh(name) for name in required]
@@ -120,17 +117,12 @@ def _members(spec: Any, *, deep: bool, depth: int) -> list[dict[str, Any]]:
     """The plain member schemas ``spec`` allows, ``null`` left out unless it is all."""
     found: list[tuple[str, Any]] = []
     _collect(spec, found, depth=0)
-    kinds = [kind for kind, _ in found]
-    if any(kind != "null" for kind in kinds):
+    if any(kind != "null" for kind, _ in found):
         found = [(kind, source) for kind, source in found if kind != "null"]
-    members: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    first: dict[str, Any] = {}  # each kind from the first schema naming it
     for kind, source in found:
-        if kind in seen:
-            continue
-        seen.add(kind)
-        members.append(_plain(kind, source, deep=deep, depth=depth))
-    return members
+        first.setdefault(kind, source)
+    return [_plain(kind, source, deep=deep, depth=depth) for kind, source in first.items()]
 
 
 def _collect(spec: Any, found: list[tuple[str, Any]], *, depth: int) -> None:
@@ -166,10 +158,7 @@ def _collect(spec: Any, found: list[tuple[str, Any]], *, depth: int) -> None:
 
 
 def _value_type(value: Any) -> str:
-    for python, kind in _PYTHON_TYPES:
-        if isinstance(value, python):
-            return kind
-    return "string"
+    return next((kind for python, kind in _PYTHON_TYPES if isinstance(value, python)), "string")
 
 
 def _plain(kind: str, source: Any, *, deep: bool, depth: int) -> dict[str, Any]:
@@ -203,11 +192,8 @@ def header_properties(schema: dict[str, Any]) -> dict[str, Any]:
     properties = schema.get("properties")
     if not isinstance(properties, dict):
         return {}
-    return {
-        name: {key: _fresh(spec[key]) for key in _KEPT_OF_HEADERS if key in spec}
-        for name, spec in properties.items()
-        if isinstance(spec, dict) and HEADER_KEY in spec
-    }
+    return {name: {key: _fresh(spec[key]) for key in _KEPT_OF_HEADERS if key in spec}
+            for name, spec in properties.items() if isinstance(spec, dict) and HEADER_KEY in spec}
 
 
 def with_headers(reduced: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:

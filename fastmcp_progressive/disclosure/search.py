@@ -42,7 +42,6 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,7 +52,7 @@ from cachetools import LRUCache
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive.caches import ToolCache
-from fastmcp_progressive.disclosure.index import Index
+from fastmcp_progressive.disclosure.index import Index, terms
 from fastmcp_progressive.files.store import Definitions, Signature, registered_content
 
 MAX_QUERY_CHARS = 1_000
@@ -82,7 +81,6 @@ BUILD_THREADS = 2
 starve FastMCP's sync tools of threads)."""
 
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_WORD = re.compile(r"[^\W_]+")
 _SPACE = re.compile(r"\s")
 
 
@@ -110,14 +108,13 @@ def name_words(name: str) -> str:
 
 
 def distinct_words(text: str) -> str:
-    """``text``'s words, each once, in lower case, split where the index's tokenizer
-    splits (NFKC, case folded, at anything not a letter or digit, ``_`` included).
+    """``text``'s words, each once, as the index's tokenizer reads them (``index.py:terms``:
+    NFKC, case folded, runs of two or more letters or digits).
 
     BM25 counts a word as often as a text says it: a description that says "PR" four
     times would outweigh the tool that merges one.
     """
-    normalized = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(dict.fromkeys(_WORD.findall(normalized)))
+    return " ".join(dict.fromkeys(terms(text)))
 
 
 def document(definition: Mapping[str, Any], line: str | None) -> str:
@@ -264,11 +261,8 @@ class ToolSearch:
             kept = await anyio.to_thread.run_sync(self._built, tools, limiter=self._threads)
         return [[kept.names[at] for at in kept.index.rank(query)[:limit]] for query in queries]
 
-    def document_of(self, tool: Tool) -> str:
-        """``tool``'s document as its description file says now."""
-        return self._document(tool).text
-
     def _document(self, tool: Tool) -> Document:
+        """``tool``'s document as its description file says now (kept per signature)."""
         sig = self.definitions.store.signature(tool.name)
         kept = self._documents.get(tool)
         if kept is not None and kept.signature == sig:

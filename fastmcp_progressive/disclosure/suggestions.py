@@ -85,10 +85,8 @@ class _Index:
         shared = Counter(chain.from_iterable(telling if len(telling) >= 3 else held))
         size, sizes = len(grams), self.sizes
         pool = shared.most_common(POOL) if len(shared) > POOL else shared.items()
-        leaders = heapq.nsmallest(
-            max(SHORTLIST, limit), pool,
-            key=lambda item: (-2 * item[1] / (size + sizes[item[0]]), item[0]),
-        )
+        leaders = heapq.nsmallest(max(SHORTLIST, limit), pool, key=lambda item: (
+            -2 * item[1] / (size + sizes[item[0]]), item[0]))
         matcher = difflib.SequenceMatcher(autojunk=False)
         matcher.set_seq2(query)
         ranked: list[tuple[float, int]] = []
@@ -108,13 +106,12 @@ class Suggestions:
     """Ranks visible names by closeness to an asked one. The index of the last few distinct
     listings is kept (callers mostly share a listing), so a read pays for it once."""
 
-    def __init__(self, kept: int = _INDEXES_KEPT) -> None:
-        self._indexes: LRUCache[tuple[str, ...], _Index] = LRUCache(maxsize=kept)
+    def __init__(self) -> None:
+        self._indexes: LRUCache[tuple[str, ...], _Index] = LRUCache(maxsize=_INDEXES_KEPT)
         self._lock = threading.Lock()
 
-    def closest(
-        self, asked: str, visible: Sequence[str], limit: int = MAX_SUGGESTIONS
-    ) -> list[str]:
+    def closest(self, asked: str, visible: Sequence[str], limit: int = MAX_SUGGESTIONS
+                ) -> list[str]:
         """Up to ``limit`` names of ``visible``, closest to ``asked`` first (ties: listing
         order). Only ``visible`` names are ever returned."""
         if limit <= 0 or not visible:
@@ -127,8 +124,3 @@ class Suggestions:
             with self._lock:
                 self._indexes[key] = index
         return index.closest(asked, limit)  # an index is never changed once built
-
-
-def closest(asked: str, visible: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list[str]:
-    """``Suggestions().closest`` without a kept feature cache (for one-off use)."""
-    return Suggestions(kept=1).closest(asked, visible, limit)

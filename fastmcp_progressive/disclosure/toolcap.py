@@ -180,15 +180,14 @@ class ToolCap:
         return chosen + self.popular(candidates, slots - len(chosen), skip=set(chosen))
 
     async def add(self, caller: Caller, names: Sequence[str], limit: int,
-                  server_store: ServerStore | None) -> bool:
-        """Put ``names`` in front of ``caller``'s listing; True when its entries changed
-        (the least recently added leave beyond ``limit``)."""
+                  server_store: ServerStore | None) -> None:
+        """Put ``names`` in front of ``caller``'s listing (the least recently added leave
+        beyond ``limit``); a listing that already starts with them is not written again."""
         if not names or not self.grants.keeps_listing(caller):
-            return False
+            return
         own = await self.grants.listing(caller, server_store=server_store) or []
         if all(name in own[: len(names)] for name in names) and len(own) >= len(names):
-            return False
+            return
         keep = len(own) if own else limit
         new = list(dict.fromkeys([*names, *own]))[: max(keep, len(names))][:limit]
         await self.grants.keep_listing(caller, new, server_store=server_store)
-        return any(name not in own for name in names)

@@ -98,13 +98,8 @@ def _caller_file() -> str:
 
 def safe_file_name(name: str) -> bool:
     """Whether ``name`` can name a file directly inside the directory (no path tricks)."""
-    return (
-        0 < len(name) <= 200
-        and name not in (".", "..")
-        and not name.startswith(".")
-        and not any(c in name for c in "/\\\x00:")
-        and name.isprintable()
-    )
+    return (0 < len(name) <= 200 and not name.startswith(".")  # "." and ".." too
+            and not any(c in name for c in "/\\\x00:") and name.isprintable())
 
 
 def _candidate(entry: str) -> tuple[str, str] | None:
@@ -149,11 +144,8 @@ def scan_entries(entries: Iterable[str]) -> FolderScan:
             present.setdefault(stem, []).append(suffix)
         else:
             unusable.append(entry)
-    return FolderScan(
-        present={stem: tuple(sorted(present[stem], key=SUFFIXES.index))
-                 for stem in sorted(present)},
-        unusable=tuple(sorted(unusable)),
-    )
+    return FolderScan({stem: tuple(sorted(present[stem], key=SUFFIXES.index))
+                       for stem in sorted(present)}, tuple(sorted(unusable)))
 
 
 def read_folder(directory: Path) -> FolderScan:
@@ -191,9 +183,8 @@ def _whole_read(handle: BinaryIO, max_bytes: int) -> bytes:
     raise ChangedWhileRead(f"changed while being read, {READ_ATTEMPTS} times in a row")
 
 
-def read_description(
-    directory: Path, name: str, suffix: str, *, max_bytes: int = MAX_FILE_BYTES
-) -> DescriptionFile:
+def read_description(directory: Path, name: str, suffix: str, *,
+                     max_bytes: int = MAX_FILE_BYTES) -> DescriptionFile:
     """Read and validate ``<directory>/<name><suffix>``, refusing anything that escapes it.
 
     Shared by the store (which logs and falls back) and ``check`` (which reports). A name
@@ -208,9 +199,8 @@ def read_description(
     path = directory / f"{name}{suffix}"
     real = Path(os.path.realpath(path))
     if real.parent != Path(os.path.realpath(directory)):
-        raise DescriptionError(
-            "the file links outside the descriptions folder (only files directly in it are read)"
-        )
+        raise DescriptionError("the file links outside the descriptions folder (only files "
+                               "directly in it are read)")
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     with os.fdopen(os.open(real, flags), "rb") as handle:  # O_NONBLOCK: a FIFO never blocks
         raw = _whole_read(handle, max_bytes)
@@ -220,7 +210,6 @@ def read_description(
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line, column = position(raw, exc.start)
-        raise DescriptionError(
-            f"line {line}, column {column}: byte {exc.start} is not valid UTF-8"
-        ) from None
+        raise DescriptionError(f"line {line}, column {column}: byte {exc.start} is not valid "
+                               "UTF-8") from None
     return parse_text(text, suffix, name)

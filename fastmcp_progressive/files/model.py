@@ -72,20 +72,17 @@ class DescriptionFile(BaseModel):
             return None
         for name in value:
             if not name.strip() or len(name) > GROUP_NAME_CHARS or not name.isprintable():
-                raise ValueError(
-                    f"a group name is 1 to {GROUP_NAME_CHARS} printable characters, "
-                    f"not {name[:GROUP_NAME_CHARS]!r}"
-                )
+                raise ValueError(f"a group name is 1 to {GROUP_NAME_CHARS} printable "
+                                 f"characters, not {name[:GROUP_NAME_CHARS]!r}")
         return list(dict.fromkeys(value))
 
     def fields(self) -> dict[str, Any]:
         """The fields to merge over the registered definition, wire-named, unset ones left out."""
         data = self.model_dump(by_alias=True, exclude_none=True, mode="json")
-        data.pop("summary", None)
-        data.pop("always_load", None)
-        data.pop("resolution", None)  # answered by tools/resolve, not part of the definition
-        data.pop("groups", None)  # listed as _meta to clients that speak the grouping extension
-        data.pop("extracted_from", None)  # authoring metadata for `check`
+        # the listing's, tools/resolve's, the grouping extension's _meta, `check`'s: not
+        # part of the definition
+        for unserved in ("summary", "always_load", "resolution", "groups", "extracted_from"):
+            data.pop(unserved, None)
         return data
 
 

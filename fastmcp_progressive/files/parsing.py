@@ -84,8 +84,7 @@ def _parse_text(text: str, suffix: str, expected_name: str) -> DescriptionFile:
         found = key_location(text, suffix, "name")
         at = f"line {found[0]}, column {found[1]}: " if found else ""
         raise DescriptionError(
-            f"{at}field name: says {parsed.name!r} but the file is for {expected_name!r}"
-        )
+            f"{at}field name: says {parsed.name!r} but the file is for {expected_name!r}")
     try:
         parsed.fields()  # what a read serves must serialize; pydantic caps the depth
     except (ValueError, RecursionError) as exc:
@@ -98,7 +97,6 @@ def _load_json(text: str, line_offset: int) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise DescriptionError(
-            f"line {exc.lineno + line_offset}, column {exc.colno}: {exc.msg}"
-        ) from None
+            f"line {exc.lineno + line_offset}, column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise DescriptionError(f"line {1 + line_offset}, column 1: nesting too deep") from None

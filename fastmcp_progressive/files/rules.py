@@ -41,14 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 HINT_NAMES = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 """The four behaviour hints a resolution always answers, in wire spelling."""
@@ -163,6 +156,10 @@ def json_equal(a: Any, b: Any) -> bool:
 
 
 # -- the bound ---------------------------------------------------------------------------
+_FIELDS = ("read_only", "destructive", "idempotent", "open_world")
+"""``ToolHints``' fields, in ``HINT_NAMES``' order (``read_only``: ``readOnlyHint``)."""
+
+
 @dataclass(frozen=True)
 class ToolHints:
     """All four hints, core defaults filled in (what a resolution answers)."""
@@ -175,34 +172,17 @@ class ToolHints:
     @classmethod
     def of(cls, annotations: Any) -> ToolHints:
         """The static hints of a tool's ``annotations`` (``ToolAnnotations`` or None)."""
-        def hint(attribute: str, default: bool) -> bool:
-            value = getattr(annotations, attribute, None)
-            return value if isinstance(value, bool) else default
-
-        return cls(
-            read_only=hint("read_only_hint", False),
-            destructive=hint("destructive_hint", True),
-            idempotent=hint("idempotent_hint", False),
-            open_world=hint("open_world_hint", True),
-        )
+        given = {field: getattr(annotations, f"{field}_hint", None) for field in _FIELDS}
+        return cls(**{field: value for field, value in given.items() if isinstance(value, bool)})
 
     def updated(self, given: Mapping[str, bool]) -> ToolHints:
         """These hints with the wire-named ``given`` ones replacing them."""
-        return ToolHints(
-            read_only=given.get("readOnlyHint", self.read_only),
-            destructive=given.get("destructiveHint", self.destructive),
-            idempotent=given.get("idempotentHint", self.idempotent),
-            open_world=given.get("openWorldHint", self.open_world),
-        )
+        return ToolHints(*(given.get(wire, getattr(self, field))
+                           for field, wire in zip(_FIELDS, HINT_NAMES, strict=True)))
 
     def wire(self) -> dict[str, bool]:
         """The four hints, wire-named, as a ``tools/resolve`` result carries them."""
-        return {
-            "readOnlyHint": self.read_only,
-            "destructiveHint": self.destructive,
-            "idempotentHint": self.idempotent,
-            "openWorldHint": self.open_world,
-        }
+        return {wire: getattr(self, field) for field, wire in zip(_FIELDS, HINT_NAMES, strict=True)}
 
 
 def violations(static: ToolHints, resolved: ToolHints) -> list[str]:

@@ -86,28 +86,20 @@ def tool_resolution() -> ClientExtension:
 def is_resolvable(tool: Any) -> bool:
     """Whether a tool from ``list_tools()`` is marked resolvable by the server."""
     meta = getattr(tool, "meta", None)
-    if not isinstance(meta, Mapping):
-        return False
-    mark = meta.get(RESOLUTION_EXTENSION_ID)
+    mark = meta.get(RESOLUTION_EXTENSION_ID) if isinstance(meta, Mapping) else None
     return isinstance(mark, Mapping) and mark.get("resolvable") is True
 
 
-async def resolve_tool(
-    client: Any,
-    name: str,
-    arguments: Mapping[str, Any] | None = None,
-    *,
-    timeout: float | None = None,
-) -> ResolvedHints:
+async def resolve_tool(client: Any, name: str, arguments: Mapping[str, Any] | None = None, *,
+                       timeout: float | None = None) -> ResolvedHints:
     """Ask the server which hints apply when ``name`` is called with exactly ``arguments``.
 
     ``client`` is a connected ``fastmcp.Client`` (or an ``mcp.ClientSession``) built with
     ``extensions=[tool_resolution()]``. Raises ``MCPError`` as the module docstring says.
     """
     session = getattr(client, "session", client)
-    request = ResolveToolRequest(
-        params=ResolveToolParams(name=name, arguments=dict(arguments or {}))
-    )
+    request = ResolveToolRequest(params=ResolveToolParams(name=name,
+                                                          arguments=dict(arguments or {})))
     result = await session.send_request(request, ResolveToolResult,
                                         request_read_timeout_seconds=timeout)
     return result.annotations  # type: ignore[no-any-return]

@@ -50,13 +50,13 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_C
 from pydantic import ValidationError
 
 from fastmcp_progressive.access.arguments import ArgumentChecker
-from fastmcp_progressive.access.caller import Caller, identify
+from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
 from fastmcp_progressive.caches import with_meta
 from fastmcp_progressive.fastmcp_internals import server_info_stamp
 from fastmcp_progressive.files.rules import Hints, Rule, ToolHints, first_match, violations
-from fastmcp_progressive.files.store import Definitions, DescriptionStore, Signature
+from fastmcp_progressive.files.store import DescriptionStore, Signature
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.settings import ResolutionSettings, ResolverHook
 
@@ -67,8 +67,6 @@ RESOLUTION_EXTENSION_ID = "io.modelcontextprotocol/tool-resolution"
 
 RESOLVE_METHOD = "tools/resolve"
 RESOLVABLE_META = {"resolvable": True}
-
-HookResult = Hints | Mapping[str, bool] | None
 
 _MAX_NAME_ECHO = 128
 _MAX_LOGGED = 10_000
@@ -86,21 +84,14 @@ def advertised(caller: Caller) -> bool:
 class ToolResolution:
     """Answers ``tools/resolve``, marks resolvable tools, advertises the extension."""
 
-    def __init__(
-        self,
-        store: DescriptionStore,
-        catalog: Catalog,
-        hooks: Mapping[str, ResolverHook] | None = None,
-        *,
-        definitions: Definitions | None = None,
-        checker: ArgumentChecker | None = None,
-        hook_timeout: float = ResolutionSettings.hook_timeout,
-    ) -> None:
+    def __init__(self, store: DescriptionStore, catalog: Catalog,
+                 hooks: Mapping[str, ResolverHook] | None = None, *,
+                 checker: ArgumentChecker | None = None,
+                 hook_timeout: float = ResolutionSettings.hook_timeout) -> None:
         self.store = store
         self.hook_timeout = hook_timeout
         self._hook_threads = hook_limiter()
         self.catalog = catalog
-        self.definitions = definitions or Definitions(store)
         self.checker = checker or ArgumentChecker()
         self.hooks = dict(hooks or {})  # checked by ResolutionSettings
         self._logged: set[tuple[str, str, Any]] = set()
@@ -111,11 +102,9 @@ class ToolResolution:
         if not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):
             return result
         capabilities = result.capabilities
-        extensions = dict(capabilities.extensions or {})
-        extensions[RESOLUTION_EXTENSION_ID] = {}
+        extensions = {**(capabilities.extensions or {}), RESOLUTION_EXTENSION_ID: {}}
         return result.model_copy(update={
-            "capabilities": capabilities.model_copy(update={"extensions": extensions}),
-        })
+            "capabilities": capabilities.model_copy(update={"extensions": extensions})})
 
     def mark(self, caller: Caller, tools: Sequence[Tool],
              known: Mapping[str, Signature] | None = None) -> Sequence[Tool]:
@@ -125,29 +114,20 @@ class ToolResolution:
             return tools
         signatures = (self.store.signatures_known([tool.name for tool in tools], known)
                       if self.store.directory is not None else {})
-        marked: list[Tool] = []
-        for tool in tools:
-            sig = signatures.get(tool.name)
-            if sig is None and tool.name not in self.hooks:
-                marked.append(tool)
-                continue
-            marked.append(with_meta(tool, RESOLUTION_EXTENSION_ID, dict(RESOLVABLE_META))
-                          if self._resolvable(tool.name, sig) else tool)
-        return marked
+        return [with_meta(tool, RESOLUTION_EXTENSION_ID, dict(RESOLVABLE_META))
+                if self._resolvable(tool.name, signatures.get(tool.name)) else tool
+                for tool in tools]
 
     # -- tools/resolve --------------------------------------------------------------------
-    async def answer(self, ctx: Context, params: Any, caller: Caller | None = None
-                     ) -> dict[str, Any]:
-        """The result of one ``tools/resolve`` request; raises ``MCPError`` per the draft.
-        ``caller``: the request's, when its record already identified it."""
-        caller = caller if caller is not None else identify(ctx)
+    async def answer(self, ctx: Context, params: Any, caller: Caller) -> dict[str, Any]:
+        """The result of one ``tools/resolve`` request from ``caller`` (identified once for
+        the request); raises ``MCPError`` per the draft."""
         if not advertised(caller):
             raise MCPError(
                 code=MISSING_REQUIRED_CLIENT_CAPABILITY,
                 message=f"{RESOLVE_METHOD} needs the client capability "
                         f"extensions[{RESOLUTION_EXTENSION_ID!r}] = {{}} on this request",
-                data={"requiredCapabilities": {"extensions": {RESOLUTION_EXTENSION_ID: {}}}},
-            )
+                data={"requiredCapabilities": {"extensions": {RESOLUTION_EXTENSION_ID: {}}}})
         params = params if isinstance(params, Mapping) else {}
         name = params.get("name")
         arguments = params.get("arguments", {})

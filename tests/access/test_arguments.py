@@ -30,6 +30,7 @@ from fastmcp.tools.base import Tool
 from pydantic import Field
 
 from fastmcp_progressive import ProgressiveDisclosure, ResolutionSettings
+from fastmcp_progressive.access import arguments
 from fastmcp_progressive.access.arguments import ArgumentChecker
 from tests.conftest import connect, serve_http
 from tests.resolution.test_server import opened, raw_resolve, resolve_error
@@ -192,7 +193,7 @@ async def test_the_check_accepts_what_fastmcp_accepts() -> None:
         "arguments: additional property 'c' is not allowed")
     assert str(await checker.problem(add, {"a": 1, "b": "two"})).startswith(
         "arguments.b: Input should")
-    assert len(checker) == 3
+    assert len(checker._validators) == 3
 
 
 def _add(a: int, b: int) -> int:
@@ -214,16 +215,16 @@ async def test_a_tool_fastmcp_does_not_validate_is_checked_by_names_only() -> No
     assert await checker.problem(tool, ["x"]) == "arguments: must be an object"
 
 
-async def test_problems_are_bounded_and_the_validators_kept_are_bounded() -> None:
-    checker = ArgumentChecker(max_validators=2)
+async def test_problems_are_bounded_and_the_validators_kept_are_bounded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(arguments, "DEFAULT_VALIDATORS", 2)
+    checker = ArgumentChecker()
     tools = [Tool.from_function(f) for f in (_add, _many, _add2)]
     for tool in tools:
         assert await checker.problem(tool, {}) is not None
-    assert len(checker) == 2
+    assert len(checker._validators) == 2
     long = await checker.problem(tools[1], {"items": [1, "x" * 1000] * 50})
     assert long is not None and long.startswith("arguments.items[1]:") and len(long) <= 300
-    with pytest.raises(ValueError):
-        ArgumentChecker(max_validators=0)
 
 
 def _many(items: list[int]) -> int:

@@ -38,6 +38,7 @@ from tests.conftest import (
     read_json,
     serve_http,
 )
+from tests.parts import parts
 from tests.servers import FILTERED_TOOL, ListFilter
 from tests.versions import HIDDEN_LISTING_IN_MODERN_HTTP_CALL
 
@@ -179,13 +180,13 @@ async def test_hidden_listing_inside_modern_http_call_is_memoized() -> None:
     server.add_middleware(spy)
     async with clients(server, "http", "modern", tokens=["alice-token"]) as (c,):
         await c.list_tools()
-        first = middleware.lister.reduce(await server.list_tools(run_middleware=False))
+        first = parts(middleware).lister.reduce(await server.list_tools(run_middleware=False))
         await fetch(c, "add")
         before = spy.listings
         assert (await c.call_tool("add", {"a": 1, "b": 1})).data == 2
         hidden = 1 if HIDDEN_LISTING_IN_MODERN_HTTP_CALL else 0  # gone in FastMCP 4.2
         assert spy.listings == before + hidden  # the SDK's hidden tools/list ran through us
-        again = middleware.lister.reduce(await server.list_tools(run_middleware=False))
+        again = parts(middleware).lister.reduce(await server.list_tools(run_middleware=False))
     assert all(x is y for x, y in zip(first, again, strict=True))  # memo hit: same objects
 
 

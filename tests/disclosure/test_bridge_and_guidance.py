@@ -37,6 +37,7 @@ from tests.conftest import (
     connect,
     gated,
 )
+from tests.parts import parts
 
 TRANSPORT_ERA = [(t, e) for t in ("memory", "http") for e in ERAS
                  if t == "http" or e in FOLLOWED_IN_MEMORY]
@@ -129,7 +130,8 @@ def test_exported_system_prompt_is_ready_to_use() -> None:
 
 
 def test_guidance_prompt_can_be_turned_off() -> None:
-    assert ProgressiveDisclosure(added=AddedComponents(guidance_prompt=False)).prompt is None
+    assert parts(ProgressiveDisclosure(added=AddedComponents(guidance_prompt=False))
+                 ).components.prompt is None
 
 
 async def test_a_tool_named_error_is_described_not_mistaken_for_an_error_body() -> None:
@@ -150,7 +152,7 @@ async def test_a_tool_named_error_is_described_not_mistaken_for_an_error_body() 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 async def test_instructions_false_still_advertises_the_extension(era: str) -> None:
     from fastmcp_progressive import EXTENSION_ID
-    from fastmcp_progressive.payloads import INSTRUCTIONS
+    from fastmcp_progressive.payloads import BRIDGE_TOOL_NAME, instructions
 
     server = FastMCP("t", instructions="Own words.")
     server.add_middleware(ProgressiveDisclosure(added=AddedComponents(instructions=False)))
@@ -159,7 +161,7 @@ async def test_instructions_false_still_advertises_the_extension(era: str) -> No
         assert capabilities is not None
         assert EXTENSION_ID in (capabilities.extensions or {})
         assert c.instructions == "Own words."
-        assert INSTRUCTIONS not in c.instructions
+        assert instructions(BRIDGE_TOOL_NAME) not in c.instructions
 
 
 LONG = "t" * 300

@@ -54,6 +54,7 @@ from tests.conftest import (
 )
 from tests.corpus import catalog_path, catalog_tools, corpus_dir
 from tests.hosts.serve import demo_server
+from tests.parts import parts
 from tests.replay import replay_tool
 from tests.waiting import ListChangedRecorder, watcher_ready
 
@@ -397,9 +398,9 @@ async def test_a_budgeted_listing_is_not_warned_about_as_a_cost() -> None:
         async with connect(server, "legacy") as client:
             await client.list_tools()
     for server in (budgeted, every_tool):
-        assert ours(server).net_cost.done.wait(30.0)
-    assert ours(budgeted).net_cost.cost is None  # the catalog is budgeted: not measured
-    assert ours(every_tool).net_cost.cost is not None
+        assert parts(ours(server)).net_cost.done.wait(30.0)
+    assert parts(ours(budgeted)).net_cost.cost is None  # the catalog is budgeted: not measured
+    assert parts(ours(every_tool)).net_cost.cost is not None
 
 
 def ours(server: FastMCP) -> ProgressiveDisclosure:

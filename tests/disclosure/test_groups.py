@@ -59,6 +59,7 @@ from tests.conftest import (
     serve_http,
     served,
 )
+from tests.parts import parts
 from tests.waiting import PATIENCE
 
 pytestmark = pytest.mark.asyncio
@@ -433,7 +434,7 @@ async def test_group_membership_is_linear_in_a_tool_names_length() -> None:
     prefixes = _CountingPrefixes({"kid_": "kid", "kid_a_": "deep", "zzzz_" * 5: "other"})
     tool = next(t for t in await mcp.list_tools(run_middleware=False)
                 if t.name == f"kid_{long_name}")
-    assert middleware.groups.of(tool, mcp, {}, prefixes) == ("kid", "deep")
+    assert parts(middleware).groups.of(tool, {}, prefixes) == ("kid", "deep")
     assert prefixes.looked_up <= 4 + 6 + 25
 
 

@@ -33,6 +33,7 @@ from fastmcp_progressive.files import store as descriptions
 from fastmcp_progressive.files.watcher import THREAD_NAME
 from tests.conftest import ERAS, connect, fetch, gated
 from tests.corpus import corpus_dir
+from tests.parts import parts
 from tests.replay import replay_tool
 from tests.servers import ADD_TYPED, add_basic_tools
 from tests.spies import count_calls
@@ -284,12 +285,12 @@ async def test_preload_reads_files_before_the_first_listing(
     for name in ("add", "echo", "shout"):
         _write(tmp_descriptions, name, f"{name} from file")
     middleware = ProgressiveDisclosure(tmp_descriptions)
-    assert not middleware.lister.preloaded.is_set() and parsed == []  # nothing at construction
+    assert not parts(middleware).lister.preloaded.is_set() and parsed == []  # nothing at construction
     server = FastMCP("t")
     add_basic_tools(server)
     server.add_middleware(middleware)
     async with connect(server, "legacy") as client:
-        assert await anyio.to_thread.run_sync(middleware.lister.preloaded.wait, PATIENCE)
+        assert await anyio.to_thread.run_sync(parts(middleware).lister.preloaded.wait, PATIENCE)
         assert sorted(parsed) == [(name, THREAD_NAME) for name in ("add", "echo", "shout")]
         reads = len(parsed)
         listed = {t.name: t.description for t in await client.list_tools()}
@@ -309,7 +310,7 @@ async def test_request_during_or_after_preload_never_gets_a_stale_line(
     server.add_middleware(middleware)
     async with connect(server, era) as client:  # type: ignore[arg-type]
         await client.list_resources()  # a first request: the watcher starts, and preloads
-        assert await anyio.to_thread.run_sync(middleware.lister.preloaded.wait, PATIENCE)
+        assert await anyio.to_thread.run_sync(parts(middleware).lister.preloaded.wait, PATIENCE)
         _write(tmp_descriptions, "add", "new line, longer than the old one")  # edited after
         listed = {t.name: t.description for t in await client.list_tools()}
     middleware.close()  # its watcher, which saw the edit, stops here: not in a later test
@@ -334,7 +335,7 @@ async def test_listing_racing_the_preload_is_exact(tmp_descriptions: Path) -> No
     async with Client(server) as client:  # lists at once, most likely mid-preload
         listed = {t.name: t.description for t in await client.list_tools()}
     assert all(listed[f"t{i}"] == f"line {i}" for i in range(200))
-    assert middleware.lister.preloaded.wait(PATIENCE)
+    assert parts(middleware).lister.preloaded.wait(PATIENCE)
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -347,7 +348,7 @@ async def test_listing_and_preload_parse_each_file_once(
     server, middleware = _described_server(tmp_descriptions, 300)
     async with connect(server, era) as client:  # type: ignore[arg-type]
         listed = {t.name: t.description for t in await client.list_tools()}
-    assert middleware.lister.preloaded.wait(PATIENCE)
+    assert parts(middleware).lister.preloaded.wait(PATIENCE)
     assert all(listed[f"t{i}"] == f"line {i}" for i in range(300))
     names = [name for name, _ in parsed]
     assert sorted(names) == sorted(f"t{i}" for i in range(300))  # none twice, none skipped
@@ -359,7 +360,7 @@ async def test_no_preload_without_a_folder_or_when_disabled(
     runs = count_calls(monkeypatch, Lister, "preload")
     _write(tmp_descriptions, "add", "add from file")
     bare = ProgressiveDisclosure()
-    assert bare.lister.preloaded.is_set() and not bare.lister.preload()  # nothing to read
+    assert parts(bare).lister.preloaded.is_set() and not parts(bare).lister.preload()  # nothing to read
     runs.count = 0
     off = ProgressiveDisclosure(tmp_descriptions, listing=ListingSettings(preload=False))
     server = FastMCP("t")
@@ -368,7 +369,7 @@ async def test_no_preload_without_a_folder_or_when_disabled(
     async with connect(server, "legacy") as client:
         await client.list_tools()
         await watcher_ready(off)  # the watcher ran without a preload
-    assert not off.lister.preloaded.is_set() and runs.count == 0
+    assert not parts(off).lister.preloaded.is_set() and runs.count == 0
     off.close()
 
 
@@ -386,7 +387,7 @@ async def test_watcher_baseline_reuses_the_preloaded_lines(
     async with connect(server, "legacy") as client:
         await client.list_tools()
         watcher_armed(middleware)
-    assert middleware.lister.preloaded.is_set()  # the watcher's first job, before it armed
+    assert parts(middleware).lister.preloaded.is_set()  # the watcher's first job, before it armed
     assert reads.count == 3  # each file once: neither the listing nor the baseline re-parsed
 
 
@@ -411,5 +412,5 @@ async def test_closing_ends_a_preload_in_progress(
         await until(lambda: bool(parsed), what="the preload to start")
         closing.set()
         middleware.close()
-    assert middleware.lister.preloaded.is_set()
+    assert parts(middleware).lister.preloaded.is_set()
     assert len(parsed) < 300  # ended early: the rest is read on demand

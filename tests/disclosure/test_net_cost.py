@@ -25,6 +25,7 @@ from fastmcp_progressive.disclosure import cost
 from fastmcp_progressive.disclosure.cost import NetCost
 from tests.conftest import TOKENS, connect, serve_http
 from tests.hosts.serve import demo_server
+from tests.parts import parts
 from tests.spies import count_calls
 from tests.waiting import PATIENCE
 
@@ -77,7 +78,7 @@ def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
 async def listed_twice(server: FastMCP) -> None:
     async with Client(server) as client:
         await client.list_tools()
-    checked(ours(server).net_cost)
+    checked(parts(ours(server)).net_cost)
     async with Client(server) as client:
         await client.list_tools()
 
@@ -93,7 +94,7 @@ async def test_a_server_it_costs_more_than_it_saves_says_so_once_with_both_figur
     listing, added = report["listing"], report["overhead"]
     assert listing["without"] - listing["with"] < sum(added.values())  # a real net cost
     [warning] = warnings_of(caplog)
-    figures = ours(server).net_cost.cost
+    figures = parts(ours(server)).net_cost.cost
     assert figures is not None and figures.unit == "bytes" and figures.net < 0
     assert figures.summary() in warning  # in bytes; `tokens` prints o200k tokens
     assert f"instructions +{figures.added['instructions']}" in warning
@@ -107,7 +108,7 @@ async def test_a_server_it_saves_on_logs_nothing(caplog: pytest.LogCaptureFixtur
     finally:
         ours(server).close()
     assert warnings_of(caplog) == []
-    figures = ours(server).net_cost.cost
+    figures = parts(ours(server)).net_cost.cost
     assert figures is not None and figures.net > 0
 
 
@@ -139,10 +140,10 @@ async def test_the_whole_catalog_is_judged_not_the_first_callers_view(
     try:
         async with serve_http(server) as url, connect(url, "modern", token="alice-token") as c:
             assert len(await c.list_tools()) == 3  # t00, t01 and the bridge
-        checked(ours(server).net_cost)
+        checked(parts(ours(server)).net_cost)
     finally:
         ours(server).close()
-    assert warnings_of(caplog) == [] and ours(server).net_cost.cost is None
+    assert warnings_of(caplog) == [] and parts(ours(server)).net_cost.cost is None
 
 
 async def test_what_the_middleware_adds_is_small_and_names_the_bridge() -> None:
@@ -189,11 +190,11 @@ async def test_the_check_runs_once_off_the_loop_in_no_thread_of_ours(
     try:
         async with Client(server) as client:
             await client.list_tools()
-            assert middleware.net_cost.done.is_set()  # awaited by the first listing
+            assert parts(middleware).net_cost.done.is_set()  # awaited by the first listing
             await client.list_tools()  # a second listing starts nothing
         assert measured.count == 1
         [name] = threads
         assert name != threading.current_thread().name and not name.startswith("fastmcp-")
-        assert middleware.net_cost.cost is not None
+        assert parts(middleware).net_cost.cost is not None
     finally:
         middleware.close()

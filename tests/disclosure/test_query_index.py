@@ -25,7 +25,7 @@ from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import ProgressiveDisclosure
 from fastmcp_progressive.disclosure import search
-from fastmcp_progressive.disclosure.index import Index, same, singular
+from fastmcp_progressive.disclosure.index import Index, singular
 from fastmcp_progressive.disclosure.search import (
     FULL_RESULTS,
     MAX_QUERIES,
@@ -110,7 +110,7 @@ async def test_it_ranks_as_fastmcps_bm25_and_each_addition_finds_more_task_tools
     none fewer in the top 10 than with plurals alone: it holds on both halves."""
     specs = json.loads(catalog_path("livemcptool").read_text(encoding="utf-8"))
     kept = searcher()
-    catalog = [(spec["name"], kept.document_of(replay_tool(spec))) for spec in specs]
+    catalog = [(spec["name"], kept._document(replay_tool(spec)).text) for spec in specs]
     texts = [f"{name} {text}" for name, text in catalog]
     names = [name for name, _ in catalog]
     reference = FastMCP("reference")
@@ -121,7 +121,7 @@ async def test_it_ranks_as_fastmcps_bm25_and_each_addition_finds_more_task_tools
         max_results=len(catalog),
         search_result_serializer=lambda found: json.dumps([t.name for t in found])))
     tasks = load_tasks()
-    plain = Index.build(texts, same, stop=frozenset(), feedback=0)
+    plain = Index.build(texts, lambda word: word, stop=frozenset(), feedback=0)  # no folding
     async with Client(reference) as client:
         for task in tasks:
             words = distinct_words(task["question"])
@@ -250,7 +250,7 @@ async def test_eleven_views_of_a_2000_tool_catalog_keep_their_small_indexes(
     kept = searcher()
     for view in views:  # the documents, kept per tool, are shared by every view
         for tool in view:
-            kept.document_of(tool)
+            kept._document(tool)
     gc.collect()
     tracemalloc.start()
     try:

@@ -330,7 +330,7 @@ async def test_an_index_is_built_once_per_catalog_and_the_indexes_are_bounded(
     tools = [github_tool(f"tool_{i}", "Some words.", []) for i in range(6)]
     views = [tools[i:i + 3] for i in range(4)]
     documents = search.ToolSearch(Definitions(DescriptionStore(None)), lambda tool, sig: "")
-    one = max(search.Index.build([f"{t.name} {documents.document_of(t)}" for t in view]).size
+    one = max(search.Index.build([f"{t.name} {documents._document(t).text}" for t in view]).size
               for view in views)
     monkeypatch.setattr(search, "INDEX_BYTES", 3 * one + one // 2)
     kept = search.ToolSearch(Definitions(DescriptionStore(None)), lambda tool, sig: "")

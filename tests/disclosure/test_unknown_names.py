@@ -18,7 +18,7 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import ProgressiveDisclosure
-from fastmcp_progressive.disclosure.suggestions import MAX_SUGGESTIONS, Suggestions, closest
+from fastmcp_progressive.disclosure.suggestions import MAX_SUGGESTIONS, Suggestions
 from tests.conftest import (
     ERAS,
     TRANSPORTS,
@@ -180,6 +180,11 @@ async def test_suggestions_under_a_mount_carry_the_prefix() -> None:
         await c.list_tools()
         result = await c.call_tool("kid_describe_tools", {"tools": ["kid_shuot"]})
     assert answer_of(result)["shuot"]["available_tools"][0] == "kid_shout"
+
+
+def closest(asked: str, visible: list[str]) -> list[str]:
+    """A fresh index's answer (nothing kept from an earlier listing)."""
+    return Suggestions().closest(asked, visible)
 
 
 def test_ranking_rules() -> None:

@@ -37,6 +37,7 @@ from tests.conftest import (
     fetch,
     serve_http,
 )
+from tests.parts import parts
 from tests.servers import add_admin_only_tool
 from tests.spies import batch_handled, count_calls
 from tests.waiting import PATIENCE, until, watcher_ready
@@ -61,7 +62,7 @@ async def test_edit_notifies_legacy_session_only_and_next_list_serves_it(
     middleware: ProgressiveDisclosure, write_description: Callable[..., Path],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    broadcasts = count_calls(monkeypatch, middleware.hot_reload.sessions, "broadcast")
+    broadcasts = count_calls(monkeypatch, parts(middleware).hot_reload.sessions, "broadcast")
     write_description("add", {"summary": "Sum two numbers."})
     legacy, modern = Recorder(), Recorder()
     async with (
@@ -72,7 +73,7 @@ async def test_edit_notifies_legacy_session_only_and_next_list_serves_it(
         assert summaries(await old.list_tools())["add"] == "Sum two numbers."
         assert summaries(await new.list_tools())["add"] == "Sum two numbers."
         await watcher_ready(middleware)
-        assert len(middleware.hot_reload.sessions) == 1  # the legacy one; modern has none
+        assert len(parts(middleware).hot_reload.sessions) == 1  # the legacy one; modern has none
 
         write_description("add", {"summary": "Add integers and return the sum."})
         # stat-on-read: the very next read serves the edit, notification or not
@@ -106,7 +107,7 @@ async def test_broken_file_serves_last_good_quietly_then_delete_restores_registe
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     path = write_description("add", {"summary": "Good summary.", "description": "Good text."})
-    broadcasts = count_calls(monkeypatch, middleware.hot_reload.sessions, "broadcast")
+    broadcasts = count_calls(monkeypatch, parts(middleware).hot_reload.sessions, "broadcast")
     rec = Recorder()
     caplog.set_level(logging.WARNING, "fastmcp.progressive.descriptions")
     async with (
@@ -115,7 +116,7 @@ async def test_broken_file_serves_last_good_quietly_then_delete_restores_registe
     ):
         assert (await fetch(client, "add"))["add"]["description"] == "Good text."
         await watcher_ready(middleware)
-        watcher = middleware.hot_reload.watcher
+        watcher = parts(middleware).hot_reload.watcher
         assert watcher is not None
         seen = batch_handled(monkeypatch, watcher, {"add"})
 
@@ -175,7 +176,7 @@ async def test_many_in_memory_clients_share_one_watcher_and_leave_nothing_behind
 ) -> None:
     caplog.set_level(logging.ERROR, "asyncio")
     mcp = build_server(middleware=middleware)
-    watcher = middleware.hot_reload.watcher
+    watcher = parts(middleware).hot_reload.watcher
     assert watcher is not None
     for i in range(12):  # one after another: the lifespan is entered and left each time
         async with connect(mcp, "legacy" if i % 2 else "modern") as client:
@@ -188,16 +189,16 @@ async def test_many_in_memory_clients_share_one_watcher_and_leave_nothing_behind
                   for r in recorders]
         for client in opened:
             await client.list_tools()
-        assert len(middleware.hot_reload.sessions) == 8
+        assert len(parts(middleware).hot_reload.sessions) == 8
         await watcher_ready(middleware)
         write_description("add", {"summary": "Everyone hears about this."})
         await asyncio.gather(*(r.next() for r in recorders))
         assert [len(r.times) for r in recorders] == [1] * 8
 
-    await until(lambda: len(middleware.hot_reload.sessions) == 0, what="sessions pruned")
+    await until(lambda: len(parts(middleware).hot_reload.sessions) == 0, what="sessions pruned")
     assert await asyncio.to_thread(watcher.join, PATIENCE), "watcher still running after the server"
     assert not server_running(mcp)
-    assert middleware.hot_reload.settled == set()  # no closed session's key is kept
+    assert parts(middleware).hot_reload.settled == set()  # no closed session's key is kept
     gc.collect()
     assert not [r for r in caplog.records if "destroyed" in r.getMessage()]
 
@@ -206,7 +207,7 @@ async def test_watcher_stops_with_server_and_restarts_with_it(
     middleware: ProgressiveDisclosure,
 ) -> None:
     mcp = build_server(middleware=middleware)
-    watcher = middleware.hot_reload.watcher
+    watcher = parts(middleware).hot_reload.watcher
     assert watcher is not None
     assert not watcher.running  # nothing starts before the first request
     async with connect(mcp, "legacy") as client:
@@ -224,7 +225,7 @@ async def test_the_watcher_is_started_once_not_by_every_request(
     """#35: ``on_message`` once asked the watcher to start on every message; now a caller
     already seen by a running watcher costs a request a set lookup, no watcher call."""
     starts = count_calls(monkeypatch, DirectoryWatcher, "start")
-    observed = count_calls(monkeypatch, middleware.hot_reload, "observe")
+    observed = count_calls(monkeypatch, parts(middleware).hot_reload, "observe")
     mcp = build_server(middleware=middleware)
     async with connect(mcp, "legacy") as legacy, connect(mcp, "modern") as modern:
         for client in (legacy, modern):
@@ -237,7 +238,7 @@ async def test_the_watcher_is_started_once_not_by_every_request(
                 await client.call_tool("add", {"a": 1, "b": 2})
         assert observed.count == before  # 30 warm requests: not one observed
         assert starts.count == before <= 4  # only each client's first messages asked
-        assert len(middleware.hot_reload.sessions) == 1  # the legacy session is kept
+        assert len(parts(middleware).hot_reload.sessions) == 1  # the legacy session is kept
 
 
 async def test_one_background_thread_of_ours_the_watcher(
@@ -265,14 +266,14 @@ async def test_one_background_thread_of_ours_the_watcher(
         await watcher_ready(middleware)
         ours = [t.name for t in threading.enumerate() if t.name.startswith("fastmcp-progressive")]
         assert ours == [WATCH_THREAD]
-    assert middleware.lister.preloaded.is_set() and middleware.net_cost.done.is_set()
+    assert parts(middleware).lister.preloaded.is_set() and parts(middleware).net_cost.done.is_set()
     assert [name for name in started if name.startswith("fastmcp-progressive")] == [WATCH_THREAD]
     middleware.close()
 
 
 async def test_close_is_final(middleware: ProgressiveDisclosure) -> None:
     mcp = build_server(middleware=middleware)
-    watcher = middleware.hot_reload.watcher
+    watcher = parts(middleware).hot_reload.watcher
     assert watcher is not None
     async with connect(mcp, "legacy") as client:
         await client.list_tools()
@@ -287,8 +288,8 @@ async def test_no_directory_means_no_watcher() -> None:
     mw = ProgressiveDisclosure()
     async with connect(build_server(middleware=mw), "legacy") as client:
         await client.list_tools()
-    assert mw.hot_reload.watcher is None
-    assert len(mw.hot_reload.sessions) == 0
+    assert parts(mw).hot_reload.watcher is None
+    assert len(parts(mw).hot_reload.sessions) == 0
 
 
 async def test_server_running_follows_the_lifespan() -> None:
@@ -494,7 +495,7 @@ async def test_list_changed_goes_only_to_sessions_whose_listing_changed(
         await a.list_tools()
         await r.list_tools()
         await watcher_ready(middleware)
-        watcher = middleware.hot_reload.watcher
+        watcher = parts(middleware).hot_reload.watcher
         assert watcher is not None
 
         seen = batch_handled(monkeypatch, watcher, {"orphan"})

@@ -20,6 +20,7 @@ from fastmcp import FastMCP
 from fastmcp_progressive import ProgressiveDisclosure
 from fastmcp_progressive.resolution.client import is_resolvable, tool_resolution
 from tests.conftest import build_server, connect, serve_http
+from tests.parts import parts
 from tests.spies import batch_handled
 from tests.waiting import PATIENCE, watcher_ready
 from tests.waiting import ListChangedRecorder as Recorder
@@ -52,7 +53,7 @@ async def test_rule_only_edits_send_list_changed(
         listed = {t.name: t for t in await c.list_tools()}
         assert not is_resolvable(listed["add"])
         await watcher_ready(middleware)
-        watcher = middleware.hot_reload.watcher
+        watcher = parts(middleware).hot_reload.watcher
         assert watcher is not None
 
         _write(tmp_descriptions, resolution=[RULE])  # the same line, now resolvable

@@ -34,6 +34,7 @@ from fastmcp_progressive.files.parsing import parse_text
 from fastmcp_progressive.files.places import key_location
 from fastmcp_progressive.files.store import DescriptionStore
 from tests.conftest import answer_of, build_server, connect, fetch
+from tests.parts import parts
 from tests.spies import batch_handled, count_calls
 from tests.waiting import PATIENCE, watcher_ready
 
@@ -425,7 +426,7 @@ async def test_a_4301_digit_integer_keeps_the_last_good_version_everywhere(
     async with connect(build_server(middleware=middleware), "legacy") as c:
         assert (await fetch(c, "add"))["add"]["description"] == "Good text."
         await watcher_ready(middleware)
-        watcher = middleware.hot_reload.watcher
+        watcher = parts(middleware).hot_reload.watcher
         assert watcher is not None
         seen = batch_handled(monkeypatch, watcher, {"add"})
         path.write_text('{\n  "summary": "x",\n  "limit": ' + HUGE_INT + "\n}")

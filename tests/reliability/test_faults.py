@@ -24,6 +24,7 @@ from fastmcp import Client
 
 from fastmcp_progressive import ProgressiveDisclosure
 from tests.conftest import ERAS, Era, connect, fetch, serve_http
+from tests.parts import parts
 from tests.reliability import figures
 from tests.reliability.app import make_server
 from tests.reliability.procs import Replica, start_replicas, without_file_permission_override
@@ -295,7 +296,7 @@ async def test_watcher_that_fails_entirely_keeps_serving_and_recovers_by_itself(
     folder.mkdir()
     (folder / "add.json").write_text(version(1))
     middleware = ProgressiveDisclosure(descriptions_dir=folder)
-    watcher = middleware.hot_reload.watcher
+    watcher = parts(middleware).hot_reload.watcher
     assert watcher is not None
     handler = ListChangedRecorder()
     with caplog.at_level(logging.INFO, logger="fastmcp.progressive"):

@@ -27,6 +27,7 @@ from fastmcp_progressive import GrantSettings
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.grants import GRANTS_COLLECTION, GrantStore, GrantStoreUnavailable
 from tests.conftest import connect, fetch, serve_http
+from tests.parts import parts
 from tests.reliability import figures
 from tests.reliability.app import make_server
 from tests.reliability.conftest import needs_redis
@@ -290,7 +291,7 @@ async def test_shared_legacy_sessions_keep_grants_in_redis_not_in_memory(
             assert (await outcome(first))[0] == "ok"
             await second.list_tools()  # a session that lists first is followed, not validated
             assert (await outcome(second))[0] == "TOOL_DESCRIPTION_REQUIRED"  # per session
-            assert middleware.grants.held_in_memory() == 0  # type: ignore[attr-defined]
+            assert parts(middleware).grants.held_in_memory() == 0  # type: ignore[attr-defined]
         # one grant per session (the read's, and the teaching refusal's), each under its id
         keys = sorted(await grant_keys(redis_server.url))
         assert len(keys) == 2, keys
