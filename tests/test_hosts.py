@@ -28,7 +28,7 @@ from fastmcp_progressive import (
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.disclosure.guidance import PROMPT_NAME
-from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile, profile_for
+from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile, is_fastmcp_proxy, profile_for
 from fastmcp_progressive.payloads import INSTRUCTIONS
 from tests.conftest import (
     ERAS,
@@ -131,6 +131,34 @@ def test_profile_matching_by_era_and_transport() -> None:
         "skeleton"
     )
     assert policy.level(legacy) == "full"
+
+
+def test_a_fastmcp_proxy_is_told_by_the_handlers_it_advertises() -> None:
+    """FastMCP's ``ProxyClient`` advertises sampling, elicitation and roots (all three,
+    both eras); FastMCP's default client, Pydantic AI's defaults and FastMCP's CLI
+    (elicitation alone) do not. A proxy is served in full whatever its clients' forwarded
+    level header asks; the operator's resolver and the proxy's own client extension still
+    decide, as for any client."""
+    proxy_caps = frozenset({"sampling", "elicitation", "roots"})
+
+    def caller(name: str | None, caps: frozenset[str], **kw: Any) -> Caller:
+        return Caller(kind="anonymous", era="modern", client_name=name, capabilities=caps, **kw)
+
+    assert is_fastmcp_proxy(caller("fastmcp", proxy_caps))
+    for name, caps in (("fastmcp", frozenset()), ("fastmcp", frozenset({"elicitation"})),
+                       ("fastmcp", frozenset({"sampling", "elicitation"})), ("mcp", proxy_caps),
+                       (None, proxy_caps)):
+        assert not is_fastmcp_proxy(caller(name, caps)), (name, caps)
+    header = {"x-progressive-disclosure": "typed"}
+    policy = ModePolicy()
+    assert policy.level(caller("fastmcp", proxy_caps, headers=header)) == "full"
+    assert policy.level(caller("fastmcp", frozenset(), headers=header)) == "typed"
+    assert policy.level(caller("fastmcp", frozenset())) == ListingSettings.level
+    asked = caller("fastmcp", proxy_caps, extensions={EXTENSION_ID: {"mode": "progressive"}})
+    assert policy.level(asked) == ListingSettings.level
+    operator = ModePolicy(ClientSettings(
+        level_resolver=lambda c: "progressive" if c.name == "fastmcp" else None))
+    assert operator.level(caller("fastmcp", proxy_caps)) == ListingSettings.level
 
 
 def test_every_shipped_profile_cites_its_evidence() -> None:
