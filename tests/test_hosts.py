@@ -14,8 +14,10 @@ from typing import Any
 
 import mcp_types as mt
 import pytest
-from fastmcp import FastMCP
+from fastmcp import Client, FastMCP
 from fastmcp.client.transports import StreamableHttpTransport
+from fastmcp.server import create_proxy
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import (
@@ -25,10 +27,16 @@ from fastmcp_progressive import (
     ListingSettings,
     ProgressiveDisclosure,
 )
-from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.caller import Caller, identify
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.disclosure.guidance import PROMPT_NAME
-from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile, is_fastmcp_proxy, profile_for
+from fastmcp_progressive.hosts import (
+    HOST_PROFILES,
+    PROXY_CAPABILITIES,
+    HostProfile,
+    is_fastmcp_proxy,
+    profile_for,
+)
 from fastmcp_progressive.payloads import INSTRUCTIONS
 from tests.conftest import (
     ERAS,
@@ -159,6 +167,35 @@ def test_a_fastmcp_proxy_is_told_by_the_handlers_it_advertises() -> None:
     operator = ModePolicy(ClientSettings(
         level_resolver=lambda c: "progressive" if c.name == "fastmcp" else None))
     assert operator.level(caller("fastmcp", proxy_caps)) == ListingSettings.level
+
+
+class _Advertised(Middleware):
+    """Records the client capabilities of whoever lists tools."""
+
+    def __init__(self) -> None:
+        self.seen: set[frozenset[str]] = set()
+
+    async def on_list_tools(self, context: MiddlewareContext[Any],
+                            call_next: CallNext[Any, Any]) -> Any:
+        self.seen.add(identify(context.fastmcp_context).capabilities)
+        return await call_next(context)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_what_fastmcps_proxy_and_client_advertise(era: Era) -> None:
+    """The facts ``hosts.PROXY_CAPABILITIES`` rests on, from FastMCP itself: its proxy's
+    backend client advertises all three on both eras (the era mirrors the front's); its
+    default ``Client`` none of them. A FastMCP release that changes either fails here
+    (roots is deprecated on 2026-07-28, SEP-2577): then revisit ``is_fastmcp_proxy``."""
+    mode = "legacy" if era == "legacy" else "auto"
+    for through_proxy, expected in ((True, PROXY_CAPABILITIES), (False, frozenset())):
+        backend, recorder = FastMCP("backend"), _Advertised()
+        backend.tool(lambda: 1, name="one")
+        backend.add_middleware(recorder)
+        target: Any = create_proxy(backend) if through_proxy else backend
+        async with Client(target, mode=mode) as client:
+            await client.list_tools()
+        assert recorder.seen == {expected}, (through_proxy, recorder.seen)
 
 
 def test_every_shipped_profile_cites_its_evidence() -> None:
