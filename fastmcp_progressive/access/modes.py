@@ -74,7 +74,8 @@ PROXY_WARNING = (
     "Visibility, auth), so the proxy is served the full listing, with no describe_tools, "
     "run_tool or gate, and its clients get no saving from this server. To give them the "
     "progressive listing, put ProgressiveDisclosure on the proxy, the server clients talk "
-    "to: proxy.add_middleware(ProgressiveDisclosure()) (docs/deployment.md)")
+    "to: proxy.add_middleware(ProgressiveDisclosure()) (docs/deployment.md). A proxy that "
+    "has it already (fastmcp-progressive proxy) is served as it should be")
 """Logged once per server (``ModePolicy``), at the first request of a FastMCP proxy."""
 MAX_KEPT_CHARS = 128
 """Longest client name or version kept as sent in that memo; a longer one is kept as its
