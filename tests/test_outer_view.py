@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastmcp import Client, FastMCP
-from fastmcp.client.transports import StreamableHttpTransport
+from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 from fastmcp.server import create_proxy
 from fastmcp.server.context import Context
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
@@ -248,6 +250,21 @@ async def test_a_fastmcp_proxy_that_hides_a_tool_never_gets_its_definition(
                 ran.clear()
     warned = _proxy_warnings(caplog)
     assert len(warned) == 1 and "put ProgressiveDisclosure on the proxy" in warned[0]
+
+
+@pytest.mark.slow  # `fastmcp run` bridging in a process
+async def test_fastmcp_run_url_is_served_in_full(caplog: pytest.LogCaptureFixture) -> None:
+    """``fastmcp run http://.../mcp``, the usual stdio bridge to an HTTP server, is a FastMCP
+    proxy too: its clients get the backend's tools as registered and no route of ours."""
+    fastmcp_cli = Path(sys.executable).parent / "fastmcp"
+    async with serve_http(_backend()) as url:
+        bridge = StdioTransport(command=str(fastmcp_cli), args=["run", url, "--no-banner"],
+                                env={"FASTMCP_LOG_LEVEL": "WARNING"})
+        async with connect(bridge, "legacy") as client:  # type: ignore[arg-type]
+            listed = {t.name: t for t in await client.list_tools()}
+    assert len(listed) == 61 and not {"describe_tools", "run_tool"} & set(listed)
+    assert listed["platypus_count"].output_schema is not None  # as registered
+    assert len(_proxy_warnings(caplog)) == 1
 
 
 @ERA
