@@ -255,8 +255,8 @@ def local_component(provider: Any, key: str) -> Any | None:
     dict), or None, also when a FastMCP release moves it
     (the caller then leaves things as they are). ``components.py`` removes one of ours only
     while it is still the one registered: a tool the user added later under the same name
-    is never taken out. ``gate.py:Recall`` trusts a tool as last found only while it is
-    still the one registered (a miss: FastMCP's lookup again).
+    is never taken out. ``gate.py:registered`` reads the tool the server's own provider
+    holds under a name, for a call judged by its arguments (a miss: FastMCP's lookup).
     Stands in for: nothing public (the provider's lookups are async, apply transforms and
     scan every component; FastMCP has no catalog-changed signal).
     Verified on FastMCP 4.1.2 and 4.2.3.

@@ -262,6 +262,28 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
 """The shipped table; first match wins. See "Hosts" in ``docs/callers-and-hosts.md``."""
 
 
+FASTMCP_CLIENT = "fastmcp"
+"""FastMCP's ``Client``'s default ``clientInfo.name`` (``fastmcp/client/client.py``)."""
+PROXY_CAPABILITIES = frozenset({"sampling", "elicitation", "roots"})
+"""What a FastMCP proxy's backend client advertises, on both protocol eras: FastMCP's
+``ProxyClient.__init__`` (``fastmcp/server/providers/proxy.py``, 4.1.2 to 4.2.3) installs a
+roots, a sampling and an elicitation handler unless given its own, to relay the backend's
+requests to the proxy's client. FastMCP's ``Client`` advertises none of them by default, nor
+Pydantic AI's ``MCPToolset`` (each only when the user passes a handler or a sampling model),
+nor FastMCP's CLI (elicitation alone)."""
+
+
+def is_fastmcp_proxy(caller: CallerFacts) -> bool:
+    """Whether ``caller`` is a FastMCP proxy's backend client (``create_proxy(target)``,
+    ``fastmcp run <URL>``, MCP config files): FastMCP's client name with all three of
+    ``PROXY_CAPABILITIES``. The proxy's own ``disable``, visibility and auth are out of
+    sight from behind it, so no route may name a tool to it (``modes.py`` serves it in
+    full). A client that advertises all three itself is served in full too: it loses the
+    saving, never a tool's protection. A proxy built on a plain ``Client``
+    (``create_proxy(Client(url))``) advertises nothing and cannot be told apart."""
+    return caller.client_name == FASTMCP_CLIENT and caller.capabilities >= PROXY_CAPABILITIES
+
+
 def profile_for(profiles: Iterable[HostProfile], caller: CallerFacts) -> HostProfile | None:
     """The first profile ``caller`` matches, or None when none does."""
     if caller.client_name is None:

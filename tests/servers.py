@@ -5,6 +5,7 @@ from everyone but an admin, and a listing filter of a user's own that hides one 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import mcp_types as mt
 from fastmcp import FastMCP
@@ -12,7 +13,19 @@ from fastmcp.server.auth import require_scopes
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool
 
+from fastmcp_progressive import ClientSettings
+
 FILTERED_TOOL = "shout"
+
+
+def proxies_hide_nothing(**settings: Any) -> ClientSettings:
+    """A backend whose operator says its FastMCP proxies hide nothing: its resolver asks
+    the progressive level for FastMCP's client name, which a proxy is otherwise served in
+    full under (``hosts.is_fastmcp_proxy``). For tests of what crosses a proxy (reads,
+    grants, backend sessions); the test clients connect under the MCP SDK's name."""
+    return ClientSettings(
+        level_resolver=lambda client: "progressive" if client.name == "fastmcp" else None,
+        **settings)
 """The tool ``ListFilter`` hides."""
 
 

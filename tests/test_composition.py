@@ -63,7 +63,7 @@ from tests.conftest import (
     gated,
     needs_a_followed_caller,
 )
-from tests.servers import ADD_TYPED, add_basic_tools
+from tests.servers import ADD_TYPED, add_basic_tools, proxies_hide_nothing
 from tests.waiting import PATIENCE
 
 ERA = pytest.mark.parametrize("era", ERAS)
@@ -93,7 +93,9 @@ def text_of(result: Any) -> str:
 async def test_read_through_a_proxy_works_and_the_listing_shrinks(
     era: Era, transport: Transport
 ) -> None:
-    backend = build_server()
+    """A backend whose operator says its proxies hide nothing (a FastMCP proxy is otherwise
+    served in full, ``test_outer_view.py``)."""
+    backend = build_server(clients=proxies_hide_nothing())
     async with reach(create_proxy(backend), transport, era) as c:
         listed = {t.name: t for t in await c.list_tools()}
         assert listed["add"].input_schema == ADD_TYPED
@@ -114,7 +116,8 @@ async def test_through_a_default_proxy_calls_are_checked_by_their_arguments(
     """A default proxy opens a backend session per request: each call arrives in a session
     whose first request is that call, so the gate checks its arguments (no grant could
     follow it). After a fetch, a valid call runs; bad arguments never do."""
-    async with reach(create_proxy(build_server()), transport, era) as c:
+    backend = build_server(clients=proxies_hide_nothing())
+    async with reach(create_proxy(backend), transport, era) as c:
         await c.list_tools()
         await fetch(c, "add")
         assert (await c.call_tool("add", {"a": 1, "b": 2})).data == 3
@@ -404,7 +407,7 @@ async def test_session_proxy_keeps_one_backend_session_per_client(
 ) -> None:
     """Grants survive the proxy, and two clients of one proxy never share them."""
     needs_a_followed_caller(transport, era)
-    backend = build_server()
+    backend = build_server(clients=proxies_hide_nothing())
     backends = SessionBackends(backend)
     proxy = FastMCPProxy(client_factory=backends)
     tokens: list[str | None] = ["alice-token", "bob-token"]
@@ -439,7 +442,8 @@ async def test_fastmcp_run_url_bridges_http_to_stdio_and_the_read_works(era: Era
     """``fastmcp run http://.../mcp``: the usual stdio bridge to an HTTP server."""
     fastmcp_cli = Path(sys.executable).parent / "fastmcp"
     # 2026-07-28 HTTP without auth has no caller identity: "shared" keeps one grant set
-    async with run_server_async(build_server(clients=ClientSettings(anonymous="shared"))) as url:
+    backend = build_server(clients=proxies_hide_nothing(anonymous="shared"))
+    async with run_server_async(backend) as url:
         bridge = StdioTransport(
             command=str(fastmcp_cli), args=["run", url, "--no-banner"],
             env={"FASTMCP_LOG_LEVEL": "WARNING"},
@@ -477,7 +481,7 @@ async def test_middleware_on_parent_and_child_gates_once(era: Era) -> None:
      ("", "MISSING_TOOL_SELECTION"), ("?tool=add", "MISSING_TOOL_SELECTION")],
 )
 async def test_every_read_form_routes_through_a_proxy(era: Era, query: str, answer: str) -> None:
-    async with connect(create_proxy(build_server()), era) as c:
+    async with connect(create_proxy(build_server(clients=proxies_hide_nothing())), era) as c:
         read = await c.read_resource(DESCRIPTIONS_URI + query)
         assert answer in read[0].text  # type: ignore[union-attr]
 
@@ -491,7 +495,8 @@ async def test_session_proxy_closes_principal_backends_by_count_and_idle_time(
     open, and one unused for ``idle_ttl`` seconds closes at the next request."""
     now = [0.0]
     limits = {"max_sessions": 1} if bound == "max_sessions" else {"idle_ttl": 60.0}
-    backends = SessionBackends(build_server(), clock=lambda: now[0], **limits)
+    backends = SessionBackends(build_server(clients=proxies_hide_nothing()),
+                               clock=lambda: now[0], **limits)
     proxy = FastMCPProxy(client_factory=backends, auth=StaticTokenVerifier(tokens=TOKENS))
     try:
         async with run_server_async(proxy) as url:

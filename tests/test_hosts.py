@@ -14,8 +14,10 @@ from typing import Any
 
 import mcp_types as mt
 import pytest
-from fastmcp import FastMCP
+from fastmcp import Client, FastMCP
 from fastmcp.client.transports import StreamableHttpTransport
+from fastmcp.server import create_proxy
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import (
@@ -25,10 +27,16 @@ from fastmcp_progressive import (
     ListingSettings,
     ProgressiveDisclosure,
 )
-from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.caller import Caller, identify
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.disclosure.guidance import PROMPT_NAME
-from fastmcp_progressive.hosts import HOST_PROFILES, HostProfile, profile_for
+from fastmcp_progressive.hosts import (
+    HOST_PROFILES,
+    PROXY_CAPABILITIES,
+    HostProfile,
+    is_fastmcp_proxy,
+    profile_for,
+)
 from fastmcp_progressive.payloads import BRIDGE_TOOL_NAME, instructions
 from tests.conftest import (
     ERAS,
@@ -131,6 +139,63 @@ def test_profile_matching_by_era_and_transport() -> None:
         "skeleton"
     )
     assert policy.level(legacy) == "full"
+
+
+def test_a_fastmcp_proxy_is_told_by_the_handlers_it_advertises() -> None:
+    """FastMCP's ``ProxyClient`` advertises sampling, elicitation and roots (all three,
+    both eras); FastMCP's default client, Pydantic AI's defaults and FastMCP's CLI
+    (elicitation alone) do not. A proxy is served in full whatever its clients' forwarded
+    level header asks; the operator's resolver and the proxy's own client extension still
+    decide, as for any client."""
+    proxy_caps = frozenset({"sampling", "elicitation", "roots"})
+
+    def caller(name: str | None, caps: frozenset[str], **kw: Any) -> Caller:
+        return Caller(kind="anonymous", era="modern", client_name=name, capabilities=caps, **kw)
+
+    assert is_fastmcp_proxy(caller("fastmcp", proxy_caps))
+    for name, caps in (("fastmcp", frozenset()), ("fastmcp", frozenset({"elicitation"})),
+                       ("fastmcp", frozenset({"sampling", "elicitation"})), ("mcp", proxy_caps),
+                       (None, proxy_caps)):
+        assert not is_fastmcp_proxy(caller(name, caps)), (name, caps)
+    header = {"x-progressive-disclosure": "typed"}
+    policy = ModePolicy()
+    assert policy.level(caller("fastmcp", proxy_caps, headers=header)) == "full"
+    assert policy.level(caller("fastmcp", frozenset(), headers=header)) == "typed"
+    assert policy.level(caller("fastmcp", frozenset())) == ListingSettings.level
+    asked = caller("fastmcp", proxy_caps, extensions={EXTENSION_ID: {"mode": "progressive"}})
+    assert policy.level(asked) == ListingSettings.level
+    operator = ModePolicy(ClientSettings(
+        level_resolver=lambda c: "progressive" if c.name == "fastmcp" else None))
+    assert operator.level(caller("fastmcp", proxy_caps)) == ListingSettings.level
+
+
+class _Advertised(Middleware):
+    """Records the client capabilities of whoever lists tools."""
+
+    def __init__(self) -> None:
+        self.seen: set[frozenset[str]] = set()
+
+    async def on_list_tools(self, context: MiddlewareContext[Any],
+                            call_next: CallNext[Any, Any]) -> Any:
+        self.seen.add(identify(context.fastmcp_context).capabilities)
+        return await call_next(context)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_what_fastmcps_proxy_and_client_advertise(era: Era) -> None:
+    """The facts ``hosts.PROXY_CAPABILITIES`` rests on, from FastMCP itself: its proxy's
+    backend client advertises all three on both eras (the era mirrors the front's); its
+    default ``Client`` none of them. A FastMCP release that changes either fails here
+    (roots is deprecated on 2026-07-28, SEP-2577): then revisit ``is_fastmcp_proxy``."""
+    mode = "legacy" if era == "legacy" else "auto"
+    for through_proxy, expected in ((True, PROXY_CAPABILITIES), (False, frozenset())):
+        backend, recorder = FastMCP("backend"), _Advertised()
+        backend.tool(lambda: 1, name="one")
+        backend.add_middleware(recorder)
+        target: Any = create_proxy(backend) if through_proxy else backend
+        async with Client(target, mode=mode) as client:
+            await client.list_tools()
+        assert recorder.seen == {expected}, (through_proxy, recorder.seen)
 
 
 def test_every_shipped_profile_cites_its_evidence() -> None:

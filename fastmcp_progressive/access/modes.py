@@ -19,10 +19,15 @@ another. In order:
    and logged.
 2. The client extension ``EXTENSION_ID`` with settings ``{"mode": ...}`` taking a level or
    ``"progressive"`` (the server's level) (both protocol eras; the wire's word).
-3. An HTTP header (``X-Progressive-Disclosure: full`` by default), for gateways.
-4. Glob patterns on the client's ``name`` or ``name/version`` (``full_clients``).
-5. The host profiles table (``hosts.py``): known hosts by client name/version.
-6. Otherwise the server's progressive level (``ListingSettings.level``).
+3. A FastMCP proxy (``hosts.is_fastmcp_proxy``) is served in full: this server cannot see
+   what the proxy hides (its ``disable``, visibility, auth), so no route of ours may name a
+   tool to it; the proxy's own hiding then governs, as for a client in ``full_clients``.
+   Logged once per server, with the fix (the middleware on the proxy). The level header
+   below is not asked: a proxy forwards its own clients' headers.
+4. An HTTP header (``X-Progressive-Disclosure: full`` by default), for gateways.
+5. Glob patterns on the client's ``name`` or ``name/version`` (``full_clients``).
+6. The host profiles table (``hosts.py``): known hosts by client name/version.
+7. Otherwise the server's progressive level (``ListingSettings.level``).
 
 The host profile a client matches also says whether its calls are judged by their arguments
 (``judged_by_arguments``) and how many tools it gets (``toolcap.py``): all of it is the same
@@ -50,7 +55,7 @@ from cachetools import LRUCache
 
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
-from fastmcp_progressive.hosts import HostProfile, Level, profile_for
+from fastmcp_progressive.hosts import HostProfile, Level, is_fastmcp_proxy, profile_for
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.payloads import EXTENSION_ID
 from fastmcp_progressive.settings import ClientInfo, ClientSettings, ListingSettings
@@ -63,10 +68,22 @@ REQUESTABLE: frozenset[str] = frozenset({*get_args(Level), PROGRESSIVE})
 """What a resolver, the client extension or the header may ask for."""
 MAX_CLIENTS_KEPT = 1024
 """Client name/version/era/transport combinations whose name-rule answer is kept."""
+PROXY_WARNING = (
+    "a FastMCP proxy connected (FastMCP's ProxyClient: client name 'fastmcp' with sampling, "
+    "elicitation and roots). This server cannot see what the proxy hides (its disable, "
+    "Visibility, auth), so the proxy is served the full listing, with no describe_tools, "
+    "run_tool or gate, and its clients get no saving from this server. To give them the "
+    "progressive listing, put ProgressiveDisclosure on the proxy, the server clients talk "
+    "to: proxy.add_middleware(ProgressiveDisclosure()) (docs/deployment.md). A proxy that "
+    "has it already (fastmcp-progressive proxy) is served as it should be")
+"""Logged once per server (``ModePolicy``), at the first request of a FastMCP proxy."""
 MAX_KEPT_CHARS = 128
 """Longest client name or version kept as sent in that memo; a longer one is kept as its
 SHA-256 (64 characters), so the memo holds at most about 400 KB whatever clients send
 (clientInfo is the client's to choose, unauthenticated, and outlives its session here)."""
+Matched = tuple[str | None, HostProfile | None, bool]
+"""What a client's fields say (``ModePolicy._client``): the name rules' level, the host
+profile it matches, and whether it is a FastMCP proxy."""
 _prepared: ContextVar[tuple[ModePolicy, Caller, str | None] | None] = ContextVar(
     "fastmcp_progressive_prepared_level", default=None)
 """The resolver's answer for this request's caller (and the policy that asked), set by
@@ -94,10 +111,10 @@ class ModePolicy:
         self.host_profiles = tuple(settings.host_profiles or ())
         self.default_level: Level = default_level
         # client (name, version, era, transport, channel, capabilities) -> what the name
-        # rules say and the host profile it matches; least recently used dropped beyond
-        # MAX_CLIENTS_KEPT (names are the client's to choose)
-        self._by_client: LRUCache[tuple[Any, ...], tuple[str | None, HostProfile | None]] = (
-            LRUCache(MAX_CLIENTS_KEPT))
+        # rules say, the host profile it matches and whether it is a FastMCP proxy; least
+        # recently used dropped beyond MAX_CLIENTS_KEPT (names are the client's to choose)
+        self._by_client: LRUCache[tuple[Any, ...], Matched] = LRUCache(MAX_CLIENTS_KEPT)
+        self._proxy_warned = False
 
     def level(self, caller: Caller) -> Level:
         """The listing level for ``caller``; never raises (a failing resolver is logged)."""
@@ -111,7 +128,8 @@ class ModePolicy:
         return chosen  # type: ignore[return-value]  # one of REQUESTABLE
 
     def _chosen(self, caller: Caller) -> str | None:
-        """What the operator's rules or the client itself ask for, if anything."""
+        """What the operator's rules or the client itself ask for, if anything, or ``full``
+        for a FastMCP proxy (rule 3 of the module docs)."""
         settings = caller.extensions.get(EXTENSION_ID)
         settings = settings if isinstance(settings, Mapping) else None
         if self.resolver is not None:
@@ -122,6 +140,11 @@ class ModePolicy:
         requested = settings.get("mode") if settings is not None else None
         if isinstance(requested, str) and requested in REQUESTABLE:  # a list is unhashable
             return requested
+        if self._client(caller)[2]:  # a FastMCP proxy; the header would be its clients'
+            if not self._proxy_warned:  # once per server, when it decides a level
+                self._proxy_warned = True
+                logger.warning(PROXY_WARNING)
+            return "full"
         if self.level_header is not None:
             value = caller.headers.get(self.level_header, "").strip().lower()
             if value in REQUESTABLE:
@@ -139,12 +162,12 @@ class ModePolicy:
         profile = self._client(caller)[1]
         return profile is not None and profile.judged_by_arguments
 
-    def _client(self, caller: Caller) -> tuple[str | None, HostProfile | None]:
-        """What the name rules say of ``caller``'s client and the host profile it matches:
-        the same for every request of that client, so kept (bounded) by its fields (a
-        warm request then never enters ``hosts.py``)."""
+    def _client(self, caller: Caller) -> Matched:
+        """What the name rules say of ``caller``'s client, the host profile it matches and
+        whether it is a FastMCP proxy: the same for every request of that client, so kept
+        (bounded) by its fields (a warm request then never enters ``hosts.py``)."""
         if caller.client_name is None:
-            return None, None
+            return None, None, False
         key = (_kept(caller.client_name), _kept(caller.client_version), caller.era,
                caller.transport, caller.channel, caller.capabilities)
         known = self._by_client.get(key)
@@ -154,8 +177,8 @@ class ModePolicy:
         chosen: str | None = profile.level if profile is not None else None
         if self.full_clients and self._matches(caller.client_name, caller.client_version):
             chosen = "full"
-        self._by_client[key] = (chosen, profile)
-        return chosen, profile
+        matched = self._by_client[key] = (chosen, profile, is_fastmcp_proxy(caller))
+        return matched
 
     def _matches(self, name: str, version: str | None) -> bool:
         labels = (name, f"{name}/{version}") if version else (name,)

@@ -285,7 +285,7 @@ async def test_preload_reads_files_before_the_first_listing(
     for name in ("add", "echo", "shout"):
         _write(tmp_descriptions, name, f"{name} from file")
     middleware = ProgressiveDisclosure(tmp_descriptions)
-    assert not parts(middleware).lister.preloaded.is_set() and parsed == []  # nothing at construction
+    assert not parts(middleware).lister.preloaded.is_set() and parsed == []  # none yet
     server = FastMCP("t")
     add_basic_tools(server)
     server.add_middleware(middleware)
@@ -360,7 +360,7 @@ async def test_no_preload_without_a_folder_or_when_disabled(
     runs = count_calls(monkeypatch, Lister, "preload")
     _write(tmp_descriptions, "add", "add from file")
     bare = ProgressiveDisclosure()
-    assert parts(bare).lister.preloaded.is_set() and not parts(bare).lister.preload()  # nothing to read
+    assert parts(bare).lister.preloaded.is_set() and not parts(bare).lister.preload()  # none
     runs.count = 0
     off = ProgressiveDisclosure(tmp_descriptions, listing=ListingSettings(preload=False))
     server = FastMCP("t")
