@@ -34,6 +34,7 @@ from fastmcp.utilities.authorization import restrict_tag
 from mcp.shared.exceptions import MCPError
 
 from fastmcp_progressive import DESCRIPTIONS_URI, ListingSettings, ProgressiveDisclosure
+from fastmcp_progressive.proxy import progressive_proxy
 from tests.conftest import (
     ERAS,
     GENERIC_HOST,
@@ -336,3 +337,22 @@ async def test_run_tool_as_a_sessions_first_request_is_judged_by_its_arguments()
         result = await client.call_tool("run_tool", {"name": "platypus_count"})
     assert not result.is_error and ran == ["count"]
 
+
+
+@ERA
+async def test_our_proxy_asks_an_upstream_with_the_middleware_for_everything(
+        era: Era, caplog: pytest.LogCaptureFixture) -> None:
+    """``progressive_proxy`` discloses itself, so it asks its upstream for the full listing
+    (the extension in ``full`` mode): an upstream with the middleware serves it every
+    definition, and does not take it for a FastMCP proxy hiding tools (no warning)."""
+    ran.clear()
+    async with serve_http(_backend()) as url:
+        front = progressive_proxy(url)
+        async with connect(front, era) as client:
+            names = {t.name for t in await client.list_tools()}
+            assert "describe_tools" in names  # the front's own bridge, not the upstream's
+            described = _body(await client.call_tool("describe_tools",
+                                                     {"tools": ["platypus_count"]}))
+            assert "inputSchema" in json.dumps(described)
+            assert (await client.call_tool("platypus_count", {})).data == 7
+    assert _proxy_warnings(caplog) == []

@@ -42,6 +42,7 @@ from fastmcp.server.providers.proxy import FastMCPProxy, ProxyClient
 
 from fastmcp_progressive.access.caller import identify
 from fastmcp_progressive.fastmcp_internals import close_with_connection
+from fastmcp_progressive.proxy.forwarding import full_listing
 
 _KEPT_KINDS = frozenset({"session", "principal"})
 DEFAULT_IDLE_TTL = 600.0
@@ -85,6 +86,7 @@ class SessionBackends:
         if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) \
                 or max_sessions < 1:
             raise ValueError(f"max_sessions must be a positive integer, not {max_sessions!r}")
+        client_kwargs.setdefault("extensions", [full_listing()])  # we disclose ourselves
         self._base: Client[Any] = ProxyClient(target, **client_kwargs)
         self._client_kwargs = client_kwargs
         self._open = _Kept(max_sessions, idle_ttl, clock)

@@ -55,9 +55,11 @@ import mcp_types as mt
 from fastmcp.server.dependencies import get_context
 from fastmcp.server.providers import proxy as fastmcp_proxy
 from fastmcp.server.providers.proxy import StatefulProxyClient
+from mcp.client.extension import ClientExtension, advertise
 
 from fastmcp_progressive.fastmcp_internals import request_connection
 from fastmcp_progressive.log import get_logger
+from fastmcp_progressive.payloads import EXTENSION_ID
 
 logger = get_logger("proxy")
 
@@ -67,6 +69,15 @@ ABANDONED_GRACE = 30.0
 MAX_ABANDONED = 16
 """Requests their clients gave up on kept outstanding at once; the oldest is cancelled."""
 T = TypeVar("T")
+
+
+def full_listing() -> ClientExtension:
+    """What our proxy's upstream client advertises: the extension in ``full`` mode. The
+    proxy applies progressive disclosure itself, so an upstream that has the middleware
+    serves it every definition and no route of its own, without taking it for a FastMCP
+    proxy that hides tools out of its sight (``access/modes.py``: the client's own word
+    comes first, and nothing is logged)."""
+    return advertise(EXTENSION_ID, {"mode": "full"})
 
 _LIST_CHANGED = (mt.ToolListChangedNotification, mt.ResourceListChangedNotification,
                  mt.PromptListChangedNotification)

@@ -41,7 +41,7 @@ from fastmcp_progressive.fastmcp_internals import (
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.options import MAX_UPSTREAM_TIMEOUT, fail, seconds, text_mapping
 from fastmcp_progressive.proxy.command import UpstreamCommand, UpstreamError
-from fastmcp_progressive.proxy.forwarding import RoutingProxyClient
+from fastmcp_progressive.proxy.forwarding import RoutingProxyClient, full_listing
 
 logger = get_logger("proxy")
 
@@ -170,6 +170,7 @@ class Upstream:
             roots_answered=self._note_roots_answered, mode="legacy",
             init_timeout=self.startup_timeout, timeout=self.request_timeout,
             forward_incoming_headers=False, resource_updated=self._resource_updated,
+            extensions=[full_listing()],  # we disclose ourselves (forwarding.py)
         )
 
     @property
