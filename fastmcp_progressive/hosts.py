@@ -262,8 +262,10 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
 """The shipped table; first match wins. See "Hosts" in ``docs/callers-and-hosts.md``."""
 
 
-FASTMCP_CLIENT = "fastmcp"
-"""FastMCP's ``Client``'s default ``clientInfo.name`` (``fastmcp/client/client.py``)."""
+PROXY_CLIENT_NAMES = frozenset({"fastmcp", "mcp"})
+"""The ``clientInfo.name`` a FastMCP proxy's backend client sends: FastMCP's ``Client``'s
+own from 4.2 (``fastmcp/client/client.py``), the MCP SDK's default before (4.1.2 sends
+``mcp``)."""
 PROXY_CAPABILITIES = frozenset({"sampling", "elicitation", "roots"})
 """What a FastMCP proxy's backend client advertises, on both protocol eras: FastMCP's
 ``ProxyClient.__init__`` (``fastmcp/server/providers/proxy.py``, 4.1.2 to 4.2.3) installs a
@@ -275,13 +277,14 @@ nor FastMCP's CLI (elicitation alone)."""
 
 def is_fastmcp_proxy(caller: CallerFacts) -> bool:
     """Whether ``caller`` is a FastMCP proxy's backend client (``create_proxy(target)``,
-    ``fastmcp run <URL>``, MCP config files): FastMCP's client name with all three of
+    ``fastmcp run <URL>``, MCP config files): one of ``PROXY_CLIENT_NAMES`` with all three of
     ``PROXY_CAPABILITIES``. The proxy's own ``disable``, visibility and auth are out of
     sight from behind it, so no route may name a tool to it (``modes.py`` serves it in
     full). A client that advertises all three itself is served in full too: it loses the
     saving, never a tool's protection. A proxy built on a plain ``Client``
     (``create_proxy(Client(url))``) advertises nothing and cannot be told apart."""
-    return caller.client_name == FASTMCP_CLIENT and caller.capabilities >= PROXY_CAPABILITIES
+    return (caller.client_name in PROXY_CLIENT_NAMES
+            and caller.capabilities >= PROXY_CAPABILITIES)
 
 
 def profile_for(profiles: Iterable[HostProfile], caller: CallerFacts) -> HostProfile | None:

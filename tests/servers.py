@@ -16,6 +16,7 @@ from fastmcp.tools.base import Tool
 from fastmcp_progressive import ClientSettings
 
 FILTERED_TOOL = "shout"
+"""The tool ``ListFilter`` hides."""
 
 
 def proxies_hide_nothing(**settings: Any) -> ClientSettings:
@@ -24,9 +25,12 @@ def proxies_hide_nothing(**settings: Any) -> ClientSettings:
     full under (``hosts.is_fastmcp_proxy``). For tests of what crosses a proxy (reads,
     grants, backend sessions); the test clients connect under the MCP SDK's name."""
     return ClientSettings(
-        level_resolver=lambda client: "progressive" if client.name == "fastmcp" else None,
+        level_resolver=lambda client: "progressive" if client.name in PROXY_NAMES else None,
         **settings)
-"""The tool ``ListFilter`` hides."""
+
+
+PROXY_NAMES = ("fastmcp", "mcp")
+"""The names a FastMCP proxy connects under: FastMCP's from 4.2, the MCP SDK's before."""
 
 
 def add_basic_tools(mcp: FastMCP) -> None:

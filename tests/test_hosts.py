@@ -153,13 +153,15 @@ def test_a_fastmcp_proxy_is_told_by_the_handlers_it_advertises() -> None:
         return Caller(kind="anonymous", era="modern", client_name=name, capabilities=caps, **kw)
 
     assert is_fastmcp_proxy(caller("fastmcp", proxy_caps))
+    assert is_fastmcp_proxy(caller("mcp", proxy_caps))  # FastMCP < 4.2: the SDK's name
     for name, caps in (("fastmcp", frozenset()), ("fastmcp", frozenset({"elicitation"})),
-                       ("fastmcp", frozenset({"sampling", "elicitation"})), ("mcp", proxy_caps),
-                       (None, proxy_caps)):
+                       ("fastmcp", frozenset({"sampling", "elicitation"})),
+                       ("cursor", proxy_caps), (None, proxy_caps)):
         assert not is_fastmcp_proxy(caller(name, caps)), (name, caps)
     header = {"x-progressive-disclosure": "typed"}
     policy = ModePolicy()
     assert policy.level(caller("fastmcp", proxy_caps, headers=header)) == "full"
+    assert policy.level(caller("mcp", proxy_caps)) == "full"  # FastMCP < 4.2's proxies
     assert policy.level(caller("fastmcp", frozenset(), headers=header)) == "typed"
     assert policy.level(caller("fastmcp", frozenset())) == ListingSettings.level
     asked = caller("fastmcp", proxy_caps, extensions={EXTENSION_ID: {"mode": "progressive"}})
