@@ -30,6 +30,7 @@ from fastmcp_progressive.files.store import DescriptionStore
 from fastmcp_progressive.resolution.client import grouping, is_resolvable, tool_resolution
 from tests.conftest import ERAS, Era, connect
 from tests.servers import ADD_TYPED, add_basic_tools
+from tests.waiting import watcher_ready
 
 LONG = "Add two integers and return their sum. Overflow is not a concern in Python at all."
 
@@ -173,8 +174,9 @@ async def test_a_marked_listing_stats_each_description_file_once(
                                                            "groups": groups}))
     server = FastMCP("marks")
     add_basic_tools(server)
-    server.add_middleware(ProgressiveDisclosure(tmp_path, resolution=ResolutionSettings(
-        resolvers={"add": lambda arguments: None})))
+    middleware = ProgressiveDisclosure(tmp_path, resolution=ResolutionSettings(
+        resolvers={"add": lambda arguments: None}))
+    server.add_middleware(middleware)
     stats: list[str] = []
     real = store_module.stats_in
 
@@ -185,6 +187,7 @@ async def test_a_marked_listing_stats_each_description_file_once(
 
     async with connect(server, era, extensions=[tool_resolution(), grouping()]) as client:
         await client.list_tools()
+        await watcher_ready(middleware)  # its preload and baseline stat in their own thread
         monkeypatch.setattr(store_module, "stats_in", counted)
         listed = {t.name: t for t in await client.list_tools()}
     assert sorted(stats) == ["add.json", "echo.json"]
