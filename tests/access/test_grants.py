@@ -23,6 +23,7 @@ from fastmcp_progressive.access.grants import (
     GrantStoreUnavailable,
     _kv_key,
 )
+from fastmcp_progressive.options import MAX_STORE_TIMEOUT
 from tests.conftest import build_server, connect, fetch, gated, serve_http
 from tests.waiting import PATIENCE
 
@@ -188,8 +189,8 @@ async def test_one_principals_many_sessions_queue_behind_themselves() -> None:
     outlasted ``store_timeout``. Turns now go round the clients: it waits for one."""
     store = DistantStore()
     grants = GrantStore(GrantSettings(store=store, shared_sessions=True,
-                                      on_store_error="closed"))
-    alice = _session("alice-1", "alice")
+                                      on_store_error="closed", store_timeout=MAX_STORE_TIMEOUT))
+    alice = _session("alice-1", "alice")  # no timeout on a loaded machine: the order tells
     await grants.add(alice, ["add"])
     mallory = [_session(f"mallory-{i}", "mallory") for i in range(200)]
     answers: list[bool] = []

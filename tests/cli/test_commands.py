@@ -30,6 +30,7 @@ from fastmcp_progressive.files.folder import read_description
 from tests.cli_runner import Ran, run_cli
 from tests.conftest import GENERIC_HOST, serve_http
 from tests.spies import count_calls
+from tests.waiting import PATIENCE
 
 SERVER = '''
 from pydantic import BaseModel
@@ -80,7 +81,7 @@ def module_process(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[
     env = {**os.environ, "FASTMCP_CHECK_FOR_UPDATES": "off", "NO_COLOR": "1"}
     return subprocess.run(
         [sys.executable, "-m", "fastmcp_progressive", *map(str, args)],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=PATIENCE,
     )
 
 
@@ -328,7 +329,8 @@ def test_console_script_and_module_agree(app: Path) -> None:
     script = Path(sys.executable).with_name("fastmcp-progressive")
     if not script.exists():
         pytest.skip("the console script is not installed in this environment")
-    by_script = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
+    by_script = subprocess.run([script, "--help"], capture_output=True, text=True,
+                               timeout=PATIENCE)  # a hang guard
     by_module = module_process("--help", cwd=app.parent)
     assert by_script.returncode == by_module.returncode == 0
     assert "extract" in by_script.stdout and "Exit status" in by_script.stdout

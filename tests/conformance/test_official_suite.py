@@ -20,13 +20,13 @@ import pytest
 
 from tests.conformance import suite
 from tests.npm_servers import ROOT, NodeMissing, required
-from tests.waiting import free_port, port_open, until_sync
+from tests.waiting import PATIENCE, free_port, port_open, until_sync
 
 pytestmark = [
     pytest.mark.xdist_group("conformance"),  # one worker: one install, runs one at a time
     pytest.mark.slow,  # node 22 from npm, a server process per run
 ]
-START = 60.0
+START = PATIENCE
 """Seconds a server process may take to listen (imports on 2 busy cores)."""
 
 DESIGNED = {

@@ -707,7 +707,7 @@ def test_a_signal_during_start_up_stops_at_once_and_stops_the_upstream(
     try:
         until_sync(lambda: marker.exists() and marker.read_text().isdigit(), BOUND,
                    "the upstream to start", process=process)
-        until_sync(lambda: handles(process.pid, signal.SIGTERM), 60,
+        until_sync(lambda: handles(process.pid, signal.SIGTERM), PATIENCE,
                    "the proxy to listen for signals", process=process)
         upstream = int(marker.read_text())
         process.send_signal(getattr(signal, sig))
@@ -733,7 +733,8 @@ def test_proxy_over_http_stops_cleanly_on_a_signal(sig: str, tmp_path: Path) -> 
     try:
         from tests.waiting import port_open
 
-        until_sync(lambda: port_open(port), 60, "the proxy to listen", process=process)
+        until_sync(lambda: port_open(port), PATIENCE, "the proxy to listen",
+                   process=process)
         process.send_signal(getattr(signal, sig))
         process.wait(timeout=BOUND)
     finally:
