@@ -115,8 +115,9 @@ def test_scaling_section_ran(smoke: tuple[Path, dict[str, Any]]) -> None:
                  "mounted", "proxied", "http legacy", "http+auth"):
         assert any(c == case for c, _ in cases), case
     assert ("first listing", "tools/list, after start-up") in cases
-    assert {m["cache"] for m in data["memory"]} >= {"reduced tools + wire forms",
-                                                   "full definitions", "confirmed store grants"}
+    assert {m["cache"] for m in data["memory"]} >= {
+        "reduced tools + wire forms", "full definitions (and their parsed files)",
+        "confirmed store grants"}
     assert all(m["entries"] <= m["bound"] for m in data["memory"])
     assert data["facts"]["unknown_bytes_100"] > 0
     assert "## 4. Scaling" in (out / "BENCHMARKS.md").read_text(encoding="utf-8")

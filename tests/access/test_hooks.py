@@ -20,13 +20,14 @@ from mcp.client.extension import advertise
 
 from fastmcp_progressive import EXTENSION_ID, ClientSettings, ResolutionSettings
 from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
+from fastmcp_progressive.options import MAX_HOOK_TIMEOUT
 from fastmcp_progressive.settings import ClientInfo
 from tests.conftest import build_server, connect
 from tests.resolution.test_server import opened, raw_resolve, resolve_error
 from tests.waiting import PATIENCE, until
 
 LOGGER = "fastmcp_progressive"
-HOLD = PATIENCE
+HOLD = MAX_HOOK_TIMEOUT  # the longest a hook may be given (60 s)
 """Longest a blocking hook holds its thread until the test releases it (the old code held
 the whole loop that long): never reached, so another client's answer, however slow the
 machine, comes while the hook still blocks."""
