@@ -69,13 +69,14 @@ REQUESTABLE: frozenset[str] = frozenset({*get_args(Level), PROGRESSIVE})
 MAX_CLIENTS_KEPT = 1024
 """Client name/version/era/transport combinations whose name-rule answer is kept."""
 PROXY_WARNING = (
-    "a FastMCP proxy connected (FastMCP's ProxyClient: client name 'fastmcp' with sampling, "
-    "elicitation and roots). This server cannot see what the proxy hides (its disable, "
-    "Visibility, auth), so the proxy is served the full listing, with no describe_tools, "
-    "run_tool or gate, and its clients get no saving from this server. To give them the "
-    "progressive listing, put ProgressiveDisclosure on the proxy, the server clients talk "
-    "to: proxy.add_middleware(ProgressiveDisclosure()) (docs/deployment.md). A proxy that "
-    "has it already (fastmcp-progressive proxy) is served as it should be")
+    "a FastMCP proxy connected (FastMCP's ProxyClient: client name 'fastmcp', or 'mcp' "
+    "before FastMCP 4.2, with sampling, elicitation and roots). This server cannot see "
+    "what the proxy hides (its disable, Visibility, auth), so the proxy is served the "
+    "full listing, with no describe_tools, run_tool or gate, and its clients get no "
+    "saving from this server. To give them the progressive listing, put "
+    "ProgressiveDisclosure on the proxy, the server clients talk to: "
+    "proxy.add_middleware(ProgressiveDisclosure()) (docs/deployment.md). A proxy that "
+    "has it already needs nothing more: it is served in full, as it should be")
 """Logged once per server (``ModePolicy``), at the first request of a FastMCP proxy."""
 MAX_KEPT_CHARS = 128
 """Longest client name or version kept as sent in that memo; a longer one is kept as its
