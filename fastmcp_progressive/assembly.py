@@ -29,7 +29,6 @@ from fastmcp_progressive import payloads
 from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.gate import Gate
 from fastmcp_progressive.disclosure.describer import Describer
-from fastmcp_progressive.disclosure.groups import Groups
 from fastmcp_progressive.disclosure.listing import Lister
 from fastmcp_progressive.disclosure.toolcap import ToolCap
 from fastmcp_progressive.disclosure.tools_list import ToolsList
@@ -84,18 +83,18 @@ def assemble(owner: Middleware, descriptions_dir: str | os.PathLike[str] | None,
     gate = Gate(definitions=definitions, grants=grants, clients=clients, level=listing.level,
                 exempt_tools=names("exempt_tools", exempt_tools))
     catalog = Catalog(owner=owner)
-    groups = Groups(store, tags=listing.tag_groups)
     cap = ToolCap(gate.grants, listing.max_tools, clients.host_profiles or ())
     resolver = (ToolResolution(store, catalog, resolution.resolvers, checker=gate.checker,
                                hook_timeout=resolution.hook_timeout)
                 if resolution.enabled else None)
     describer = Describer(
-        gate=gate, catalog=catalog, definitions=definitions, lister=lister, groups=groups,
+        gate=gate, catalog=catalog, definitions=definitions, lister=lister,
+        tag_groups=listing.tag_groups,
         cap=cap, max_tools_per_read=added.max_tools_per_read, bridge_name=added.bridge_tool,
         dispatch_name=added.dispatch_tool if cap.possible else None,
         guidance_prompt=added.guidance_prompt)
     tools_list = ToolsList(
-        lister=lister, gate=gate, catalog=catalog, groups=groups, cap=cap,
+        lister=lister, gate=gate, catalog=catalog, groups=describer.groups, cap=cap,
         components=describer.components, marks=resolver.mark if resolver else None,
         instructions=payloads.instructions(added.bridge_tool) if added.instructions else None)
     return Parts(gate, catalog, describer, tools_list, resolver)

@@ -215,11 +215,14 @@ class Describer:
     """Answers reads of the descriptions resource, the bridges and the teaching refusal."""
 
     def __init__(self, *, gate: Gate, catalog: Catalog,
-                 definitions: Definitions, lister: Lister, groups: Groups, cap: ToolCap,
+                 definitions: Definitions, lister: Lister, tag_groups: bool, cap: ToolCap,
                  max_tools_per_read: int, bridge_name: str | None, dispatch_name: str | None,
                  guidance_prompt: bool = True) -> None:
         self.gate, self.catalog = gate, catalog
-        self.definitions, self.lister, self.groups, self.cap = definitions, lister, groups, cap
+        self.definitions, self.lister, self.cap = definitions, lister, cap
+        # the groups a capped listing names: the describer answers them (``groups`` of a
+        # bridge call, ``groups/list``), the listing reads them from here
+        self.groups = Groups(definitions.store, tags=tag_groups)
         self.max_tools_per_read = max_tools_per_read
         self.suggestions = Suggestions()
         self._query_refusal_said = False

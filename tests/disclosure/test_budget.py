@@ -58,7 +58,6 @@ from tests.parts import parts
 from tests.replay import replay_tool
 from tests.waiting import ListChangedRecorder, watcher_ready
 
-pytestmark = pytest.mark.asyncio
 ROOT = Path(__file__).resolve().parents[2]
 BRIDGES = {"describe_tools", "run_tool"}
 
