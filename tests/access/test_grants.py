@@ -208,25 +208,30 @@ async def test_one_principals_many_sessions_queue_behind_themselves() -> None:
     assert answers == [False] * 200  # mallory's own lookups are answered too
 
 
-class FirstHangs(MemoryStore):
-    """A store whose first lookup never answers."""
+class HangsUntilOpened(MemoryStore):
+    """A store whose lookups never answer until the test sets ``opened``."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.hung = False
+        self.opened = False
 
     async def get(self, key: str, *, collection: str | None = None) -> Any:
-        if not self.hung:
-            self.hung = True
+        if not self.opened:
             await anyio.sleep_forever()
         return await super().get(key, collection=collection)
 
 
 async def test_turns_given_up_by_timed_out_operations_go_to_the_next() -> None:
     """A lookup that timed out in the store and one that timed out waiting for its turn
-    both give their turn back: the next caller is answered by the store."""
-    grants = GrantStore(GrantSettings(store=FirstHangs(), store_operations=1,
-                                      store_timeout=0.05, on_store_error="closed"))
+    both give their turn back: the next caller is answered by the store.
+
+    Both have the same timeout, so which one's deadline the event loop sees first is the
+    machine's: on a busy one the second may get the slot before its own deadline. Its
+    store lookup then hangs too, and it times out in the store instead: the turns it took
+    must come back either way."""
+    store = HangsUntilOpened()
+    grants = GrantStore(GrantSettings(store=store, store_operations=1, store_timeout=0.05,
+                                      on_store_error="closed"))
     outcomes: list[str] = []
 
     async def lookup(name: str) -> None:
@@ -240,6 +245,7 @@ async def test_turns_given_up_by_timed_out_operations_go_to_the_next() -> None:
         await anyio.wait_all_tasks_blocked()
         tg.start_soon(lookup, "waits")
     assert outcomes == ["unavailable", "unavailable"]
+    store.opened = True
     await grants.add(_principal("next"), ["add"])
     assert await grants.has(_principal("next"), "add")
 
