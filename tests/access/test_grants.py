@@ -188,9 +188,11 @@ async def test_one_principals_many_sessions_queue_behind_themselves() -> None:
     granted call waited behind all 200 and answered GRANT_STORE_UNAVAILABLE once they
     outlasted ``store_timeout``. Turns now go round the clients: it waits for one."""
     store = DistantStore()
+    # the longest store timeout allowed: a loaded machine must not time out a lookup, the
+    # order the answers come in is what this checks
     grants = GrantStore(GrantSettings(store=store, shared_sessions=True,
                                       on_store_error="closed", store_timeout=MAX_STORE_TIMEOUT))
-    alice = _session("alice-1", "alice")  # no timeout on a loaded machine: the order tells
+    alice = _session("alice-1", "alice")
     await grants.add(alice, ["add"])
     mallory = [_session(f"mallory-{i}", "mallory") for i in range(200)]
     answers: list[bool] = []

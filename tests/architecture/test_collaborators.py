@@ -75,6 +75,6 @@ def test_assemble_builds_few_collaborators() -> None:
     built = built_by_assemble()
     assert len(built) <= MOST_BUILT, built
     # each part builds its own: the listing its parts, the gate its grants and modes,
-    # the definitions their store
+    # the definitions their store, the describer the groups
     assert not {"HotReload", "NetCost", "Preload", "Announcer", "GrantStore", "ModePolicy",
                 "DescriptionStore", "Groups"} & set(built), built
