@@ -244,12 +244,9 @@ class Verdict:
 
 
 RUN = Verdict("run")
-RUN_CHECKED = Verdict("run_checked")
 UNKNOWN = Verdict("unknown")
 STORE_UNAVAILABLE = Verdict("store_unavailable")
 LOOK_AGAIN = Verdict("look_again")
-ANSWER_BRIDGE = Verdict("bridge")
-ANSWER_DISPATCH = Verdict("dispatch")
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -361,12 +358,10 @@ class Gate:
             return RUN  # rule 0: FastMCP's call path resolves the name
         caller, server = call.caller, call.server
         found = call.found if call.found is not None else Found(None, call.name)
-        if found.bridge == "bridge":
-            note_bridge_call(caller)
-            return ANSWER_BRIDGE
-        if found.bridge == "dispatch":
-            # not noted as engagement: a host with a session per call stays unfollowable
-            return ANSWER_DISPATCH
+        if found.bridge == "bridge":  # a dispatch is not noted as engagement: a host with
+            note_bridge_call(caller)  # a session per call stays unfollowable
+        if found.bridge is not None:
+            return Verdict(found.bridge)
         name, tool = found.name, found.tool
         if call.nested or name in self.exempt_tools or name in server.gateways:
             return RUN
@@ -413,7 +408,7 @@ class Gate:
             return UNKNOWN
         problem = await self.checker.problem(tool, call.arguments)
         if problem is None:
-            return RUN_CHECKED  # pinned or not, it runs: the pin is asked only to refuse
+            return Verdict("run_checked")  # pinned or not, it runs: the pin is asked only to refuse
         sig = self.definitions.store.signature(tool.name)
         if self.pinned(tool, sig):
             return RUN
@@ -444,8 +439,7 @@ class Gate:
             "progressive disclosure: a caller the server cannot follow between calls "
             "(2026-07-28 HTTP without auth, stateless_http=True, a new session per tool "
             "call, or a host table row marked judged_by_arguments such as FastMCP's CLI "
-            "over stdio) "
-            "called a tool; its calls are handled by ClientSettings(anonymous=%r). Add "
-            "auth to gate such clients per principal.",
+            "over stdio) called a tool; its calls are handled by "
+            "ClientSettings(anonymous=%r). Add auth to gate such clients per principal.",
             self.anonymous,
         )

@@ -152,22 +152,22 @@ class GrantStore:
         if self.held(caller, tool, server_store=server_store):
             return True
         store = self.store_for(caller, server_store)
-        if store is not None:
-            key = _kv_key(caller, tool)
-            try:
-                found = await self._bounded(
-                    caller, lambda: store.get(key, collection=GRANTS_COLLECTION)
-                )
-            except Exception as exc:
-                if not isinstance(exc, GrantStoreUnavailable):  # the rest after one is not news
-                    _log_failure(exc, f"lookup failed ({{}}); failing {self.on_store_error}")
-                if self.on_store_error == "closed":
-                    raise GrantStoreUnavailable("the grant store is not answering") from None
-                return True
-            if found is not None and self._confirms(store):
-                self._confirm(key, found.get("until") if isinstance(found, Mapping) else None)
-            return found is not None
-        return False
+        if store is None:
+            return False
+        key = _kv_key(caller, tool)
+        try:
+            found = await self._bounded(
+                caller, lambda: store.get(key, collection=GRANTS_COLLECTION)
+            )
+        except Exception as exc:
+            if not isinstance(exc, GrantStoreUnavailable):  # the rest after one is not news
+                _log_failure(exc, f"lookup failed ({{}}); failing {self.on_store_error}")
+            if self.on_store_error == "closed":
+                raise GrantStoreUnavailable("the grant store is not answering") from None
+            return True
+        if found is not None and self._confirms(store):
+            self._confirm(key, found.get("until") if isinstance(found, Mapping) else None)
+        return found is not None
 
     def held(self, caller: Caller, tool: str, *,
              server_store: ServerStore | None = None) -> bool:
@@ -181,8 +181,8 @@ class GrantStore:
                 return False
             store = self.store_for(caller, server_store)
             return store is not None and self._confirms(store)
-        granted = self._memory_set(caller, create=False)
-        return granted is not None and tool in granted
+        entry = self._memory_entry(caller, create=False)
+        return entry is not None and tool in entry.names
 
     async def add(
         self, caller: Caller, tools: Iterable[str], *, server_store: ServerStore | None = None
@@ -215,10 +215,10 @@ class GrantStore:
                 for key in keys:
                     self._confirm(key, until)
             return True
-        granted = self._memory_set(caller, create=True)
-        if granted is None:
+        entry = self._memory_entry(caller, create=True)
+        if entry is None:
             return False
-        granted.update(names)
+        entry.names.update(names)
         return True
 
     # -- a capped listing's entries, kept where the caller's grants are (toolcap.py) -----------
@@ -272,13 +272,6 @@ class GrantStore:
         except Exception as exc:
             _log_failure(exc, "listing write failed ({}); the listing may not be kept")
 
-    def _memory_entry(self, caller: Caller, *, create: bool) -> _SessionGrants | None:
-        if caller.kind != "session" or caller.key is None:
-            return None
-        if create:
-            self._memory_set(caller, create=True)
-        return self._sessions.get(caller.key)
-
     def _confirms(self, store: GrantStoreProtocol) -> bool:
         """Whether grants in ``store`` may be trusted in memory: only a store in this
         process (FastMCP's default ``MemoryStore``: no replica shares it, none can lose it
@@ -330,7 +323,7 @@ class GrantStore:
             if self._until.get(rest, now) > now:  # its concurrent operation failed first:
                 raise GrantStoreUnavailable("the grant store failed moments ago") from exc
             # a store that failed may come back without its data: no grant is trusted
-            for key in [key for key in self._until if not _is_rest(key)]:
+            for key in [key for key in self._until if not key.endswith("|")]:  # not a rest
                 del self._until[key]
             self._until[rest] = now + STORE_RETRY_SECONDS  # (logged once, by the caller)
             raise
@@ -352,7 +345,9 @@ class GrantStore:
             if not turns.users:
                 del self._turns[who]
 
-    def _memory_set(self, caller: Caller, *, create: bool) -> set[str] | None:
+    def _memory_entry(self, caller: Caller, *, create: bool) -> _SessionGrants | None:
+        """What this process keeps for a session (or the shared anonymous set), its TTL
+        slid; None for a caller whose grants live in a store."""
         key = caller.key if caller.kind == "session" else _SHARED_ANONYMOUS_KEY
         if caller.kind not in ("session", "anonymous") or key is None:
             return None
@@ -372,7 +367,7 @@ class GrantStore:
         if now - entry.refreshed > self.ttl / 10:  # the TTL slides with activity, re-inserting
             entry.refreshed = now  # at most ten times per TTL (a re-insert is not free)
             self._sessions[key] = entry
-        return entry.names
+        return entry
 
 
 class _FairSlots:
@@ -456,10 +451,6 @@ def _rest_key(who: str) -> str:
     """The ``_until`` key of a caller's rest: its store-key prefix ``who`` with an empty
     tool part, which no grant's key has (``_key_part`` never gives an empty part)."""
     return who + "|"
-
-
-def _is_rest(key: str) -> bool:
-    return key.endswith("|")
 
 
 def _client_part(caller: Caller) -> str | None:

@@ -92,7 +92,6 @@ _prepared: ContextVar[tuple[ModePolicy, Caller, str | None] | None] = ContextVar
 task): held for the request alone, so nothing to bound or expire."""
 
 
-
 class ModePolicy:
     """Chooses the listing level for one request's client (see module docs)."""
 
@@ -131,14 +130,13 @@ class ModePolicy:
     def _chosen(self, caller: Caller) -> str | None:
         """What the operator's rules or the client itself ask for, if anything, or ``full``
         for a FastMCP proxy (rule 3 of the module docs)."""
-        settings = caller.extensions.get(EXTENSION_ID)
-        settings = settings if isinstance(settings, Mapping) else None
         if self.resolver is not None:
             prepared = self._prepared_for(caller)
             chosen = prepared[0] if prepared is not None else self._resolve_inline(caller)
             if chosen is not None:
                 return chosen
-        requested = settings.get("mode") if settings is not None else None
+        settings = caller.extensions.get(EXTENSION_ID)
+        requested = settings.get("mode") if isinstance(settings, Mapping) else None
         if isinstance(requested, str) and requested in REQUESTABLE:  # a list is unhashable
             return requested
         if self._client(caller)[2]:  # a FastMCP proxy; the header would be its clients'
@@ -178,7 +176,7 @@ class ModePolicy:
         chosen: str | None = profile.level if profile is not None else None
         if self.full_clients and self._matches(caller.client_name, caller.client_version):
             chosen = "full"
-        matched = self._by_client[key] = (chosen, profile, is_fastmcp_proxy(caller))
+        self._by_client[key] = matched = (chosen, profile, is_fastmcp_proxy(caller))
         return matched
 
     def _matches(self, name: str, version: str | None) -> bool:
