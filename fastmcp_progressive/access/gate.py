@@ -303,15 +303,9 @@ class Gate:
     server's ``level``) and the argument checks; the definitions a refusal hands over are
     shared with the describe path (see the module docstring)."""
 
-    def __init__(
-        self,
-        *,
-        definitions: Definitions,
-        grants: GrantSettings | None = None,
-        clients: ClientSettings | None = None,
-        level: Level = ListingSettings.level,
-        exempt_tools: Iterable[str] = (),
-    ) -> None:
+    def __init__(self, *, definitions: Definitions, grants: GrantSettings | None = None,
+                 clients: ClientSettings | None = None, level: Level = ListingSettings.level,
+                 exempt_tools: Iterable[str] = ()) -> None:
         clients = clients or ClientSettings()  # each group checked its values when built
         self.grants = GrantStore(grants)
         self.modes = ModePolicy(clients, default_level=level)
@@ -441,5 +435,4 @@ class Gate:
             "call, or a host table row marked judged_by_arguments such as FastMCP's CLI "
             "over stdio) called a tool; its calls are handled by "
             "ClientSettings(anonymous=%r). Add auth to gate such clients per principal.",
-            self.anonymous,
-        )
+            self.anonymous)

@@ -103,12 +103,8 @@ class GrantStoreUnavailable(RuntimeError):
 class GrantStore:
     """Grants per caller, each kind stored where its identity lives (see module docstring)."""
 
-    def __init__(
-        self,
-        settings: GrantSettings | None = None,
-        *,
-        confirmed_size: int = DEFAULT_CONFIRMED_SIZE,
-    ) -> None:
+    def __init__(self, settings: GrantSettings | None = None, *,
+                 confirmed_size: int = DEFAULT_CONFIRMED_SIZE) -> None:
         settings = settings or GrantSettings()  # checked when it was built
         self.ttl = settings.ttl
         self.shared_sessions = settings.shared_sessions
@@ -119,9 +115,8 @@ class GrantStore:
         self._in_flight = _FairSlots(settings.store_operations)
         self._per_caller = min(OPERATIONS_PER_CALLER, settings.store_operations)
         self._turns: dict[str, _Turns] = {}  # callers with operations running or waiting
-        self._sessions: TTLCache[str, _SessionGrants] = TTLCache(
-            maxsize=settings.max_sessions, ttl=settings.ttl
-        )
+        self._sessions: TTLCache[str, _SessionGrants] = TTLCache(maxsize=settings.max_sessions,
+                                                                 ttl=settings.ttl)
         # time.monotonic() until which: a grant's store key is trusted without a lookup;
         # a caller's ``_rest_key`` has its store operations rest (after its own failure)
         self._until: LRUCache[str, float] = LRUCache(maxsize=max(1, confirmed_size))
@@ -142,9 +137,8 @@ class GrantStore:
             raise RuntimeError("grants kept in a key-value store need a store")
         return server_store()
 
-    async def has(
-        self, caller: Caller, tool: str, *, server_store: ServerStore | None = None
-    ) -> bool:
+    async def has(self, caller: Caller, tool: str, *,
+                  server_store: ServerStore | None = None) -> bool:
         """Whether ``caller`` unlocked ``tool``; refreshes the caller's TTL when it did.
 
         ``server_store`` gives the serving server's session-state store, asked only when
@@ -156,9 +150,8 @@ class GrantStore:
             return False
         key = _kv_key(caller, tool)
         try:
-            found = await self._bounded(
-                caller, lambda: store.get(key, collection=GRANTS_COLLECTION)
-            )
+            found = await self._bounded(caller,
+                                        lambda: store.get(key, collection=GRANTS_COLLECTION))
         except Exception as exc:
             if not isinstance(exc, GrantStoreUnavailable):  # the rest after one is not news
                 _log_failure(exc, f"lookup failed ({{}}); failing {self.on_store_error}")
@@ -184,9 +177,8 @@ class GrantStore:
         entry = self._memory_entry(caller, create=False)
         return entry is not None and tool in entry.names
 
-    async def add(
-        self, caller: Caller, tools: Iterable[str], *, server_store: ServerStore | None = None
-    ) -> bool:
+    async def add(self, caller: Caller, tools: Iterable[str], *,
+                  server_store: ServerStore | None = None) -> bool:
         """Record that ``caller`` read the descriptions of ``tools`` (``server_store``: as
         for ``has``); False when the grant could not be kept (the store failed or refused
         the write: logged), so nothing may promise it."""
@@ -198,16 +190,9 @@ class GrantStore:
             keys = [_kv_key(caller, name) for name in names]
             until = time.time() + self.ttl
             try:
-                await self._bounded(
-                    caller,
-                    lambda: store.put_many(
-                        keys,
-                        [{"granted": True, "until": until}] * len(keys),
-                        collection=GRANTS_COLLECTION,
-                        ttl=self.ttl,
-                    ),
-                    write=True,
-                )
+                await self._bounded(caller, lambda: store.put_many(
+                    keys, [{"granted": True, "until": until}] * len(keys),
+                    collection=GRANTS_COLLECTION, ttl=self.ttl), write=True)
             except Exception as exc:
                 _log_failure(exc, "write failed ({}); the grant is not kept")
                 return False
@@ -227,9 +212,8 @@ class GrantStore:
         (a handshake-era session or an authenticated principal)."""
         return caller.kind in ("session", "principal") and caller.key is not None
 
-    async def listing(
-        self, caller: Caller, *, server_store: ServerStore | None = None
-    ) -> list[str] | None:
+    async def listing(self, caller: Caller, *,
+                      server_store: ServerStore | None = None) -> list[str] | None:
         """The tools ``caller``'s capped listing holds, most recently added first (None:
         none kept yet, or a store that failed: the caller gets the server's default)."""
         if not self.keeps_listing(caller):
@@ -239,10 +223,8 @@ class GrantStore:
             entry = self._memory_entry(caller, create=False)
             return list(entry.listed) if entry is not None and entry.listed is not None else None
         try:
-            found = await self._bounded(
-                caller,
-                lambda: store.get(_kv_key(caller, "listing"), collection=LISTINGS_COLLECTION)
-            )
+            found = await self._bounded(caller, lambda: store.get(
+                _kv_key(caller, "listing"), collection=LISTINGS_COLLECTION))
         except Exception as exc:
             if not isinstance(exc, GrantStoreUnavailable):
                 _log_failure(exc, "listing lookup failed ({}); the default listing is shown")
@@ -250,9 +232,8 @@ class GrantStore:
         names = found.get("tools") if isinstance(found, Mapping) else None
         return [n for n in names if isinstance(n, str)] if isinstance(names, list) else None
 
-    async def keep_listing(
-        self, caller: Caller, names: Sequence[str], *, server_store: ServerStore | None = None
-    ) -> None:
+    async def keep_listing(self, caller: Caller, names: Sequence[str], *,
+                           server_store: ServerStore | None = None) -> None:
         """Store ``caller``'s capped listing entries (most recently added first)."""
         if not self.keeps_listing(caller):
             return
@@ -263,12 +244,9 @@ class GrantStore:
                 entry.listed = list(names)
             return
         try:
-            await self._bounded(
-                caller,
-                lambda: store.put_many([_kv_key(caller, "listing")], [{"tools": list(names)}],
-                                       collection=LISTINGS_COLLECTION, ttl=self.ttl),
-                write=True,
-            )
+            await self._bounded(caller, lambda: store.put_many(
+                [_kv_key(caller, "listing")], [{"tools": list(names)}],
+                collection=LISTINGS_COLLECTION, ttl=self.ttl), write=True)
         except Exception as exc:
             _log_failure(exc, "listing write failed ({}); the listing may not be kept")
 
@@ -356,11 +334,8 @@ class GrantStore:
             entry = _SessionGrants()
             self._sessions[key] = entry
             if caller.kind == "session":
-                on_connection_close(
-                    caller.anchor,
-                    lambda: self.release(key),
-                    marker="fastmcp_progressive.access.grants",
-                )
+                on_connection_close(caller.anchor, lambda: self.release(key),
+                                    marker="fastmcp_progressive.access.grants")
         if entry is None:
             return None
         now = time.monotonic()

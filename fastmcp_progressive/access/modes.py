@@ -95,12 +95,8 @@ task): held for the request alone, so nothing to bound or expire."""
 class ModePolicy:
     """Chooses the listing level for one request's client (see module docs)."""
 
-    def __init__(
-        self,
-        settings: ClientSettings | None = None,
-        *,
-        default_level: Level = ListingSettings.level,
-    ) -> None:
+    def __init__(self, settings: ClientSettings | None = None, *,
+                 default_level: Level = ListingSettings.level) -> None:
         settings = settings or ClientSettings()  # checked when it was built
         self.anonymous_full = settings.anonymous == "full"
         self.full_clients = tuple(settings.full_clients)
@@ -181,9 +177,8 @@ class ModePolicy:
 
     def _matches(self, name: str, version: str | None) -> bool:
         labels = (name, f"{name}/{version}") if version else (name,)
-        return any(
-            fnmatch.fnmatchcase(label, pattern) for pattern in self.full_clients for label in labels
-        )
+        return any(fnmatch.fnmatchcase(label, pattern)
+                   for pattern in self.full_clients for label in labels)
 
     async def prepare(self, caller: Caller) -> None:
         """Ask the resolver about ``caller`` once, bounded and off the event loop, before
@@ -223,14 +218,9 @@ class ModePolicy:
 
     def _description(self, caller: Caller) -> ClientInfo:
         settings = caller.extensions.get(EXTENSION_ID)
-        return ClientInfo(
-            name=caller.client_name,
-            version=caller.client_version,
-            era=caller.era,
-            principal=caller.principal,
-            headers=caller.headers,
-            extension_settings=settings if isinstance(settings, Mapping) else None,
-        )
+        return ClientInfo(name=caller.client_name, version=caller.client_version,
+                          era=caller.era, principal=caller.principal, headers=caller.headers,
+                          extension_settings=settings if isinstance(settings, Mapping) else None)
 
     def _checked(self, chosen: Any) -> str | None:
         if chosen is None or (isinstance(chosen, str) and chosen in REQUESTABLE):

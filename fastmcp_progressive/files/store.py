@@ -50,15 +50,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import (
-    Callable,
-    Collection,
-    Hashable,
-    Iterable,
-    Iterator,
-    Mapping,
-    Sequence,
-)
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,14 +119,9 @@ class _Entry:
 class DescriptionStore:
     """Description files of one directory, parsed on demand and cached by file signature."""
 
-    def __init__(
-        self,
-        directory: str | os.PathLike[str] | None,
-        *,
-        origin: Path | None = None,
-        cache_size: int = CacheSettings.definitions,
-        max_file_bytes: int = MAX_FILE_BYTES,
-    ) -> None:
+    def __init__(self, directory: str | os.PathLike[str] | None, *, origin: Path | None = None,
+                 cache_size: int = CacheSettings.definitions,
+                 max_file_bytes: int = MAX_FILE_BYTES) -> None:
         if cache_size < 1:
             raise ValueError("cache_size must be at least 1")
         self.directory = Path(directory).absolute() if directory is not None else None
@@ -334,14 +321,9 @@ class DescriptionStore:
         assert self.directory is not None
         path = self.directory / f"{name}{sig[3]}"
         try:
-            return read_description(
-                self.directory, name, sig[3], max_bytes=self.max_file_bytes
-            )
-        except DescriptionError as exc:
+            return read_description(self.directory, name, sig[3], max_bytes=self.max_file_bytes)
+        except DescriptionError as exc:  # every way its text fails (``parse_text``)
             self._log_once(path, sig, exc)
-            return None
-        except RecursionError as exc:
-            self._log_once(path, sig, DescriptionError(f"line 1, column 1: {exc}"))
             return None
         except OSError as exc:
             # permission denied, EMFILE, EIO: may clear with no change a stat can see (a
@@ -358,11 +340,8 @@ class DescriptionStore:
         if len(self._logged) > 10_000:
             self._logged.clear()
         self._logged.add(key)
-        logger.warning(
-            "description file not usable: %s; serving its last good version "
-            "or the registered definition",
-            at_path(path, exc),
-        )
+        logger.warning("description file not usable: %s; serving its last good version or "
+                       "the registered definition", at_path(path, exc))
 
 
 @contextmanager
