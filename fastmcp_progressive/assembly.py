@@ -84,8 +84,7 @@ def assemble(owner: Middleware, descriptions_dir: str | os.PathLike[str] | None,
                 exempt_tools=names("exempt_tools", exempt_tools))
     catalog = Catalog(owner=owner)
     cap = ToolCap(gate.grants, listing.max_tools, clients.host_profiles or ())
-    resolver = (ToolResolution(store, catalog, resolution.resolvers, checker=gate.checker,
-                               hook_timeout=resolution.hook_timeout)
+    resolver = (ToolResolution(store, catalog, resolution, checker=gate.checker)
                 if resolution.enabled else None)
     describer = Describer(
         gate=gate, catalog=catalog, definitions=definitions, lister=lister,

@@ -245,9 +245,5 @@ def opened_with_call(caller: Caller) -> bool:
 
 def _settle(caller: Caller, first: First) -> First | None:
     """Record ``first`` unless something came before; return what came first."""
-    if caller.kind == "session":
-        state = connection_state(caller.anchor)
-        if state is None:
-            return None
-        return state.setdefault(_FIRST_REQUEST_KEY, first)  # type: ignore[no-any-return]
-    return None
+    state = connection_state(caller.anchor) if caller.kind == "session" else None
+    return None if state is None else state.setdefault(_FIRST_REQUEST_KEY, first)

@@ -85,15 +85,15 @@ class ToolResolution:
     """Answers ``tools/resolve``, marks resolvable tools, advertises the extension."""
 
     def __init__(self, store: DescriptionStore, catalog: Catalog,
-                 hooks: Mapping[str, ResolverHook] | None = None, *,
-                 checker: ArgumentChecker | None = None,
-                 hook_timeout: float = ResolutionSettings.hook_timeout) -> None:
+                 settings: ResolutionSettings | None = None, *,
+                 checker: ArgumentChecker | None = None) -> None:
+        settings = settings or ResolutionSettings()  # checked when it was built
         self.store = store
-        self.hook_timeout = hook_timeout
+        self.hook_timeout = settings.hook_timeout
         self._hook_threads = hook_limiter()
         self.catalog = catalog
         self.checker = checker or ArgumentChecker()
-        self.hooks = dict(hooks or {})  # checked by ResolutionSettings
+        self.hooks: dict[str, ResolverHook] = dict(settings.resolvers or {})
         self._logged: set[tuple[str, str, Any]] = set()
 
     # -- advertising ----------------------------------------------------------------------
