@@ -88,9 +88,8 @@ def assemble(owner: Middleware, descriptions_dir: str | os.PathLike[str] | None,
                 if resolution.enabled else None)
     describer = Describer(
         gate=gate, catalog=catalog, definitions=definitions, lister=lister,
-        tag_groups=listing.tag_groups,
-        cap=cap, max_tools_per_read=added.max_tools_per_read, bridge_name=added.bridge_tool,
-        dispatch_name=added.dispatch_tool if cap.possible else None,
+        tag_groups=listing.tag_groups, cap=cap, max_tools_per_read=added.max_tools_per_read,
+        bridge_name=added.bridge_tool, dispatch_name=added.dispatch_tool if cap.possible else None,
         guidance_prompt=added.guidance_prompt)
     tools_list = ToolsList(
         lister=lister, gate=gate, catalog=catalog, groups=describer.groups, cap=cap,

@@ -198,11 +198,16 @@ def identify(ctx: Context | None) -> Caller:
             return Caller(kind="anonymous", **base)
         return Caller(kind="session", key=ctx.session_id, anchor=connection, **base)
     if principal is not None:
-        digest = hashlib.sha256(principal.encode("utf-8", "surrogatepass")).hexdigest()
-        return Caller(kind="principal", key=f"user:{digest}", **base)
+        return Caller(kind="principal", key=principal_key(principal), **base)
     # no authorization presented: nothing of the connection (its stream, its earlier
     # requests) may stand in for one on 2026-07-28, on stdio and in memory as on HTTP
     return Caller(kind="anonymous", **base)
+
+
+def principal_key(principal: str) -> str:
+    """A principal as its grants are keyed (``user:`` and its SHA-256), and whose turn its
+    store operations take (``grants.py``), with all of its sessions."""
+    return "user:" + hashlib.sha256(principal.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _headers(request: Any) -> Mapping[str, str]:

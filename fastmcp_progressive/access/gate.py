@@ -287,9 +287,8 @@ async def gateways_of(server: FastMCP[Any]) -> frozenset[str]:
     transforms = server.transforms
     if not transforms:
         return frozenset()
-    slots = server_slots(server)
     known: tuple[tuple[Any, ...], frozenset[str]] | None = (
-        None if slots is None else slots.get(_GATEWAYS))
+        server_slots(server) or {}).get(_GATEWAYS)
     if known is not None and same(known[0], transforms):
         return known[1]
     names = await gateway_tools(server)

@@ -68,7 +68,7 @@ import anyio
 from cachetools import LRUCache, TTLCache
 from key_value.aio.stores.memory import MemoryStore
 
-from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.caller import Caller, principal_key
 from fastmcp_progressive.fastmcp_internals import on_connection_close
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.settings import GrantSettings, GrantStoreProtocol
@@ -284,7 +284,8 @@ class GrantStore:
         with ``noeviction``) is no outage: its caller's lookups go on being answered by
         the store. Only a write that timed out rests its caller."""
         who = _caller_part(caller)
-        client, rest = _client_part(caller) or who, _rest_key(who)
+        client = principal_key(caller.principal) if caller.principal else who  # _FairSlots
+        rest = _rest_key(who)
         until = self._until.get(rest)
         if until is not None:
             if time.monotonic() < until:
@@ -426,15 +427,6 @@ def _rest_key(who: str) -> str:
     """The ``_until`` key of a caller's rest: its store-key prefix ``who`` with an empty
     tool part, which no grant's key has (``_key_part`` never gives an empty part)."""
     return who + "|"
-
-
-def _client_part(caller: Caller) -> str | None:
-    """Whose turn ``caller``'s store operations take (``_FairSlots``): its principal, as a
-    2026-07-28 principal's keys name it, with all of its sessions; None without one."""
-    if not caller.principal:
-        return None
-    digest = hashlib.sha256(caller.principal.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"user:{digest}"
 
 
 _PLAIN_KEY_PART = re.compile(r"[A-Za-z0-9_.:-]{1,80}")

@@ -137,11 +137,9 @@ class DescriptionStore:
         if self.directory is not None and not self.directory.is_dir():
             # loud, and with the path it looked at: a wrong folder otherwise only shows as
             # listings that quietly lack every hand-written summary
-            logger.warning(
-                "descriptions directory %s does not exist%s: every tool is described by its "
-                "registered definition until it appears",
-                self.directory, f" (resolved beside {origin})" if origin is not None else "",
-            )
+            logger.warning("descriptions directory %s does not exist%s: every tool is described "
+                           "by its registered definition until it appears", self.directory,
+                           f" (resolved beside {origin})" if origin is not None else "")
 
     def signature(self, name: str) -> Signature | None:
         """The stat signature of the file describing ``name``, or None when there is none."""
@@ -407,11 +405,9 @@ class Definitions:
 
 def registered_content(tool: Tool) -> Hashable:
     """The fields ``registered_definition`` reads: equal for a mounted or proxied copy."""
-    return (
-        tool.name, tool.title, tool.description, repr(tool.parameters),
-        repr(tool.output_schema), repr(tool.annotations), repr(tool.execution),
-        repr(tool.task_config),
-    )
+    return (tool.name, tool.title, tool.description, repr(tool.parameters),
+            repr(tool.output_schema), repr(tool.annotations), repr(tool.execution),
+            repr(tool.task_config))
 
 
 def compact_json(value: Any) -> str:

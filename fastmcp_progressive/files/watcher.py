@@ -134,10 +134,9 @@ class DirectoryWatcher:
         with self._lock:
             if stop.is_set() or self._exiting:
                 return False
-            if not self._alive():
-                self._exiting = True  # decided under the lock, so start() sees it
-            else:
+            if self._alive():
                 return True
+            self._exiting = True  # decided under the lock, so start() sees it
         self._on_exit()  # after ``_exiting``: a start() from now on starts a new thread
         return False
 
