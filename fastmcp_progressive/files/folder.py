@@ -31,7 +31,6 @@ from __future__ import annotations
 import inspect
 import os
 import stat
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -131,11 +130,14 @@ class FolderScan:
         return {name: suffixes[0] for name, suffixes in self.present.items()}
 
 
-def scan_entries(entries: Iterable[str]) -> FolderScan:
-    """Sort a folder's entry names into description files per tool, in name order."""
+def read_folder(directory: Path) -> FolderScan:
+    """Sort the entries of ``directory`` (its top level only) into description files per
+    tool, in name order; raises ``OSError``."""
     present: dict[str, list[str]] = {}
     unusable: list[str] = []
-    for entry in entries:
+    with os.scandir(directory) as entries:
+        names = [entry.name for entry in entries]
+    for entry in names:
         found = _candidate(entry)
         if found is None:
             continue
@@ -146,12 +148,6 @@ def scan_entries(entries: Iterable[str]) -> FolderScan:
             unusable.append(entry)
     return FolderScan({stem: tuple(sorted(present[stem], key=SUFFIXES.index))
                        for stem in sorted(present)}, tuple(sorted(unusable)))
-
-
-def read_folder(directory: Path) -> FolderScan:
-    """Scan ``directory`` (its top level only); raises ``OSError``."""
-    with os.scandir(directory) as entries:
-        return scan_entries([entry.name for entry in entries])
 
 
 READ_ATTEMPTS = 3
