@@ -170,15 +170,13 @@ class ModePolicy:
             return known
         profile = profile_for(self.host_profiles, caller)
         chosen: str | None = profile.level if profile is not None else None
-        if self.full_clients and self._matches(caller.client_name, caller.client_version):
+        name, version = caller.client_name, caller.client_version
+        labels = (name, f"{name}/{version}") if version else (name,)
+        if any(fnmatch.fnmatchcase(label, pattern)
+               for pattern in self.full_clients for label in labels):
             chosen = "full"
         self._by_client[key] = matched = (chosen, profile, is_fastmcp_proxy(caller))
         return matched
-
-    def _matches(self, name: str, version: str | None) -> bool:
-        labels = (name, f"{name}/{version}") if version else (name,)
-        return any(fnmatch.fnmatchcase(label, pattern)
-                   for pattern in self.full_clients for label in labels)
 
     async def prepare(self, caller: Caller) -> None:
         """Ask the resolver about ``caller`` once, bounded and off the event loop, before

@@ -162,7 +162,9 @@ class DescriptionStore:
                 st = os.stat(f"{self._prefix}{name}{suffix}")
             except (OSError, ValueError):
                 continue
-            return (st.st_mtime_ns, st.st_size, st.st_ino, suffix, self._generation(name))
+            with self._lock:  # epoch and counts read together, never across a roll-over
+                generation = self._epoch + self._generations.get(name, 0)
+            return (st.st_mtime_ns, st.st_size, st.st_ino, suffix, generation)
         return None
 
     def signatures(self, names: Iterable[str] | None = None) -> dict[str, Signature]:
@@ -306,10 +308,6 @@ class DescriptionStore:
                 self._generations = {name: 1}
             else:
                 self._generations[name] = self._generations.get(name, 0) + 1
-
-    def _generation(self, name: str) -> int:
-        with self._lock:  # epoch and counts read together, never across a roll-over
-            return self._epoch + self._generations.get(name, 0)
 
     def cached(self) -> int:
         """How many names the LRU holds (a parsed file, a definition served, or both)."""

@@ -137,13 +137,19 @@ class ToolResolution:
             raise MCPError(code=INVALID_PARAMS,
                            message="params.arguments must be the complete arguments object")
         tool = await self.catalog.tool(ctx, name)
-        file_rules = self._rules(name) if tool is not None else None
-        if tool is None or (file_rules is None and name not in self.hooks):
+        file = self.store.lookup(name) if tool is not None else None
+        rules = (file.resolution if file is not None else None) or []
+        if tool is None or (not rules and name not in self.hooks):
             raise MCPError(code=INVALID_PARAMS, message=(
                 f"Tool {_echo(name)} cannot be resolved: no such tool, or its hints do not "
                 "depend on its arguments (use its static annotations)"))
-        await self._validate(tool, arguments)
-        hints = await self._resolve(tool, file_rules or [], arguments)
+        # checked as FastMCP's own validation of a call would check them, the check calls
+        # of callers without grants get (``access/arguments.py``)
+        problem = await self.checker.problem(tool, arguments)
+        if problem is not None:
+            raise MCPError(code=INVALID_PARAMS,
+                           message=f"Invalid arguments for tool {_echo(tool.name)}: {problem}")
+        hints = await self._resolve(tool, rules, arguments)
         result: dict[str, Any] = {"resultType": "complete", "name": name,
                                   "annotations": hints.wire()}
         stamp = server_info_stamp(ctx.fastmcp) if caller.era == "modern" else None
@@ -189,23 +195,11 @@ class ToolResolution:
                          exc_info=failed.__cause__ if failed.__cause__ else None)
         raise _untrustworthy(name)
 
-    def _rules(self, name: str) -> list[Rule] | None:
-        file = self.store.lookup(name)
-        return file.resolution if file is not None and file.resolution else None
-
     def _resolvable(self, name: str, sig: Signature | None) -> bool:
         if name in self.hooks:
             return True
         file = self.store.lookup_at(name, sig) if sig is not None else None
         return file is not None and bool(file.resolution)
-
-    async def _validate(self, tool: Tool, arguments: dict[str, Any]) -> None:
-        """Arguments checked as FastMCP's own validation of a call would check them, the
-        check calls of callers without grants get (``access/arguments.py``)."""
-        problem = await self.checker.problem(tool, arguments)
-        if problem is not None:
-            raise MCPError(code=INVALID_PARAMS,
-                           message=f"Invalid arguments for tool {_echo(tool.name)}: {problem}")
 
     def _log_once(self, name: str, source: str, what: str) -> None:
         key = (name, f"{source} {what}", self.store.signature(name))
