@@ -410,8 +410,8 @@ class Gate:
         shown = call.server.shown
         if shown is not None and not await shown(tool):
             return UNKNOWN
-        definition = self.definitions.definition(tool, sig)
-        return Verdict("refuse", definition=definition, problem=problem)
+        return Verdict("refuse", definition=self.definitions.definition(tool, sig),
+                       problem=problem)
 
     def pinned(self, tool: Tool, sig: Signature | None) -> bool:
         """Whether ``tool`` is pinned "always load" (its file of signature ``sig``, tag or

@@ -192,8 +192,7 @@ def read_description(directory: Path, name: str, suffix: str, *,
     """
     if not safe_file_name(name) or suffix not in SUFFIXES:
         raise DescriptionError(f"{name + suffix!r} cannot name a description file")
-    path = directory / f"{name}{suffix}"
-    real = Path(os.path.realpath(path))
+    real = Path(os.path.realpath(directory / f"{name}{suffix}"))
     if real.parent != Path(os.path.realpath(directory)):
         raise DescriptionError("the file links outside the descriptions folder (only files "
                                "directly in it are read)")

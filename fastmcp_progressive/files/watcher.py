@@ -156,10 +156,9 @@ class DirectoryWatcher:
                     self._mark_ready()
                     stop.wait(self.wakeup)
                     continue
-                replaced = seen and previous != identity
                 try:
-                    self._watch(stop, identity, force_polling, replaced=replaced,
-                                resumed=failures > 0)
+                    self._watch(stop, identity, force_polling,
+                                replaced=seen and previous != identity, resumed=failures > 0)
                 except Exception as exc:  # inotify limits, permissions, a vanished dir
                     if _dir_identity(self.directory) != identity:
                         continue  # the directory went away under the OS watch
