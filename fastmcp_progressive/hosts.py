@@ -179,13 +179,12 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
         "fastmcp", None, max_tools=None, output_schema=True,
         host="FastMCP's Client (in memory, HTTP, stdio), FastMCP proxies' backend "
              "clients, Pydantic AI's MCPToolset, Agno's MCPTools",
-        evidence="https://github.com/jlowin/fastmcp src/fastmcp/client/client.py: the "
-                 "default client_info is Implementation(name=\"fastmcp\"); "
-                 "src/fastmcp/client/mixins/tools.py _parse_call_tool_result types "
-                 "result.data by the listed outputSchema and lists again when the called "
-                 "name is not in its listing (so does mcp's "
-                 "ClientSession.validate_tool_result); shared/notes/hosts.md: Agno 3.1 "
-                 "connects as fastmcp",
+        evidence="https://github.com/jlowin/fastmcp src/fastmcp/client/client.py: the default "
+                 "client_info is Implementation(name=\"fastmcp\"); "
+                 "src/fastmcp/client/mixins/tools.py _parse_call_tool_result types result.data by "
+                 "the listed outputSchema and lists again when the called name is not in its "
+                 "listing (so does mcp's ClientSession.validate_tool_result); "
+                 "shared/notes/hosts.md: Agno 3.1 connects as fastmcp",
     ),
     HostProfile(
         "mcp-use", None, max_tools=None, judged_by_arguments=True,
@@ -200,10 +199,9 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
     HostProfile(
         "codex-mcp-client", "full",
         host="Codex (CLI and IDE extension)",
-        evidence="https://github.com/openai/codex codex-rs: the constant "
-                 "CODEX_MCP_CLIENT_NAME (also its User-Agent codex-mcp-client/<version>); "
-                 "defers MCP tools at >= 100 tools or >= 2,000 schema tokens "
-                 "(codex-rs/core/src/mcp_tool_exposure.rs)",
+        evidence="https://github.com/openai/codex codex-rs: the constant CODEX_MCP_CLIENT_NAME "
+                 "(also its User-Agent codex-mcp-client/<version>); defers MCP tools at >= 100 "
+                 "tools or >= 2,000 schema tokens (codex-rs/core/src/mcp_tool_exposure.rs)",
     ),
     HostProfile(
         "cursor-vscode", "full", max_tools=40,

@@ -16,7 +16,7 @@ Example:
     try:
         out = await call_hook(hook, arguments, timeout=1.0, limiter=limiter)
     except HookFailed as failed:
-        logger.error("hook failed: %s", failed.reason)
+        logger.error("hook failed: %s", failed)
     ```
 """
 
@@ -34,11 +34,8 @@ HOOK_THREADS = 4
 
 
 class HookFailed(Exception):
-    """A hook did not give an answer: it raised, or ran past its time limit."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    """A hook did not give an answer: it raised, or ran past its time limit (its message:
+    the short reason)."""
 
 
 def hook_limiter() -> anyio.CapacityLimiter:

@@ -185,10 +185,9 @@ class ModePolicy:
             return
         try:
             out = await call_hook(self.resolver, self._description(caller),
-                                  timeout=self.resolver_timeout,
-                                  limiter=self._resolver_threads)
+                                  timeout=self.resolver_timeout, limiter=self._resolver_threads)
         except HookFailed as failed:
-            _prepared.set((self, caller, self._failed(failed.reason, failed.__cause__)))
+            _prepared.set((self, caller, self._failed(str(failed), failed.__cause__)))
             return
         _prepared.set((self, caller, self._checked(out)))
 

@@ -68,8 +68,7 @@ def anchored(folder: str | os.PathLike[str]) -> tuple[Path, Path | None]:
     logger.warning(
         "descriptions_dir %r is relative and the code building the middleware (%s) is not a "
         "file on disk, so it is resolved in the working directory: serving %s. Pass an "
-        "absolute path to serve another folder", os.fspath(folder), source or "unknown",
-        served)
+        "absolute path to serve another folder", os.fspath(folder), source or "unknown", served)
     return served, None
 
 

@@ -377,8 +377,7 @@ class Definitions:
     """
 
     def __init__(self, folder: DescriptionStore | str | os.PathLike[str] | None, *,
-                 origin: Path | None = None,
-                 cache_size: int = CacheSettings.definitions) -> None:
+                 origin: Path | None = None, cache_size: int = CacheSettings.definitions) -> None:
         self.store = (folder if isinstance(folder, DescriptionStore)
                       else DescriptionStore(folder, origin=origin, cache_size=cache_size))
 

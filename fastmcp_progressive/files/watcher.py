@@ -169,10 +169,9 @@ class DirectoryWatcher:
                         continue
                     failures += 1  # polling failed too: retry both, with backoff
                     if failures == 1:
-                        logger.error(
-                            "description watcher for %s failed (%s); edits are still served "
-                            "on the next read, and clients are notified again once it "
-                            "recovers (retrying)", self.directory, exc)
+                        logger.error("description watcher for %s failed (%s); edits are "
+                                     "still served on the next read, and clients are notified "
+                                     "again once it recovers (retrying)", self.directory, exc)
                     force_polling = None
                     stop.wait(min(self.wakeup * 2 ** min(failures, 8), RETRY_MAX_SECONDS))
                     continue

@@ -191,8 +191,7 @@ class ToolResolution:
             self._log_once(name, "resolver hook", f"returned something that is not hints: {exc}")
         except HookFailed as failed:
             logger.error("tool resolution of %r refused: its resolver hook %s (answered "
-                         "-32603)", name, failed.reason,
-                         exc_info=failed.__cause__ if failed.__cause__ else None)
+                         "-32603)", name, failed, exc_info=failed.__cause__)
         raise _untrustworthy(name)
 
     def _resolvable(self, name: str, sig: Signature | None) -> bool:
