@@ -112,8 +112,7 @@ class ToolResolution:
         ``known``: the listing's file signatures (only the others are stat'ed)."""
         if not advertised(caller):
             return tools
-        signatures = (self.store.signatures_known([tool.name for tool in tools], known)
-                      if self.store.directory is not None else {})
+        signatures = self.store.signatures_known([tool.name for tool in tools], known)
         return [with_meta(tool, RESOLUTION_EXTENSION_ID, dict(RESOLVABLE_META))
                 if self._resolvable(tool.name, signatures.get(tool.name)) else tool
                 for tool in tools]
