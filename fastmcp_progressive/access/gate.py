@@ -351,8 +351,9 @@ class Gate:
             return RUN  # rule 0: FastMCP's call path resolves the name
         caller, server = call.caller, call.server
         found = call.found if call.found is not None else Found(None, call.name)
-        if found.bridge == "bridge":  # a dispatch is not noted as engagement: a host with
-            note_bridge_call(caller)  # a session per call stays unfollowable
+        # a bridge call engages; a dispatch does not (a session per call stays unfollowable)
+        if found.bridge == "bridge":
+            note_bridge_call(caller)
         if found.bridge is not None:
             return Verdict(found.bridge)
         name, tool = found.name, found.tool

@@ -326,7 +326,7 @@ class GrantStore:
 
     def _memory_entry(self, caller: Caller, *, create: bool) -> _SessionGrants | None:
         """What this process keeps for a session (or the shared anonymous set), its TTL
-        slid; None for a caller whose grants live in a store."""
+        slid; None when nothing is kept (made when ``create``) or grants live elsewhere."""
         key = caller.key if caller.kind == "session" else _SHARED_ANONYMOUS_KEY
         if caller.kind not in ("session", "anonymous") or key is None:
             return None
