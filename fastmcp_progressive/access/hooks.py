@@ -43,12 +43,6 @@ def hook_limiter() -> anyio.CapacityLimiter:
     return anyio.CapacityLimiter(HOOK_THREADS)
 
 
-def is_async(hook: Callable[..., Any]) -> bool:
-    """Whether calling ``hook`` gives a coroutine (an ``async def`` or async ``__call__``)."""
-    return inspect.iscoroutinefunction(hook) or inspect.iscoroutinefunction(
-        getattr(hook, "__call__", None))  # noqa: B004 - an object's async __call__
-
-
 async def call_hook(hook: Callable[[Any], Any], argument: Any, *, timeout: float,
                     limiter: anyio.CapacityLimiter) -> Any:
     """``hook(argument)``, awaited when it gives an awaitable, within ``timeout`` seconds;
@@ -58,7 +52,8 @@ async def call_hook(hook: Callable[[Any], Any], argument: Any, *, timeout: float
     out: Any = None
     try:
         with anyio.move_on_after(timeout) as scope:
-            if is_async(hook):
+            if inspect.iscoroutinefunction(hook) or inspect.iscoroutinefunction(
+                    getattr(hook, "__call__", None)):  # noqa: B004 - an object's async __call__
                 out = hook(argument)
             else:
                 out = await anyio.to_thread.run_sync(hook, argument, limiter=limiter,
