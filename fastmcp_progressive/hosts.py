@@ -253,9 +253,8 @@ def is_fastmcp_proxy(caller: CallerFacts) -> bool:
 
 
 def profile_for(profiles: Iterable[HostProfile], caller: CallerFacts) -> HostProfile | None:
-    """The first profile ``caller`` matches, or None when none does."""
-    if caller.client_name is None:
-        return None
+    """The first profile ``caller`` matches, or None when none does (a caller that sent no
+    client name matches none)."""
     return next((profile for profile in profiles if profile.matches(caller)), None)
 
 

@@ -151,9 +151,7 @@ class DescriptionStore:
             found = self._stat_first(name, known)
             if found is not None:
                 return found
-        if not safe_file_name(name):
-            return None
-        return self._stat_first(name, SUFFIXES)
+        return self._stat_first(name, SUFFIXES) if safe_file_name(name) else None
 
     def _stat_first(self, name: str, suffixes: Sequence[str]) -> Signature | None:
         """The signature of the first of ``name``'s files (in ``suffixes``' order) found."""
