@@ -94,9 +94,8 @@ class DirectoryWatcher:
         if thread is not None and not self._exiting and thread.is_alive():
             return False
         with self._lock:
-            if self._broken:
-                return False
-            if self._thread is not None and self._thread.is_alive() and not self._exiting:
+            if self._broken or (self._thread is not None and self._thread.is_alive()
+                                and not self._exiting):
                 return False
             self._stop = threading.Event()
             self._exiting = False
