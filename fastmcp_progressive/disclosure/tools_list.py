@@ -81,7 +81,7 @@ class ToolsList:
         # our bridges as listings show them, built once with the components (constants)
         self._listed_dispatch = _listed_dispatch(components)
         self._plain_bridge = _plain_bridge(components)
-        self._listers: dict[tuple[Level, bool], Lister] = {(lister.level, False): lister}
+        self._listers: dict[tuple[Level, bool], Lister] = {(lister.settings.level, False): lister}
         self._bridge_copy: tuple[tuple[str, ...], Tool] | None = None
         self._shown: dict[Lister, tuple[tuple[Tool, ...], Tool | None, Tool | None,
                                         tuple[Tool, ...], tuple[Tool, ...]]] = {}
@@ -103,7 +103,7 @@ class ToolsList:
                 return self._mark(ctx, caller, own)
             # a host that defers tools itself but takes fewer than this server lists: in
             # full it would drop tools unseen, so it gets the capped progressive listing
-            level = self.lister.level
+            level = self.lister.settings.level
         exempt = self.gate.exempt_tools
         if ctx is not None:
             exempt |= await gateways_of(ctx.fastmcp)
@@ -165,7 +165,7 @@ class ToolsList:
     def _budgeted(self, tools: Sequence[Tool]) -> bool:
         """Whether a listing of ``tools`` (ours left out) at the server's level, with the
         bridge, is above the server's budget."""
-        budget = self.cap.limit(None, self.lister.level, len(tools))
+        budget = self.cap.limit(None, self.lister.settings.level, len(tools))
         return budget is not None and len(tools) + 1 > budget
 
     def _with_bridges(self, lister: Lister, reduced: tuple[Tool, ...], *,
