@@ -50,7 +50,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from fastmcp_progressive.access.caller import Caller
-from fastmcp_progressive.disclosure.groups import GROUPING_EXTENSION_ID
+from fastmcp_progressive.disclosure.groups import advertised
 from fastmcp_progressive.disclosure.listing import NO_FILE_FACTS, FileFacts, Lister
 from fastmcp_progressive.fastmcp_internals import on_connection_close, server_running
 from fastmcp_progressive.files.watcher import DirectoryWatcher
@@ -242,7 +242,7 @@ class LegacySessions:
         if caller.kind != "session" or caller.key is None:
             return False
         key = caller.key
-        groups = isinstance(caller.extensions.get(GROUPING_EXTENSION_ID), Mapping)
+        groups = advertised(caller)
         with self._lock:
             known = self._live.get(key)
             if known is not None:

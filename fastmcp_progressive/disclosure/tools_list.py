@@ -78,9 +78,11 @@ class ToolsList:
         self.hot_reload = HotReload(
             lister, on_start=lister.preload if lister.settings.preload else lambda: None)
         self.net_cost = NetCost(components, instructions)
-        # our bridges as listings show them, built once with the components (constants)
-        self._listed_dispatch = _listed_dispatch(components)
-        self._plain_bridge = _plain_bridge(components)
+        # our bridges as listings show them, built once with the components (constants):
+        # the bridge uncapped offers ``tools`` and ``query`` (its ``groups`` and ``queries``
+        # are offered where most tools are not listed by name)
+        self._listed_dispatch = _listed(components.dispatch, ("name", "arguments"), whole=True)
+        self._plain_bridge = _listed(components.bridge, ("tools", "query"))
         self._listers: dict[tuple[Level, bool], Lister] = {(lister.settings.level, False): lister}
         self._bridge_copy: tuple[tuple[str, ...], Tool] | None = None
         self._shown: dict[Lister, tuple[tuple[Tool, ...], Tool | None, Tool | None,
@@ -144,17 +146,14 @@ class ToolsList:
         budgeted server costs more than it saves); none when that listing is budgeted. The
         catalog is listed once per process (a proxy: one more upstream ``tools/list``), and
         not at all when this caller's view is budgeted already (the catalog holds it)."""
-        if self._budgeted([t for t in tools if not self.components.is_ours(t)]):
-            self.net_cost.skip()
-            return
-        try:
-            catalog = await whole_catalog(ctx.fastmcp)
-        except Exception:
-            logger.debug("listing the catalog for the net-cost check failed", exc_info=True)
-            self.net_cost.skip()
-            return
-        catalog = [t for t in catalog if not self.components.is_ours(t)]
-        if self._budgeted(catalog):  # a budgeted listing always saves
+        catalog: list[Tool] | None = None
+        if not self._budgeted([t for t in tools if not self.components.is_ours(t)]):
+            try:
+                catalog = [t for t in await whole_catalog(ctx.fastmcp)
+                           if not self.components.is_ours(t)]
+            except Exception:
+                logger.debug("listing the catalog for the net-cost check failed", exc_info=True)
+        if catalog is None or self._budgeted(catalog):  # a budgeted listing always saves
             self.net_cost.skip()
             return
         with self.lister.holding_preload():
@@ -267,8 +266,7 @@ class ToolsList:
         description = bridge_description_with_groups(list(lines), self.components.dispatch_name)
         schema = listed_bridge_schema(bridge, ("tools", "groups", "query", "queries") if lines
                                       else ("tools", "query", "queries"))
-        copy = ListedTool.of(bridge, {"description": description, "parameters": schema,
-                                      "strip_noise": True})
+        copy = ListedTool.of(bridge, {"description": description, "parameters": schema})
         self._bridge_copy = (lines, copy)
         return copy
 
@@ -280,21 +278,13 @@ def describe_members(group: str, tools: Sequence[Tool], count: int = 3) -> str:
     return f"{len(tools)} tools ({', '.join(names)}{more})" if tools else "nested groups"
 
 
-def _listed_dispatch(components: DisclosureComponents) -> Tool | None:
-    """The dispatch bridge as a capped listing shows it (no name-derived title)."""
-    dispatch = components.dispatch
-    if dispatch is None:
-        return None
-    schema = {**dispatch.parameters, **listed_bridge_schema(dispatch, ("name", "arguments"))}
-    return ListedTool.of(dispatch, {"parameters": schema, "strip_noise": True})
-
-
-def _plain_bridge(components: DisclosureComponents) -> Tool | None:
-    """The bridge as an uncapped listing shows it: ``tools`` and ``query`` (its ``groups``
-    and ``queries`` are offered where most tools are not listed by name), without the
-    name-derived title and the empty tags FastMCP adds: every client is sent it."""
-    bridge = components.bridge
+def _listed(bridge: Tool | None, arguments: tuple[str, ...], *, whole: bool = False
+            ) -> Tool | None:
+    """A bridge as a listing shows it, offering ``arguments`` (``whole``: over the rest of
+    its registered schema), without the name-derived title and the empty tags FastMCP adds
+    (a listed copy strips them): every client is sent it."""
     if bridge is None:
         return None
-    schema = listed_bridge_schema(bridge, ("tools", "query"))
-    return ListedTool.of(bridge, {"parameters": schema, "strip_noise": True})
+    schema = listed_bridge_schema(bridge, arguments)
+    return ListedTool.of(bridge, {"parameters": {**bridge.parameters, **schema} if whole
+                                  else schema})
