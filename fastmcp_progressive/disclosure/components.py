@@ -109,37 +109,25 @@ class DisclosureComponents:
         return await self._read(get_context(), payloads.resource_uri_for(tools.split(","))
                                 if tools else payloads.DESCRIPTIONS_URI)
 
-    def is_bridge(self, tool: Tool | None) -> bool:
-        """Whether a listed ``tool`` is our bridge (or a copy of it: ``same_component``)."""
-        return same_component(tool, self.bridge)
-
-    def is_dispatch(self, tool: Tool | None) -> bool:
-        """Whether a listed ``tool`` is our dispatch bridge (or a copy of it)."""
-        return same_component(tool, self.dispatch)
-
     def is_ours(self, tool: Tool | None) -> bool:
-        """Whether a listed ``tool`` is one of our bridges (not one of the user's tools)."""
-        return self.is_bridge(tool) or self.is_dispatch(tool)
+        """Whether a listed ``tool`` is one of our bridges, or a copy of one
+        (``same_component``), not one of the user's tools."""
+        return same_component(tool, self.bridge) or same_component(tool, self.dispatch)
 
     def shown(self, listed: Any, kind: Literal["resource", "template"] | None, *,
               full: bool) -> Any:
         """A prompt, resource or template listing as a client is shown it: one descriptions
         entry, ours when listed (``one_descriptions_entry``), and for a client served in
-        ``full`` none of what teaches the workflow (``without_teaching``)."""
+        ``full`` none of our guidance prompt and descriptions resource: their texts teach the
+        progressive workflow (``describe_tools``, the refusal), which such a client's listing
+        and calls never show. Reads still answer."""
         if kind == "resource":
             listed = one_descriptions_entry(listed, lambda r: str(r.uri),
                                             partial(same_component, ours=self.resource))
         elif kind == "template":
             listed = one_descriptions_entry(listed, lambda t: t.uri_template,
                                             partial(same_component, ours=self.template))
-        return self.without_teaching(listed) if full else listed
-
-    def without_teaching(self, listed: Any) -> Any:
-        """``listed`` without our guidance prompt and descriptions resource, for a client
-        served in full: their texts teach the progressive workflow (``describe_tools``,
-        the refusal), which such a client's listing and calls never show. Reads still
-        answer."""
-        if not isinstance(listed, Sequence):
+        if not full or not isinstance(listed, Sequence):
             return listed
         ours = [part for part in (self.resource, self.template, self.prompt) if part is not None]
         return [item for item in listed if not any(same_component(item, p) for p in ours)]

@@ -234,7 +234,6 @@ class Describer:
             dispatch=self.answer_dispatch, dispatch_name=dispatch_name,
         )
 
-    # -- resources/read ------------------------------------------------------------------
     async def read(self, ctx: Context, uri: str) -> str:
         """The JSON text answering a read of ``uri`` (through a parent that mounted us too)."""
         selection = parse_selection(uri, limit=self.max_tools_per_read)
@@ -305,7 +304,6 @@ class Describer:
             return  # every listing of this server fits this caller's cap (and a bridge)
         await self.cap.add(caller, names, limit, partial(state_storage, ctx))
 
-    # -- describe_tools --------------------------------------------------------------------
     async def answer_bridge(self, ctx: Context, arguments: dict[str, Any] | None
                             ) -> ToolResult:
         """``describe_tools``: the definitions it names (``tools``) and finds (``query``),
@@ -404,11 +402,9 @@ class Describer:
 
     async def answer_groups_list(self, ctx: Context, params: Any) -> dict[str, Any]:
         """``groups/list``: the groups of the tools this caller may see, one page."""
-        server = ctx.fastmcp
-        groups = self.groups.listed(await self.visible_tools(ctx), server)
-        return self.groups.page(groups, params, server, caller_of(ctx))
+        groups = self.groups.listed(await self.visible_tools(ctx), ctx.fastmcp)
+        return self.groups.page(groups, params, ctx.fastmcp, caller_of(ctx))
 
-    # -- run_tool ----------------------------------------------------------------------------
     async def answer_dispatch(self, ctx: Context, arguments: dict[str, Any] | None
                               ) -> ToolResult:
         """Run the tool ``arguments["name"]`` names through FastMCP's own ``call_tool``:
@@ -457,7 +453,6 @@ class Describer:
                                self.gate.modes.level(caller), largest)
         return limit is not None and largest >= limit
 
-    # -- the teaching refusal ----------------------------------------------------------------
     def refusal(self, ctx: Context, name: str, definition: dict[str, Any], *,
                 problem: str | None = None, mounted: bool = True) -> ToolResult:
         """The teaching refusal, in the names a parent that mounted us shows (a hashed

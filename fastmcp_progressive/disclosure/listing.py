@@ -1,9 +1,6 @@
 """Reducing tools for ``tools/list``: a one-line description and a stripped input schema.
 
-Levels (``ProgressiveDisclosure(listing=ListingSettings(level=...))``, the schemas in
-``listed_schema.py``): ``"typed"`` (default: every argument with a plain JSON type, and
-``required``), ``"skeleton"`` (also enums and nested objects) and ``"minimal"`` (no
-properties: only for clients known to pass undeclared arguments).
+Levels: ``ListingSettings.level`` says what each shows, ``listed_schema.py`` builds them.
 
 A tool pinned "always load" (``files/store.py:is_pinned``) is listed as registered at every level.
 

@@ -40,7 +40,7 @@ from fastmcp_progressive.disclosure.bridge import (
     bridge_description_with_groups,
     listed_bridge_schema,
 )
-from fastmcp_progressive.disclosure.components import DisclosureComponents
+from fastmcp_progressive.disclosure.components import DisclosureComponents, same_component
 from fastmcp_progressive.disclosure.cost import NetCost
 from fastmcp_progressive.disclosure.groups import Groups
 from fastmcp_progressive.disclosure.hot_reload import HotReload
@@ -184,11 +184,11 @@ class ToolsList:
             shown.append(bridge)  # e.g. a search transform replaced the listing
         if dispatch is not None:
             shown = [t for t in shown
-                     if t.name != dispatch.name or not self.components.is_dispatch(t)]
+                     if t.name != dispatch.name or not same_component(t, dispatch)]
         plain = shown
         if bridge is not None and (plain_bridge := self._plain_bridge) is not None:
             plain = [plain_bridge if t.name == bridge.name
-                     and self.components.is_bridge(t) else t for t in shown]
+                     and same_component(t, bridge) else t for t in shown]
         if remember:
             self._shown[lister] = (reduced, bridge, dispatch, tuple(shown), tuple(plain))
         return tuple(shown), tuple(plain)
