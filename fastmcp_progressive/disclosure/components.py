@@ -155,9 +155,8 @@ class DisclosureComponents:
         uri = str(self.resource.uri)
         if await local.get_resource(uri) is None:
             added(self.resource, server.add_resource, local.remove_resource, uri)
-        templates = await local.list_resource_templates()
         key = self.template.uri_template
-        if all(t.uri_template != key for t in templates):
+        if all(t.uri_template != key for t in await local.list_resource_templates()):
             added(self.template, server.add_template, local.remove_template, key)
         for tool in (self.bridge, self.dispatch):
             if tool is not None:

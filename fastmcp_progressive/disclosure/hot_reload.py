@@ -88,17 +88,10 @@ class HotReload:
         self.last_server: Callable[[], Any] = lambda: None
         self._lines: dict[str, FileFacts | None] = {}
         self._lines_lock = threading.Lock()
-        self.watcher: DirectoryWatcher | None = None
-        if store.directory is not None:
-            self.watcher = DirectoryWatcher(
-                store.directory,
-                on_change=self._changed,
-                on_ready=self._baseline,
-                alive=self._alive,
-                on_exit=self._watcher_stopped,
-                on_start=on_start,  # the listing's preload, first
-                wakeup=wakeup,
-            )
+        # its first job: ``on_start``, the listing's preload
+        self.watcher = None if store.directory is None else DirectoryWatcher(
+            store.directory, on_change=self._changed, on_ready=self._baseline,
+            alive=self._alive, on_exit=self._watcher_stopped, on_start=on_start, wakeup=wakeup)
 
     def observe(self, ctx: Any, caller: Caller) -> None:
         """Called for an inbound message whose caller is not ``settled`` (``caller``: its

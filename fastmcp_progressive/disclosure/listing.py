@@ -256,14 +256,8 @@ class _LastListing:
 class Lister:
     """Turns the tools a listing would show into their reduced, memoized form."""
 
-    def __init__(
-        self,
-        store: DescriptionStore,
-        settings: ListingSettings | None = None,
-        *,
-        cache_size: int = CacheSettings.listing,
-        output_schemas: bool = False,
-    ) -> None:
+    def __init__(self, store: DescriptionStore, settings: ListingSettings | None = None, *,
+                 cache_size: int = CacheSettings.listing, output_schemas: bool = False) -> None:
         self.settings = settings or ListingSettings()
         self.output_schemas = output_schemas
         """Whether listed copies keep the tool's ``outputSchema`` (else dropped)."""
