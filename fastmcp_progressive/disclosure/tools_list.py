@@ -95,7 +95,7 @@ class ToolsList:
             return tools
         caller = caller_of(ctx)
         level = self.gate.modes.level(caller)
-        bridge, dispatch = self.components.bridge, self.components.dispatch
+        bridge = self.components.bridge
         profile = self.gate.modes.profile(caller)
         limit: int | None = None
         if level == "full":
@@ -106,10 +106,9 @@ class ToolsList:
             # a host that defers tools itself but takes fewer than this server lists: in
             # full it would drop tools unseen, so it gets the capped progressive listing
             level = self.lister.settings.level
-        exempt = self.gate.exempt_tools
+        exempt = self.gate.exempt_tools | self.components.names
         if ctx is not None:
             exempt |= await gateways_of(ctx.fastmcp)
-        exempt |= {t.name for t in (bridge, dispatch) if t is not None}
         lister = self._lister(level, profile is not None and profile.output_schema)
         with self.lister.holding_preload():  # the files this listing needs: parsed here, once
             reduced, signatures = lister.reduced(tools, exempt)
@@ -226,7 +225,7 @@ class ToolsList:
                       reduced: Sequence[Tool], limit: int) -> list[Tool]:
         """At most ``limit`` entries: pinned and exempt tools, the bridges, then the tools
         this caller keeps in its listing (or this server's most called), in listing order."""
-        ours = {n for n in (self.components.bridge_name, self.components.dispatch_name) if n}
+        ours = self.components.names
         registered = {t.name: t for t in tools}
         fixed: set[str] = set()
         candidates: list[str] = []
@@ -237,11 +236,8 @@ class ToolsList:
                 fixed.add(shown.name)  # pinned or exempt: listed as registered
             else:
                 candidates.append(shown.name)
-        bridges: list[Tool] = []
-        if self.components.bridge is not None:
-            bridges.append(await self._bridge_naming_groups(ctx, tools))
-        if self._listed_dispatch is not None:
-            bridges.append(self._listed_dispatch)
+        bridges = [t for t in (await self._bridge_naming_groups(ctx, tools),
+                               self._listed_dispatch) if t is not None]
         slots = limit - len(fixed) - len(bridges)
         chosen = set(await self.cap.choose(caller, candidates, slots,
                                            partial(state_storage, ctx)))
@@ -249,11 +245,12 @@ class ToolsList:
                 if t.name not in ours and (t.name in fixed or t.name in chosen)]
         return [*kept, *bridges]
 
-    async def _bridge_naming_groups(self, ctx: Context, tools: Sequence[Tool]) -> Tool:
+    async def _bridge_naming_groups(self, ctx: Context, tools: Sequence[Tool]) -> Tool | None:
         """The bridge as a capped listing shows it: its description names every group the
         caller may see, one line each (none: no ``groups`` argument, no header)."""
         bridge = self.components.bridge
-        assert bridge is not None
+        if bridge is None:
+            return None
         visible = await self.catalog.keep_visible(
             ctx, [t for t in tools if not self.components.is_ours(t)])
         members = self.groups.members(visible, ctx.fastmcp)
