@@ -209,8 +209,7 @@ class ProgressiveDisclosure(Middleware):
         context: MiddlewareContext[mt.ListToolsRequest],
         call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
     ) -> Sequence[Tool]:
-        tools = await call_next(context)
-        return await self._tools_list.answer(context.fastmcp_context, tools)
+        return await self._tools_list.answer(context.fastmcp_context, await call_next(context))
 
     async def on_list_prompts(self, context: MiddlewareContext[Any],
                               call_next: CallNext[Any, Any]) -> Any:

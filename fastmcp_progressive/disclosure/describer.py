@@ -360,8 +360,7 @@ class Describer:
         by_name = {tool.name: tool for tool in visible}
         answer = found(query.texts, ranked, named, room,
                        lambda name: len(self.definitions.for_tool(by_name[name])[1]))
-        full = answer.full
-        chosen = [*dict.fromkeys([*named, *full])]
+        chosen = [*dict.fromkeys([*named, *answer.full])]
         described = (await self.describe(  # the ranked tools were just found: not again
             ctx, selection_from_names(chosen, limit=self.max_tools_per_read), prefix=prefix,
             seen=by_name) if chosen else Described({}))

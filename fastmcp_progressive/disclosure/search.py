@@ -267,8 +267,7 @@ class ToolSearch:
         kept = self._documents.get(tool)
         if kept is not None and kept.signature == sig:
             return kept
-        definition, _ = self.definitions.for_tool(tool)
-        text = document(definition, self._line_of(tool, sig))
+        text = document(self.definitions.for_tool(tool)[0], self._line_of(tool, sig))
         digest = hashlib.blake2b(f"{tool.name}\0{text}".encode("utf-8", "surrogatepass"),
                                  digest_size=16).digest()
         made = Document(sig, tool.name, text, digest)

@@ -156,8 +156,8 @@ class ToolsList:
             self.net_cost.skip()
             return
         with self.lister.holding_preload():
-            reduced = self.lister.reduce(catalog, exempt, remember=False)
-        _, plain = self._with_bridges(self.lister, tuple(reduced), remember=False)
+            reduced, _ = self.lister.reduced(catalog, exempt, remember=False)
+        _, plain = self._with_bridges(self.lister, reduced, remember=False)
         await self.net_cost.check(catalog, plain)
 
     def _budgeted(self, tools: Sequence[Tool]) -> bool:
@@ -238,8 +238,7 @@ class ToolsList:
                 candidates.append(shown.name)
         bridges = [t for t in (await self._bridge_naming_groups(ctx, tools),
                                self._listed_dispatch) if t is not None]
-        slots = limit - len(fixed) - len(bridges)
-        chosen = set(await self.cap.choose(caller, candidates, slots,
+        chosen = set(await self.cap.choose(caller, candidates, limit - len(fixed) - len(bridges),
                                            partial(state_storage, ctx)))
         kept = [t for t in reduced
                 if t.name not in ours and (t.name in fixed or t.name in chosen)]
