@@ -33,10 +33,9 @@ def announce(result: Any, level: Level, bridge_name: str | None,
     if not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):
         return result
     full = level == "full"
-    base = result.instructions or ""
-    joined = base
-    if instructions and not full and instructions not in base:
-        joined = f"{base}\n\n{instructions}" if base else instructions
+    joined = result.instructions or ""
+    if instructions and not full and instructions not in joined:
+        joined = f"{joined}\n\n{instructions}" if joined else instructions
     capabilities = result.capabilities
     extensions = {**(capabilities.extensions or {}), payloads.EXTENSION_ID: {
         "resource": payloads.DESCRIPTIONS_URI, "listing": level,

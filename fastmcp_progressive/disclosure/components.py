@@ -47,13 +47,13 @@ from fastmcp.resources.function_resource import FunctionResource
 from fastmcp.resources.template import ResourceTemplate
 from fastmcp.server.context import Context
 from fastmcp.server.dependencies import get_context
-from fastmcp.tools.base import Tool, ToolResult
+from fastmcp.tools.base import Tool
 from fastmcp.utilities.components import FastMCPComponent
 
 from fastmcp_progressive import payloads
 from fastmcp_progressive.access.gate import Bridge
 from fastmcp_progressive.caches import per_server
-from fastmcp_progressive.disclosure.bridge import bridge_tool, dispatch_tool
+from fastmcp_progressive.disclosure.bridge import Answer, bridge_tool, dispatch_tool
 from fastmcp_progressive.fastmcp_internals import local_component
 from fastmcp_progressive.payloads import is_descriptions_uri
 
@@ -61,7 +61,6 @@ TEMPLATE_URI = payloads.DESCRIPTIONS_URI + "{?tools}"
 """The descriptions resource as an RFC 6570 template, so FastMCP and proxies match queries."""
 
 ReadAnswer = Callable[[Context, str], Awaitable[str]]
-BridgeAnswer = Callable[[Context, dict[str, Any] | None], Awaitable[ToolResult]]
 
 
 class BridgeNameTaken(ValueError):
@@ -71,8 +70,8 @@ class BridgeNameTaken(ValueError):
 class DisclosureComponents:
     """The descriptions resource and template, the bridge tool and the guidance prompt."""
 
-    def __init__(self, *, read: ReadAnswer, bridge: BridgeAnswer, bridge_name: str | None,
-                 prompt: Prompt | None, dispatch: BridgeAnswer, dispatch_name: str | None
+    def __init__(self, *, read: ReadAnswer, bridge: Answer, bridge_name: str | None,
+                 prompt: Prompt | None, dispatch: Answer, dispatch_name: str | None
                  ) -> None:
         self._read = read
         self.resource = FunctionResource.from_function(

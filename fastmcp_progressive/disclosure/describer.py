@@ -291,9 +291,8 @@ class Describer:
 
     async def _list_described(self, ctx: Context, names: list[str]) -> None:
         """Put tools just described in a followable caller's capped listing, without
-        ``notifications/tools/list_changed``: Semantic Kernel's MCP plugins deadlock on it
-        (their message handler awaits ``tools/list``). A host that re-lists on its own sees
-        them there; the others call them through ``run_tool`` (``toolcap.py``)."""
+        ``notifications/tools/list_changed`` (``toolcap.py`` says why, and how hosts that
+        never re-list reach them)."""
         largest = self.cap.largest_listing
         if not names or 0 < largest <= self.cap.uncapped_size:
             return  # every listing of this server fits every cap

@@ -145,9 +145,10 @@ class ToolCap:
 
     def popular(self, candidates: Sequence[str], count: int,
                 skip: Collection[str] = ()) -> list[str]:
-        """The ``count`` most called of ``candidates`` (ties: listing order), by the call
-        counts as of the last snapshot: taken at most every ``POPULAR_REFRESH`` seconds, so
-        a listing never changes as a side effect of one connection's own calls."""
+        """The ``count`` most called of ``candidates`` (ties: listing order, kept by a stable
+        sort), by the call counts as of the last snapshot: taken at most every
+        ``POPULAR_REFRESH`` seconds, so a listing never changes as a side effect of one
+        connection's own calls."""
         if count <= 0:
             return []
         now = time.monotonic()
@@ -155,9 +156,7 @@ class ToolCap:
             if now - self._snapshot_at >= POPULAR_REFRESH:
                 self._snapshot, self._snapshot_at = dict(self._calls), now
             calls = self._snapshot
-        order = {name: i for i, name in enumerate(candidates)}
-        ranked = sorted((n for n in candidates if n not in skip),
-                        key=lambda n: (-calls.get(n, 0), order[n]))
+        ranked = sorted((n for n in candidates if n not in skip), key=lambda n: -calls.get(n, 0))
         return ranked[:count]
 
     async def choose(self, caller: Caller, candidates: Sequence[str], slots: int,
