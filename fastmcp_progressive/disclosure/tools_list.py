@@ -85,8 +85,7 @@ class ToolsList:
         self._plain_bridge = _listed(components.bridge, ("tools", "query"))
         self._listers: dict[tuple[Level, bool], Lister] = {(lister.settings.level, False): lister}
         self._bridge_copy: tuple[tuple[str, ...], Tool] | None = None
-        self._shown: dict[Lister, tuple[tuple[Tool, ...], Tool | None, Tool | None,
-                                        tuple[Tool, ...], tuple[Tool, ...]]] = {}
+        self._shown: dict[Lister, tuple[tuple[Tool, ...], ...]] = {}  # reduced, shown, plain
 
     async def answer(self, ctx: Context | None, tools: Sequence[Tool]) -> Sequence[Tool]:
         """What the caller of ``ctx``'s request is shown of ``tools`` (FastMCP's listing);
@@ -173,11 +172,10 @@ class ToolsList:
         shows it (``_plain_bridge``). The lister keeps ``reduced`` as one object while
         nothing changes, so both are derived once per change, not per listing (they depend
         on no caller; one per lister)."""
+        known = self._shown.get(lister)  # our bridges are made once, with the components
+        if known is not None and known[0] is reduced:
+            return known[1], known[2]
         bridge, dispatch = self.components.bridge, self.components.dispatch
-        known = self._shown.get(lister)
-        if (known is not None and known[0] is reduced and known[1] is bridge
-                and known[2] is dispatch):
-            return known[3], known[4]
         shown = list(reduced)
         if bridge is not None and all(t.name != bridge.name for t in reduced):
             shown.append(bridge)  # e.g. a search transform replaced the listing
@@ -189,7 +187,7 @@ class ToolsList:
             plain = [plain_bridge if t.name == bridge.name
                      and same_component(t, bridge) else t for t in shown]
         if remember:
-            self._shown[lister] = (reduced, bridge, dispatch, tuple(shown), tuple(plain))
+            self._shown[lister] = (reduced, tuple(shown), tuple(plain))
         return tuple(shown), tuple(plain)
 
     def _mark(self, ctx: Context | None, caller: Caller, tools: Sequence[Tool],
