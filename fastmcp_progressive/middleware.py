@@ -230,7 +230,6 @@ class ProgressiveDisclosure(Middleware):
                 and self._gate.modes.level(caller_of(context.fastmcp_context)) == "full")
         return self.describer.components.shown(listed, kind, full=full)
 
-    # -- resources/read of the descriptions resource -------------------------------------------
     async def on_read_resource(
         self,
         context: MiddlewareContext[mt.ReadResourceRequestParams],
@@ -255,7 +254,6 @@ class ProgressiveDisclosure(Middleware):
             return await call_next(context)
         return await self.resolution.answer(ctx, context.message, caller_of(ctx))
 
-    # -- the handshake ----------------------------------------------------------------------
     async def on_initialize(
         self,
         context: MiddlewareContext[mt.InitializeRequest],

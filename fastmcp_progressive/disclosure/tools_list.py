@@ -72,15 +72,10 @@ class ToolsList:
         self.groups, self.cap, self.components, self.marks = groups, cap, components, marks
         self.instructions = instructions
         """The workflow paragraph a handshake adds below ``full`` (None: off)."""
-        # a watcher thread started by the first request preloads the description files,
-        # invalidates edited ones and sends tools/list_changed to live legacy sessions; it
-        # stops with the server
-        self.hot_reload = HotReload(
+        self.hot_reload = HotReload(  # its watcher thread preloads first (``hot_reload.py``)
             lister, on_start=lister.preload if lister.settings.preload else lambda: None)
         self.net_cost = NetCost(components, instructions)
-        # our bridges as listings show them, built once with the components (constants):
-        # the bridge uncapped offers ``tools`` and ``query`` (its ``groups`` and ``queries``
-        # are offered where most tools are not listed by name)
+        # our bridges as listings show them, built once (which arguments where: bridge.py)
         self._listed_dispatch = _listed(components.dispatch, ("name", "arguments"), whole=True)
         self._plain_bridge = _listed(components.bridge, ("tools", "query"))
         self._listers: dict[tuple[Level, bool], Lister] = {(lister.settings.level, False): lister}
