@@ -118,14 +118,6 @@ def cut_line(text: str, max_chars: int) -> str:
     return cut.rstrip(" ,;:-") + ELLIPSIS
 
 
-def file_line(file: DescriptionFile, max_chars: int) -> str | None:
-    """The listing line a description file sets: its ``summary``, else its description's
-    first sentence; None when it sets neither (the tool's own text is used then)."""
-    if file.summary:
-        return file.summary
-    return summarize(file.description, max_chars) if file.description else None
-
-
 FileFacts = tuple[str | None, bool | None, bool, tuple[str, ...]]
 """What a listing takes from a description file: its listing line, its ``always_load``,
 whether ``resolution`` rules mark the tool resolvable, and its ``groups``. Two versions of
@@ -135,11 +127,13 @@ NO_FILE_FACTS: FileFacts = (None, None, False, ())
 
 
 def listed_facts(file: DescriptionFile | None, max_chars: int) -> FileFacts:
-    """Everything ``file`` changes in ``tools/list`` (``NO_FILE_FACTS`` for no file)."""
+    """Everything ``file`` changes in ``tools/list`` (``NO_FILE_FACTS`` for no file). Its
+    line: its ``summary``, else its description's first sentence; None when it sets
+    neither (the tool's own text is used then)."""
     if file is None:
         return NO_FILE_FACTS
-    return (file_line(file, max_chars), file.always_load, bool(file.resolution),
-            tuple(file.groups or ()))
+    line = file.summary or (summarize(file.description, max_chars) if file.description else None)
+    return (line, file.always_load, bool(file.resolution), tuple(file.groups or ()))
 
 
 def _kept_fields(tool: Tool) -> Hashable:
