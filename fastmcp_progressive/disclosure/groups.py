@@ -261,17 +261,15 @@ class Groups:
         unknown name: 32 of them repeated 200 names each), bounded (``available_names``)."""
         members = self.members(tools, server)
         answer: dict[str, Any] = {}
-        unknown = False
         for name in requested:
             if name not in members:
                 answer[name] = {"error": f"Group {name[:128]!r} not found; available_groups "
                                          "lists the groups you may ask for"}
-                unknown = True
                 continue
             line = self.describe(name, server).line()
             answer[name] = {**({"description": line} if line else {}),
                             "tools": {tool.name: line_of(tool) for tool in members[name]}}
-        if not unknown:
+        if all(name in members for name in requested):
             return {"groups": answer}
         names, left_off = available_names(list(members))
         result: dict[str, Any] = {"groups": answer, "available_groups": names}
