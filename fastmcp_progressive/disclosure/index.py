@@ -51,6 +51,7 @@ import re
 import sys
 import unicodedata
 from array import array
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -120,10 +121,7 @@ class Index:
         for position, text in enumerate(texts):
             words = terms(text)
             lengths.append(len(words))
-            counted: dict[str, int] = {}
-            for word in words:
-                counted[word] = counted.get(word, 0) + 1
-            for word, times in counted.items():
+            for word, times in Counter(words).items():  # in the order first said
                 postings.setdefault(word, []).extend((position, times))
         average = sum(lengths) / len(lengths) if lengths else 0.0
         documents, frequencies = array("I"), array("I")
