@@ -112,8 +112,7 @@ class ToolsList:
             await self._check_cost(ctx, tools, exempt)
         shown, plain = self._with_bridges(lister, reduced)
         count = len(shown) - (bridge is not None and any(t.name == bridge.name for t in shown))
-        if count > self.cap.largest_listing:
-            self.cap.note_listing(count)
+        self.cap.note_listing(count)
         if limit is None:
             limit = self.cap.limit(profile, level, count)
         if limit is not None and ctx is not None and len(shown) > limit:
