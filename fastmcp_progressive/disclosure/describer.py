@@ -409,8 +409,7 @@ class Describer:
         the middleware chain (this gate included), component auth and logs see it under
         its own name. A tool this caller may not see answers like an unknown one."""
         dispatch = self.components.dispatch_name
-        arguments = arguments or {}
-        name, inner = arguments.get("name"), arguments.get("arguments")
+        name, inner = (arguments or {}).get("name"), (arguments or {}).get("arguments")
         inner = {} if inner is None else inner
         if not isinstance(name, str) or not name or not isinstance(inner, dict):
             return error_result(payloads.dispatch_usage(dispatch or payloads.DISPATCH_TOOL_NAME))
