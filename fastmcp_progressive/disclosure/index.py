@@ -207,7 +207,8 @@ class Index:
             for at in range(self.starts[document], self.starts[document + 1]):
                 word = self.vocabulary[self.said[at]]
                 if word not in asked and word not in self.stop:
-                    weight[word] = weight.get(word, 0.0) + self._idf(len(range(*self.spans[word])))
+                    start, end = self.spans[word]  # the documents that say it
+                    weight[word] = weight.get(word, 0.0) + self._idf(end - start)
         return sorted(weight, key=lambda word: -weight[word])[:self.feedback]
 
     def _idf(self, found: int) -> float:
