@@ -84,14 +84,12 @@ def assemble(owner: Middleware, descriptions_dir: str | os.PathLike[str] | None,
                 exempt_tools=names("exempt_tools", exempt_tools))
     catalog = Catalog(owner=owner)
     cap = ToolCap(gate.grants, listing.max_tools, clients.host_profiles or ())
-    resolver = (ToolResolution(store, catalog, resolution.resolvers, checker=gate.checker,
-                               hook_timeout=resolution.hook_timeout)
+    resolver = (ToolResolution(store, catalog, resolution, checker=gate.checker)
                 if resolution.enabled else None)
     describer = Describer(
         gate=gate, catalog=catalog, definitions=definitions, lister=lister,
-        tag_groups=listing.tag_groups,
-        cap=cap, max_tools_per_read=added.max_tools_per_read, bridge_name=added.bridge_tool,
-        dispatch_name=added.dispatch_tool if cap.possible else None,
+        tag_groups=listing.tag_groups, cap=cap, max_tools_per_read=added.max_tools_per_read,
+        bridge_name=added.bridge_tool, dispatch_name=added.dispatch_tool if cap.possible else None,
         guidance_prompt=added.guidance_prompt)
     tools_list = ToolsList(
         lister=lister, gate=gate, catalog=catalog, groups=describer.groups, cap=cap,

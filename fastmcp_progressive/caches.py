@@ -175,10 +175,7 @@ def per_server(server: Any) -> dict[str, Any]:
     """The package's slots for ``server`` (one key per fact, named by the module keeping
     it), made empty on first use and dropped with the server."""
     with _per_server_lock:
-        slots = _per_server.get(server)
-        if slots is None:
-            slots = _per_server[server] = {}
-        return slots
+        return _per_server.setdefault(server, {})
 
 
 server_slots: Callable[[Any], dict[str, Any] | None] = _per_server.get

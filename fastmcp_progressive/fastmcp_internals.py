@@ -309,8 +309,7 @@ def argument_validator(tool: Any) -> Callable[[Any], None] | None:
         hints = {}
     annotations = {
         name: hints.get(name, param.annotation) for name, param in signature.parameters.items()
-        if name in hints or param.annotation is not inspect.Parameter.empty
-    }
+        if name in hints or param.annotation is not inspect.Parameter.empty}
     mirror.__signature__ = signature  # type: ignore[attr-defined]
     mirror.__annotations__ = annotations
     mirror.__module__ = getattr(exec_fn, "__module__", mirror.__module__)

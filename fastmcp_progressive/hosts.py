@@ -145,9 +145,8 @@ class HostProfile:
         """Whether ``caller``'s client name, version, era and transport fit this row."""
         if caller.client_name is None or not fnmatch.fnmatchcase(caller.client_name, self.name):
             return False
-        if self.version is not None and not fnmatch.fnmatchcase(
-            caller.client_version or "", self.version
-        ):
+        if self.version is not None and not fnmatch.fnmatchcase(caller.client_version or "",
+                                                                 self.version):
             return False
         if self.era is not None and caller.era != self.era:
             return False
@@ -159,32 +158,15 @@ class HostProfile:
 
 
 HOST_PROFILES: tuple[HostProfile, ...] = (
+    HostProfile("claude-code", "full", host="Claude Code",
+                evidence="https://github.com/makenotion/lsp-mcp/pull/61"),
+    HostProfile("claude-ai", "full", host="Claude Desktop, claude.ai connectors",
+                evidence="https://github.com/0x4m4/hexstrike-ai/issues/11"),
+    HostProfile("github-copilot-developer", "full", host="GitHub Copilot CLI",
+                evidence="https://github.com/github/copilot-cli/issues/1268"),
     HostProfile(
-        "claude-code",
-        "full",
-        host="Claude Code",
-        evidence="https://github.com/makenotion/lsp-mcp/pull/61",
-    ),
-    HostProfile(
-        "claude-ai",
-        "full",
-        host="Claude Desktop, claude.ai connectors",
-        evidence="https://github.com/0x4m4/hexstrike-ai/issues/11",
-    ),
-    HostProfile(
-        "github-copilot-developer",
-        "full",
-        host="GitHub Copilot CLI",
-        evidence="https://github.com/github/copilot-cli/issues/1268",
-    ),
-    HostProfile(
-        "fastmcp",
-        None,
-        transport="stdio",
-        capability="elicitation",
-        max_tools=None,
-        output_schema=True,
-        judged_by_arguments=True,
+        "fastmcp", None, transport="stdio", capability="elicitation", max_tools=None,
+        output_schema=True, judged_by_arguments=True,
         host="FastMCP's CLI (fastmcp call / list) over stdio: FastMCP's default client "
              "name, with the terminal elicitation handler the CLI installs",
         evidence="https://github.com/jlowin/fastmcp src/fastmcp/client/client.py: the "
@@ -194,25 +176,18 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
                  "passes elicitation_handler=_terminal_elicitation_handler",
     ),
     HostProfile(
-        "fastmcp",
-        None,
-        max_tools=None,
-        output_schema=True,
+        "fastmcp", None, max_tools=None, output_schema=True,
         host="FastMCP's Client (in memory, HTTP, stdio), FastMCP proxies' backend "
              "clients, Pydantic AI's MCPToolset, Agno's MCPTools",
-        evidence="https://github.com/jlowin/fastmcp src/fastmcp/client/client.py: the "
-                 "default client_info is Implementation(name=\"fastmcp\"); "
-                 "src/fastmcp/client/mixins/tools.py _parse_call_tool_result types "
-                 "result.data by the listed outputSchema and lists again when the called "
-                 "name is not in its listing (so does mcp's "
-                 "ClientSession.validate_tool_result); shared/notes/hosts.md: Agno 3.1 "
-                 "connects as fastmcp",
+        evidence="https://github.com/jlowin/fastmcp src/fastmcp/client/client.py: the default "
+                 "client_info is Implementation(name=\"fastmcp\"); "
+                 "src/fastmcp/client/mixins/tools.py _parse_call_tool_result types result.data by "
+                 "the listed outputSchema and lists again when the called name is not in its "
+                 "listing (so does mcp's ClientSession.validate_tool_result); "
+                 "shared/notes/hosts.md: Agno 3.1 connects as fastmcp",
     ),
     HostProfile(
-        "mcp-use",
-        None,
-        max_tools=None,
-        judged_by_arguments=True,
+        "mcp-use", None, max_tools=None, judged_by_arguments=True,
         host="mcp-use (MCPAgent, MCPClient)",
         evidence="https://github.com/mcp-use/mcp-use mcp_use connectors/base.py: "
                  "BaseConnector.client_info is Implementation(name=\"mcp-use\", "
@@ -222,27 +197,21 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
                  "run and the tool must be listed",
     ),
     HostProfile(
-        "codex-mcp-client",
-        "full",
+        "codex-mcp-client", "full",
         host="Codex (CLI and IDE extension)",
-        evidence="https://github.com/openai/codex codex-rs: the constant "
-                 "CODEX_MCP_CLIENT_NAME (also its User-Agent codex-mcp-client/<version>); "
-                 "defers MCP tools at >= 100 tools or >= 2,000 schema tokens "
-                 "(codex-rs/core/src/mcp_tool_exposure.rs)",
+        evidence="https://github.com/openai/codex codex-rs: the constant CODEX_MCP_CLIENT_NAME "
+                 "(also its User-Agent codex-mcp-client/<version>); defers MCP tools at >= 100 "
+                 "tools or >= 2,000 schema tokens (codex-rs/core/src/mcp_tool_exposure.rs)",
     ),
     HostProfile(
-        "cursor-vscode",
-        "full",
-        max_tools=40,
+        "cursor-vscode", "full", max_tools=40,
         host="Cursor (IDE)",
         evidence="shared/notes/hosts.md: Cursor's initialize clientInfo name; it sends "
                  "tool names only and looks details up on demand (no public source link "
                  "recorded yet); a reported tool cap of about 40",
     ),
     HostProfile(
-        "Visual Studio Code*",
-        "full",
-        max_tools=128,
+        "Visual Studio Code*", "full", max_tools=128,
         host="VS Code (stable, Insiders)",
         evidence="https://github.com/microsoft/vscode/blob/main/src/vs/workbench/contrib/"
                  "mcp/common/mcpServerRequestHandler.ts: clientInfo.name = "
@@ -251,13 +220,9 @@ HOST_PROFILES: tuple[HostProfile, ...] = (
                  "core tools, the rest defer_loading; a hard cap of 128 tools per request "
                  "(shared/notes/hosts.md)",
     ),
-    HostProfile(
-        "Code - OSS",
-        "full",
-        host="VS Code OSS builds",
-        evidence="https://github.com/microsoft/vscode/blob/main/product.json: nameLong "
-                 "of OSS builds",
-    ),
+    HostProfile("Code - OSS", "full", host="VS Code OSS builds",
+                evidence="https://github.com/microsoft/vscode/blob/main/product.json: "
+                         "nameLong of OSS builds"),
 )
 """The shipped table; first match wins. See "Hosts" in ``docs/callers-and-hosts.md``."""
 
@@ -288,13 +253,9 @@ def is_fastmcp_proxy(caller: CallerFacts) -> bool:
 
 
 def profile_for(profiles: Iterable[HostProfile], caller: CallerFacts) -> HostProfile | None:
-    """The first profile ``caller`` matches, or None when none does."""
-    if caller.client_name is None:
-        return None
-    for profile in profiles:
-        if profile.matches(caller):
-            return profile
-    return None
+    """The first profile ``caller`` matches, or None when none does (a caller that sent no
+    client name matches none)."""
+    return next((profile for profile in profiles if profile.matches(caller)), None)
 
 
 def check_profiles(profiles: object) -> tuple[HostProfile, ...]:
@@ -302,13 +263,11 @@ def check_profiles(profiles: object) -> tuple[HostProfile, ...]:
     if profiles is None:
         return ()
     if isinstance(profiles, (str, bytes, HostProfile)) or not isinstance(profiles, Iterable):
-        raise ValueError(
-            "clients.host_profiles takes a sequence of HostProfile (or None/() for none)"
-        )
+        raise ValueError("clients.host_profiles takes a sequence of HostProfile (or None/() "
+                         "for none)")
     rows = tuple(profiles)
     for row in rows:
         if not isinstance(row, HostProfile):
-            raise ValueError(
-                f"clients.host_profiles holds {type(row).__name__}, expected HostProfile"
-            )
+            raise ValueError(f"clients.host_profiles holds {type(row).__name__}, expected "
+                             "HostProfile")
     return rows

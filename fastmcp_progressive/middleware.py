@@ -13,16 +13,7 @@ the whole pass (``access/caller.py:serving``); ``on_call_tool`` gathers the call
 once and asks the gate (``access/gate.py``), which decides on them alone; the listing and
 the descriptions are answered in ``disclosure/tools_list.py`` and ``disclosure/describer.py``.
 Its parts are built in ``assembly.py``; ``order.py`` refuses to serve behind middleware
-that would bypass the gate.
-
-Example:
-    ```python
-    from fastmcp import FastMCP
-    from fastmcp_progressive import ProgressiveDisclosure
-
-    mcp = FastMCP("billing")
-    mcp.add_middleware(ProgressiveDisclosure(descriptions_dir="tool_descriptions"))
-    ```
+that would bypass the gate. Its example is the package's (``fastmcp_progressive/__init__.py``).
 """
 
 from __future__ import annotations
@@ -62,7 +53,6 @@ from fastmcp_progressive.disclosure.describer import error_result
 from fastmcp_progressive.disclosure.groups import GROUPS_LIST_METHOD
 from fastmcp_progressive.fastmcp_internals import state_storage
 from fastmcp_progressive.files.store import DescriptionStore
-from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.order import InOrder, OrderCheck
 from fastmcp_progressive.resolution.server import RESOLVE_METHOD
 from fastmcp_progressive.settings import (
@@ -74,8 +64,6 @@ from fastmcp_progressive.settings import (
     ResolutionSettings,
     unknown_options,
 )
-
-logger = get_logger()
 
 
 class ProgressiveDisclosure(Middleware):
@@ -221,8 +209,7 @@ class ProgressiveDisclosure(Middleware):
         context: MiddlewareContext[mt.ListToolsRequest],
         call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
     ) -> Sequence[Tool]:
-        tools = await call_next(context)
-        return await self._tools_list.answer(context.fastmcp_context, tools)
+        return await self._tools_list.answer(context.fastmcp_context, await call_next(context))
 
     async def on_list_prompts(self, context: MiddlewareContext[Any],
                               call_next: CallNext[Any, Any]) -> Any:
@@ -243,7 +230,6 @@ class ProgressiveDisclosure(Middleware):
                 and self._gate.modes.level(caller_of(context.fastmcp_context)) == "full")
         return self.describer.components.shown(listed, kind, full=full)
 
-    # -- resources/read of the descriptions resource -------------------------------------------
     async def on_read_resource(
         self,
         context: MiddlewareContext[mt.ReadResourceRequestParams],
@@ -268,7 +254,6 @@ class ProgressiveDisclosure(Middleware):
             return await call_next(context)
         return await self.resolution.answer(ctx, context.message, caller_of(ctx))
 
-    # -- the handshake ----------------------------------------------------------------------
     async def on_initialize(
         self,
         context: MiddlewareContext[mt.InitializeRequest],

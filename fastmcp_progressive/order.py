@@ -71,14 +71,12 @@ def misordered(chain: Sequence[Any], middleware: Any) -> str | None:
                 "mcp.add_middleware(ProgressiveDisclosure(...)), with every setting there).")
     for outer in chain[:position]:
         if isinstance(outer, ResponseCachingMiddleware):
-            return (
-                "ProgressiveDisclosure was added after ResponseCachingMiddleware, which "
-                "caches listings, resource reads and tool results for every caller alike "
-                "and would serve one caller's listing, description read or tool result to "
-                "another without passing the gate. Add ProgressiveDisclosure first "
-                "(mcp.add_middleware(ProgressiveDisclosure(...)) before "
-                "mcp.add_middleware(ResponseCachingMiddleware(...)))."
-            )
+            return ("ProgressiveDisclosure was added after ResponseCachingMiddleware, which "
+                    "caches listings, resource reads and tool results for every caller alike "
+                    "and would serve one caller's listing, description read or tool result to "
+                    "another without passing the gate. Add ProgressiveDisclosure first "
+                    "(mcp.add_middleware(ProgressiveDisclosure(...)) before "
+                    "mcp.add_middleware(ResponseCachingMiddleware(...))).")
     return None
 
 
@@ -89,14 +87,8 @@ class OrderCheck:
 
     There is no start-up hook for middleware, so the check runs on the first request the
     server sees and refuses every request (with the fix in the message) until the order is
-    right; a handshake passes, so the client connects and hears why on its next request.
-
-    Example:
-        ```python
-        order = OrderCheck(middleware)
-        if (server_slots(server) or {}).get(order.slot) is None:  # or its list changed
-            await order.check(server, "tools/list")  # MiddlewareOrderError, logged once
-        ```
+    right; a handshake passes, so the client connects and hears why on its next request
+    (the module docstring's example).
     """
 
     def __init__(self, middleware: Any) -> None:

@@ -92,19 +92,15 @@ def description_required(tool: str, bridge_tool: str | None = None, *,
     ``definition`` (the entry a read returns) so the model can call again at once, and,
     when the call's arguments were checked, the ``problem`` found in them. ``resource_uri``
     and ``tool_call`` (the bridge) say where definitions come from."""
-    if problem is not None:
-        message = f"The arguments do not fit '{tool}' ({problem})."
-    else:
-        message = f"'{tool}' runs only once you know its full definition."
+    message = (f"The arguments do not fit '{tool}' ({problem})." if problem is not None
+               else f"'{tool}' runs only once you know its full definition.")
     if definition is not None:
         message += (" Its definition is included below: call the tool again with arguments "
                     "that match definition.inputSchema.")
     else:
         message += " Fetch its definition, then call the tool again with what it describes."
-    if bridge_tool:
-        message += f" To learn other tools first, call {bridge_tool} (or read resource_uri)."
-    else:
-        message += " To learn other tools first, read their resource_uri."
+    message += (f" To learn other tools first, call {bridge_tool} (or read resource_uri)."
+                if bridge_tool else " To learn other tools first, read their resource_uri.")
     error: dict[str, Any] = {"code": TOOL_DESCRIPTION_REQUIRED, "message": message,
                              "resource_uri": resource_uri_for([tool])}
     if bridge_tool:
@@ -198,12 +194,9 @@ def _short(name: str) -> str:
 
 def dispatch_usage(dispatch: str) -> dict[str, Any]:
     """The body of a dispatch-bridge call without a tool name and an arguments object."""
-    return {"error": {
-        "code": INVALID_DISPATCH,
-        "message": f"Call {dispatch} with {{\"name\": \"<tool>\", \"arguments\": {{...}}}}: "
-                   "the name of another tool of this server and the arguments its "
-                   "definition asks for.",
-    }}
+    return {"error": {"code": INVALID_DISPATCH, "message": (
+        f"Call {dispatch} with {{\"name\": \"<tool>\", \"arguments\": {{...}}}}: the name "
+        "of another tool of this server and the arguments its definition asks for.")}}
 
 
 def dispatch_unknown(name: str, bridge: str | None) -> dict[str, Any]:

@@ -98,8 +98,8 @@ def test_the_middleware_wires_each_default_where_it_is_used() -> None:
     middleware = ProgressiveDisclosure(listing=ListingSettings(preload=False))
     lister, grants, modes, ours = (parts(middleware).lister, parts(middleware).grants,
                                    parts(middleware).modes, parts(middleware).components)
-    assert lister.level == "typed" and lister.summary_max_chars == 100
-    assert lister.strip_noise is True and lister.cache_size == 20_000
+    assert lister.settings.level == "typed" and lister.settings.summary_max_chars == 100
+    assert lister.settings.strip_noise is True and lister.cache_size == 20_000
     assert grants.ttl == 3600.0 and grants.store_timeout == 2.0
     assert grants.on_store_error == "open" and not grants.shared_sessions
     assert modes.level_header == "x-progressive-disclosure"

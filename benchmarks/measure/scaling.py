@@ -393,7 +393,7 @@ async def cache_memory(size: int) -> list[MemoryRow]:
         try:
             before = tracemalloc.get_traced_memory()[0]
             for name, sig in signatures.items():
-                lister.file_line(name, sig)
+                lister.file_facts(name, sig)
             parsed = store.cached()
             kib_parsed = _traced_kib(before)
             with store._lock:

@@ -47,8 +47,6 @@ MAX_PROBLEM_CHARS = 300
 MAX_PROBLEMS = 3
 _MAX_NAME_CHARS = 64
 _MAX_MOUNTS = 16
-_UNUSABLE: Callable[[Any], None] = lambda arguments: None  # noqa: E731
-"""Kept in place of a validator FastMCP's own could not be mirrored for: names only."""
 
 Validate = Callable[[Any], None]
 
@@ -68,7 +66,7 @@ class ArgumentChecker:
         """
         arguments = {} if arguments is None else arguments
         validate = self._validator(await _validating(tool))
-        if validate is not None and validate is not _UNUSABLE:
+        if validate is not None:
             try:
                 validate(arguments)
                 return None
@@ -109,12 +107,14 @@ async def _validating(tool: Tool) -> Tool:
 
 
 def _build(tool: Tool) -> Validate | None:
+    """FastMCP's own validation of ``tool``; None (kept too: names only) when it validates
+    no arguments itself or could not be mirrored."""
     try:
         return argument_validator(tool)
     except Exception as exc:  # FastMCP itself will say what is wrong with the tool
         logger.warning("tool %r: FastMCP's argument validation could not be mirrored (%s); "
                        "checking argument names only", tool.name, type(exc).__name__)
-        return _UNUSABLE
+        return None
 
 
 def _names_problem(schema: Any, arguments: Any) -> str | None:

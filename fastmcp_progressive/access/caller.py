@@ -155,13 +155,6 @@ def caller_of(ctx: Context | None) -> Caller:
     return caller
 
 
-def identify(ctx: Context | None) -> Caller:
-    """Describe the client behind the request ``ctx`` belongs to (``caller_of`` keeps it)."""
-    if ctx is None:
-        return INTERNAL
-    return _identify(ctx)
-
-
 def is_modern(protocol_version: str | None) -> bool:
     """Whether a negotiated protocol version is of the 2026-07-28 era (sessionless).
 
@@ -171,24 +164,32 @@ def is_modern(protocol_version: str | None) -> bool:
     return protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
-def _identify(ctx: Context) -> Caller:
-    rc = ctx.request_context
-    if rc is None:
+def identify(ctx: Context | None) -> Caller:
+    """Describe the client behind the request ``ctx`` belongs to (``caller_of`` keeps it)."""
+    from fastmcp.server.sessions import current_principal
+
+    if ctx is None or ctx.request_context is None:
         return INTERNAL
+    rc = ctx.request_context
     modern = is_modern(rc.protocol_version)
     http = rc.request is not None
     session = rc.session
     connection = request_connection(session)
-    principal = _principal()
+    principal = current_principal()
+    info = getattr(getattr(session, "client_params", None), "client_info", None)
+    caps = getattr(session, "client_capabilities", None)
+    extensions = getattr(caps, "extensions", None)
     base: dict[str, Any] = {
         "era": "modern" if modern else "legacy",
         "transport": "http" if http else "duplex",
         "channel": ctx.transport,
         "principal": principal,
         "headers": _headers(rc.request),
-        "extensions": _client_extensions(session),
-        "capabilities": _client_capabilities(session),
-        **_client_info(session),
+        "extensions": dict(extensions) if isinstance(extensions, Mapping) else {},
+        "capabilities": frozenset(
+            name for name in _CAPABILITIES if getattr(caps, name, None) is not None),
+        "client_name": getattr(info, "name", None),
+        "client_version": getattr(info, "version", None),
     }
     if not modern:
         if http and getattr(connection, "session_id", None) is None and ctx.transport != "sse":
@@ -197,17 +198,16 @@ def _identify(ctx: Context) -> Caller:
             return Caller(kind="anonymous", **base)
         return Caller(kind="session", key=ctx.session_id, anchor=connection, **base)
     if principal is not None:
-        digest = hashlib.sha256(principal.encode("utf-8", "surrogatepass")).hexdigest()
-        return Caller(kind="principal", key=f"user:{digest}", **base)
+        return Caller(kind="principal", key=principal_key(principal), **base)
     # no authorization presented: nothing of the connection (its stream, its earlier
     # requests) may stand in for one on 2026-07-28, on stdio and in memory as on HTTP
     return Caller(kind="anonymous", **base)
 
 
-def _principal() -> str | None:
-    from fastmcp.server.sessions import current_principal
-
-    return current_principal()
+def principal_key(principal: str) -> str:
+    """A principal as its grants are keyed (``user:`` and its SHA-256), and whose turn its
+    store operations take (``grants.py``), with all of its sessions."""
+    return "user:" + hashlib.sha256(principal.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _headers(request: Any) -> Mapping[str, str]:
@@ -216,27 +216,8 @@ def _headers(request: Any) -> Mapping[str, str]:
     return {k.lower(): v for k, v in request.headers.items() if k.lower() not in SECRET_HEADERS}
 
 
-def _client_info(session: Any) -> dict[str, str | None]:
-    params = getattr(session, "client_params", None)
-    info = getattr(params, "client_info", None)
-    return {
-        "client_name": getattr(info, "name", None),
-        "client_version": getattr(info, "version", None),
-    }
-
-
 _CAPABILITIES = ("sampling", "elicitation", "roots", "tasks", "experimental")
-
-
-def _client_capabilities(session: Any) -> frozenset[str]:
-    caps = getattr(session, "client_capabilities", None)
-    return frozenset(name for name in _CAPABILITIES if getattr(caps, name, None) is not None)
-
-
-def _client_extensions(session: Any) -> Mapping[str, Any]:
-    caps = getattr(session, "client_capabilities", None)
-    extensions = getattr(caps, "extensions", None)
-    return dict(extensions) if isinstance(extensions, Mapping) else {}
+"""The client capabilities a ``Caller`` records, when advertised."""
 
 
 # -- sessions opened for one tool call --------------------------------------------------------
@@ -269,9 +250,5 @@ def opened_with_call(caller: Caller) -> bool:
 
 def _settle(caller: Caller, first: First) -> First | None:
     """Record ``first`` unless something came before; return what came first."""
-    if caller.kind == "session":
-        state = connection_state(caller.anchor)
-        if state is None:
-            return None
-        return state.setdefault(_FIRST_REQUEST_KEY, first)  # type: ignore[no-any-return]
-    return None
+    state = connection_state(caller.anchor) if caller.kind == "session" else None
+    return None if state is None else state.setdefault(_FIRST_REQUEST_KEY, first)

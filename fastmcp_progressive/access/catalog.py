@@ -118,8 +118,7 @@ class Catalog:
         found = {name: await server.get_tool(name) for name in names}
         candidates = [tool for tool in found.values() if tool is not None]
         if candidates:
-            shown = await self.visible(ctx, candidates)  # every name when nothing filters
-            shown &= {t.name for t in await self.through_mounts(ctx, candidates)}
+            shown = {t.name for t in await self.keep_visible(ctx, candidates)}
             hidden = [n for n, tool in found.items() if tool is not None and n not in shown]
             found = {name: tool if name in shown else None for name, tool in found.items()}
             for _ in hidden:  # what an unknown name costs (FastMCP's lookup of a name it

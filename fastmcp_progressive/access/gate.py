@@ -244,12 +244,9 @@ class Verdict:
 
 
 RUN = Verdict("run")
-RUN_CHECKED = Verdict("run_checked")
 UNKNOWN = Verdict("unknown")
 STORE_UNAVAILABLE = Verdict("store_unavailable")
 LOOK_AGAIN = Verdict("look_again")
-ANSWER_BRIDGE = Verdict("bridge")
-ANSWER_DISPATCH = Verdict("dispatch")
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -290,9 +287,8 @@ async def gateways_of(server: FastMCP[Any]) -> frozenset[str]:
     transforms = server.transforms
     if not transforms:
         return frozenset()
-    slots = server_slots(server)
     known: tuple[tuple[Any, ...], frozenset[str]] | None = (
-        None if slots is None else slots.get(_GATEWAYS))
+        server_slots(server) or {}).get(_GATEWAYS)
     if known is not None and same(known[0], transforms):
         return known[1]
     names = await gateway_tools(server)
@@ -306,15 +302,9 @@ class Gate:
     server's ``level``) and the argument checks; the definitions a refusal hands over are
     shared with the describe path (see the module docstring)."""
 
-    def __init__(
-        self,
-        *,
-        definitions: Definitions,
-        grants: GrantSettings | None = None,
-        clients: ClientSettings | None = None,
-        level: Level = ListingSettings.level,
-        exempt_tools: Iterable[str] = (),
-    ) -> None:
+    def __init__(self, *, definitions: Definitions, grants: GrantSettings | None = None,
+                 clients: ClientSettings | None = None, level: Level = ListingSettings.level,
+                 exempt_tools: Iterable[str] = ()) -> None:
         clients = clients or ClientSettings()  # each group checked its values when built
         self.grants = GrantStore(grants)
         self.modes = ModePolicy(clients, default_level=level)
@@ -361,12 +351,11 @@ class Gate:
             return RUN  # rule 0: FastMCP's call path resolves the name
         caller, server = call.caller, call.server
         found = call.found if call.found is not None else Found(None, call.name)
+        # a bridge call engages; a dispatch does not (a session per call stays unfollowable)
         if found.bridge == "bridge":
             note_bridge_call(caller)
-            return ANSWER_BRIDGE
-        if found.bridge == "dispatch":
-            # not noted as engagement: a host with a session per call stays unfollowable
-            return ANSWER_DISPATCH
+        if found.bridge is not None:
+            return Verdict(found.bridge)
         name, tool = found.name, found.tool
         if call.nested or name in self.exempt_tools or name in server.gateways:
             return RUN
@@ -413,7 +402,7 @@ class Gate:
             return UNKNOWN
         problem = await self.checker.problem(tool, call.arguments)
         if problem is None:
-            return RUN_CHECKED  # pinned or not, it runs: the pin is asked only to refuse
+            return Verdict("run_checked")  # pinned or not, it runs: the pin is asked only to refuse
         sig = self.definitions.store.signature(tool.name)
         if self.pinned(tool, sig):
             return RUN
@@ -422,8 +411,8 @@ class Gate:
         shown = call.server.shown
         if shown is not None and not await shown(tool):
             return UNKNOWN
-        definition = self.definitions.definition(tool, sig)
-        return Verdict("refuse", definition=definition, problem=problem)
+        return Verdict("refuse", definition=self.definitions.definition(tool, sig),
+                       problem=problem)
 
     def pinned(self, tool: Tool, sig: Signature | None) -> bool:
         """Whether ``tool`` is pinned "always load" (its file of signature ``sig``, tag or
@@ -444,8 +433,6 @@ class Gate:
             "progressive disclosure: a caller the server cannot follow between calls "
             "(2026-07-28 HTTP without auth, stateless_http=True, a new session per tool "
             "call, or a host table row marked judged_by_arguments such as FastMCP's CLI "
-            "over stdio) "
-            "called a tool; its calls are handled by ClientSettings(anonymous=%r). Add "
-            "auth to gate such clients per principal.",
-            self.anonymous,
-        )
+            "over stdio) called a tool; its calls are handled by "
+            "ClientSettings(anonymous=%r). Add auth to gate such clients per principal.",
+            self.anonymous)

@@ -14,32 +14,8 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastmcp import FastMCP
 from fastmcp.server.transforms.search.base import BaseSearchTransform
-
-
-# -- the tools FastMCP's gateway transforms generate ---------------------------------------------
-async def _gateway_names(transform: Any) -> tuple[str, ...]:
-    """The tools one of FastMCP's own gateway transforms generates, by its type (a search
-    transform: what its public ``list_tools`` of no tools lists, its search and call tools
-    under the names it was given)."""
-    from fastmcp.server.transforms import PromptsAsTools, ResourcesAsTools
-
-    if isinstance(transform, BaseSearchTransform):
-        return tuple(tool.name for tool in await transform.list_tools([]))
-    try:
-        from fastmcp.experimental.transforms.code_mode import CodeMode
-    except ImportError:  # pragma: no cover - an optional part of FastMCP
-        CodeMode = None  # type: ignore[assignment,misc]
-    if CodeMode is not None and isinstance(transform, CodeMode):
-        return (transform.execute_tool_name,)
-    if isinstance(transform, ResourcesAsTools):
-        return ("list_resources", "read_resource")
-    if isinstance(transform, PromptsAsTools):
-        return ("list_prompts", "get_prompt")
-    return ()
 
 
 async def gateway_tools(server: FastMCP) -> frozenset[str]:
@@ -51,7 +27,22 @@ async def gateway_tools(server: FastMCP) -> frozenset[str]:
     FastMCP's own gateway transform types count (a renamed search tool included); any other
     transform, such as a user's rename, un-gates nothing.
     """
+    from fastmcp.server.transforms import PromptsAsTools, ResourcesAsTools
+
+    try:
+        from fastmcp.experimental.transforms.code_mode import CodeMode
+    except ImportError:  # pragma: no cover - an optional part of FastMCP
+        CodeMode = None  # type: ignore[assignment,misc]
     names: set[str] = set()
-    for transform in server.transforms:
-        names.update(await _gateway_names(transform))
+    for transform in server.transforms:  # by type
+        if isinstance(transform, BaseSearchTransform):
+            # what its public ``list_tools`` of no tools lists: its search and call tools,
+            # under the names it was given
+            names.update(tool.name for tool in await transform.list_tools([]))
+        elif CodeMode is not None and isinstance(transform, CodeMode):
+            names.add(transform.execute_tool_name)
+        elif isinstance(transform, ResourcesAsTools):
+            names.update(("list_resources", "read_resource"))
+        elif isinstance(transform, PromptsAsTools):
+            names.update(("list_prompts", "get_prompt"))
     return frozenset(names)

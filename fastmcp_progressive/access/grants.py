@@ -68,7 +68,7 @@ import anyio
 from cachetools import LRUCache, TTLCache
 from key_value.aio.stores.memory import MemoryStore
 
-from fastmcp_progressive.access.caller import Caller
+from fastmcp_progressive.access.caller import Caller, principal_key
 from fastmcp_progressive.fastmcp_internals import on_connection_close
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.settings import GrantSettings, GrantStoreProtocol
@@ -103,12 +103,8 @@ class GrantStoreUnavailable(RuntimeError):
 class GrantStore:
     """Grants per caller, each kind stored where its identity lives (see module docstring)."""
 
-    def __init__(
-        self,
-        settings: GrantSettings | None = None,
-        *,
-        confirmed_size: int = DEFAULT_CONFIRMED_SIZE,
-    ) -> None:
+    def __init__(self, settings: GrantSettings | None = None, *,
+                 confirmed_size: int = DEFAULT_CONFIRMED_SIZE) -> None:
         settings = settings or GrantSettings()  # checked when it was built
         self.ttl = settings.ttl
         self.shared_sessions = settings.shared_sessions
@@ -119,9 +115,8 @@ class GrantStore:
         self._in_flight = _FairSlots(settings.store_operations)
         self._per_caller = min(OPERATIONS_PER_CALLER, settings.store_operations)
         self._turns: dict[str, _Turns] = {}  # callers with operations running or waiting
-        self._sessions: TTLCache[str, _SessionGrants] = TTLCache(
-            maxsize=settings.max_sessions, ttl=settings.ttl
-        )
+        self._sessions: TTLCache[str, _SessionGrants] = TTLCache(maxsize=settings.max_sessions,
+                                                                 ttl=settings.ttl)
         # time.monotonic() until which: a grant's store key is trusted without a lookup;
         # a caller's ``_rest_key`` has its store operations rest (after its own failure)
         self._until: LRUCache[str, float] = LRUCache(maxsize=max(1, confirmed_size))
@@ -142,9 +137,8 @@ class GrantStore:
             raise RuntimeError("grants kept in a key-value store need a store")
         return server_store()
 
-    async def has(
-        self, caller: Caller, tool: str, *, server_store: ServerStore | None = None
-    ) -> bool:
+    async def has(self, caller: Caller, tool: str, *,
+                  server_store: ServerStore | None = None) -> bool:
         """Whether ``caller`` unlocked ``tool``; refreshes the caller's TTL when it did.
 
         ``server_store`` gives the serving server's session-state store, asked only when
@@ -152,22 +146,21 @@ class GrantStore:
         if self.held(caller, tool, server_store=server_store):
             return True
         store = self.store_for(caller, server_store)
-        if store is not None:
-            key = _kv_key(caller, tool)
-            try:
-                found = await self._bounded(
-                    caller, lambda: store.get(key, collection=GRANTS_COLLECTION)
-                )
-            except Exception as exc:
-                if not isinstance(exc, GrantStoreUnavailable):  # the rest after one is not news
-                    _log_failure(exc, f"lookup failed ({{}}); failing {self.on_store_error}")
-                if self.on_store_error == "closed":
-                    raise GrantStoreUnavailable("the grant store is not answering") from None
-                return True
-            if found is not None and self._confirms(store):
-                self._confirm(key, found.get("until") if isinstance(found, Mapping) else None)
-            return found is not None
-        return False
+        if store is None:
+            return False
+        key = _kv_key(caller, tool)
+        try:
+            found = await self._bounded(caller,
+                                        lambda: store.get(key, collection=GRANTS_COLLECTION))
+        except Exception as exc:
+            if not isinstance(exc, GrantStoreUnavailable):  # the rest after one is not news
+                _log_failure(exc, f"lookup failed ({{}}); failing {self.on_store_error}")
+            if self.on_store_error == "closed":
+                raise GrantStoreUnavailable("the grant store is not answering") from None
+            return True
+        if found is not None and self._confirms(store):
+            self._confirm(key, found.get("until") if isinstance(found, Mapping) else None)
+        return found is not None
 
     def held(self, caller: Caller, tool: str, *,
              server_store: ServerStore | None = None) -> bool:
@@ -181,12 +174,11 @@ class GrantStore:
                 return False
             store = self.store_for(caller, server_store)
             return store is not None and self._confirms(store)
-        granted = self._memory_set(caller, create=False)
-        return granted is not None and tool in granted
+        entry = self._memory_entry(caller, create=False)
+        return entry is not None and tool in entry.names
 
-    async def add(
-        self, caller: Caller, tools: Iterable[str], *, server_store: ServerStore | None = None
-    ) -> bool:
+    async def add(self, caller: Caller, tools: Iterable[str], *,
+                  server_store: ServerStore | None = None) -> bool:
         """Record that ``caller`` read the descriptions of ``tools`` (``server_store``: as
         for ``has``); False when the grant could not be kept (the store failed or refused
         the write: logged), so nothing may promise it."""
@@ -198,16 +190,9 @@ class GrantStore:
             keys = [_kv_key(caller, name) for name in names]
             until = time.time() + self.ttl
             try:
-                await self._bounded(
-                    caller,
-                    lambda: store.put_many(
-                        keys,
-                        [{"granted": True, "until": until}] * len(keys),
-                        collection=GRANTS_COLLECTION,
-                        ttl=self.ttl,
-                    ),
-                    write=True,
-                )
+                await self._bounded(caller, lambda: store.put_many(
+                    keys, [{"granted": True, "until": until}] * len(keys),
+                    collection=GRANTS_COLLECTION, ttl=self.ttl), write=True)
             except Exception as exc:
                 _log_failure(exc, "write failed ({}); the grant is not kept")
                 return False
@@ -215,10 +200,10 @@ class GrantStore:
                 for key in keys:
                     self._confirm(key, until)
             return True
-        granted = self._memory_set(caller, create=True)
-        if granted is None:
+        entry = self._memory_entry(caller, create=True)
+        if entry is None:
             return False
-        granted.update(names)
+        entry.names.update(names)
         return True
 
     # -- a capped listing's entries, kept where the caller's grants are (toolcap.py) -----------
@@ -227,9 +212,8 @@ class GrantStore:
         (a handshake-era session or an authenticated principal)."""
         return caller.kind in ("session", "principal") and caller.key is not None
 
-    async def listing(
-        self, caller: Caller, *, server_store: ServerStore | None = None
-    ) -> list[str] | None:
+    async def listing(self, caller: Caller, *,
+                      server_store: ServerStore | None = None) -> list[str] | None:
         """The tools ``caller``'s capped listing holds, most recently added first (None:
         none kept yet, or a store that failed: the caller gets the server's default)."""
         if not self.keeps_listing(caller):
@@ -239,10 +223,8 @@ class GrantStore:
             entry = self._memory_entry(caller, create=False)
             return list(entry.listed) if entry is not None and entry.listed is not None else None
         try:
-            found = await self._bounded(
-                caller,
-                lambda: store.get(_kv_key(caller, "listing"), collection=LISTINGS_COLLECTION)
-            )
+            found = await self._bounded(caller, lambda: store.get(
+                _kv_key(caller, "listing"), collection=LISTINGS_COLLECTION))
         except Exception as exc:
             if not isinstance(exc, GrantStoreUnavailable):
                 _log_failure(exc, "listing lookup failed ({}); the default listing is shown")
@@ -250,9 +232,8 @@ class GrantStore:
         names = found.get("tools") if isinstance(found, Mapping) else None
         return [n for n in names if isinstance(n, str)] if isinstance(names, list) else None
 
-    async def keep_listing(
-        self, caller: Caller, names: Sequence[str], *, server_store: ServerStore | None = None
-    ) -> None:
+    async def keep_listing(self, caller: Caller, names: Sequence[str], *,
+                           server_store: ServerStore | None = None) -> None:
         """Store ``caller``'s capped listing entries (most recently added first)."""
         if not self.keeps_listing(caller):
             return
@@ -263,21 +244,11 @@ class GrantStore:
                 entry.listed = list(names)
             return
         try:
-            await self._bounded(
-                caller,
-                lambda: store.put_many([_kv_key(caller, "listing")], [{"tools": list(names)}],
-                                       collection=LISTINGS_COLLECTION, ttl=self.ttl),
-                write=True,
-            )
+            await self._bounded(caller, lambda: store.put_many(
+                [_kv_key(caller, "listing")], [{"tools": list(names)}],
+                collection=LISTINGS_COLLECTION, ttl=self.ttl), write=True)
         except Exception as exc:
             _log_failure(exc, "listing write failed ({}); the listing may not be kept")
-
-    def _memory_entry(self, caller: Caller, *, create: bool) -> _SessionGrants | None:
-        if caller.kind != "session" or caller.key is None:
-            return None
-        if create:
-            self._memory_set(caller, create=True)
-        return self._sessions.get(caller.key)
 
     def _confirms(self, store: GrantStoreProtocol) -> bool:
         """Whether grants in ``store`` may be trusted in memory: only a store in this
@@ -313,7 +284,8 @@ class GrantStore:
         with ``noeviction``) is no outage: its caller's lookups go on being answered by
         the store. Only a write that timed out rests its caller."""
         who = _caller_part(caller)
-        client, rest = _client_part(caller) or who, _rest_key(who)
+        client = principal_key(caller.principal) if caller.principal else who  # _FairSlots
+        rest = _rest_key(who)
         until = self._until.get(rest)
         if until is not None:
             if time.monotonic() < until:
@@ -330,7 +302,7 @@ class GrantStore:
             if self._until.get(rest, now) > now:  # its concurrent operation failed first:
                 raise GrantStoreUnavailable("the grant store failed moments ago") from exc
             # a store that failed may come back without its data: no grant is trusted
-            for key in [key for key in self._until if not _is_rest(key)]:
+            for key in [key for key in self._until if not key.endswith("|")]:  # not a rest
                 del self._until[key]
             self._until[rest] = now + STORE_RETRY_SECONDS  # (logged once, by the caller)
             raise
@@ -352,7 +324,9 @@ class GrantStore:
             if not turns.users:
                 del self._turns[who]
 
-    def _memory_set(self, caller: Caller, *, create: bool) -> set[str] | None:
+    def _memory_entry(self, caller: Caller, *, create: bool) -> _SessionGrants | None:
+        """What this process keeps for a session (or the shared anonymous set), its TTL
+        slid; None when nothing is kept (made when ``create``) or grants live elsewhere."""
         key = caller.key if caller.kind == "session" else _SHARED_ANONYMOUS_KEY
         if caller.kind not in ("session", "anonymous") or key is None:
             return None
@@ -361,18 +335,15 @@ class GrantStore:
             entry = _SessionGrants()
             self._sessions[key] = entry
             if caller.kind == "session":
-                on_connection_close(
-                    caller.anchor,
-                    lambda: self.release(key),
-                    marker="fastmcp_progressive.access.grants",
-                )
+                on_connection_close(caller.anchor, lambda: self.release(key),
+                                    marker="fastmcp_progressive.access.grants")
         if entry is None:
             return None
         now = time.monotonic()
         if now - entry.refreshed > self.ttl / 10:  # the TTL slides with activity, re-inserting
             entry.refreshed = now  # at most ten times per TTL (a re-insert is not free)
             self._sessions[key] = entry
-        return entry.names
+        return entry
 
 
 class _FairSlots:
@@ -456,19 +427,6 @@ def _rest_key(who: str) -> str:
     """The ``_until`` key of a caller's rest: its store-key prefix ``who`` with an empty
     tool part, which no grant's key has (``_key_part`` never gives an empty part)."""
     return who + "|"
-
-
-def _is_rest(key: str) -> bool:
-    return key.endswith("|")
-
-
-def _client_part(caller: Caller) -> str | None:
-    """Whose turn ``caller``'s store operations take (``_FairSlots``): its principal, as a
-    2026-07-28 principal's keys name it, with all of its sessions; None without one."""
-    if not caller.principal:
-        return None
-    digest = hashlib.sha256(caller.principal.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"user:{digest}"
 
 
 _PLAIN_KEY_PART = re.compile(r"[A-Za-z0-9_.:-]{1,80}")

@@ -16,7 +16,7 @@ Example:
     try:
         out = await call_hook(hook, arguments, timeout=1.0, limiter=limiter)
     except HookFailed as failed:
-        logger.error("hook failed: %s", failed.reason)
+        logger.error("hook failed: %s", failed)
     ```
 """
 
@@ -34,22 +34,13 @@ HOOK_THREADS = 4
 
 
 class HookFailed(Exception):
-    """A hook did not give an answer: it raised, or ran past its time limit."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    """A hook did not give an answer: it raised, or ran past its time limit (its message:
+    the short reason)."""
 
 
 def hook_limiter() -> anyio.CapacityLimiter:
     """The worker threads one kind of hook may use (``HOOK_THREADS``)."""
     return anyio.CapacityLimiter(HOOK_THREADS)
-
-
-def is_async(hook: Callable[..., Any]) -> bool:
-    """Whether calling ``hook`` gives a coroutine (an ``async def`` or async ``__call__``)."""
-    return inspect.iscoroutinefunction(hook) or inspect.iscoroutinefunction(
-        getattr(hook, "__call__", None))  # noqa: B004 - an object's async __call__
 
 
 async def call_hook(hook: Callable[[Any], Any], argument: Any, *, timeout: float,
@@ -61,7 +52,8 @@ async def call_hook(hook: Callable[[Any], Any], argument: Any, *, timeout: float
     out: Any = None
     try:
         with anyio.move_on_after(timeout) as scope:
-            if is_async(hook):
+            if inspect.iscoroutinefunction(hook) or inspect.iscoroutinefunction(
+                    getattr(hook, "__call__", None)):  # noqa: B004 - an object's async __call__
                 out = hook(argument)
             else:
                 out = await anyio.to_thread.run_sync(hook, argument, limiter=limiter,

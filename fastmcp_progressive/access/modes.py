@@ -92,16 +92,11 @@ _prepared: ContextVar[tuple[ModePolicy, Caller, str | None] | None] = ContextVar
 task): held for the request alone, so nothing to bound or expire."""
 
 
-
 class ModePolicy:
     """Chooses the listing level for one request's client (see module docs)."""
 
-    def __init__(
-        self,
-        settings: ClientSettings | None = None,
-        *,
-        default_level: Level = ListingSettings.level,
-    ) -> None:
+    def __init__(self, settings: ClientSettings | None = None, *,
+                 default_level: Level = ListingSettings.level) -> None:
         settings = settings or ClientSettings()  # checked when it was built
         self.anonymous_full = settings.anonymous == "full"
         self.full_clients = tuple(settings.full_clients)
@@ -131,14 +126,13 @@ class ModePolicy:
     def _chosen(self, caller: Caller) -> str | None:
         """What the operator's rules or the client itself ask for, if anything, or ``full``
         for a FastMCP proxy (rule 3 of the module docs)."""
-        settings = caller.extensions.get(EXTENSION_ID)
-        settings = settings if isinstance(settings, Mapping) else None
         if self.resolver is not None:
             prepared = self._prepared_for(caller)
             chosen = prepared[0] if prepared is not None else self._resolve_inline(caller)
             if chosen is not None:
                 return chosen
-        requested = settings.get("mode") if settings is not None else None
+        settings = caller.extensions.get(EXTENSION_ID)
+        requested = settings.get("mode") if isinstance(settings, Mapping) else None
         if isinstance(requested, str) and requested in REQUESTABLE:  # a list is unhashable
             return requested
         if self._client(caller)[2]:  # a FastMCP proxy; the header would be its clients'
@@ -176,16 +170,13 @@ class ModePolicy:
             return known
         profile = profile_for(self.host_profiles, caller)
         chosen: str | None = profile.level if profile is not None else None
-        if self.full_clients and self._matches(caller.client_name, caller.client_version):
-            chosen = "full"
-        matched = self._by_client[key] = (chosen, profile, is_fastmcp_proxy(caller))
-        return matched
-
-    def _matches(self, name: str, version: str | None) -> bool:
+        name, version = caller.client_name, caller.client_version
         labels = (name, f"{name}/{version}") if version else (name,)
-        return any(
-            fnmatch.fnmatchcase(label, pattern) for pattern in self.full_clients for label in labels
-        )
+        if any(fnmatch.fnmatchcase(label, pattern)
+               for pattern in self.full_clients for label in labels):
+            chosen = "full"
+        self._by_client[key] = matched = (chosen, profile, is_fastmcp_proxy(caller))
+        return matched
 
     async def prepare(self, caller: Caller) -> None:
         """Ask the resolver about ``caller`` once, bounded and off the event loop, before
@@ -194,10 +185,9 @@ class ModePolicy:
             return
         try:
             out = await call_hook(self.resolver, self._description(caller),
-                                  timeout=self.resolver_timeout,
-                                  limiter=self._resolver_threads)
+                                  timeout=self.resolver_timeout, limiter=self._resolver_threads)
         except HookFailed as failed:
-            _prepared.set((self, caller, self._failed(failed.reason, failed.__cause__)))
+            _prepared.set((self, caller, self._failed(str(failed), failed.__cause__)))
             return
         _prepared.set((self, caller, self._checked(out)))
 
@@ -225,14 +215,9 @@ class ModePolicy:
 
     def _description(self, caller: Caller) -> ClientInfo:
         settings = caller.extensions.get(EXTENSION_ID)
-        return ClientInfo(
-            name=caller.client_name,
-            version=caller.client_version,
-            era=caller.era,
-            principal=caller.principal,
-            headers=caller.headers,
-            extension_settings=settings if isinstance(settings, Mapping) else None,
-        )
+        return ClientInfo(name=caller.client_name, version=caller.client_version,
+                          era=caller.era, principal=caller.principal, headers=caller.headers,
+                          extension_settings=settings if isinstance(settings, Mapping) else None)
 
     def _checked(self, chosen: Any) -> str | None:
         if chosen is None or (isinstance(chosen, str) and chosen in REQUESTABLE):

@@ -33,18 +33,14 @@ def announce(result: Any, level: Level, bridge_name: str | None,
     if not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):
         return result
     full = level == "full"
-    base = result.instructions or ""
-    joined = base
-    if instructions and not full and instructions not in base:
-        joined = f"{base}\n\n{instructions}" if base else instructions
+    joined = result.instructions or ""
+    if instructions and not full and instructions not in joined:
+        joined = f"{joined}\n\n{instructions}" if joined else instructions
     capabilities = result.capabilities
-    extensions = dict(capabilities.extensions or {})
-    extensions[payloads.EXTENSION_ID] = {
-        "resource": payloads.DESCRIPTIONS_URI,
-        "listing": level,
+    extensions = {**(capabilities.extensions or {}), payloads.EXTENSION_ID: {
+        "resource": payloads.DESCRIPTIONS_URI, "listing": level,
         "bridge_tool": bridge_name if not full else None,
-    }
-    extensions[GROUPING_EXTENSION_ID] = {"listChanged": True}
+    }, GROUPING_EXTENSION_ID: {"listChanged": True}}
     return result.model_copy(update={
         "instructions": joined or result.instructions,
         "capabilities": capabilities.model_copy(update={"extensions": extensions}),

@@ -94,12 +94,9 @@ def dispatched_arguments(name: str, inner: dict[str, Any]) -> dict[str, Any]:
 
 
 def dispatch_tool(name: str, answer: Answer) -> Tool:
-    """The dispatch bridge of a capped listing: calls any tool the caller may see by name.
-
-    Listed only when a listing is capped (``ListingSettings(max_tools=...)``); the
-    middleware answers it by running the named tool through FastMCP's own ``call_tool``
-    (middleware, the gate, visibility, auth and logs see the real tool's name).
-    """
+    """The dispatch bridge of a capped listing: calls any tool the caller may see by name,
+    through FastMCP's own ``call_tool`` (``toolcap.py``, ``describer.py``), listed only
+    when a listing is capped (``ListingSettings(max_tools=...)``)."""
 
     async def call_tool(name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
         return await answer(get_context(), {"name": name, "arguments": arguments or {}})

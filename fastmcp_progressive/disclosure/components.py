@@ -47,13 +47,13 @@ from fastmcp.resources.function_resource import FunctionResource
 from fastmcp.resources.template import ResourceTemplate
 from fastmcp.server.context import Context
 from fastmcp.server.dependencies import get_context
-from fastmcp.tools.base import Tool, ToolResult
+from fastmcp.tools.base import Tool
 from fastmcp.utilities.components import FastMCPComponent
 
 from fastmcp_progressive import payloads
 from fastmcp_progressive.access.gate import Bridge
 from fastmcp_progressive.caches import per_server
-from fastmcp_progressive.disclosure.bridge import bridge_tool, dispatch_tool
+from fastmcp_progressive.disclosure.bridge import Answer, bridge_tool, dispatch_tool
 from fastmcp_progressive.fastmcp_internals import local_component
 from fastmcp_progressive.payloads import is_descriptions_uri
 
@@ -61,7 +61,6 @@ TEMPLATE_URI = payloads.DESCRIPTIONS_URI + "{?tools}"
 """The descriptions resource as an RFC 6570 template, so FastMCP and proxies match queries."""
 
 ReadAnswer = Callable[[Context, str], Awaitable[str]]
-BridgeAnswer = Callable[[Context, dict[str, Any] | None], Awaitable[ToolResult]]
 
 
 class BridgeNameTaken(ValueError):
@@ -71,8 +70,8 @@ class BridgeNameTaken(ValueError):
 class DisclosureComponents:
     """The descriptions resource and template, the bridge tool and the guidance prompt."""
 
-    def __init__(self, *, read: ReadAnswer, bridge: BridgeAnswer, bridge_name: str | None,
-                 prompt: Prompt | None, dispatch: BridgeAnswer, dispatch_name: str | None
+    def __init__(self, *, read: ReadAnswer, bridge: Answer, bridge_name: str | None,
+                 prompt: Prompt | None, dispatch: Answer, dispatch_name: str | None
                  ) -> None:
         self._read = read
         self.resource = FunctionResource.from_function(
@@ -109,37 +108,25 @@ class DisclosureComponents:
         return await self._read(get_context(), payloads.resource_uri_for(tools.split(","))
                                 if tools else payloads.DESCRIPTIONS_URI)
 
-    def is_bridge(self, tool: Tool | None) -> bool:
-        """Whether a listed ``tool`` is our bridge (or a copy of it: ``same_component``)."""
-        return same_component(tool, self.bridge)
-
-    def is_dispatch(self, tool: Tool | None) -> bool:
-        """Whether a listed ``tool`` is our dispatch bridge (or a copy of it)."""
-        return same_component(tool, self.dispatch)
-
     def is_ours(self, tool: Tool | None) -> bool:
-        """Whether a listed ``tool`` is one of our bridges (not one of the user's tools)."""
-        return self.is_bridge(tool) or self.is_dispatch(tool)
+        """Whether a listed ``tool`` is one of our bridges, or a copy of one
+        (``same_component``), not one of the user's tools."""
+        return same_component(tool, self.bridge) or same_component(tool, self.dispatch)
 
     def shown(self, listed: Any, kind: Literal["resource", "template"] | None, *,
               full: bool) -> Any:
         """A prompt, resource or template listing as a client is shown it: one descriptions
         entry, ours when listed (``one_descriptions_entry``), and for a client served in
-        ``full`` none of what teaches the workflow (``without_teaching``)."""
+        ``full`` none of our guidance prompt and descriptions resource: their texts teach the
+        progressive workflow (``describe_tools``, the refusal), which such a client's listing
+        and calls never show. Reads still answer."""
         if kind == "resource":
             listed = one_descriptions_entry(listed, lambda r: str(r.uri),
                                             partial(same_component, ours=self.resource))
         elif kind == "template":
             listed = one_descriptions_entry(listed, lambda t: t.uri_template,
                                             partial(same_component, ours=self.template))
-        return self.without_teaching(listed) if full else listed
-
-    def without_teaching(self, listed: Any) -> Any:
-        """``listed`` without our guidance prompt and descriptions resource, for a client
-        served in full: their texts teach the progressive workflow (``describe_tools``,
-        the refusal), which such a client's listing and calls never show. Reads still
-        answer."""
-        if not isinstance(listed, Sequence):
+        if not full or not isinstance(listed, Sequence):
             return listed
         ours = [part for part in (self.resource, self.template, self.prompt) if part is not None]
         return [item for item in listed if not any(same_component(item, p) for p in ours)]
@@ -167,9 +154,8 @@ class DisclosureComponents:
         uri = str(self.resource.uri)
         if await local.get_resource(uri) is None:
             added(self.resource, server.add_resource, local.remove_resource, uri)
-        templates = await local.list_resource_templates()
         key = self.template.uri_template
-        if all(t.uri_template != key for t in templates):
+        if all(t.uri_template != key for t in await local.list_resource_templates()):
             added(self.template, server.add_template, local.remove_template, key)
         for tool in (self.bridge, self.dispatch):
             if tool is not None:

@@ -47,11 +47,6 @@ WHERE = {"resources_list": "resources/list", "templates_list": "resources/templa
 """Where each addition is sent, by its key in ``Cost.added`` and ``token_report``."""
 
 
-def count_bytes(text: str) -> int:
-    """UTF-8 bytes of one string."""
-    return len(text.encode("utf-8"))
-
-
 def wire(result: Any) -> str:
     """An MCP result (or one listed entry) as the compact JSON FastMCP sends."""
     return compact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
@@ -110,9 +105,9 @@ def measure(plain: Sequence[Tool], listed: Sequence[Tool], components: Disclosur
             instructions: str | None) -> Cost:
     """The cost of ``listed`` (the progressive listing, bridge included) against ``plain``
     (the same tools as registered, without our components), in bytes."""
-    added = {where: count_bytes(text)
+    added = {where: len(text.encode())
              for where, text in added_texts(components, instructions).items()}
-    return Cost(count_bytes(listing_wire(plain)), count_bytes(listing_wire(listed)), added)
+    return Cost(len(listing_wire(plain).encode()), len(listing_wire(listed).encode()), added)
 
 
 class NetCost:
@@ -152,11 +147,11 @@ class NetCost:
         """A claimed check that has nothing to say (the catalog is budgeted, or unknown)."""
         self.done.set()
 
-    async def check(self, tools: Sequence[Tool], listed: Sequence[Tool]) -> None:
-        """Compare ``listed`` (the progressive listing, bridge included) with ``tools`` (the
-        same catalog as registered), in a worker thread (off the loop, no thread of ours)."""
-        plain = [t for t in tools if not self.components.is_ours(t)]
-        await anyio.to_thread.run_sync(self._check, plain, list(listed))
+    async def check(self, plain: Sequence[Tool], listed: Sequence[Tool]) -> None:
+        """Compare ``listed`` (the progressive listing, bridge included) with ``plain`` (the
+        same catalog as registered, without our bridges), in a worker thread (off the loop,
+        no thread of ours)."""
+        await anyio.to_thread.run_sync(self._check, list(plain), list(listed))
 
     def _check(self, plain: list[Tool], listed: list[Tool]) -> None:
         try:

@@ -234,7 +234,6 @@ class Describer:
             dispatch=self.answer_dispatch, dispatch_name=dispatch_name,
         )
 
-    # -- resources/read ------------------------------------------------------------------
     async def read(self, ctx: Context, uri: str) -> str:
         """The JSON text answering a read of ``uri`` (through a parent that mounted us too)."""
         selection = parse_selection(uri, limit=self.max_tools_per_read)
@@ -292,9 +291,8 @@ class Describer:
 
     async def _list_described(self, ctx: Context, names: list[str]) -> None:
         """Put tools just described in a followable caller's capped listing, without
-        ``notifications/tools/list_changed``: Semantic Kernel's MCP plugins deadlock on it
-        (their message handler awaits ``tools/list``). A host that re-lists on its own sees
-        them there; the others call them through ``run_tool`` (``toolcap.py``)."""
+        ``notifications/tools/list_changed`` (``toolcap.py`` says why, and how hosts that
+        never re-list reach them)."""
         largest = self.cap.largest_listing
         if not names or 0 < largest <= self.cap.uncapped_size:
             return  # every listing of this server fits every cap
@@ -305,7 +303,6 @@ class Describer:
             return  # every listing of this server fits this caller's cap (and a bridge)
         await self.cap.add(caller, names, limit, partial(state_storage, ctx))
 
-    # -- describe_tools --------------------------------------------------------------------
     async def answer_bridge(self, ctx: Context, arguments: dict[str, Any] | None
                             ) -> ToolResult:
         """``describe_tools``: the definitions it names (``tools``) and finds (``query``),
@@ -362,8 +359,7 @@ class Describer:
         by_name = {tool.name: tool for tool in visible}
         answer = found(query.texts, ranked, named, room,
                        lambda name: len(self.definitions.for_tool(by_name[name])[1]))
-        full = answer.full
-        chosen = [*dict.fromkeys([*named, *full])]
+        chosen = [*dict.fromkeys([*named, *answer.full])]
         described = (await self.describe(  # the ranked tools were just found: not again
             ctx, selection_from_names(chosen, limit=self.max_tools_per_read), prefix=prefix,
             seen=by_name) if chosen else Described({}))
@@ -404,19 +400,16 @@ class Describer:
 
     async def answer_groups_list(self, ctx: Context, params: Any) -> dict[str, Any]:
         """``groups/list``: the groups of the tools this caller may see, one page."""
-        server = ctx.fastmcp
-        groups = self.groups.listed(await self.visible_tools(ctx), server)
-        return self.groups.page(groups, params, server, caller_of(ctx))
+        groups = self.groups.listed(await self.visible_tools(ctx), ctx.fastmcp)
+        return self.groups.page(groups, params, ctx.fastmcp, caller_of(ctx))
 
-    # -- run_tool ----------------------------------------------------------------------------
     async def answer_dispatch(self, ctx: Context, arguments: dict[str, Any] | None
                               ) -> ToolResult:
         """Run the tool ``arguments["name"]`` names through FastMCP's own ``call_tool``:
         the middleware chain (this gate included), component auth and logs see it under
         its own name. A tool this caller may not see answers like an unknown one."""
         dispatch = self.components.dispatch_name
-        arguments = arguments or {}
-        name, inner = arguments.get("name"), arguments.get("arguments")
+        name, inner = (arguments or {}).get("name"), (arguments or {}).get("arguments")
         inner = {} if inner is None else inner
         if not isinstance(name, str) or not name or not isinstance(inner, dict):
             return error_result(payloads.dispatch_usage(dispatch or payloads.DISPATCH_TOOL_NAME))
@@ -457,7 +450,6 @@ class Describer:
                                self.gate.modes.level(caller), largest)
         return limit is not None and largest >= limit
 
-    # -- the teaching refusal ----------------------------------------------------------------
     def refusal(self, ctx: Context, name: str, definition: dict[str, Any], *,
                 problem: str | None = None, mounted: bool = True) -> ToolResult:
         """The teaching refusal, in the names a parent that mounted us shows (a hashed

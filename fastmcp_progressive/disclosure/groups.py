@@ -174,7 +174,6 @@ class Groups:
         self.tags = tags
         self._folder: DescriptionStore | None = None
 
-    # -- membership --------------------------------------------------------------------------
     def of(self, tool: Tool, signatures: Mapping[str, Signature],
            prefixes: Mapping[str, str]) -> tuple[str, ...]:
         """The groups ``tool`` belongs to, in a stable order, given the listing's file
@@ -198,8 +197,7 @@ class Groups:
 
     def members(self, tools: Sequence[Tool], server: Any) -> dict[str, list[Tool]]:
         """Group name -> the tools among ``tools`` in it (listing order), groups sorted."""
-        signatures = (self.store.signatures([tool.name for tool in tools])
-                      if self.store.directory is not None else {})
+        signatures = self.store.signatures([tool.name for tool in tools])
         prefixes = self.prefixes(server)
         found: dict[str, list[Tool]] = {}
         for tool in tools:
@@ -225,13 +223,11 @@ class Groups:
         the extension; unchanged for any other. ``known``: the listing's file signatures."""
         if not advertised(caller):
             return tools
-        signatures = (self.store.signatures_known([tool.name for tool in tools], known)
-                      if self.store.directory is not None else {})
+        signatures = self.store.signatures_known([tool.name for tool in tools], known)
         prefixes = self.prefixes(server)
         return [with_meta(tool, GROUPS_META_KEY, list(groups))
                 if (groups := self.of(tool, signatures, prefixes)) else tool for tool in tools]
 
-    # -- descriptions of groups ------------------------------------------------------------------
     def describe(self, name: str, server: Any) -> Group:
         """Group ``name``: from its file, else its mounted server."""
         file = self._group_file(name)
@@ -243,7 +239,6 @@ class Groups:
                      description=file.description or file.summary or instructions,
                      summary=file.summary, parents=tuple(file.groups or ()))
 
-    # -- groups/list ---------------------------------------------------------------------------
     def page(self, groups: Sequence[Group], params: Any, server: Any, caller: Caller
              ) -> dict[str, Any]:
         """The ``groups/list`` result: every group in one page (a server has a handful;
@@ -266,17 +261,15 @@ class Groups:
         unknown name: 32 of them repeated 200 names each), bounded (``available_names``)."""
         members = self.members(tools, server)
         answer: dict[str, Any] = {}
-        unknown = False
         for name in requested:
             if name not in members:
                 answer[name] = {"error": f"Group {name[:128]!r} not found; available_groups "
                                          "lists the groups you may ask for"}
-                unknown = True
                 continue
             line = self.describe(name, server).line()
             answer[name] = {**({"description": line} if line else {}),
                             "tools": {tool.name: line_of(tool) for tool in members[name]}}
-        if not unknown:
+        if all(name in members for name in requested):
             return {"groups": answer}
         names, left_off = available_names(list(members))
         result: dict[str, Any] = {"groups": answer, "available_groups": names}
@@ -284,7 +277,6 @@ class Groups:
             result["available_groups_left_off"] = left_off
         return result
 
-    # -- helpers -------------------------------------------------------------------------------
     def prefixes(self, server: Any) -> dict[str, str]:
         """Tool-name prefix -> group: mount namespaces (a look at the server's providers)."""
         return ({f"{ns}_": ns for ns, _ in mounted_namespaces(server)}

@@ -50,7 +50,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from fastmcp_progressive.access.caller import Caller
-from fastmcp_progressive.disclosure.groups import GROUPING_EXTENSION_ID
+from fastmcp_progressive.disclosure.groups import advertised
 from fastmcp_progressive.disclosure.listing import NO_FILE_FACTS, FileFacts, Lister
 from fastmcp_progressive.fastmcp_internals import on_connection_close, server_running
 from fastmcp_progressive.files.watcher import DirectoryWatcher
@@ -73,7 +73,6 @@ class HotReload:
         self.store = store = lister.store
         self.lister = lister  # its per-signature facts (no second parse), and those it served
         self.enabled = store.directory is not None
-        self.sessions = LegacySessions(forgot=self._unsettle)
         # what a request's cheap check reads (``settled``): the callers ``observe`` has
         # nothing left to do for while the watcher runs (a kept session's key, or a
         # session-less caller's kind), so a warm request does no watcher work (#35). Cleared
@@ -81,6 +80,7 @@ class HotReload:
         # with its connection. Bounded by the sessions kept plus four kinds.
         self.settled: set[str] = set()
         self._settle_lock = threading.Lock()
+        self.sessions = LegacySessions(forgot=self.settled.discard)
         # the server the last observed request came from (a weak reference, called): the
         # watcher runs while it does. A middleware shared by two servers whose last one
         # stops restarts it on the other's next request (its baseline catches up), so no
@@ -88,17 +88,10 @@ class HotReload:
         self.last_server: Callable[[], Any] = lambda: None
         self._lines: dict[str, FileFacts | None] = {}
         self._lines_lock = threading.Lock()
-        self.watcher: DirectoryWatcher | None = None
-        if store.directory is not None:
-            self.watcher = DirectoryWatcher(
-                store.directory,
-                on_change=self._changed,
-                on_ready=self._baseline,
-                alive=self._alive,
-                on_exit=self._watcher_stopped,
-                on_start=on_start,  # the listing's preload, first
-                wakeup=wakeup,
-            )
+        # its first job: ``on_start``, the listing's preload
+        self.watcher = None if store.directory is None else DirectoryWatcher(
+            store.directory, on_change=self._changed, on_ready=self._baseline,
+            alive=self._alive, on_exit=self._watcher_stopped, on_start=on_start, wakeup=wakeup)
 
     def observe(self, ctx: Any, caller: Caller) -> None:
         """Called for an inbound message whose caller is not ``settled`` (``caller``: its
@@ -122,9 +115,6 @@ class HotReload:
                   and getattr(rc.session, "client_params", None) is not None):
                 self.settled.add(caller.key)
 
-    def _unsettle(self, key: str) -> None:
-        self.settled.discard(key)
-
     def _watcher_stopped(self) -> None:
         """The watcher decided to stop (no server runs): the next request starts it."""
         with self._settle_lock:
@@ -146,17 +136,6 @@ class HotReload:
         server = self.last_server()
         return server is not None and server_running(server)
 
-    def _line(self, name: str) -> FileFacts | None:
-        """What ``name``'s file puts in ``tools/list`` now (None: no usable file)."""
-        sig = self.store.signature(name)
-        if sig is None:
-            return None
-        facts = self.lister.file_facts(name, sig)
-        return None if facts == NO_FILE_FACTS else facts
-
-    def _scan(self) -> set[str]:
-        return set(self.store.signatures())
-
     def _baseline(self) -> None:
         """What each file puts in ``tools/list``, taken once the OS watch is armed, and a
         catch-up: a file whose facts differ from those the listing last served for it was
@@ -166,14 +145,14 @@ class HotReload:
                   for name, facts in self.lister.served_facts().items()}
         with self._lines_lock:
             self._lines = {}
-            changed = self._update(self._scan() | set(served), served)
+            changed = self._update(set(self.store.signatures()) | set(served), served)
         self._tell({name: was for name, was in changed.items() if name in served})
 
     def _changed(self, names: Iterable[str] | None) -> None:
         with self._lines_lock:
             if names is None:
                 self.store.invalidate()
-                names = self._scan() | set(self._lines)
+                names = set(self.store.signatures()) | set(self._lines)
             for name in names:
                 self.store.invalidate(name)
             changed = self._update(names, self._lines)
@@ -181,11 +160,14 @@ class HotReload:
 
     def _update(self, names: Iterable[str], before: Mapping[str, FileFacts | None]
                 ) -> dict[str, tuple[FileFacts | None, FileFacts | None]]:
-        """Read each of ``names``' facts into ``_lines`` (under its lock); the names whose
-        facts differ from ``before``, with (before, now)."""
+        """Read what each of ``names``' file puts in ``tools/list`` now (None: no usable
+        file) into ``_lines`` (under its lock); the names whose facts differ from ``before``,
+        with (before, now)."""
         changed: dict[str, tuple[FileFacts | None, FileFacts | None]] = {}
         for name in names:
-            line = self._line(name)
+            sig = self.store.signature(name)
+            facts = self.lister.file_facts(name, sig) if sig is not None else NO_FILE_FACTS
+            line = None if facts == NO_FILE_FACTS else facts
             was = before.get(name)
             if was != line:
                 changed[name] = (was, line)
@@ -200,13 +182,9 @@ class HotReload:
         a file puts its tool in changed (the set of groups may have)."""
         if changed:
             self.sessions.broadcast(frozenset(changed))
-        if any(_groups_of(was) != _groups_of(now) for was, now in changed.values()):
+        # the groups part of a file's listed facts (``listing.listed_facts``), or None
+        if any((was and was[3]) != (now and now[3]) for was, now in changed.values()):
             self.sessions.broadcast(groups=True)
-
-
-def _groups_of(facts: Any) -> Any:
-    """The groups part of a file's listed facts (``listing.listed_facts``), or None."""
-    return facts[3] if isinstance(facts, tuple) and len(facts) > 3 else None
 
 
 # -- connected handshake-era sessions, and what each was last shown -----------------------------
@@ -257,7 +235,7 @@ class LegacySessions:
         if caller.kind != "session" or caller.key is None:
             return False
         key = caller.key
-        groups = isinstance(caller.extensions.get(GROUPING_EXTENSION_ID), Mapping)
+        groups = advertised(caller)
         with self._lock:
             known = self._live.get(key)
             if known is not None:
@@ -300,10 +278,8 @@ class LegacySessions:
     def clear(self) -> None:
         with self._lock:
             keys = list(self._live)
-            self._live.clear()
-            self.shown.clear()
         for key in keys:
-            self._forgot(key)
+            self.forget(key)
 
     def broadcast(self, changed: frozenset[str] | None = None, *, groups: bool = False) -> int:
         """Schedule ``tools/list_changed`` from any thread on every live session whose last
@@ -326,12 +302,12 @@ class LegacySessions:
             scheduled += 1
         return scheduled
 
-    def _spawn(self, key: str, live: _Live, groups: bool = False) -> None:
+    def _spawn(self, key: str, live: _Live, groups: bool) -> None:
         task = live.loop.create_task(self._send(key, live.session, groups))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _send(self, key: str, session: Any, groups: bool = False) -> None:
+    async def _send(self, key: str, session: Any, groups: bool) -> None:
         try:
             if groups:
                 await session.send_notification(_GroupsListChanged())

@@ -51,6 +51,7 @@ import re
 import sys
 import unicodedata
 from array import array
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -120,10 +121,7 @@ class Index:
         for position, text in enumerate(texts):
             words = terms(text)
             lengths.append(len(words))
-            counted: dict[str, int] = {}
-            for word in words:
-                counted[word] = counted.get(word, 0) + 1
-            for word, times in counted.items():
+            for word, times in Counter(words).items():  # in the order first said
                 postings.setdefault(word, []).extend((position, times))
         average = sum(lengths) / len(lengths) if lengths else 0.0
         documents, frequencies = array("I"), array("I")
@@ -209,12 +207,12 @@ class Index:
             for at in range(self.starts[document], self.starts[document + 1]):
                 word = self.vocabulary[self.said[at]]
                 if word not in asked and word not in self.stop:
-                    weight[word] = weight.get(word, 0.0) + self._idf(word)
+                    start, end = self.spans[word]  # the documents that say it
+                    weight[word] = weight.get(word, 0.0) + self._idf(end - start)
         return sorted(weight, key=lambda word: -weight[word])[:self.feedback]
 
-    def _idf(self, word: str) -> float:
-        start, end = self.spans[word]
-        found = end - start
+    def _idf(self, found: int) -> float:
+        """BM25's idf of a word ``found`` of the documents say."""
         return math.log((self.count - found + 0.5) / (found + 0.5) + 1.0)
 
     def _scores(self, words: Sequence[str]) -> dict[int, float]:
@@ -228,7 +226,6 @@ class Index:
                 for at in range(*span):
                     document = self.documents[at]
                     times[document] = max(times.get(document, 0), self.frequencies[at])
-        found = len(times)
-        idf = math.log((self.count - found + 0.5) / (found + 0.5) + 1.0)
+        idf = self._idf(len(times))
         return {document: idf * (said * (K1 + 1)) / (said + self.norms[document])
                 for document, said in times.items()}

@@ -47,11 +47,6 @@ from typing import Any
 
 from fastmcp_progressive.files.definitions import inline_refs
 
-MINIMAL_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
-"""No ``additionalProperties``: JSON Schema's default already allows any argument, and the
-hosts measured to drop undeclared arguments drop them with ``true`` spelled out as well;
-the key costs 5 tokens a tool (590 on github-mcp-server)."""
-
 JSON_TYPES = ("string", "integer", "number", "boolean", "array", "object")
 """The non-null JSON Schema types, in the order an untyped argument lists them."""
 MAX_DEPTH = 8
@@ -65,8 +60,11 @@ _PYTHON_TYPES: tuple[tuple[type, str], ...] = (
     (list, "array"), (dict, "object"), (type(None), "null"))
 
 
-def fresh_minimal() -> dict[str, Any]:
-    """``MINIMAL_SCHEMA`` as a new dict: a listed copy never shares the module's constant."""
+def minimal(schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``minimal`` level, a new dict each time (a listed copy shares nothing). No
+    ``additionalProperties``: JSON Schema's default already allows any argument, and the
+    hosts measured to drop undeclared arguments drop them with ``true`` spelled out as well;
+    the key costs 5 tokens a tool (590 on github-mcp-server)."""
     return {"type": "object", "properties": {}}
 
 
@@ -87,6 +85,10 @@ def typed(schema: dict[str, Any]) -> dict[str, Any]:
 def skeleton(schema: dict[str, Any]) -> dict[str, Any]:
     """The ``skeleton`` level: ``typed`` plus enums and nested objects' properties."""
     return _object(inline_refs(schema, defs_only=True), deep=True, depth=0)
+
+
+LEVELS = {"typed": typed, "skeleton": skeleton, "minimal": minimal}
+"""Each listing level's schema, from the registered one."""
 
 
 def _object(schema: dict[str, Any], *, deep: bool, depth: int) -> dict[str, Any]:

@@ -1,9 +1,6 @@
 """Reducing tools for ``tools/list``: a one-line description and a stripped input schema.
 
-Levels (``ProgressiveDisclosure(listing=ListingSettings(level=...))``, the schemas in
-``listed_schema.py``): ``"typed"`` (default: every argument with a plain JSON type, and
-``required``), ``"skeleton"`` (also enums and nested objects) and ``"minimal"`` (no
-properties: only for clients known to pass undeclared arguments).
+Levels: ``ListingSettings.level`` says what each shows, ``listed_schema.py`` builds them.
 
 A tool pinned "always load" (``files/store.py:is_pinned``) is listed as registered at every level.
 
@@ -55,9 +52,7 @@ from fastmcp.tools.base import Tool, ToolResult
 from pydantic import BaseModel
 
 from fastmcp_progressive.caches import ToolCache
-from fastmcp_progressive.disclosure.listed_schema import MINIMAL_SCHEMA as MINIMAL_SCHEMA
-from fastmcp_progressive.disclosure.listed_schema import fresh_minimal, typed, with_headers
-from fastmcp_progressive.disclosure.listed_schema import skeleton as skeleton
+from fastmcp_progressive.disclosure.listed_schema import LEVELS, with_headers
 from fastmcp_progressive.fastmcp_internals import default_title
 from fastmcp_progressive.files.model import DescriptionFile
 from fastmcp_progressive.files.store import DescriptionStore, Signature, pinned
@@ -123,14 +118,6 @@ def cut_line(text: str, max_chars: int) -> str:
     return cut.rstrip(" ,;:-") + ELLIPSIS
 
 
-def file_line(file: DescriptionFile, max_chars: int) -> str | None:
-    """The listing line a description file sets: its ``summary``, else its description's
-    first sentence; None when it sets neither (the tool's own text is used then)."""
-    if file.summary:
-        return file.summary
-    return summarize(file.description, max_chars) if file.description else None
-
-
 FileFacts = tuple[str | None, bool | None, bool, tuple[str, ...]]
 """What a listing takes from a description file: its listing line, its ``always_load``,
 whether ``resolution`` rules mark the tool resolvable, and its ``groups``. Two versions of
@@ -140,11 +127,13 @@ NO_FILE_FACTS: FileFacts = (None, None, False, ())
 
 
 def listed_facts(file: DescriptionFile | None, max_chars: int) -> FileFacts:
-    """Everything ``file`` changes in ``tools/list`` (``NO_FILE_FACTS`` for no file)."""
+    """Everything ``file`` changes in ``tools/list`` (``NO_FILE_FACTS`` for no file). Its
+    line: its ``summary``, else its description's first sentence; None when it sets
+    neither (the tool's own text is used then)."""
     if file is None:
         return NO_FILE_FACTS
-    return (file_line(file, max_chars), file.always_load, bool(file.resolution),
-            tuple(file.groups or ()))
+    line = file.summary or (summarize(file.description, max_chars) if file.description else None)
+    return (line, file.always_load, bool(file.resolution), tuple(file.groups or ()))
 
 
 def _kept_fields(tool: Tool) -> Hashable:
@@ -261,21 +250,12 @@ class _LastListing:
 class Lister:
     """Turns the tools a listing would show into their reduced, memoized form."""
 
-    def __init__(
-        self,
-        store: DescriptionStore,
-        settings: ListingSettings | None = None,
-        *,
-        cache_size: int = CacheSettings.listing,
-        output_schemas: bool = False,
-    ) -> None:
-        self.settings = settings = settings or ListingSettings()
+    def __init__(self, store: DescriptionStore, settings: ListingSettings | None = None, *,
+                 cache_size: int = CacheSettings.listing, output_schemas: bool = False) -> None:
+        self.settings = settings or ListingSettings()
         self.output_schemas = output_schemas
         """Whether listed copies keep the tool's ``outputSchema`` (else dropped)."""
         self.store = store
-        self.level = settings.level
-        self.summary_max_chars = settings.summary_max_chars
-        self.strip_noise = settings.strip_noise
         self.cache_size = cache_size
         self._memo: ToolCache[tuple[Signature | None, Tool | None]] = ToolCache(
             cache_size, key=self._content,
@@ -330,12 +310,9 @@ class Lister:
 
     def summary(self, tool: Tool, sig: Signature | None) -> str:
         """The one line shown for ``tool``: its file's line, else its own first sentence."""
-        line = self.file_line(tool.name, sig) if sig is not None else None
-        return line or summarize(tool.description or tool.title, self.summary_max_chars)
-
-    def file_line(self, name: str, sig: Signature) -> str | None:
-        """The listing line of ``name``'s file as of ``sig`` (None: the file sets none)."""
-        return self.file_facts(name, sig)[0]
+        line = self.file_facts(tool.name, sig)[0] if sig is not None else None
+        return line or summarize(tool.description or tool.title,
+                                 self.settings.summary_max_chars)
 
     def file_facts(self, name: str, sig: Signature) -> FileFacts:
         """What a listing needs from ``name``'s file as of ``sig``, parsing it only when unseen.
@@ -358,7 +335,7 @@ class Lister:
                 break  # the other thread is stuck: read it here rather than hang
         try:
             file = self.store.lookup_at(name, sig)
-            facts = listed_facts(file, self.summary_max_chars)
+            facts = listed_facts(file, self.settings.summary_max_chars)
             with self._lines_lock:
                 self._lines[name] = (sig, facts)
         finally:
@@ -376,7 +353,7 @@ class Lister:
 
     def share_file_facts(self, other: Lister) -> None:
         """Use ``other``'s per-signature file facts (they do not depend on the level)."""
-        if other.summary_max_chars == self.summary_max_chars:
+        if other.settings.summary_max_chars == self.settings.summary_max_chars:
             self._lines, self._lines_lock = other._lines, other._lines_lock
             self._parsing = other._parsing
 
@@ -417,7 +394,7 @@ class Lister:
                 self._idle.wait(LONGEST_PAUSE)
                 if self._stopped:
                     break
-                self.file_line(name, sig)  # known already: a dictionary probe
+                self.file_facts(name, sig)  # known already: a dictionary probe
         except Exception:
             logger.exception("preloading description files failed; they are read on demand")
         finally:
@@ -445,11 +422,8 @@ class Lister:
         """``tool``'s listed schema, built afresh (no dict or list shared with the registered
         schema or another listed copy, so no deep copy is needed), and kept for the
         ``_reduced`` that follows the content key's computation: derived once per tool."""
-        if self.level == "minimal":
-            schema = fresh_minimal()
-        else:
-            schema = (typed if self.level == "typed" else skeleton)(tool.parameters)
-        schema = with_headers(schema, tool.parameters)  # Mcp-Param-* headers need them
+        # every level keeps the ``x-mcp-header`` properties: Mcp-Param-* headers need them
+        schema = with_headers(LEVELS[self.settings.level](tool.parameters), tool.parameters)
         self._built = (tool, schema)
         return schema
 
@@ -472,7 +446,7 @@ class Lister:
             "description": self.summary(tool, sig),
             "parameters": self._listed_schema(tool),
             "output_schema": tool.output_schema if self.output_schemas else None,
-            "strip_noise": self.strip_noise,
+            "strip_noise": self.settings.strip_noise,
         })
         self._memo.put(tool, (sig, reduced))
         return reduced

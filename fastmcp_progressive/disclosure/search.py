@@ -84,20 +84,6 @@ _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _SPACE = re.compile(r"\s")
 
 
-def within_answer(ranked: Sequence[str], size: Callable[[str], int]) -> list[str]:
-    """The first of ``ranked`` (the best match) and each next one while the sizes of the
-    definitions taken stay within ``ANSWER_CHARS``, in rank order."""
-    taken: list[str] = []
-    used = 0
-    for name in ranked:
-        cost = size(name)
-        if taken and used + cost > ANSWER_CHARS:
-            break
-        taken.append(name)
-        used += cost
-    return taken
-
-
 def name_words(name: str) -> str:
     """``name`` as words: split at separators and camelCase, lower case.
 
@@ -201,12 +187,19 @@ def found(queries: Sequence[str], ranked: Sequence[Sequence[str]], named: Sequen
           room: int, size: Callable[[str], int]) -> Found:
     """The answer's tools: each query's best (one query: ``room`` + ``LINE_RESULTS``; each of
     several: ``FULL_RESULTS``), not ``named``, taken in turns (every query's best first, then
-    every second best...); the first ``room`` in full while they fit (``within_answer``)."""
+    every second best...); of the first ``room``, the best in full, and each next one while
+    the sizes (``size``) of the definitions taken stay within ``ANSWER_CHARS``."""
     depth = room + LINE_RESULTS if len(queries) == 1 else FULL_RESULTS
     best = [[name for name in names if name not in named][:depth] for names in ranked]
     turns = list(dict.fromkeys(names[place] for place in range(depth)
                                for names in best if place < len(names)))
-    full = within_answer(turns[:room], size)
+    full: list[str] = []
+    used = 0
+    for name in turns[:room]:
+        used += size(name)
+        if full and used > ANSWER_CHARS:
+            break
+        full.append(name)
     return Found(full, turns[len(full):], dict(zip(queries, best, strict=True)))
 
 
@@ -267,8 +260,7 @@ class ToolSearch:
         kept = self._documents.get(tool)
         if kept is not None and kept.signature == sig:
             return kept
-        definition, _ = self.definitions.for_tool(tool)
-        text = document(definition, self._line_of(tool, sig))
+        text = document(self.definitions.for_tool(tool)[0], self._line_of(tool, sig))
         digest = hashlib.blake2b(f"{tool.name}\0{text}".encode("utf-8", "surrogatepass"),
                                  digest_size=16).digest()
         made = Document(sig, tool.name, text, digest)

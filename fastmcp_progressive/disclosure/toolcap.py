@@ -2,13 +2,10 @@
 
 A model pays for every listed tool on every request; hosts cap what they take (Cursor about
 40 tools, VS Code 128 per request; Codex defers at 100). ``ListingSettings.max_tools``
-decides how many entries a progressive listing holds (``limit``):
-
-- ``"auto"`` (default): every tool while the caller may see at most ``BUDGET_THRESHOLD``
-  (50) tools, so small servers list exactly as they would without a budget; above it, at
-  most ``BUDGET`` (20) entries (``docs/listing.md`` gives the measurements behind both);
-- an int: at most that many entries whenever the caller may see more;
-- ``None``: every tool.
+decides how many entries a progressive listing holds (``limit``; its values: its docstring).
+Its default ``"auto"`` lists every tool while the caller may see at most ``BUDGET_THRESHOLD``
+(50) tools, so small servers list exactly as they would without a budget, and above it at
+most ``BUDGET`` (20) entries (``docs/listing.md`` gives the measurements behind both).
 
 A host profile (``hosts.py``) chooses for its clients instead of ``"auto"``: its own cap
 (Cursor 40) or ``None`` (mcp-use: every tool); with an int server setting the lower cap
@@ -138,20 +135,20 @@ class ToolCap:
         sends, and neither a made-up name, a call FastMCP refused nor a name hidden from its
         caller may reach newcomers' listings."""
         with self._lock:
-            if name not in self._calls and (
-                    len(self._calls) >= MAX_COUNTED
-                    or self._counted_chars + len(name) > MAX_COUNTED_CHARS):
-                self._calls.clear()
-                self._counted_chars = 0
             if name not in self._calls:
+                if (len(self._calls) >= MAX_COUNTED
+                        or self._counted_chars + len(name) > MAX_COUNTED_CHARS):
+                    self._calls.clear()
+                    self._counted_chars = 0
                 self._counted_chars += len(name)
             self._calls[name] += 1
 
     def popular(self, candidates: Sequence[str], count: int,
                 skip: Collection[str] = ()) -> list[str]:
-        """The ``count`` most called of ``candidates`` (ties: listing order), by the call
-        counts as of the last snapshot: taken at most every ``POPULAR_REFRESH`` seconds, so
-        a listing never changes as a side effect of one connection's own calls."""
+        """The ``count`` most called of ``candidates`` (ties: listing order, kept by a stable
+        sort), by the call counts as of the last snapshot: taken at most every
+        ``POPULAR_REFRESH`` seconds, so a listing never changes as a side effect of one
+        connection's own calls."""
         if count <= 0:
             return []
         now = time.monotonic()
@@ -159,9 +156,7 @@ class ToolCap:
             if now - self._snapshot_at >= POPULAR_REFRESH:
                 self._snapshot, self._snapshot_at = dict(self._calls), now
             calls = self._snapshot
-        order = {name: i for i, name in enumerate(candidates)}
-        ranked = sorted((n for n in candidates if n not in skip),
-                        key=lambda n: (-calls.get(n, 0), order[n]))
+        ranked = sorted((n for n in candidates if n not in skip), key=lambda n: -calls.get(n, 0))
         return ranked[:count]
 
     async def choose(self, caller: Caller, candidates: Sequence[str], slots: int,

@@ -40,7 +40,7 @@ from fastmcp_progressive.disclosure.bridge import (
     bridge_description_with_groups,
     listed_bridge_schema,
 )
-from fastmcp_progressive.disclosure.components import DisclosureComponents
+from fastmcp_progressive.disclosure.components import DisclosureComponents, same_component
 from fastmcp_progressive.disclosure.cost import NetCost
 from fastmcp_progressive.disclosure.groups import Groups
 from fastmcp_progressive.disclosure.hot_reload import HotReload
@@ -72,19 +72,15 @@ class ToolsList:
         self.groups, self.cap, self.components, self.marks = groups, cap, components, marks
         self.instructions = instructions
         """The workflow paragraph a handshake adds below ``full`` (None: off)."""
-        # a watcher thread started by the first request preloads the description files,
-        # invalidates edited ones and sends tools/list_changed to live legacy sessions; it
-        # stops with the server
-        self.hot_reload = HotReload(
+        self.hot_reload = HotReload(  # its watcher thread preloads first (``hot_reload.py``)
             lister, on_start=lister.preload if lister.settings.preload else lambda: None)
         self.net_cost = NetCost(components, instructions)
-        # our bridges as listings show them, built once with the components (constants)
-        self._listed_dispatch = _listed_dispatch(components)
-        self._plain_bridge = _plain_bridge(components)
-        self._listers: dict[tuple[Level, bool], Lister] = {(lister.level, False): lister}
+        # our bridges as listings show them, built once (which arguments where: bridge.py)
+        self._listed_dispatch = _listed(components.dispatch, ("name", "arguments"), whole=True)
+        self._plain_bridge = _listed(components.bridge, ("tools", "query"))
+        self._listers: dict[tuple[Level, bool], Lister] = {(lister.settings.level, False): lister}
         self._bridge_copy: tuple[tuple[str, ...], Tool] | None = None
-        self._shown: dict[Lister, tuple[tuple[Tool, ...], Tool | None, Tool | None,
-                                        tuple[Tool, ...], tuple[Tool, ...]]] = {}
+        self._shown: dict[Lister, tuple[tuple[Tool, ...], ...]] = {}  # reduced, shown, plain
 
     async def answer(self, ctx: Context | None, tools: Sequence[Tool]) -> Sequence[Tool]:
         """What the caller of ``ctx``'s request is shown of ``tools`` (FastMCP's listing);
@@ -93,7 +89,7 @@ class ToolsList:
             return tools
         caller = caller_of(ctx)
         level = self.gate.modes.level(caller)
-        bridge, dispatch = self.components.bridge, self.components.dispatch
+        bridge = self.components.bridge
         profile = self.gate.modes.profile(caller)
         limit: int | None = None
         if level == "full":
@@ -103,11 +99,10 @@ class ToolsList:
                 return self._mark(ctx, caller, own)
             # a host that defers tools itself but takes fewer than this server lists: in
             # full it would drop tools unseen, so it gets the capped progressive listing
-            level = self.lister.level
-        exempt = self.gate.exempt_tools
+            level = self.lister.settings.level
+        exempt = self.gate.exempt_tools | self.components.names
         if ctx is not None:
             exempt |= await gateways_of(ctx.fastmcp)
-        exempt |= {t.name for t in (bridge, dispatch) if t is not None}
         lister = self._lister(level, profile is not None and profile.output_schema)
         with self.lister.holding_preload():  # the files this listing needs: parsed here, once
             reduced, signatures = lister.reduced(tools, exempt)
@@ -117,8 +112,7 @@ class ToolsList:
             await self._check_cost(ctx, tools, exempt)
         shown, plain = self._with_bridges(lister, reduced)
         count = len(shown) - (bridge is not None and any(t.name == bridge.name for t in shown))
-        if count > self.cap.largest_listing:
-            self.cap.note_listing(count)
+        self.cap.note_listing(count)
         if limit is None:
             limit = self.cap.limit(profile, level, count)
         if limit is not None and ctx is not None and len(shown) > limit:
@@ -144,28 +138,25 @@ class ToolsList:
         budgeted server costs more than it saves); none when that listing is budgeted. The
         catalog is listed once per process (a proxy: one more upstream ``tools/list``), and
         not at all when this caller's view is budgeted already (the catalog holds it)."""
-        if self._budgeted([t for t in tools if not self.components.is_ours(t)]):
-            self.net_cost.skip()
-            return
-        try:
-            catalog = await whole_catalog(ctx.fastmcp)
-        except Exception:
-            logger.debug("listing the catalog for the net-cost check failed", exc_info=True)
-            self.net_cost.skip()
-            return
-        catalog = [t for t in catalog if not self.components.is_ours(t)]
-        if self._budgeted(catalog):  # a budgeted listing always saves
+        catalog: list[Tool] | None = None
+        if not self._budgeted([t for t in tools if not self.components.is_ours(t)]):
+            try:
+                catalog = [t for t in await whole_catalog(ctx.fastmcp)
+                           if not self.components.is_ours(t)]
+            except Exception:
+                logger.debug("listing the catalog for the net-cost check failed", exc_info=True)
+        if catalog is None or self._budgeted(catalog):  # a budgeted listing always saves
             self.net_cost.skip()
             return
         with self.lister.holding_preload():
-            reduced = self.lister.reduce(catalog, exempt, remember=False)
-        _, plain = self._with_bridges(self.lister, tuple(reduced), remember=False)
+            reduced, _ = self.lister.reduced(catalog, exempt, remember=False)
+        _, plain = self._with_bridges(self.lister, reduced, remember=False)
         await self.net_cost.check(catalog, plain)
 
     def _budgeted(self, tools: Sequence[Tool]) -> bool:
         """Whether a listing of ``tools`` (ours left out) at the server's level, with the
         bridge, is above the server's budget."""
-        budget = self.cap.limit(None, self.lister.level, len(tools))
+        budget = self.cap.limit(None, self.lister.settings.level, len(tools))
         return budget is not None and len(tools) + 1 > budget
 
     def _with_bridges(self, lister: Lister, reduced: tuple[Tool, ...], *,
@@ -175,23 +166,22 @@ class ToolsList:
         shows it (``_plain_bridge``). The lister keeps ``reduced`` as one object while
         nothing changes, so both are derived once per change, not per listing (they depend
         on no caller; one per lister)."""
+        known = self._shown.get(lister)  # our bridges are made once, with the components
+        if known is not None and known[0] is reduced:
+            return known[1], known[2]
         bridge, dispatch = self.components.bridge, self.components.dispatch
-        known = self._shown.get(lister)
-        if (known is not None and known[0] is reduced and known[1] is bridge
-                and known[2] is dispatch):
-            return known[3], known[4]
         shown = list(reduced)
         if bridge is not None and all(t.name != bridge.name for t in reduced):
             shown.append(bridge)  # e.g. a search transform replaced the listing
         if dispatch is not None:
             shown = [t for t in shown
-                     if t.name != dispatch.name or not self.components.is_dispatch(t)]
+                     if t.name != dispatch.name or not same_component(t, dispatch)]
         plain = shown
         if bridge is not None and (plain_bridge := self._plain_bridge) is not None:
             plain = [plain_bridge if t.name == bridge.name
-                     and self.components.is_bridge(t) else t for t in shown]
+                     and same_component(t, bridge) else t for t in shown]
         if remember:
-            self._shown[lister] = (reduced, bridge, dispatch, tuple(shown), tuple(plain))
+            self._shown[lister] = (reduced, tuple(shown), tuple(plain))
         return tuple(shown), tuple(plain)
 
     def _mark(self, ctx: Context | None, caller: Caller, tools: Sequence[Tool],
@@ -227,7 +217,7 @@ class ToolsList:
                       reduced: Sequence[Tool], limit: int) -> list[Tool]:
         """At most ``limit`` entries: pinned and exempt tools, the bridges, then the tools
         this caller keeps in its listing (or this server's most called), in listing order."""
-        ours = {n for n in (self.components.bridge_name, self.components.dispatch_name) if n}
+        ours = self.components.names
         registered = {t.name: t for t in tools}
         fixed: set[str] = set()
         candidates: list[str] = []
@@ -238,23 +228,20 @@ class ToolsList:
                 fixed.add(shown.name)  # pinned or exempt: listed as registered
             else:
                 candidates.append(shown.name)
-        bridges: list[Tool] = []
-        if self.components.bridge is not None:
-            bridges.append(await self._bridge_naming_groups(ctx, tools))
-        if self._listed_dispatch is not None:
-            bridges.append(self._listed_dispatch)
-        slots = limit - len(fixed) - len(bridges)
-        chosen = set(await self.cap.choose(caller, candidates, slots,
+        bridges = [t for t in (await self._bridge_naming_groups(ctx, tools),
+                               self._listed_dispatch) if t is not None]
+        chosen = set(await self.cap.choose(caller, candidates, limit - len(fixed) - len(bridges),
                                            partial(state_storage, ctx)))
         kept = [t for t in reduced
                 if t.name not in ours and (t.name in fixed or t.name in chosen)]
         return [*kept, *bridges]
 
-    async def _bridge_naming_groups(self, ctx: Context, tools: Sequence[Tool]) -> Tool:
+    async def _bridge_naming_groups(self, ctx: Context, tools: Sequence[Tool]) -> Tool | None:
         """The bridge as a capped listing shows it: its description names every group the
         caller may see, one line each (none: no ``groups`` argument, no header)."""
         bridge = self.components.bridge
-        assert bridge is not None
+        if bridge is None:
+            return None
         visible = await self.catalog.keep_visible(
             ctx, [t for t in tools if not self.components.is_ours(t)])
         members = self.groups.members(visible, ctx.fastmcp)
@@ -267,8 +254,7 @@ class ToolsList:
         description = bridge_description_with_groups(list(lines), self.components.dispatch_name)
         schema = listed_bridge_schema(bridge, ("tools", "groups", "query", "queries") if lines
                                       else ("tools", "query", "queries"))
-        copy = ListedTool.of(bridge, {"description": description, "parameters": schema,
-                                      "strip_noise": True})
+        copy = ListedTool.of(bridge, {"description": description, "parameters": schema})
         self._bridge_copy = (lines, copy)
         return copy
 
@@ -280,21 +266,13 @@ def describe_members(group: str, tools: Sequence[Tool], count: int = 3) -> str:
     return f"{len(tools)} tools ({', '.join(names)}{more})" if tools else "nested groups"
 
 
-def _listed_dispatch(components: DisclosureComponents) -> Tool | None:
-    """The dispatch bridge as a capped listing shows it (no name-derived title)."""
-    dispatch = components.dispatch
-    if dispatch is None:
-        return None
-    schema = {**dispatch.parameters, **listed_bridge_schema(dispatch, ("name", "arguments"))}
-    return ListedTool.of(dispatch, {"parameters": schema, "strip_noise": True})
-
-
-def _plain_bridge(components: DisclosureComponents) -> Tool | None:
-    """The bridge as an uncapped listing shows it: ``tools`` and ``query`` (its ``groups``
-    and ``queries`` are offered where most tools are not listed by name), without the
-    name-derived title and the empty tags FastMCP adds: every client is sent it."""
-    bridge = components.bridge
+def _listed(bridge: Tool | None, arguments: tuple[str, ...], *, whole: bool = False
+            ) -> Tool | None:
+    """A bridge as a listing shows it, offering ``arguments`` (``whole``: over the rest of
+    its registered schema), without the name-derived title and the empty tags FastMCP adds
+    (a listed copy strips them): every client is sent it."""
     if bridge is None:
         return None
-    schema = listed_bridge_schema(bridge, ("tools", "query"))
-    return ListedTool.of(bridge, {"parameters": schema, "strip_noise": True})
+    schema = listed_bridge_schema(bridge, arguments)
+    return ListedTool.of(bridge, {"parameters": {**bridge.parameters, **schema} if whole
+                                  else schema})

@@ -24,22 +24,14 @@ from fastmcp.utilities.json_schema import dereference_refs
 from fastmcp_progressive.files.model import DescriptionFile
 
 # -- the full definition served ------------------------------------------------------------------
-_REGISTERED_FIELDS = (
-    "name",
-    "title",
-    "description",
-    "inputSchema",
-    "outputSchema",
-    "annotations",
-    "execution",
-)
+_REGISTERED_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema",
+                      "annotations", "execution")
 
 
 def registered_definition(tool: Tool) -> dict[str, Any]:
     """The tool as plain FastMCP would list it, schemas inlined, display-only fields dropped."""
-    wire = tool.to_mcp_tool(name=tool.name).model_dump(
-        by_alias=True, exclude_none=True, mode="json"
-    )
+    wire = tool.to_mcp_tool(name=tool.name).model_dump(by_alias=True, exclude_none=True,
+                                                       mode="json")
     definition = {key: wire[key] for key in _REGISTERED_FIELDS if key in wire}
     for key in ("inputSchema", "outputSchema"):
         schema = definition.get(key)

@@ -23,7 +23,7 @@ class DescriptionError(ValueError):
     """A description file that cannot be used, with where in the file it went wrong.
 
     The message starts ``line L, column C: `` whenever a place in the file can be named
-    (``location`` splits it off again).
+    (``where_and_why`` splits it off again).
     """
 
 
@@ -37,27 +37,14 @@ def position(text: str | bytes, index: int) -> tuple[int, int]:
     return text.count("\n", 0, index) + 1, index - text.rfind("\n", 0, index)
 
 
-def at_position(text: str, index: int) -> str:
-    """``line L, column C`` of character ``index`` in ``text``: a message's opening."""
-    line, column = position(text, index)
-    return f"line {line}, column {column}"
-
-
-def location(message: str) -> tuple[int | None, int | None, str]:
-    """(line, column, rest) of a ``DescriptionError`` message; None where it names none."""
-    found = _LOCATED.match(message)
-    if found is None:
-        return None, None, message
-    line, column, rest = found.groups()
-    return int(line), int(column) if column else None, rest
-
-
 def where_and_why(path: str | os.PathLike[str], exc: BaseException) -> tuple[str, str]:
-    """(``path:line:col`` or ``path``, the message) of a failure to use a file."""
+    """(``path:line:col`` or ``path``, the message) of a failure to use a file: the place a
+    ``DescriptionError`` message opens with, split off it."""
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    line, column, rest = location(reason)
-    if line is None:
-        return str(path), rest
+    found = _LOCATED.match(reason)
+    if found is None:
+        return str(path), reason
+    line, column, rest = found.groups()
     return (f"{path}:{line}:{column}" if column else f"{path}:{line}"), rest
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import inspect
 import os
 import stat
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -69,8 +68,7 @@ def anchored(folder: str | os.PathLike[str]) -> tuple[Path, Path | None]:
     logger.warning(
         "descriptions_dir %r is relative and the code building the middleware (%s) is not a "
         "file on disk, so it is resolved in the working directory: serving %s. Pass an "
-        "absolute path to serve another folder", os.fspath(folder), source or "unknown",
-        served)
+        "absolute path to serve another folder", os.fspath(folder), source or "unknown", served)
     return served, None
 
 
@@ -131,11 +129,14 @@ class FolderScan:
         return {name: suffixes[0] for name, suffixes in self.present.items()}
 
 
-def scan_entries(entries: Iterable[str]) -> FolderScan:
-    """Sort a folder's entry names into description files per tool, in name order."""
+def read_folder(directory: Path) -> FolderScan:
+    """Sort the entries of ``directory`` (its top level only) into description files per
+    tool, in name order; raises ``OSError``."""
     present: dict[str, list[str]] = {}
     unusable: list[str] = []
-    for entry in entries:
+    with os.scandir(directory) as entries:
+        names = [entry.name for entry in entries]
+    for entry in names:
         found = _candidate(entry)
         if found is None:
             continue
@@ -146,12 +147,6 @@ def scan_entries(entries: Iterable[str]) -> FolderScan:
             unusable.append(entry)
     return FolderScan({stem: tuple(sorted(present[stem], key=SUFFIXES.index))
                        for stem in sorted(present)}, tuple(sorted(unusable)))
-
-
-def read_folder(directory: Path) -> FolderScan:
-    """Scan ``directory`` (its top level only); raises ``OSError``."""
-    with os.scandir(directory) as entries:
-        return scan_entries([entry.name for entry in entries])
 
 
 READ_ATTEMPTS = 3
@@ -196,8 +191,7 @@ def read_description(directory: Path, name: str, suffix: str, *,
     """
     if not safe_file_name(name) or suffix not in SUFFIXES:
         raise DescriptionError(f"{name + suffix!r} cannot name a description file")
-    path = directory / f"{name}{suffix}"
-    real = Path(os.path.realpath(path))
+    real = Path(os.path.realpath(directory / f"{name}{suffix}"))
     if real.parent != Path(os.path.realpath(directory)):
         raise DescriptionError("the file links outside the descriptions folder (only files "
                                "directly in it are read)")

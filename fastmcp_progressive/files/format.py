@@ -28,11 +28,6 @@ BOM = "\ufeff"
 FENCE = "---"
 
 
-def without_bom(text: str) -> str:
-    """``text`` without a leading UTF-8 byte order mark (editors on Windows write one)."""
-    return text[1:] if text.startswith(BOM) else text
-
-
 @dataclass(frozen=True)
 class Layout:
     """A file's text cut into its parts (after any BOM)."""
@@ -51,7 +46,7 @@ def layout(text: str, suffix: str) -> Layout:
 
     Raises ``DescriptionError`` for front matter that is opened and never closed.
     """
-    text = without_bom(text)
+    text = text[1:] if text.startswith(BOM) else text  # editors on Windows write one
     if suffix != ".md":
         return Layout(json=text, line_offset=0, body="")
     lines = text.splitlines(keepends=True)

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from fastmcp_progressive.files.errors import DescriptionError, at_position
+from fastmcp_progressive.files.errors import DescriptionError, position
 from fastmcp_progressive.files.format import layout
 from fastmcp_progressive.files.model import DescriptionFile
 from fastmcp_progressive.files.places import key_location
@@ -53,7 +53,8 @@ def _failure_position(text: str, exc: Exception) -> str:
     if limit and "digits" in str(exc):
         found = re.search(r"\d{" + str(limit + 1) + ",}", text)
         if found is not None:
-            return at_position(text, found.start())
+            line, column = position(text, found.start())
+            return f"line {line}, column {column}"
     return "line 1, column 1"
 
 

@@ -115,10 +115,8 @@ class Rule(Hints):
         conditions: dict[Any, Any] = {}
         for argument, condition in value.items():
             if isinstance(condition, list):
-                raise ValueError(
-                    f"condition on {argument!r} is a list: write {{\"in\": [...]}} for "
-                    "membership or {\"equals\": [...]} to compare with a list"
-                )
+                raise ValueError(f"condition on {argument!r} is a list: write {{\"in\": [...]}} "
+                                 "for membership or {\"equals\": [...]} to compare with a list")
             scalar = condition is None or isinstance(condition, (str, int, float, bool))
             conditions[argument] = {"equals": condition} if scalar else condition
         return conditions

@@ -50,15 +50,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import (
-    Callable,
-    Collection,
-    Hashable,
-    Iterable,
-    Iterator,
-    Mapping,
-    Sequence,
-)
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,14 +119,9 @@ class _Entry:
 class DescriptionStore:
     """Description files of one directory, parsed on demand and cached by file signature."""
 
-    def __init__(
-        self,
-        directory: str | os.PathLike[str] | None,
-        *,
-        origin: Path | None = None,
-        cache_size: int = CacheSettings.definitions,
-        max_file_bytes: int = MAX_FILE_BYTES,
-    ) -> None:
+    def __init__(self, directory: str | os.PathLike[str] | None, *, origin: Path | None = None,
+                 cache_size: int = CacheSettings.definitions,
+                 max_file_bytes: int = MAX_FILE_BYTES) -> None:
         if cache_size < 1:
             raise ValueError("cache_size must be at least 1")
         self.directory = Path(directory).absolute() if directory is not None else None
@@ -150,11 +137,9 @@ class DescriptionStore:
         if self.directory is not None and not self.directory.is_dir():
             # loud, and with the path it looked at: a wrong folder otherwise only shows as
             # listings that quietly lack every hand-written summary
-            logger.warning(
-                "descriptions directory %s does not exist%s: every tool is described by its "
-                "registered definition until it appears",
-                self.directory, f" (resolved beside {origin})" if origin is not None else "",
-            )
+            logger.warning("descriptions directory %s does not exist%s: every tool is described "
+                           "by its registered definition until it appears", self.directory,
+                           f" (resolved beside {origin})" if origin is not None else "")
 
     def signature(self, name: str) -> Signature | None:
         """The stat signature of the file describing ``name``, or None when there is none."""
@@ -166,9 +151,7 @@ class DescriptionStore:
             found = self._stat_first(name, known)
             if found is not None:
                 return found
-        if not safe_file_name(name):
-            return None
-        return self._stat_first(name, SUFFIXES)
+        return self._stat_first(name, SUFFIXES) if safe_file_name(name) else None
 
     def _stat_first(self, name: str, suffixes: Sequence[str]) -> Signature | None:
         """The signature of the first of ``name``'s files (in ``suffixes``' order) found."""
@@ -177,7 +160,9 @@ class DescriptionStore:
                 st = os.stat(f"{self._prefix}{name}{suffix}")
             except (OSError, ValueError):
                 continue
-            return (st.st_mtime_ns, st.st_size, st.st_ino, suffix, self._generation(name))
+            with self._lock:  # epoch and counts read together, never across a roll-over
+                generation = self._epoch + self._generations.get(name, 0)
+            return (st.st_mtime_ns, st.st_size, st.st_ino, suffix, generation)
         return None
 
     def signatures(self, names: Iterable[str] | None = None) -> dict[str, Signature]:
@@ -322,10 +307,6 @@ class DescriptionStore:
             else:
                 self._generations[name] = self._generations.get(name, 0) + 1
 
-    def _generation(self, name: str) -> int:
-        with self._lock:  # epoch and counts read together, never across a roll-over
-            return self._epoch + self._generations.get(name, 0)
-
     def cached(self) -> int:
         """How many names the LRU holds (a parsed file, a definition served, or both)."""
         return len(self._cache)
@@ -334,14 +315,9 @@ class DescriptionStore:
         assert self.directory is not None
         path = self.directory / f"{name}{sig[3]}"
         try:
-            return read_description(
-                self.directory, name, sig[3], max_bytes=self.max_file_bytes
-            )
-        except DescriptionError as exc:
+            return read_description(self.directory, name, sig[3], max_bytes=self.max_file_bytes)
+        except DescriptionError as exc:  # every way its text fails (``parse_text``)
             self._log_once(path, sig, exc)
-            return None
-        except RecursionError as exc:
-            self._log_once(path, sig, DescriptionError(f"line 1, column 1: {exc}"))
             return None
         except OSError as exc:
             # permission denied, EMFILE, EIO: may clear with no change a stat can see (a
@@ -358,11 +334,8 @@ class DescriptionStore:
         if len(self._logged) > 10_000:
             self._logged.clear()
         self._logged.add(key)
-        logger.warning(
-            "description file not usable: %s; serving its last good version "
-            "or the registered definition",
-            at_path(path, exc),
-        )
+        logger.warning("description file not usable: %s; serving its last good version or "
+                       "the registered definition", at_path(path, exc))
 
 
 @contextmanager
@@ -402,8 +375,7 @@ class Definitions:
     """
 
     def __init__(self, folder: DescriptionStore | str | os.PathLike[str] | None, *,
-                 origin: Path | None = None,
-                 cache_size: int = CacheSettings.definitions) -> None:
+                 origin: Path | None = None, cache_size: int = CacheSettings.definitions) -> None:
         self.store = (folder if isinstance(folder, DescriptionStore)
                       else DescriptionStore(folder, origin=origin, cache_size=cache_size))
 
@@ -428,11 +400,9 @@ class Definitions:
 
 def registered_content(tool: Tool) -> Hashable:
     """The fields ``registered_definition`` reads: equal for a mounted or proxied copy."""
-    return (
-        tool.name, tool.title, tool.description, repr(tool.parameters),
-        repr(tool.output_schema), repr(tool.annotations), repr(tool.execution),
-        repr(tool.task_config),
-    )
+    return (tool.name, tool.title, tool.description, repr(tool.parameters),
+            repr(tool.output_schema), repr(tool.annotations), repr(tool.execution),
+            repr(tool.task_config))
 
 
 def compact_json(value: Any) -> str:

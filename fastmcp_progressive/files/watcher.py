@@ -63,17 +63,11 @@ class DirectoryWatcher:
         wakeup: how often the thread checks ``alive`` and the directory when idle.
     """
 
-    def __init__(
-        self,
-        directory: Path,
-        *,
-        on_change: Changed,
-        on_ready: Callable[[], None] = lambda: None,
-        alive: Callable[[], bool] = lambda: True,
-        on_exit: Callable[[], None] = lambda: None,
-        on_start: Callable[[], object] = lambda: None,
-        wakeup: float = 0.25,
-    ) -> None:
+    def __init__(self, directory: Path, *, on_change: Changed,
+                 on_ready: Callable[[], None] = lambda: None,
+                 alive: Callable[[], bool] = lambda: True,
+                 on_exit: Callable[[], None] = lambda: None,
+                 on_start: Callable[[], object] = lambda: None, wakeup: float = 0.25) -> None:
         self.directory = directory
         self.on_change = on_change
         self._on_ready = on_ready
@@ -100,16 +94,14 @@ class DirectoryWatcher:
         if thread is not None and not self._exiting and thread.is_alive():
             return False
         with self._lock:
-            if self._broken:
-                return False
-            if self._thread is not None and self._thread.is_alive() and not self._exiting:
+            if self._broken or (self._thread is not None and self._thread.is_alive()
+                                and not self._exiting):
                 return False
             self._stop = threading.Event()
             self._exiting = False
             self.ready.clear()
-            self._thread = threading.Thread(
-                target=self._run, args=(self._stop,), name=THREAD_NAME, daemon=True
-            )
+            self._thread = threading.Thread(target=self._run, args=(self._stop,),
+                                            name=THREAD_NAME, daemon=True)
             self._thread.start()
             atexit.register(self._close_at_exit)  # unregistered as the thread ends
             return True
@@ -141,10 +133,9 @@ class DirectoryWatcher:
         with self._lock:
             if stop.is_set() or self._exiting:
                 return False
-            if not self._alive():
-                self._exiting = True  # decided under the lock, so start() sees it
-            else:
+            if self._alive():
                 return True
+            self._exiting = True  # decided under the lock, so start() sees it
         self._on_exit()  # after ``_exiting``: a start() from now on starts a new thread
         return False
 
@@ -164,29 +155,22 @@ class DirectoryWatcher:
                     self._mark_ready()
                     stop.wait(self.wakeup)
                     continue
-                replaced = seen and previous != identity
                 try:
-                    self._watch(
-                        stop, identity, force_polling, replaced=replaced, resumed=failures > 0
-                    )
+                    self._watch(stop, identity, force_polling,
+                                replaced=seen and previous != identity, resumed=failures > 0)
                 except Exception as exc:  # inotify limits, permissions, a vanished dir
                     if _dir_identity(self.directory) != identity:
                         continue  # the directory went away under the OS watch
                     if not force_polling:
-                        logger.warning(
-                            "watching %s failed (%s); polling it instead", self.directory, exc
-                        )
+                        logger.warning("watching %s failed (%s); polling it instead",
+                                       self.directory, exc)
                         force_polling = True
                         continue
                     failures += 1  # polling failed too: retry both, with backoff
                     if failures == 1:
-                        logger.error(
-                            "description watcher for %s failed (%s); edits are still served "
-                            "on the next read, and clients are notified again once it "
-                            "recovers (retrying)",
-                            self.directory,
-                            exc,
-                        )
+                        logger.error("description watcher for %s failed (%s); edits are "
+                                     "still served on the next read, and clients are notified "
+                                     "again once it recovers (retrying)", self.directory, exc)
                     force_polling = None
                     stop.wait(min(self.wakeup * 2 ** min(failures, 8), RETRY_MAX_SECONDS))
                     continue
@@ -196,9 +180,7 @@ class DirectoryWatcher:
             self._broken = True
             logger.exception(
                 "description watcher for %s stopped; edits are still served on the next "
-                "read, but clients are no longer notified",
-                self.directory,
-            )
+                "read, but clients are no longer notified", self.directory)
         finally:
             with self._lock:
                 if self._thread is threading.current_thread():  # no newer thread started
@@ -221,42 +203,24 @@ class DirectoryWatcher:
             self._on_ready()
             self.ready.set()
 
-    def _watch(
-        self,
-        stop: threading.Event,
-        identity: tuple[int, int],
-        force_polling: bool | None,
-        *,
-        replaced: bool,
-        resumed: bool = False,
-    ) -> None:
+    def _watch(self, stop: threading.Event, identity: tuple[int, int],
+               force_polling: bool | None, *, replaced: bool, resumed: bool = False) -> None:
         changes_seen = watchfiles.watch(
-            self.directory,
-            watch_filter=lambda _change, path: description_name(path) is not None,
-            debounce=DEBOUNCE_MS,
-            step=STEP_MS,
-            stop_event=stop,
-            rust_timeout=max(1, int(self.wakeup * 1000)),
-            yield_on_timeout=True,
-            raise_interrupt=False,
-            recursive=False,
-            force_polling=force_polling,
-        )
+            self.directory, watch_filter=lambda _change, path: description_name(path) is not None,
+            debounce=DEBOUNCE_MS, step=STEP_MS, stop_event=stop,
+            rust_timeout=max(1, int(self.wakeup * 1000)), yield_on_timeout=True,
+            raise_interrupt=False, recursive=False, force_polling=force_polling)
         armed = False
         for changes in changes_seen:
             if not armed:  # the first yield (a timeout at the latest): the OS watch is on
                 armed = True
                 if replaced or resumed:  # catch up with what changed while unwatched
-                    logger.info(
-                        "descriptions directory %s %s",
-                        self.directory,
-                        "is watched again" if resumed else "appeared",
-                    )
+                    logger.info("descriptions directory %s %s", self.directory,
+                                "is watched again" if resumed else "appeared")
                     self._report(None)
                 self._mark_ready()
-            names = frozenset(
-                name for _, path in changes if (name := description_name(path)) is not None
-            )
+            names = frozenset(name for _, path in changes
+                              if (name := description_name(path)) is not None)
             if names:
                 self._report(names)
             if not self._keep_going(stop) or _dir_identity(self.directory) != identity:

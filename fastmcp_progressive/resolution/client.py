@@ -130,9 +130,6 @@ class _Grouping(ClientExtension):
     def __init__(self, on_groups_changed: Callable[[], Awaitable[None]] | None) -> None:
         self._on_changed = on_groups_changed
 
-    def settings(self) -> dict[str, Any]:
-        return {}
-
     def notifications(self) -> Sequence[NotificationBinding[Any]]:
         callback = self._on_changed
         if callback is None:

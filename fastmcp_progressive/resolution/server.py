@@ -85,15 +85,15 @@ class ToolResolution:
     """Answers ``tools/resolve``, marks resolvable tools, advertises the extension."""
 
     def __init__(self, store: DescriptionStore, catalog: Catalog,
-                 hooks: Mapping[str, ResolverHook] | None = None, *,
-                 checker: ArgumentChecker | None = None,
-                 hook_timeout: float = ResolutionSettings.hook_timeout) -> None:
+                 settings: ResolutionSettings | None = None, *,
+                 checker: ArgumentChecker | None = None) -> None:
+        settings = settings or ResolutionSettings()  # checked when it was built
         self.store = store
-        self.hook_timeout = hook_timeout
+        self.hook_timeout = settings.hook_timeout
         self._hook_threads = hook_limiter()
         self.catalog = catalog
         self.checker = checker or ArgumentChecker()
-        self.hooks = dict(hooks or {})  # checked by ResolutionSettings
+        self.hooks: dict[str, ResolverHook] = dict(settings.resolvers or {})
         self._logged: set[tuple[str, str, Any]] = set()
 
     # -- advertising ----------------------------------------------------------------------
@@ -112,8 +112,7 @@ class ToolResolution:
         ``known``: the listing's file signatures (only the others are stat'ed)."""
         if not advertised(caller):
             return tools
-        signatures = (self.store.signatures_known([tool.name for tool in tools], known)
-                      if self.store.directory is not None else {})
+        signatures = self.store.signatures_known([tool.name for tool in tools], known)
         return [with_meta(tool, RESOLUTION_EXTENSION_ID, dict(RESOLVABLE_META))
                 if self._resolvable(tool.name, signatures.get(tool.name)) else tool
                 for tool in tools]
@@ -137,13 +136,19 @@ class ToolResolution:
             raise MCPError(code=INVALID_PARAMS,
                            message="params.arguments must be the complete arguments object")
         tool = await self.catalog.tool(ctx, name)
-        file_rules = self._rules(name) if tool is not None else None
-        if tool is None or (file_rules is None and name not in self.hooks):
+        file = self.store.lookup(name) if tool is not None else None
+        rules = (file.resolution if file is not None else None) or []
+        if tool is None or (not rules and name not in self.hooks):
             raise MCPError(code=INVALID_PARAMS, message=(
                 f"Tool {_echo(name)} cannot be resolved: no such tool, or its hints do not "
                 "depend on its arguments (use its static annotations)"))
-        await self._validate(tool, arguments)
-        hints = await self._resolve(tool, file_rules or [], arguments)
+        # checked as FastMCP's own validation of a call would check them, the check calls
+        # of callers without grants get (``access/arguments.py``)
+        problem = await self.checker.problem(tool, arguments)
+        if problem is not None:
+            raise MCPError(code=INVALID_PARAMS,
+                           message=f"Invalid arguments for tool {_echo(tool.name)}: {problem}")
+        hints = await self._resolve(tool, rules, arguments)
         result: dict[str, Any] = {"resultType": "complete", "name": name,
                                   "annotations": hints.wire()}
         stamp = server_info_stamp(ctx.fastmcp) if caller.era == "modern" else None
@@ -185,27 +190,14 @@ class ToolResolution:
             self._log_once(name, "resolver hook", f"returned something that is not hints: {exc}")
         except HookFailed as failed:
             logger.error("tool resolution of %r refused: its resolver hook %s (answered "
-                         "-32603)", name, failed.reason,
-                         exc_info=failed.__cause__ if failed.__cause__ else None)
+                         "-32603)", name, failed, exc_info=failed.__cause__)
         raise _untrustworthy(name)
-
-    def _rules(self, name: str) -> list[Rule] | None:
-        file = self.store.lookup(name)
-        return file.resolution if file is not None and file.resolution else None
 
     def _resolvable(self, name: str, sig: Signature | None) -> bool:
         if name in self.hooks:
             return True
         file = self.store.lookup_at(name, sig) if sig is not None else None
         return file is not None and bool(file.resolution)
-
-    async def _validate(self, tool: Tool, arguments: dict[str, Any]) -> None:
-        """Arguments checked as FastMCP's own validation of a call would check them, the
-        check calls of callers without grants get (``access/arguments.py``)."""
-        problem = await self.checker.problem(tool, arguments)
-        if problem is not None:
-            raise MCPError(code=INVALID_PARAMS,
-                           message=f"Invalid arguments for tool {_echo(tool.name)}: {problem}")
 
     def _log_once(self, name: str, source: str, what: str) -> None:
         key = (name, f"{source} {what}", self.store.signature(name))

@@ -22,7 +22,7 @@ from fastmcp.server.auth import AuthContext
 from fastmcp.tools.base import Tool
 
 from fastmcp_progressive import ListingSettings, ProgressiveDisclosure, ResolutionSettings
-from fastmcp_progressive.disclosure import listing as listing_module
+from fastmcp_progressive.disclosure import listed_schema
 from fastmcp_progressive.disclosure.groups import GROUPS_META_KEY
 from fastmcp_progressive.disclosure.listing import ListedTool, Lister
 from fastmcp_progressive.files import store as store_module
@@ -138,13 +138,13 @@ def test_a_first_listing_derives_each_listed_schema_once(monkeypatch: pytest.Mon
                                                          ) -> None:
     """The content key and the listed copy share one derivation of the typed schema."""
     derived: list[str] = []
-    real = listing_module.typed
+    real = listed_schema.typed
 
     def counted(schema: dict[str, Any]) -> dict[str, Any]:
         derived.append(next(iter(schema.get("properties", {})), ""))
         return real(schema)
 
-    monkeypatch.setattr(listing_module, "typed", counted)
+    monkeypatch.setitem(listed_schema.LEVELS, "typed", counted)
     tools = [Tool(name=f"t{i}", description="T.", parameters={
         "type": "object", "properties": {f"a{i}": {"type": "integer"}}}) for i in range(5)]
     lister = Lister(DescriptionStore(None))

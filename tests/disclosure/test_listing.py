@@ -22,13 +22,8 @@ from fastmcp_progressive import (
     ListingSettings,
     ProgressiveDisclosure,
 )
-from fastmcp_progressive.disclosure.listing import (
-    ELLIPSIS,
-    Lister,
-    cut_line,
-    skeleton,
-    summarize,
-)
+from fastmcp_progressive.disclosure.listed_schema import skeleton
+from fastmcp_progressive.disclosure.listing import ELLIPSIS, Lister, cut_line, summarize
 from fastmcp_progressive.files import store as descriptions
 from fastmcp_progressive.files.watcher import THREAD_NAME
 from tests.conftest import ERAS, connect, fetch, gated
