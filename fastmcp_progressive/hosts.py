@@ -38,10 +38,9 @@ Example:
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeAlias, get_args
+from typing import Literal, TypeAlias, get_args
 
 Level = Literal["full", "typed", "minimal", "skeleton"]
 """What one client's ``tools/list`` shows: ``"full"`` (as registered, never gated) or a
@@ -64,24 +63,6 @@ BUDGET = 20
 BUDGET_THRESHOLD = 50
 """Tools a listing holds before the automatic budget applies: a listing of more tools than
 this gets ``BUDGET`` entries; one of this many or fewer is listed whole."""
-
-
-class CallerFacts(Protocol):
-    """What a profile reads of a caller (``access.caller.Caller`` has it): kept as a protocol
-    so host profiles, a setting, sit in the base below the wing that identifies callers."""
-
-    @property
-    def client_name(self) -> str | None: ...
-    @property
-    def client_version(self) -> str | None: ...
-    @property
-    def era(self) -> str: ...
-    @property
-    def capabilities(self) -> frozenset[str]: ...
-    @property
-    def channel(self) -> str | None: ...
-    @property
-    def transport(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -140,21 +121,6 @@ class HostProfile:
         ):
             raise ValueError(f"host profile {self.name!r}: max_tools must be an integer from "
                              f"{MIN_CAP} to {MAX_CAP}, 'auto' or None, not {self.max_tools!r}")
-
-    def matches(self, caller: CallerFacts) -> bool:
-        """Whether ``caller``'s client name, version, era and transport fit this row."""
-        if caller.client_name is None or not fnmatch.fnmatchcase(caller.client_name, self.name):
-            return False
-        if self.version is not None and not fnmatch.fnmatchcase(caller.client_version or "",
-                                                                 self.version):
-            return False
-        if self.era is not None and caller.era != self.era:
-            return False
-        if self.capability is not None and self.capability not in caller.capabilities:
-            return False
-        if self.transport == "stdio":
-            return caller.channel == "stdio"
-        return self.transport is None or caller.transport == self.transport
 
 
 HOST_PROFILES: tuple[HostProfile, ...] = (
@@ -238,24 +204,6 @@ roots, a sampling and an elicitation handler unless given its own, to relay the 
 requests to the proxy's client. FastMCP's ``Client`` advertises none of them by default, nor
 Pydantic AI's ``MCPToolset`` (each only when the user passes a handler or a sampling model),
 nor FastMCP's CLI (elicitation alone)."""
-
-
-def is_fastmcp_proxy(caller: CallerFacts) -> bool:
-    """Whether ``caller`` is a FastMCP proxy's backend client (``create_proxy(target)``,
-    ``fastmcp run <URL>``, MCP config files): one of ``PROXY_CLIENT_NAMES`` with all three of
-    ``PROXY_CAPABILITIES``. The proxy's own ``disable``, visibility and auth are out of
-    sight from behind it, so no route may name a tool to it (``modes.py`` serves it in
-    full). A client that advertises all three itself is served in full too: it loses the
-    saving, never a tool's protection. A proxy built on a plain ``Client``
-    (``create_proxy(Client(url))``) advertises nothing and cannot be told apart."""
-    return (caller.client_name in PROXY_CLIENT_NAMES
-            and caller.capabilities >= PROXY_CAPABILITIES)
-
-
-def profile_for(profiles: Iterable[HostProfile], caller: CallerFacts) -> HostProfile | None:
-    """The first profile ``caller`` matches, or None when none does (a caller that sent no
-    client name matches none)."""
-    return next((profile for profile in profiles if profile.matches(caller)), None)
 
 
 def check_profiles(profiles: object) -> tuple[HostProfile, ...]:

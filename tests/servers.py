@@ -22,7 +22,7 @@ FILTERED_TOOL = "shout"
 def proxies_hide_nothing(**settings: Any) -> ClientSettings:
     """A backend whose operator says its FastMCP proxies hide nothing: its resolver asks
     the progressive level for FastMCP's client name, which a proxy is otherwise served in
-    full under (``hosts.is_fastmcp_proxy``). For tests of what crosses a proxy (reads,
+    full under (``access/modes.py:is_fastmcp_proxy``). For tests of what crosses a proxy (reads,
     grants, backend sessions); the test clients connect under the MCP SDK's name."""
     return ClientSettings(
         level_resolver=lambda client: "progressive" if client.name in PROXY_NAMES else None,

@@ -35,7 +35,7 @@ from fastmcp_progressive import (
 )
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.gate import gateways_of
-from fastmcp_progressive.access.modes import MAX_CLIENTS_KEPT, ModePolicy
+from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.caches import IdentityCache, ToolCache, with_meta
 from fastmcp_progressive.disclosure.listing import Lister
 from fastmcp_progressive.files import store as definitions
@@ -226,11 +226,12 @@ def retained(work: Callable[[], Any]) -> int:
         tracemalloc.stop()
 
 
-def test_long_client_names_are_kept_by_digest_not_whole() -> None:
+def test_long_client_names_are_not_kept() -> None:
     """40 unauthenticated 2 MB client names held 78 MiB in the mode memo (4 GiB at its
-    1,024-entry cap); each is now kept as its SHA-256."""
+    1,024-entry cap); then each was kept as its SHA-256; now a request's decision is held
+    by its caller alone (``Caller.decided``)."""
     policy = ModePolicy()
-    default = policy.level(Caller(kind="anonymous", era="modern", client_name="some-host"))
+    default = policy.level(Caller(kind="anonymous", era="modern", client_name="host"))
 
     def forty_clients() -> None:
         for i in range(40):
@@ -240,10 +241,7 @@ def test_long_client_names_are_kept_by_digest_not_whole() -> None:
             assert policy.level(caller) == default
 
     kept = retained(forty_clients)
-    assert kept < MIB, f"the mode memo kept {kept / MIB:.1f} MiB of client names"
-    same = Caller(kind="anonymous", era="modern", client_name="0" + "n" * (2 * MIB),
-                  client_version="v" * MIB)
-    assert policy.level(same) == default  # still answered from the memo
+    assert kept < MIB, f"the mode policy kept {kept / MIB:.1f} MiB of client names"
 
 
 async def test_long_client_names_over_the_protocol_are_not_kept() -> None:
@@ -396,7 +394,7 @@ async def test_gateway_tools_follow_the_servers_transforms() -> None:
     assert await gateways_of(server) is await gateways_of(server)  # kept while the transforms stay
 
 
-def test_mode_answers_per_client_are_exact_and_bounded() -> None:
+def test_mode_answers_are_exact_per_request_and_keep_nothing_per_client() -> None:
     policy = ModePolicy(ClientSettings(full_clients=["legacy-*"], host_profiles=()))
     legacy = Caller(kind="stream", era="modern", key="a", client_name="legacy-host")
     other = Caller(kind="stream", era="modern", key="b", client_name="new-host")
@@ -406,9 +404,12 @@ def test_mode_answers_per_client_are_exact_and_bounded() -> None:
     asked = Caller(kind="stream", era="modern", key="c", client_name="legacy-host",
                    headers={"x-progressive-disclosure": "skeleton"})
     assert policy.level(asked) == "skeleton"  # per request: the header still wins
-    for i in range(3 * MAX_CLIENTS_KEPT):
-        policy.level(Caller(kind="stream", era="modern", key=str(i), client_name=f"c{i}"))
-    assert len(policy._by_client) <= MAX_CLIENTS_KEPT
+
+    def many_clients() -> None:
+        for i in range(3 * 1024):
+            policy.level(Caller(kind="stream", era="modern", key=str(i), client_name=f"c{i}"))
+
+    assert retained(many_clients) < 64 * 1024  # was up to 1,024 answers kept
     assert policy.level(legacy) == "full"
 
 

@@ -26,7 +26,8 @@ from fastmcp.client.transports import StdioTransport
 from fastmcp.server import create_proxy
 from mcp.client.session import ClientSession
 
-from fastmcp_progressive.hosts import BUDGET, HOST_PROFILES, profile_for
+from fastmcp_progressive.access.modes import profile_for
+from fastmcp_progressive.hosts import BUDGET, HOST_PROFILES
 from tests.conftest import ERAS, TRANSPORT_ERA, Era, Transport, served
 from tests.spies import Calls, count_calls
 from tests.typed_server import NUMBERED, SPANS, WHEN, typed_catalog

@@ -28,14 +28,12 @@ from fastmcp_progressive import (
     ProgressiveDisclosure,
 )
 from fastmcp_progressive.access.caller import Caller, identify
-from fastmcp_progressive.access.modes import ModePolicy
+from fastmcp_progressive.access.modes import ModePolicy, is_fastmcp_proxy, profile_for
 from fastmcp_progressive.disclosure.guidance import PROMPT_NAME
 from fastmcp_progressive.hosts import (
     HOST_PROFILES,
     PROXY_CAPABILITIES,
     HostProfile,
-    is_fastmcp_proxy,
-    profile_for,
 )
 from fastmcp_progressive.payloads import BRIDGE_TOOL_NAME, instructions
 from tests.conftest import (

@@ -86,6 +86,9 @@ class Caller:
     capabilities: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     """The client capabilities it advertised (``"elicitation"``, ``"sampling"``, ...)."""
     headers: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    decided: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    """What each mode policy decided for this request (``access/modes.py``): a caller is
+    identified per request, so the decision goes with the request."""
 
 
 INTERNAL = Caller(kind="internal", era="legacy")

@@ -19,7 +19,7 @@ another. In order:
    and logged.
 2. The client extension ``EXTENSION_ID`` with settings ``{"mode": ...}`` taking a level or
    ``"progressive"`` (the server's level) (both protocol eras; the wire's word).
-3. A FastMCP proxy (``hosts.is_fastmcp_proxy``) is served in full: this server cannot see
+3. A FastMCP proxy (``is_fastmcp_proxy``) is served in full: this server cannot see
    what the proxy hides (its ``disable``, visibility, auth), so no route of ours may name a
    tool to it; the proxy's own hiding then governs, as for a client in ``full_clients``.
    Logged once per server, with the fix (the middleware on the proxy). The level header
@@ -30,9 +30,11 @@ another. In order:
 7. Otherwise the server's progressive level (``ListingSettings.level``).
 
 The host profile a client matches also says whether its calls are judged by their arguments
-(``judged_by_arguments``) and how many tools it gets (``toolcap.py``): all of it is the same
-for every request of that client, so the profile is matched once per client (name, version,
-era, transport, channel, capabilities) and kept, bounded.
+(``judged_by_arguments``) and how many tools it gets (``toolcap.py``). All of it is decided
+once per request, at its first use (or by ``prepare``), and held by that request's caller
+(``Caller.decided``; a caller is identified per request). The table's rows are matched here,
+a few ``fnmatchcase`` calls on a name: cheaper than bounding an answer kept per client would
+be (client names are the client's to choose).
 
 Example:
     ```python
@@ -45,17 +47,18 @@ Example:
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import inspect
-from collections.abc import Mapping
-from contextvars import ContextVar
+from collections.abc import Iterable, Mapping
 from typing import Any, get_args
-
-from cachetools import LRUCache
 
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.hooks import HookFailed, call_hook, hook_limiter
-from fastmcp_progressive.hosts import HostProfile, Level, is_fastmcp_proxy, profile_for
+from fastmcp_progressive.hosts import (
+    PROXY_CAPABILITIES,
+    PROXY_CLIENT_NAMES,
+    HostProfile,
+    Level,
+)
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.payloads import EXTENSION_ID
 from fastmcp_progressive.settings import ClientInfo, ClientSettings, ListingSettings
@@ -66,8 +69,6 @@ PROGRESSIVE = "progressive"
 """What the client extension or the header may send for the server's own level."""
 REQUESTABLE: frozenset[str] = frozenset({*get_args(Level), PROGRESSIVE})
 """What a resolver, the client extension or the header may ask for."""
-MAX_CLIENTS_KEPT = 1024
-"""Client name/version/era/transport combinations whose name-rule answer is kept."""
 PROXY_WARNING = (
     "a FastMCP proxy connected (FastMCP's ProxyClient: client name 'fastmcp', or 'mcp' "
     "before FastMCP 4.2, with sampling, elicitation and roots). This server cannot see "
@@ -78,18 +79,8 @@ PROXY_WARNING = (
     "proxy.add_middleware(ProgressiveDisclosure()) (docs/deployment.md). A proxy that "
     "has it already needs nothing more: it is served in full, as it should be")
 """Logged once per server (``ModePolicy``), at the first request of a FastMCP proxy."""
-MAX_KEPT_CHARS = 128
-"""Longest client name or version kept as sent in that memo; a longer one is kept as its
-SHA-256 (64 characters), so the memo holds at most about 400 KB whatever clients send
-(clientInfo is the client's to choose, unauthenticated, and outlives its session here)."""
-Matched = tuple[str | None, HostProfile | None, bool]
-"""What a client's fields say (``ModePolicy._client``): the name rules' level, the host
-profile it matches, and whether it is a FastMCP proxy."""
-_prepared: ContextVar[tuple[ModePolicy, Caller, str | None] | None] = ContextVar(
-    "fastmcp_progressive_prepared_level", default=None)
-"""The resolver's answer for this request's caller (and the policy that asked), set by
-``prepare`` in ``on_message`` and read by ``level`` in the hooks it calls on (the same
-task): held for the request alone, so nothing to bound or expire."""
+Decided = tuple[Level, HostProfile | None]
+"""One request's decision: its listing level and the host profile its client matches."""
 
 
 class ModePolicy:
@@ -106,36 +97,67 @@ class ModePolicy:
         self._resolver_threads = hook_limiter()
         self.host_profiles = tuple(settings.host_profiles or ())
         self.default_level: Level = default_level
-        # client (name, version, era, transport, channel, capabilities) -> what the name
-        # rules say, the host profile it matches and whether it is a FastMCP proxy; least
-        # recently used dropped beyond MAX_CLIENTS_KEPT (names are the client's to choose)
-        self._by_client: LRUCache[tuple[Any, ...], Matched] = LRUCache(MAX_CLIENTS_KEPT)
         self._proxy_warned = False
 
     def level(self, caller: Caller) -> Level:
         """The listing level for ``caller``; never raises (a failing resolver is logged)."""
-        if self.anonymous_full and caller.kind == "anonymous":
-            return "full"
-        chosen = self._chosen(caller)
-        if chosen is None:
-            chosen = self._client(caller)[0]  # what full_clients and the host table say
-        if chosen is None or chosen == PROGRESSIVE:
-            return self.default_level
-        return chosen  # type: ignore[return-value]  # one of REQUESTABLE
+        return self._decided(caller)[0]
+
+    def profile(self, caller: Caller) -> HostProfile | None:
+        """The first host profile ``caller`` matches, or None."""
+        return self._decided(caller)[1]
+
+    def judged_by_arguments(self, caller: Caller) -> bool:
+        """Whether the host table says ``caller``'s calls are judged by their arguments
+        (a host no grant can follow, or one with no step to spare for a refusal): the
+        first matching row decides, as it does the level."""
+        profile = self._decided(caller)[1]
+        return profile is not None and profile.judged_by_arguments
+
+    async def prepare(self, caller: Caller) -> None:
+        """Ask the resolver about ``caller`` once, bounded and off the event loop, before
+        its request is served, and decide its request with the answer."""
+        if self.resolver is None or self in caller.decided:
+            return
+        try:
+            out = await call_hook(self.resolver, self._description(caller),
+                                  timeout=self.resolver_timeout, limiter=self._resolver_threads)
+        except HookFailed as failed:
+            self._decide(caller, self._failed(str(failed), failed.__cause__), asked=True)
+            return
+        self._decide(caller, self._checked(out), asked=True)
+
+    def _decided(self, caller: Caller) -> Decided:
+        """This request's decision, made at its first use."""
+        kept: Decided | None = caller.decided.get(self)
+        return kept if kept is not None else self._decide(caller)
+
+    def _decide(self, caller: Caller, resolved: str | None = None, *,
+                asked: bool = False) -> Decided:
+        """The module docs' rules, in order, for ``caller``, held for the request;
+        ``resolved`` is the resolver's answer when ``asked`` (a caller never prepared asks
+        it here)."""
+        profile = profile_for(self.host_profiles, caller)
+        level: str | None = "full"
+        if not (self.anonymous_full and caller.kind == "anonymous"):
+            if self.resolver is not None and not asked:
+                resolved = self._resolve_inline(caller)
+            level = resolved or self._chosen(caller) or self._named(caller, profile)
+            if level is None or level == PROGRESSIVE:
+                level = self.default_level
+        decided: Decided = (level, profile)  # type: ignore[assignment]  # one of REQUESTABLE
+        if caller.kind != "internal":  # one object for every call made outside a request
+            caller.decided[self] = decided
+        return decided
 
     def _chosen(self, caller: Caller) -> str | None:
-        """What the operator's rules or the client itself ask for, if anything, or ``full``
-        for a FastMCP proxy (rule 3 of the module docs)."""
-        if self.resolver is not None:
-            prepared = self._prepared_for(caller)
-            chosen = prepared[0] if prepared is not None else self._resolve_inline(caller)
-            if chosen is not None:
-                return chosen
+        """What the client itself asks for, if anything, or ``full`` for a FastMCP proxy
+        (rules 2 to 4 of the module docs)."""
         settings = caller.extensions.get(EXTENSION_ID)
         requested = settings.get("mode") if isinstance(settings, Mapping) else None
         if isinstance(requested, str) and requested in REQUESTABLE:  # a list is unhashable
             return requested
-        if self._client(caller)[2]:  # a FastMCP proxy; the header would be its clients'
+        if is_fastmcp_proxy(caller):  # the header would be its clients'
             if not self._proxy_warned:  # once per server, when it decides a level
                 self._proxy_warned = True
                 logger.warning(PROXY_WARNING)
@@ -146,57 +168,17 @@ class ModePolicy:
                 return value
         return None
 
-    def profile(self, caller: Caller) -> HostProfile | None:
-        """The first host profile ``caller`` matches, or None."""
-        return self._client(caller)[1]
-
-    def judged_by_arguments(self, caller: Caller) -> bool:
-        """Whether the host table says ``caller``'s calls are judged by their arguments
-        (a host no grant can follow, or one with no step to spare for a refusal): the
-        first matching row decides, as it does the level."""
-        profile = self._client(caller)[1]
-        return profile is not None and profile.judged_by_arguments
-
-    def _client(self, caller: Caller) -> Matched:
-        """What the name rules say of ``caller``'s client, the host profile it matches and
-        whether it is a FastMCP proxy: the same for every request of that client, so kept
-        (bounded) by its fields (a warm request then never enters ``hosts.py``)."""
-        if caller.client_name is None:
-            return None, None, False
-        key = (_kept(caller.client_name), _kept(caller.client_version), caller.era,
-               caller.transport, caller.channel, caller.capabilities)
-        known = self._by_client.get(key)
-        if known is not None:
-            return known
-        profile = profile_for(self.host_profiles, caller)
-        chosen: str | None = profile.level if profile is not None else None
+    def _named(self, caller: Caller, profile: HostProfile | None) -> str | None:
+        """What ``full_clients`` (rule 5) and else the host table (rule 6) say of the
+        client's name and version."""
         name, version = caller.client_name, caller.client_version
+        if name is None:
+            return None
         labels = (name, f"{name}/{version}") if version else (name,)
         if any(fnmatch.fnmatchcase(label, pattern)
                for pattern in self.full_clients for label in labels):
-            chosen = "full"
-        self._by_client[key] = matched = (chosen, profile, is_fastmcp_proxy(caller))
-        return matched
-
-    async def prepare(self, caller: Caller) -> None:
-        """Ask the resolver about ``caller`` once, bounded and off the event loop, before
-        its request is served (``level`` then reads the answer)."""
-        if self.resolver is None or self._prepared_for(caller) is not None:
-            return
-        try:
-            out = await call_hook(self.resolver, self._description(caller),
-                                  timeout=self.resolver_timeout, limiter=self._resolver_threads)
-        except HookFailed as failed:
-            _prepared.set((self, caller, self._failed(str(failed), failed.__cause__)))
-            return
-        _prepared.set((self, caller, self._checked(out)))
-
-    def _prepared_for(self, caller: Caller) -> tuple[str | None] | None:
-        """This policy's prepared answer for this very caller (in a 1-tuple), or None."""
-        prepared = _prepared.get()
-        if prepared is None or prepared[0] is not self or prepared[1] is not caller:
-            return None
-        return (prepared[2],)
+            return "full"
+        return profile.level if profile is not None else None
 
     def _resolve_inline(self, caller: Caller) -> str | None:
         """A caller never prepared (no request of its own went through the middleware):
@@ -232,8 +214,37 @@ class ModePolicy:
         return PROGRESSIVE
 
 
-def _kept(text: str | None) -> str | None:
-    """``text`` as the client memo keeps it: as sent when short, else its SHA-256."""
-    if text is None or len(text) <= MAX_KEPT_CHARS:
-        return text
-    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+def matches(profile: HostProfile, caller: Caller) -> bool:
+    """Whether ``caller`` is a client ``profile`` describes (its name, version, era,
+    capability and transport, each only where the row says)."""
+    if caller.client_name is None or not fnmatch.fnmatchcase(caller.client_name, profile.name):
+        return False
+    if profile.version is not None and not fnmatch.fnmatchcase(caller.client_version or "",
+                                                                profile.version):
+        return False
+    if profile.era is not None and caller.era != profile.era:
+        return False
+    if profile.capability is not None and profile.capability not in caller.capabilities:
+        return False
+    if profile.transport == "stdio":
+        return caller.channel == "stdio"
+    return profile.transport is None or caller.transport == profile.transport
+
+
+def profile_for(profiles: Iterable[HostProfile], caller: Caller) -> HostProfile | None:
+    """The first profile ``caller`` matches, or None when none does (a caller that sent no
+    client name matches none)."""
+    return next((profile for profile in profiles if matches(profile, caller)), None)
+
+
+def is_fastmcp_proxy(caller: Caller) -> bool:
+    """Whether ``caller`` is a FastMCP proxy's backend client (``create_proxy(target)``,
+    ``fastmcp run <URL>``, MCP config files): one of ``PROXY_CLIENT_NAMES`` with all three of
+    ``PROXY_CAPABILITIES``. The proxy's own ``disable``, visibility and auth are out of
+    sight from behind it, so no route may name a tool to it (served in full, rule 3). A
+    client that advertises all three itself is served in full too: it loses the saving,
+    never a tool's protection. A proxy built on a plain ``Client``
+    (``create_proxy(Client(url))``) advertises nothing and cannot be told apart."""
+    return (caller.client_name in PROXY_CLIENT_NAMES
+            and caller.capabilities >= PROXY_CAPABILITIES)

@@ -39,8 +39,9 @@ from fastmcp_progressive import (
     ProgressiveDisclosure,
 )
 from fastmcp_progressive.access.caller import caller_of
+from fastmcp_progressive.access.modes import profile_for
 from fastmcp_progressive.disclosure import toolcap
-from fastmcp_progressive.hosts import BUDGET, BUDGET_THRESHOLD, profile_for
+from fastmcp_progressive.hosts import BUDGET, BUDGET_THRESHOLD
 from tests.conftest import (
     GENERIC_HOST,
     TOKENS,
