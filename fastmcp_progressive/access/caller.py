@@ -55,7 +55,11 @@ import fastmcp
 from fastmcp.server.context import Context
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from fastmcp_progressive.fastmcp_internals import connection_state, request_connection
+from fastmcp_progressive.fastmcp_internals import (
+    connection_state,
+    request_connection,
+    wire_params,
+)
 from fastmcp_progressive.options import SECRET_HEADERS
 
 CallerKind = Literal["session", "principal", "anonymous", "internal"]
@@ -153,9 +157,18 @@ def caller_of(ctx: Context | None) -> Caller:
     if isinstance(kept, tuple) and kept[0] == request_id and isinstance(kept[1], Caller):
         return kept[1]
     caller = identify(ctx)
-    if caller.era == "modern" and SECOND_PASS:
+    if SECOND_PASS and _first_of_two(caller, ctx):
         scope[_SCOPE_KEY] = (request_id, caller)
     return caller
+
+
+def _first_of_two(caller: Caller, ctx: Context) -> bool:
+    """Whether this pass is the SDK's hidden listing before a 2026-07-28 ``tools/call``
+    (its HTTP request says ``Mcp-Method: tools/call``, its own params name no tool), whose
+    call comes next: a caller kept for any other pass would stay in the scope unread."""
+    params = wire_params(ctx)
+    return (caller.era == "modern" and caller.headers.get("mcp-method") == "tools/call"
+            and (params is None or "name" not in params))
 
 
 def is_modern(protocol_version: str | None) -> bool:

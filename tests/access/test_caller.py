@@ -174,20 +174,23 @@ def test_only_a_2026_07_28_caller_is_kept_in_its_http_requests_scope(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Only that era's calls make a second pass (the SDK's hidden listing on FastMCP < 4.2);
-    a handshake-era scope may outlive its session, and a caller kept in it would too."""
+    a handshake-era scope may outlive its session, and a caller kept in it would too, as
+    would one kept by a 2026-07-28 request other than a call (nothing reads it again)."""
     from types import SimpleNamespace
 
     from fastmcp_progressive.access import caller as module
 
     monkeypatch.setattr(module, "SECOND_PASS", True)  # FastMCP < 4.2
-    for era, kept in (("legacy", False), ("modern", True)):
-        caller = Caller(kind="session" if era == "legacy" else "anonymous", era=era)
+    for era, method, kept in (("legacy", "tools/call", False), ("modern", "tools/list", False),
+                              ("modern", "tools/call", True)):
+        caller = Caller(kind="session" if era == "legacy" else "anonymous", era=era,
+                        headers={"mcp-method": method})
         monkeypatch.setattr(module, "identify", lambda ctx, caller=caller: caller)
         scope: dict[str, object] = {}
         ctx = SimpleNamespace(request_context=SimpleNamespace(
             request=SimpleNamespace(scope=scope), request_id=7))
         assert module.caller_of(ctx) is caller  # type: ignore[arg-type]
-        assert (module._SCOPE_KEY in scope) is kept, era
+        assert (module._SCOPE_KEY in scope) is kept, (era, method)
         other = SimpleNamespace(request_context=SimpleNamespace(
             request=SimpleNamespace(scope=scope), request_id=7))
         assert module.caller_of(other) is caller  # type: ignore[arg-type]  # the second pass
