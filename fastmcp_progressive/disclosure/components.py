@@ -98,7 +98,7 @@ class DisclosureComponents:
         runs one of them (a tool of a bridge's name the user registered is the user's)."""
         self._added: list[tuple[weakref.ref[FastMCP[Any]], FastMCPComponent,
                                 Callable[[], None]]] = []
-        self.registered_on: list[weakref.ref[FastMCP[Any]]] = []
+        self.registered_on: weakref.WeakSet[FastMCP[Any]] = weakref.WeakSet()
         """The servers whose ``_REGISTERED`` slot names these components (``install``)."""
 
     async def _read_bare(self) -> str:
@@ -174,9 +174,9 @@ class DisclosureComponents:
                 continue
             with suppress(KeyError):  # the user removed it already
                 remove()
-        registered_on, self.registered_on = self.registered_on, []
-        for server in filter(None, (ref() for ref in registered_on)):
+        for server in list(self.registered_on):
             _registered(server).discard(id(self))
+        self.registered_on.clear()
 
 
 _REGISTERED = "disclosure.components.install"
@@ -193,11 +193,8 @@ def _registered(server: FastMCP[Any]) -> set[int]:
 def _note(server: FastMCP[Any], components: DisclosureComponents) -> set[int]:
     """``server``'s set of added components, with ``components`` remembering the server
     (so that ``remove`` can take its id out again)."""
-    done = _registered(server)
-    if id(components) not in done and all(
-            ref() is not server for ref in components.registered_on):
-        components.registered_on.append(weakref.ref(server))
-    return done
+    components.registered_on.add(server)
+    return _registered(server)
 
 
 async def install(middleware: Any, server: FastMCP[Any], components: DisclosureComponents

@@ -231,7 +231,9 @@ class Groups:
     def describe(self, name: str, server: Any) -> Group:
         """Group ``name``: from its file, else its mounted server."""
         file = self._group_file(name)
-        instructions = self._namespace_instructions(server, name)
+        mounted = dict(mounted_namespaces(server)).get(name) if server is not None else None
+        text = getattr(mounted, "instructions", None)
+        instructions = text if isinstance(text, str) and text.strip() else None
         if file is None:
             return Group(name, description=instructions)
         title = getattr(file, "title", None)  # an extra key of the file, kept by pydantic
@@ -281,11 +283,6 @@ class Groups:
         """Tool-name prefix -> group: mount namespaces (a look at the server's providers)."""
         return ({f"{ns}_": ns for ns, _ in mounted_namespaces(server)}
                 if server is not None else {})
-
-    def _namespace_instructions(self, server: Any, name: str) -> str | None:
-        mounted = dict(mounted_namespaces(server)).get(name) if server is not None else None
-        text = getattr(mounted, "instructions", None)
-        return text if isinstance(text, str) and text.strip() else None
 
     def _group_file(self, name: str) -> DescriptionFile | None:
         directory = self.store.directory

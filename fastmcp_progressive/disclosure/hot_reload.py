@@ -120,11 +120,6 @@ class HotReload:
         with self._settle_lock:
             self.settled.clear()
 
-    def listed(self, caller: Caller, names: frozenset[str]) -> None:
-        """Record what a legacy session's progressive ``tools/list`` showed it."""
-        if self.enabled and caller.kind == "session" and caller.key is not None:
-            self.sessions.listed(caller.key, names)
-
     def close(self) -> None:
         """Stop watching for good (later requests do not restart it); forget every session."""
         self.enabled = False

@@ -209,8 +209,9 @@ class ToolsList:
         """Which reduced lines this legacy session sees, after any middleware outside us
         filters them: its ``tools/list_changed`` notifications follow only those."""
         names = frozenset(await self.catalog.visible(ctx, shown))
-        if caller.key is None or self.hot_reload.sessions.shown.get(caller.key) != names:
-            self.hot_reload.listed(caller, names)  # a warm listing showing the same: no call
+        sessions = self.hot_reload.sessions
+        if caller.key is not None and sessions.shown.get(caller.key) != names:
+            sessions.listed(caller.key, names)  # a warm listing showing the same: no call
 
     # -- a listing within a tool cap (toolcap.py) ----------------------------------------
     async def _capped(self, ctx: Context, caller: Caller, tools: Sequence[Tool],
