@@ -23,7 +23,7 @@ derived downstream from them by identity, their wire form, is reused).
 
 What the package keeps about a FastMCP *server* (the store grants live in when it was
 given none, a gateway's upstreams, the middleware order found right, the gateway tools its
-transforms generate, the components added to it) lives in one weak map, ``per_server``: a
+transforms generate) lives in one weak map, ``per_server``: a
 dict of slots per server, dropped with the server, so nothing is ever assigned onto
 FastMCP's objects and each fact needs no weak map of its own.
 

@@ -52,7 +52,6 @@ from fastmcp.utilities.components import FastMCPComponent
 
 from fastmcp_progressive import payloads
 from fastmcp_progressive.access.gate import Bridge
-from fastmcp_progressive.caches import per_server
 from fastmcp_progressive.disclosure.bridge import Answer, bridge_tool, dispatch_tool
 from fastmcp_progressive.fastmcp_internals import local_component
 from fastmcp_progressive.payloads import is_descriptions_uri
@@ -98,8 +97,8 @@ class DisclosureComponents:
         runs one of them (a tool of a bridge's name the user registered is the user's)."""
         self._added: list[tuple[weakref.ref[FastMCP[Any]], FastMCPComponent,
                                 Callable[[], None]]] = []
-        self.registered_on: weakref.WeakSet[FastMCP[Any]] = weakref.WeakSet()
-        """The servers whose ``_REGISTERED`` slot names these components (``install``)."""
+        self.registered_on: list[weakref.ref[FastMCP[Any]]] = []
+        """The servers these components were added to, or found added below (``install``)."""
 
     async def _read_bare(self) -> str:
         return await self._read(get_context(), payloads.DESCRIPTIONS_URI)
@@ -174,27 +173,7 @@ class DisclosureComponents:
                 continue
             with suppress(KeyError):  # the user removed it already
                 remove()
-        for server in list(self.registered_on):
-            _registered(server).discard(id(self))
         self.registered_on.clear()
-
-
-_REGISTERED = "disclosure.components.install"
-"""The ``caches.py:per_server`` slot of the components added to a server (or found added
-below it, for a parent), by ``id``: a set, taken out by ``DisclosureComponents.remove``."""
-
-
-def _registered(server: FastMCP[Any]) -> set[int]:
-    """The ids of the components added to ``server`` (or below it), made empty on first use."""
-    done: set[int] = per_server(server).setdefault(_REGISTERED, set())
-    return done
-
-
-def _note(server: FastMCP[Any], components: DisclosureComponents) -> set[int]:
-    """``server``'s set of added components, with ``components`` remembering the server
-    (so that ``remove`` can take its id out again)."""
-    components.registered_on.add(server)
-    return _registered(server)
 
 
 async def install(middleware: Any, server: FastMCP[Any], components: DisclosureComponents
@@ -204,20 +183,21 @@ async def install(middleware: Any, server: FastMCP[Any], components: DisclosureC
     ``server`` is the one serving the request; a mounted child's middleware runs with the
     parent's context, so the owner is looked for among the servers mounted below it.
     """
-    if id(components) in _registered(server):
+    done = components.registered_on
+    if any(ref() is server for ref in done):
         return  # nothing to walk
     home = owning_server(server, middleware)
     if home is None:
         return
-    done = _note(home, components)
-    if id(components) not in done:
-        done.add(id(components))  # before awaiting: a concurrent first request adds nothing
+    if all(ref() is not home for ref in done):
+        done.append(ref := weakref.ref(home))  # before awaiting: a concurrent request adds none
         try:
             await components.add_to(home)
         except BridgeNameTaken:
-            done.discard(id(components))  # refused again on every request until renamed
+            done.remove(ref)  # refused again on every request until renamed
             raise
-    _note(server, components).add(id(components))  # a parent: no walk next time
+    if home is not server:
+        done.append(weakref.ref(server))  # a parent: no walk next time
 
 
 def owning_server(server: FastMCP[Any], middleware: Any) -> FastMCP[Any] | None:
