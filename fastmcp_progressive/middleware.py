@@ -254,19 +254,14 @@ class ProgressiveDisclosure(Middleware):
             return await call_next(context)
         return await self.resolution.answer(ctx, context.message, caller_of(ctx))
 
-    async def on_initialize(
-        self,
-        context: MiddlewareContext[mt.InitializeRequest],
-        call_next: CallNext[mt.InitializeRequest, mt.InitializeResult | None],
-    ) -> mt.InitializeResult | None:
-        return await self.on_discover(context, call_next)  # type: ignore[no-any-return]
-
     async def on_discover(self, context: MiddlewareContext[Any],
                           call_next: CallNext[Any, Any]) -> Any:
         result = await call_next(context)
         caller = announcing_to(caller_of(context.fastmcp_context), context.message)
         announced = self._tools_list.announce(result, self._gate.modes.level(caller))
         return self.resolution.advertise(announced) if self.resolution is not None else announced
+
+    on_initialize = on_discover  # the handshake era's answer is announced alike
 
     def close(self) -> None:
         """Stop the watcher for good (it also stops by itself when the server stops) and take
