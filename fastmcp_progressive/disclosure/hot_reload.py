@@ -26,12 +26,12 @@ records which tools' lines the session's last progressive ``tools/list`` showed,
 change to any other file tells it nothing. Sends are scheduled on each session's own event
 loop, from whatever thread noticed the change. The first request starts the watcher, and
 a later request of a caller already seen (``settled``) does no watcher work; it stops by
-itself within ``wakeup`` seconds of the last server lifespan ending, on ``close()``, or at
-interpreter exit, and the next request after a stop starts it again.
+itself within its ``wakeup`` seconds of the last server lifespan ending, on ``close()``, or
+at interpreter exit, and the next request after a stop starts it again.
 
 Example:
     ```python
-    hot = HotReload(lister, on_start=lister.preload)
+    hot = HotReload(lister)  # its watcher's first job: lister.preload()
     hot.observe(ctx, caller)  # from on_message, once per caller: starts the watcher,
                               # remembers a legacy session
     hot.close()       # or let it stop with the server
@@ -68,8 +68,7 @@ class HotReload:
     examples notifies no one.
     """
 
-    def __init__(self, lister: Lister, *, on_start: Callable[[], object] = lambda: None,
-                 wakeup: float = 0.25) -> None:
+    def __init__(self, lister: Lister) -> None:
         self.store = store = lister.store
         self.lister = lister  # its per-signature facts (no second parse), and those it served
         self.enabled = store.directory is not None
@@ -88,10 +87,11 @@ class HotReload:
         self.last_server: Callable[[], Any] = lambda: None
         self._lines: dict[str, FileFacts] = {}
         self._lines_lock = threading.Lock()
-        # its first job: ``on_start``, the listing's preload
+        # its first job: the listing's preload (unless turned off)
         self.watcher = None if store.directory is None else DirectoryWatcher(
             store.directory, on_change=self._changed, on_ready=self._baseline,
-            alive=self._alive, on_exit=self._watcher_stopped, on_start=on_start, wakeup=wakeup)
+            alive=self._alive, on_exit=self._watcher_stopped,
+            on_start=lister.preload if lister.settings.preload else lambda: None)
 
     def observe(self, ctx: Any, caller: Caller) -> None:
         """Called for an inbound message whose caller is not ``settled`` (``caller``: its

@@ -72,8 +72,7 @@ class ToolsList:
         self.groups, self.cap, self.components, self.marks = groups, cap, components, marks
         self.instructions = instructions
         """The workflow paragraph a handshake adds below ``full`` (None: off)."""
-        self.hot_reload = HotReload(  # its watcher thread preloads first (``hot_reload.py``)
-            lister, on_start=lister.preload if lister.settings.preload else lambda: None)
+        self.hot_reload = HotReload(lister)  # its watcher thread preloads first
         self.net_cost = NetCost(components, instructions)
         # our bridges as listings show them, built once (which arguments where: bridge.py)
         self._listed_dispatch = _listed(components.dispatch, ("name", "arguments"), whole=True)
