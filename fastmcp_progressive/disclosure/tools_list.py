@@ -11,8 +11,8 @@ grouping extension's fields, and a legacy session remembers which lines it was s
 the hot reload tells it only about those.
 
 The listing's own parts are built here, by the part that uses them (#35): the hot reload
-(``hot_reload.py``, whose watcher thread first runs the lister's preload), the net-cost check
-(``cost.py``) and the handshake's word on the listing (``announce.py``).
+(``hot_reload.py``, whose watcher thread first runs the lister's preload) and the net-cost
+check (``cost.py``); the handshake's word on the listing is ``announce.py``'s.
 
 Every step reads the request's caller where ``on_message`` put it (``access/caller.py``).
 
@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Any
 
 from fastmcp.server.context import Context
 from fastmcp.tools.base import Tool
@@ -35,7 +34,6 @@ from fastmcp.tools.base import Tool
 from fastmcp_progressive.access.caller import Caller, caller_of
 from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.gate import Gate, gateways_of
-from fastmcp_progressive.disclosure.announce import announce
 from fastmcp_progressive.disclosure.bridge import (
     bridge_description_with_groups,
     listed_bridge_schema,
@@ -119,11 +117,6 @@ class ToolsList:
                               await self._capped(ctx, caller, tools, list(shown), limit),
                               signatures)
         return self._mark(ctx, caller, list(plain), signatures)
-
-    def announce(self, result: Any, level: Level) -> Any:
-        """A handshake's answer telling a client served at ``level`` what its listing holds
-        (``announce.py``)."""
-        return announce(result, level, self.components.bridge_name, self.instructions)
 
     def close(self) -> None:
         """Stop the preload and the watcher for good (``close()`` waits for its thread)."""
