@@ -84,8 +84,7 @@ class DisclosureComponents:
             mime_type="application/json")
         self.bridge = bridge_tool(bridge_name, bridge) if bridge_name else None
         self.dispatch = dispatch_tool(dispatch_name, dispatch) if dispatch_name else None
-        self.bridge_name = self.bridge.name if self.bridge is not None else None
-        self.dispatch_name = self.dispatch.name if self.dispatch is not None else None
+        self.bridge_name, self.dispatch_name = bridge_name or None, dispatch_name or None
         self.names = frozenset(n for n in (self.bridge_name, self.dispatch_name) if n)
         """Our bridges' names (a call of one is always looked up: ``ServerFacts.ours``)."""
         self.prompt = prompt

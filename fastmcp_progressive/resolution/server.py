@@ -89,10 +89,9 @@ class ToolResolution:
                  settings: ResolutionSettings | None = None, *,
                  checker: ArgumentChecker | None = None) -> None:
         settings = settings or ResolutionSettings()  # checked when it was built
-        self.store = store
+        self.store, self.catalog = store, catalog
         self.hook_timeout = settings.hook_timeout
         self._hook_threads = hook_limiter()
-        self.catalog = catalog
         self.checker = checker or ArgumentChecker()
         self.hooks: dict[str, ResolverHook] = dict(settings.resolvers or {})
         self._logged: set[tuple[str, str, Any]] = set()
