@@ -189,9 +189,7 @@ def compact(key: Hashable) -> Hashable:
     replaced by its SHA-256: equal keys stay equal, a different text gives a different
     digest, and other items (numbers, ``None``, objects) are kept as they are, so they
     compare as before."""
-    if isinstance(key, str):
-        if len(key) <= LONGEST_KEPT_TEXT:
-            return key
+    if isinstance(key, str) and len(key) > LONGEST_KEPT_TEXT:
         return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
     if isinstance(key, tuple):
         return tuple(compact(item) for item in key)

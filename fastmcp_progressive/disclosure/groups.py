@@ -120,9 +120,7 @@ def plain_description(text: str) -> str:
     a group's line should say what it does (70 servers share those words)."""
     shorter = _PROTOCOL_NAME.sub("MCP", _PROTOCOL_ASIDE.sub("", text.strip()))
     rest = _OPENING.sub("", shorter, count=1)
-    if len(rest) < 10:
-        return shorter
-    return rest[:1].upper() + rest[1:]
+    return shorter if len(rest) < 10 else rest[:1].upper() + rest[1:]
 
 
 PROSE_READ_CHARS = 8_000
