@@ -228,10 +228,9 @@ class Describer:
 
     async def read(self, ctx: Context, uri: str) -> str:
         """The JSON text answering a read of ``uri`` (through a parent that mounted us too)."""
+        prefix = read_prefix(ctx, uri)  # "" unmounted: every name as it is
         selection = parse_selection(uri, limit=self.max_tools_per_read)
-        prefix = read_prefix(ctx, uri)
-        if prefix:
-            selection = replace(selection, names=tuple(unprefixed(selection.names, prefix)))
+        selection = replace(selection, names=tuple(unprefixed(selection.names, prefix)))
         return (await self.describe(ctx, selection, prefix=prefix)).text()
 
     async def describe(self, ctx: Context, selection: Selection, *, prefix: str = "",
