@@ -86,7 +86,6 @@ class ToolsList:
             return tools
         caller = caller_of(ctx)
         level = self.gate.modes.level(caller)
-        bridge = self.components.bridge
         profile = self.gate.modes.profile(caller)
         limit: int | None = None
         if level == "full":
@@ -108,7 +107,7 @@ class ToolsList:
         if ctx is not None and not self.net_cost.started and self.net_cost.claim():
             await self._check_cost(ctx, tools, exempt)
         shown, plain = self._with_bridges(lister, reduced)
-        count = len(shown) - (bridge is not None and any(t.name == bridge.name for t in shown))
+        count = len(shown) - (self.components.bridge is not None)  # shown has the bridge
         self.cap.note_listing(count)
         if limit is None:
             limit = self.cap.limit(profile, level, count)
