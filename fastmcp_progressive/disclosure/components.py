@@ -144,6 +144,7 @@ class DisclosureComponents:
                     f"added.{field} is {ours.name!r}, the name of a tool this server already "
                     f"has: pass another name, e.g. ProgressiveDisclosure(added=AddedComponents("
                     f"{field}='progressive_{ours.name}')), or None")
+
         def added(component: Any, add: Callable[[Any], Any],
                   remove: Callable[[str], Any], key: str) -> None:
             add(component)
