@@ -23,7 +23,7 @@ derived downstream from them by identity, their wire form, is reused).
 
 What the package keeps about a FastMCP *server* (the store grants live in when it was
 given none, a gateway's upstreams, the middleware order found right, the gateway tools its
-transforms generate, the components added to it) lives in one weak map, ``per_server``: a
+transforms generate) lives in one weak map, ``per_server``: a
 dict of slots per server, dropped with the server, so nothing is ever assigned onto
 FastMCP's objects and each fact needs no weak map of its own.
 
@@ -189,9 +189,7 @@ def compact(key: Hashable) -> Hashable:
     replaced by its SHA-256: equal keys stay equal, a different text gives a different
     digest, and other items (numbers, ``None``, objects) are kept as they are, so they
     compare as before."""
-    if isinstance(key, str):
-        if len(key) <= LONGEST_KEPT_TEXT:
-            return key
+    if isinstance(key, str) and len(key) > LONGEST_KEPT_TEXT:
         return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
     if isinstance(key, tuple):
         return tuple(compact(item) for item in key)

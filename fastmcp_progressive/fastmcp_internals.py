@@ -77,9 +77,10 @@ def serving_tool_call() -> bool:
     return _client_tool_call.get() is not None
 
 
-def wire_params(ctx: Any | None) -> Mapping[str, Any] | None:
-    """The params of the JSON-RPC request the client sent (private ``_srctx.params`` of
-    FastMCP's request context, its documented "escape hatch" to the SDK context).
+def wire_param(ctx: Any | None, key: str) -> str | None:
+    """The text param ``key`` of the JSON-RPC request the client sent (private ``_srctx.params``
+    of FastMCP's request context, its documented "escape hatch" to the SDK context); None
+    when there is none.
 
     Under a mount FastMCP hands the child its own names; the wire still has the parent's.
     Stands in for: nothing public (``MiddlewareContext.message`` holds the child's names).
@@ -87,7 +88,8 @@ def wire_params(ctx: Any | None) -> Mapping[str, Any] | None:
     """
     rc = ctx.request_context if ctx is not None else None
     params = getattr(getattr(rc, "_srctx", None), "params", None)
-    return params if isinstance(params, Mapping) else None
+    value = params.get(key) if isinstance(params, Mapping) else None
+    return value if isinstance(value, str) else None
 
 
 def request_servers(ctx: Any | None) -> list[Any]:

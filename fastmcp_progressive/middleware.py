@@ -46,7 +46,7 @@ from fastmcp_progressive.access.gate import (
 )
 from fastmcp_progressive.assembly import assemble
 from fastmcp_progressive.caches import server_slots
-from fastmcp_progressive.disclosure.announce import announcing_to
+from fastmcp_progressive.disclosure.announce import announce, announcing_to
 from fastmcp_progressive.disclosure.components import DisclosureComponents, install
 from fastmcp_progressive.disclosure.cost import NetCost
 from fastmcp_progressive.disclosure.describer import error_result
@@ -54,7 +54,7 @@ from fastmcp_progressive.disclosure.groups import GROUPS_LIST_METHOD
 from fastmcp_progressive.fastmcp_internals import state_storage
 from fastmcp_progressive.files.store import DescriptionStore
 from fastmcp_progressive.order import InOrder, OrderCheck
-from fastmcp_progressive.resolution.server import RESOLVE_METHOD
+from fastmcp_progressive.resolution.server import RESOLUTION_EXTENSION_ID, RESOLVE_METHOD
 from fastmcp_progressive.settings import (
     AddedComponents,
     CacheSettings,
@@ -254,19 +254,15 @@ class ProgressiveDisclosure(Middleware):
             return await call_next(context)
         return await self.resolution.answer(ctx, context.message, caller_of(ctx))
 
-    async def on_initialize(
-        self,
-        context: MiddlewareContext[mt.InitializeRequest],
-        call_next: CallNext[mt.InitializeRequest, mt.InitializeResult | None],
-    ) -> mt.InitializeResult | None:
-        return await self.on_discover(context, call_next)  # type: ignore[no-any-return]
-
     async def on_discover(self, context: MiddlewareContext[Any],
                           call_next: CallNext[Any, Any]) -> Any:
         result = await call_next(context)
         caller = announcing_to(caller_of(context.fastmcp_context), context.message)
-        announced = self._tools_list.announce(result, self._gate.modes.level(caller))
-        return self.resolution.advertise(announced) if self.resolution is not None else announced
+        served = [RESOLUTION_EXTENSION_ID] if self.resolution is not None else []
+        return announce(result, self._gate.modes.level(caller), self.components.bridge_name,
+                        self.instructions, *served)
+
+    on_initialize = on_discover  # the handshake era's answer is announced alike
 
     def close(self) -> None:
         """Stop the watcher for good (it also stops by itself when the server stops) and take

@@ -46,7 +46,7 @@ from fastmcp_progressive import (
     ProgressiveDisclosure,
 )
 from fastmcp_progressive.access.caller import identify
-from fastmcp_progressive.fastmcp_internals import wire_params
+from fastmcp_progressive.fastmcp_internals import wire_param
 from fastmcp_progressive.payloads import is_descriptions_uri
 from fastmcp_progressive.proxy.backend_sessions import SessionBackends
 from fastmcp_progressive.resolution.client import resolve_tool, tool_resolution
@@ -283,13 +283,13 @@ async def test_mounted_child_gates_and_answers_in_the_parents_names(
         assert "progressive disclosure" in prompt.messages[0].content.text  # type: ignore[union-attr]
 
 
-async def test_wire_params_reads_the_request_fastmcp_received() -> None:
-    """``fastmcp_internals.wire_params`` reads FastMCP's private ``_srctx``: fails if it moves."""
+async def test_wire_param_reads_the_request_fastmcp_received() -> None:
+    """``fastmcp_internals.wire_param`` reads FastMCP's private ``_srctx``: fails if it moves."""
     seen: list[Any] = []
 
     class Spy(Middleware):
         async def on_call_tool(self, context: Any, call_next: Any) -> Any:
-            seen.append(wire_params(context.fastmcp_context))
+            seen.append(wire_param(context.fastmcp_context, "name"))
             return await call_next(context)
 
     child = FastMCP("child")
@@ -299,8 +299,8 @@ async def test_wire_params_reads_the_request_fastmcp_received() -> None:
     parent.mount(child, namespace="kid")
     async with Client(parent) as c:
         await c.call_tool("kid_add", {"a": 1, "b": 2})
-    assert seen and seen[0] is not None and seen[0]["name"] == "kid_add"
-    assert wire_params(None) is None
+    assert seen == ["kid_add"]
+    assert wire_param(None, "name") is None
 
 
 # -- SSE -------------------------------------------------------------------------------------

@@ -131,20 +131,19 @@ async def test_serving_tool_call() -> None:
     assert (await during_call("modern", lambda _: internals.serving_tool_call())) == [True], message
 
 
-async def test_wire_params() -> None:
+async def test_wire_param() -> None:
     child = FastMCP("child")
     child.tool(noop)
     recorder = Probe(lambda context: (context.message.name,
-                                      internals.wire_params(context.fastmcp_context)))
+                                      internals.wire_param(context.fastmcp_context, "name")))
     child.add_middleware(recorder)
     parent = FastMCP("parent")
     parent.mount(child, namespace="kid")
     async with Client(parent) as client:
         await client.call_tool("kid_noop", {})
-    (local, params), = recorder.seen
+    (local, wire), = recorder.seen
     assert local == "noop"
-    assert params is not None and params.get("name") == "kid_noop", moved(
-        "FastMCPRequestContext._srctx.params", "wire_params")
+    assert wire == "kid_noop", moved("FastMCPRequestContext._srctx.params", "wire_param")
 
 
 def test_is_modern_is_fastmcps_own_check() -> None:

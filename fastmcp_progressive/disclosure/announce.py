@@ -25,11 +25,12 @@ from fastmcp_progressive.disclosure.groups import GROUPING_EXTENSION_ID
 from fastmcp_progressive.hosts import Level
 
 
-def announce(result: Any, level: Level, bridge_name: str | None,
-             instructions: str | None) -> Any:
+def announce(result: Any, level: Level, bridge_name: str | None, instructions: str | None,
+             *served: str) -> Any:
     """``result`` advertising the extension to a client served at ``level``, with the
     workflow paragraph ``instructions`` (None: off) below ``full``; the advertisement is how
-    clients find the extension, so it stays when the paragraph is turned off."""
+    clients find the extension, so it stays when the paragraph is turned off. ``served``:
+    further extensions answered, each advertised with empty settings (tool resolution)."""
     if not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):
         return result
     full = level == "full"
@@ -40,7 +41,7 @@ def announce(result: Any, level: Level, bridge_name: str | None,
     extensions = {**(capabilities.extensions or {}), payloads.EXTENSION_ID: {
         "resource": payloads.DESCRIPTIONS_URI, "listing": level,
         "bridge_tool": bridge_name if not full else None,
-    }, GROUPING_EXTENSION_ID: {"listChanged": True}}
+    }, GROUPING_EXTENSION_ID: {"listChanged": True}, **{other: {} for other in served}}
     return result.model_copy(update={
         "instructions": joined or result.instructions,
         "capabilities": capabilities.model_copy(update={"extensions": extensions}),

@@ -52,7 +52,6 @@ from fastmcp.utilities.components import FastMCPComponent
 
 from fastmcp_progressive import payloads
 from fastmcp_progressive.access.gate import Bridge
-from fastmcp_progressive.caches import per_server
 from fastmcp_progressive.disclosure.bridge import Answer, bridge_tool, dispatch_tool
 from fastmcp_progressive.fastmcp_internals import local_component
 from fastmcp_progressive.payloads import is_descriptions_uri
@@ -85,8 +84,7 @@ class DisclosureComponents:
             mime_type="application/json")
         self.bridge = bridge_tool(bridge_name, bridge) if bridge_name else None
         self.dispatch = dispatch_tool(dispatch_name, dispatch) if dispatch_name else None
-        self.bridge_name = self.bridge.name if self.bridge is not None else None
-        self.dispatch_name = self.dispatch.name if self.dispatch is not None else None
+        self.bridge_name, self.dispatch_name = bridge_name or None, dispatch_name or None
         self.names = frozenset(n for n in (self.bridge_name, self.dispatch_name) if n)
         """Our bridges' names (a call of one is always looked up: ``ServerFacts.ours``)."""
         self.prompt = prompt
@@ -99,7 +97,7 @@ class DisclosureComponents:
         self._added: list[tuple[weakref.ref[FastMCP[Any]], FastMCPComponent,
                                 Callable[[], None]]] = []
         self.registered_on: list[weakref.ref[FastMCP[Any]]] = []
-        """The servers whose ``_REGISTERED`` slot names these components (``install``)."""
+        """The servers these components were added to, or found added below (``install``)."""
 
     async def _read_bare(self) -> str:
         return await self._read(get_context(), payloads.DESCRIPTIONS_URI)
@@ -146,6 +144,7 @@ class DisclosureComponents:
                     f"added.{field} is {ours.name!r}, the name of a tool this server already "
                     f"has: pass another name, e.g. ProgressiveDisclosure(added=AddedComponents("
                     f"{field}='progressive_{ours.name}')), or None")
+
         def added(component: Any, add: Callable[[Any], Any],
                   remove: Callable[[str], Any], key: str) -> None:
             add(component)
@@ -174,30 +173,7 @@ class DisclosureComponents:
                 continue
             with suppress(KeyError):  # the user removed it already
                 remove()
-        registered_on, self.registered_on = self.registered_on, []
-        for server in filter(None, (ref() for ref in registered_on)):
-            _registered(server).discard(id(self))
-
-
-_REGISTERED = "disclosure.components.install"
-"""The ``caches.py:per_server`` slot of the components added to a server (or found added
-below it, for a parent), by ``id``: a set, taken out by ``DisclosureComponents.remove``."""
-
-
-def _registered(server: FastMCP[Any]) -> set[int]:
-    """The ids of the components added to ``server`` (or below it), made empty on first use."""
-    done: set[int] = per_server(server).setdefault(_REGISTERED, set())
-    return done
-
-
-def _note(server: FastMCP[Any], components: DisclosureComponents) -> set[int]:
-    """``server``'s set of added components, with ``components`` remembering the server
-    (so that ``remove`` can take its id out again)."""
-    done = _registered(server)
-    if id(components) not in done and all(
-            ref() is not server for ref in components.registered_on):
-        components.registered_on.append(weakref.ref(server))
-    return done
+        self.registered_on.clear()
 
 
 async def install(middleware: Any, server: FastMCP[Any], components: DisclosureComponents
@@ -207,20 +183,21 @@ async def install(middleware: Any, server: FastMCP[Any], components: DisclosureC
     ``server`` is the one serving the request; a mounted child's middleware runs with the
     parent's context, so the owner is looked for among the servers mounted below it.
     """
-    if id(components) in _registered(server):
+    done = components.registered_on
+    if any(ref() is server for ref in done):
         return  # nothing to walk
     home = owning_server(server, middleware)
     if home is None:
         return
-    done = _note(home, components)
-    if id(components) not in done:
-        done.add(id(components))  # before awaiting: a concurrent first request adds nothing
+    if all(ref() is not home for ref in done):
+        done.append(ref := weakref.ref(home))  # before awaiting: a concurrent request adds none
         try:
             await components.add_to(home)
         except BridgeNameTaken:
-            done.discard(id(components))  # refused again on every request until renamed
+            done.remove(ref)  # refused again on every request until renamed
             raise
-    _note(server, components).add(id(components))  # a parent: no walk next time
+    if home is not server:
+        done.append(weakref.ref(server))  # a parent: no walk next time
 
 
 def owning_server(server: FastMCP[Any], middleware: Any) -> FastMCP[Any] | None:

@@ -149,14 +149,11 @@ class NetCost:
 
     async def check(self, plain: Sequence[Tool], listed: Sequence[Tool]) -> None:
         """Compare ``listed`` (the progressive listing, bridge included) with ``plain`` (the
-        same catalog as registered, without our bridges), in a worker thread (off the loop,
-        no thread of ours)."""
-        await anyio.to_thread.run_sync(self._check, list(plain), list(listed))
-
-    def _check(self, plain: list[Tool], listed: list[Tool]) -> None:
+        same catalog as registered, without our bridges), measured in a worker thread (off
+        the loop, no thread of ours)."""
         try:
-            cost = measure(plain, listed, self.components, self.instructions)
-            self.cost = cost
+            cost = self.cost = await anyio.to_thread.run_sync(
+                measure, list(plain), list(listed), self.components, self.instructions)
             if cost.net < 0:
                 logger.warning(
                     "progressive disclosure costs each client of this server %s more than "

@@ -69,7 +69,7 @@ from fastmcp_progressive.disclosure.search import (
 )
 from fastmcp_progressive.disclosure.suggestions import Suggestions
 from fastmcp_progressive.disclosure.toolcap import ToolCap
-from fastmcp_progressive.fastmcp_internals import state_storage, wire_params
+from fastmcp_progressive.fastmcp_internals import state_storage, wire_param
 from fastmcp_progressive.files.store import Definitions, compact_json
 from fastmcp_progressive.log import get_logger
 
@@ -109,9 +109,7 @@ def selection_from_names(raw: list[str], *, limit: int) -> Selection:
     if sum(len(item) for item in raw) > MAX_QUERY_CHARS:
         return Selection(names=(), count=len(raw), too_long=True)
     names = dict.fromkeys(item for item in raw if item.strip())
-    if len(names) > limit:
-        return Selection(names=(), count=len(names))
-    return Selection(names=tuple(names), count=len(names))
+    return Selection(names=tuple(names) if len(names) <= limit else (), count=len(names))
 
 
 def requested_names(arguments: dict[str, Any] | None, key: str = "tools") -> list[str] | None:
@@ -147,15 +145,9 @@ async def resolve_trimmed(
 
 
 # -- names through a parent's mount -------------------------------------------------------------
-def _wire_param(ctx: Context | None, key: str) -> str | None:
-    params = wire_params(ctx)
-    value = params.get(key) if params is not None else None
-    return value if isinstance(value, str) else None
-
-
 def call_prefix(ctx: Context | None, local_name: str) -> str:
     """The prefix the client's ``tools/call`` name has over ``local_name`` ("" if none)."""
-    wire = _wire_param(ctx, "name")
+    wire = wire_param(ctx, "name")
     if wire is None or wire == local_name or not wire.endswith(local_name):
         return ""
     return wire[: -len(local_name)]
@@ -164,7 +156,7 @@ def call_prefix(ctx: Context | None, local_name: str) -> str:
 def read_prefix(ctx: Context | None, local_uri: str) -> str:
     """The tool-name prefix of the mount a ``resources/read`` came through ("" if none):
     FastMCP's namespace turns ``resource:///x`` into ``resource://kid//x``, ``t`` into ``kid_t``."""
-    wire = _wire_param(ctx, "uri")
+    wire = wire_param(ctx, "uri")
     scheme = "resource://"
     if wire is None or wire == local_uri or not wire.startswith(scheme):
         return ""
@@ -236,10 +228,9 @@ class Describer:
 
     async def read(self, ctx: Context, uri: str) -> str:
         """The JSON text answering a read of ``uri`` (through a parent that mounted us too)."""
+        prefix = read_prefix(ctx, uri)  # "" unmounted: every name as it is
         selection = parse_selection(uri, limit=self.max_tools_per_read)
-        prefix = read_prefix(ctx, uri)
-        if prefix:
-            selection = replace(selection, names=tuple(unprefixed(selection.names, prefix)))
+        selection = replace(selection, names=tuple(unprefixed(selection.names, prefix)))
         return (await self.describe(ctx, selection, prefix=prefix)).text()
 
     async def describe(self, ctx: Context, selection: Selection, *, prefix: str = "",

@@ -120,9 +120,7 @@ def plain_description(text: str) -> str:
     a group's line should say what it does (70 servers share those words)."""
     shorter = _PROTOCOL_NAME.sub("MCP", _PROTOCOL_ASIDE.sub("", text.strip()))
     rest = _OPENING.sub("", shorter, count=1)
-    if len(rest) < 10:
-        return shorter
-    return rest[:1].upper() + rest[1:]
+    return shorter if len(rest) < 10 else rest[:1].upper() + rest[1:]
 
 
 PROSE_READ_CHARS = 8_000
@@ -231,7 +229,9 @@ class Groups:
     def describe(self, name: str, server: Any) -> Group:
         """Group ``name``: from its file, else its mounted server."""
         file = self._group_file(name)
-        instructions = self._namespace_instructions(server, name)
+        mounted = dict(mounted_namespaces(server)).get(name) if server is not None else None
+        text = getattr(mounted, "instructions", None)
+        instructions = text if isinstance(text, str) and text.strip() else None
         if file is None:
             return Group(name, description=instructions)
         title = getattr(file, "title", None)  # an extra key of the file, kept by pydantic
@@ -281,11 +281,6 @@ class Groups:
         """Tool-name prefix -> group: mount namespaces (a look at the server's providers)."""
         return ({f"{ns}_": ns for ns, _ in mounted_namespaces(server)}
                 if server is not None else {})
-
-    def _namespace_instructions(self, server: Any, name: str) -> str | None:
-        mounted = dict(mounted_namespaces(server)).get(name) if server is not None else None
-        text = getattr(mounted, "instructions", None)
-        return text if isinstance(text, str) and text.strip() else None
 
     def _group_file(self, name: str) -> DescriptionFile | None:
         directory = self.store.directory

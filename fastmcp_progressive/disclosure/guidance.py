@@ -28,6 +28,7 @@ from fastmcp_progressive.payloads import BRIDGE_TOOL_NAME, DESCRIPTIONS_URI, is_
 
 PROMPT_NAME = "progressive_disclosure_guide"
 
+
 def system_prompt(bridge_tool: str | None = None) -> str:
     """The guidance text; names the bridge tool first when the server has one (it works in
     every host), the resource second (only some hosts let the model read resources)."""

@@ -26,12 +26,12 @@ records which tools' lines the session's last progressive ``tools/list`` showed,
 change to any other file tells it nothing. Sends are scheduled on each session's own event
 loop, from whatever thread noticed the change. The first request starts the watcher, and
 a later request of a caller already seen (``settled``) does no watcher work; it stops by
-itself within ``wakeup`` seconds of the last server lifespan ending, on ``close()``, or at
-interpreter exit, and the next request after a stop starts it again.
+itself within its ``wakeup`` seconds of the last server lifespan ending, on ``close()``, or
+at interpreter exit, and the next request after a stop starts it again.
 
 Example:
     ```python
-    hot = HotReload(lister, on_start=lister.preload)
+    hot = HotReload(lister)  # its watcher's first job: lister.preload()
     hot.observe(ctx, caller)  # from on_message, once per caller: starts the watcher,
                               # remembers a legacy session
     hot.close()       # or let it stop with the server
@@ -68,8 +68,7 @@ class HotReload:
     examples notifies no one.
     """
 
-    def __init__(self, lister: Lister, *, on_start: Callable[[], object] = lambda: None,
-                 wakeup: float = 0.25) -> None:
+    def __init__(self, lister: Lister) -> None:
         self.store = store = lister.store
         self.lister = lister  # its per-signature facts (no second parse), and those it served
         self.enabled = store.directory is not None
@@ -86,12 +85,13 @@ class HotReload:
         # stops restarts it on the other's next request (its baseline catches up), so no
         # set of servers is kept (#35)
         self.last_server: Callable[[], Any] = lambda: None
-        self._lines: dict[str, FileFacts | None] = {}
+        self._lines: dict[str, FileFacts] = {}
         self._lines_lock = threading.Lock()
-        # its first job: ``on_start``, the listing's preload
+        # its first job: the listing's preload (unless turned off)
         self.watcher = None if store.directory is None else DirectoryWatcher(
             store.directory, on_change=self._changed, on_ready=self._baseline,
-            alive=self._alive, on_exit=self._watcher_stopped, on_start=on_start, wakeup=wakeup)
+            alive=self._alive, on_exit=self._watcher_stopped,
+            on_start=lister.preload if lister.settings.preload else lambda: None)
 
     def observe(self, ctx: Any, caller: Caller) -> None:
         """Called for an inbound message whose caller is not ``settled`` (``caller``: its
@@ -120,11 +120,6 @@ class HotReload:
         with self._settle_lock:
             self.settled.clear()
 
-    def listed(self, caller: Caller, names: frozenset[str]) -> None:
-        """Record what a legacy session's progressive ``tools/list`` showed it."""
-        if self.enabled and caller.kind == "session" and caller.key is not None:
-            self.sessions.listed(caller.key, names)
-
     def close(self) -> None:
         """Stop watching for good (later requests do not restart it); forget every session."""
         self.enabled = False
@@ -141,8 +136,7 @@ class HotReload:
         catch-up: a file whose facts differ from those the listing last served for it was
         edited before the watch could see it (right after the first listing, or while no
         watcher ran), and tells the sessions shown it, as an edit seen by the watch would."""
-        served = {name: None if facts == NO_FILE_FACTS else facts
-                  for name, facts in self.lister.served_facts().items()}
+        served = self.lister.served_facts()
         with self._lines_lock:
             self._lines = {}
             changed = self._update(set(self.store.signatures()) | set(served), served)
@@ -158,32 +152,32 @@ class HotReload:
             changed = self._update(names, self._lines)
         self._tell(changed)
 
-    def _update(self, names: Iterable[str], before: Mapping[str, FileFacts | None]
-                ) -> dict[str, tuple[FileFacts | None, FileFacts | None]]:
-        """Read what each of ``names``' file puts in ``tools/list`` now (None: no usable
-        file) into ``_lines`` (under its lock); the names whose facts differ from ``before``,
-        with (before, now)."""
-        changed: dict[str, tuple[FileFacts | None, FileFacts | None]] = {}
+    def _update(self, names: Iterable[str], before: Mapping[str, FileFacts]
+                ) -> dict[str, tuple[FileFacts, FileFacts]]:
+        """Read what each of ``names``' file puts in ``tools/list`` now (``NO_FILE_FACTS``: no
+        usable file) into ``_lines`` (under its lock); the names whose facts differ from
+        ``before``, with (before, now)."""
+        changed: dict[str, tuple[FileFacts, FileFacts]] = {}
         for name in names:
             sig = self.store.signature(name)
             facts = self.lister.file_facts(name, sig) if sig is not None else NO_FILE_FACTS
-            line = None if facts == NO_FILE_FACTS else facts
-            was = before.get(name)
-            if was != line:
-                changed[name] = (was, line)
-            if line is None:
+            was = before.get(name, NO_FILE_FACTS)
+            if was != facts:
+                changed[name] = (was, facts)
+            if facts == NO_FILE_FACTS:
                 self._lines.pop(name, None)
             else:
-                self._lines[name] = line
+                self._lines[name] = facts
         return changed
 
-    def _tell(self, changed: Mapping[str, tuple[FileFacts | None, FileFacts | None]]) -> None:
+    def _tell(self, changed: Mapping[str, tuple[FileFacts, FileFacts]]) -> None:
         """Notify the sessions shown a changed line, and grouping clients when the groups
         a file puts its tool in changed (the set of groups may have)."""
         if changed:
             self.sessions.broadcast(frozenset(changed))
-        # the groups part of a file's listed facts (``listing.listed_facts``), or None
-        if any((was and was[3]) != (now and now[3]) for was, now in changed.values()):
+        # the groups part of a file's listed facts (``listing.listed_facts``), or a file
+        # come or gone
+        if any(was[3] != now[3] or NO_FILE_FACTS in (was, now) for was, now in changed.values()):
             self.sessions.broadcast(groups=True)
 
 

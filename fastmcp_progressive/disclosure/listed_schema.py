@@ -72,9 +72,7 @@ def _fresh(value: Any) -> Any:
     """``value`` itself when immutable, else a deep copy: every level's schema is built
     of new dicts and lists, so a listed copy shares nothing with the registered schema
     (the listing keeps it without a deep copy of the whole)."""
-    if value is None or isinstance(value, str | int | float):
-        return value
-    return copy.deepcopy(value)
+    return value if value is None or isinstance(value, str | int | float) else copy.deepcopy(value)
 
 
 def typed(schema: dict[str, Any]) -> dict[str, Any]:

@@ -258,8 +258,7 @@ class Lister:
         self.store = store
         self.cache_size = cache_size
         self._memo: ToolCache[tuple[Signature | None, Tool | None]] = ToolCache(
-            cache_size, key=self._content,
-                              slot=operator.itemgetter(0, 1))  # (name, version)
+            cache_size, key=self._content, slot=operator.itemgetter(0, 1))  # (name, version)
         self._lines: LRUCache[str, tuple[Signature, FileFacts]] = LRUCache(cache_size)
         self._lines_lock = threading.Lock()  # the start-up preload fills it from a thread
         self._parsing: dict[str, threading.Event] = {}  # files being parsed, by name
@@ -429,11 +428,8 @@ class Lister:
 
     def _listed_schema(self, tool: Tool) -> dict[str, Any]:
         """The schema ``_content`` just built for this very ``tool``, else a new one."""
-        built = self._built
-        self._built = None
-        if built is not None and built[0] is tool:
-            return built[1]
-        return self._schema(tool)
+        built, self._built = self._built, None
+        return built[1] if built is not None and built[0] is tool else self._schema(tool)
 
     def _reduced(self, tool: Tool, sig: Signature | None) -> Tool:
         memo: tuple[Signature | None, Tool | None] | None = self._memo.get(tool)

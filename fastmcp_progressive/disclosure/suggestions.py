@@ -46,6 +46,7 @@ _INDEXES_KEPT = 4
 
 _SEPARATORS = str.maketrans({"-": "_", " ": "_", ".": "_", "/": "_", ":": "_"})
 
+
 def _normal(name: str) -> str:
     """Case and separator folded: ``Create-Invoice`` and ``create_invoice`` read the same."""
     return name[:MAX_QUERY_CHARS].casefold().translate(_SEPARATORS)

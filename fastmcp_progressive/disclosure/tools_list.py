@@ -11,8 +11,8 @@ grouping extension's fields, and a legacy session remembers which lines it was s
 the hot reload tells it only about those.
 
 The listing's own parts are built here, by the part that uses them (#35): the hot reload
-(``hot_reload.py``, whose watcher thread first runs the lister's preload), the net-cost check
-(``cost.py``) and the handshake's word on the listing (``announce.py``).
+(``hot_reload.py``, whose watcher thread first runs the lister's preload) and the net-cost
+check (``cost.py``); the handshake's word on the listing is ``announce.py``'s.
 
 Every step reads the request's caller where ``on_message`` put it (``access/caller.py``).
 
@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Any
 
 from fastmcp.server.context import Context
 from fastmcp.tools.base import Tool
@@ -35,7 +34,6 @@ from fastmcp.tools.base import Tool
 from fastmcp_progressive.access.caller import Caller, caller_of
 from fastmcp_progressive.access.catalog import Catalog
 from fastmcp_progressive.access.gate import Gate, gateways_of
-from fastmcp_progressive.disclosure.announce import announce
 from fastmcp_progressive.disclosure.bridge import (
     bridge_description_with_groups,
     listed_bridge_schema,
@@ -72,8 +70,7 @@ class ToolsList:
         self.groups, self.cap, self.components, self.marks = groups, cap, components, marks
         self.instructions = instructions
         """The workflow paragraph a handshake adds below ``full`` (None: off)."""
-        self.hot_reload = HotReload(  # its watcher thread preloads first (``hot_reload.py``)
-            lister, on_start=lister.preload if lister.settings.preload else lambda: None)
+        self.hot_reload = HotReload(lister)  # its watcher thread preloads first
         self.net_cost = NetCost(components, instructions)
         # our bridges as listings show them, built once (which arguments where: bridge.py)
         self._listed_dispatch = _listed(components.dispatch, ("name", "arguments"), whole=True)
@@ -89,7 +86,6 @@ class ToolsList:
             return tools
         caller = caller_of(ctx)
         level = self.gate.modes.level(caller)
-        bridge = self.components.bridge
         profile = self.gate.modes.profile(caller)
         limit: int | None = None
         if level == "full":
@@ -111,7 +107,7 @@ class ToolsList:
         if ctx is not None and not self.net_cost.started and self.net_cost.claim():
             await self._check_cost(ctx, tools, exempt)
         shown, plain = self._with_bridges(lister, reduced)
-        count = len(shown) - (bridge is not None and any(t.name == bridge.name for t in shown))
+        count = len(shown) - (self.components.bridge is not None)  # shown has the bridge
         self.cap.note_listing(count)
         if limit is None:
             limit = self.cap.limit(profile, level, count)
@@ -120,11 +116,6 @@ class ToolsList:
                               await self._capped(ctx, caller, tools, list(shown), limit),
                               signatures)
         return self._mark(ctx, caller, list(plain), signatures)
-
-    def announce(self, result: Any, level: Level) -> Any:
-        """A handshake's answer telling a client served at ``level`` what its listing holds
-        (``announce.py``)."""
-        return announce(result, level, self.components.bridge_name, self.instructions)
 
     def close(self) -> None:
         """Stop the preload and the watcher for good (``close()`` waits for its thread)."""
@@ -209,8 +200,9 @@ class ToolsList:
         """Which reduced lines this legacy session sees, after any middleware outside us
         filters them: its ``tools/list_changed`` notifications follow only those."""
         names = frozenset(await self.catalog.visible(ctx, shown))
-        if caller.key is None or self.hot_reload.sessions.shown.get(caller.key) != names:
-            self.hot_reload.listed(caller, names)  # a warm listing showing the same: no call
+        sessions = self.hot_reload.sessions
+        if caller.key is not None and sessions.shown.get(caller.key) != names:
+            sessions.listed(caller.key, names)  # a warm listing showing the same: no call
 
     # -- a listing within a tool cap (toolcap.py) ----------------------------------------
     async def _capped(self, ctx: Context, caller: Caller, tools: Sequence[Tool],

@@ -113,12 +113,11 @@ class ListGroupsRequest(mt.Request[mt.PaginatedRequestParams | None, Literal["gr
     params: mt.PaginatedRequestParams | None = None
 
 
-class ListGroupsResult(mt.Result):
+class ListGroupsResult(mt.PaginatedResult):
     """One page of groups: the draft's ``Group`` objects as plain dicts."""
 
     groups: list[dict[str, Any]]
-    next_cursor: str | None = Field(default=None, alias="nextCursor")
-    result_type: str | None = Field(default=None, alias="resultType")
+    result_type: str | None = None
 
 
 class _Grouping(ClientExtension):

@@ -3,7 +3,8 @@
 A client about to call a multi-action tool asks which behaviour hints apply to the exact
 arguments it will send; the answer comes from the ``resolution`` rules of the tool's
 description file (``rules.py``) or from a Python hook registered for the tool. This module
-serves the method, marks resolvable tools in listings and advertises the extension.
+serves the method and marks resolvable tools in listings; the handshake advertises the
+extension (``disclosure/announce.py``).
 
 Why a middleware answers the method: FastMCP hands ``on_request`` every JSON-RPC method it
 has no component handler for, on both protocol eras, before the SDK would answer "method
@@ -82,30 +83,20 @@ def advertised(caller: Caller) -> bool:
 
 
 class ToolResolution:
-    """Answers ``tools/resolve``, marks resolvable tools, advertises the extension."""
+    """Answers ``tools/resolve`` and marks resolvable tools."""
 
     def __init__(self, store: DescriptionStore, catalog: Catalog,
                  settings: ResolutionSettings | None = None, *,
                  checker: ArgumentChecker | None = None) -> None:
         settings = settings or ResolutionSettings()  # checked when it was built
-        self.store = store
+        self.store, self.catalog = store, catalog
         self.hook_timeout = settings.hook_timeout
         self._hook_threads = hook_limiter()
-        self.catalog = catalog
         self.checker = checker or ArgumentChecker()
         self.hooks: dict[str, ResolverHook] = dict(settings.resolvers or {})
         self._logged: set[tuple[str, str, Any]] = set()
 
-    # -- advertising ----------------------------------------------------------------------
-    def advertise(self, result: Any) -> Any:
-        """``result`` (initialize or discover) with the extension in its capabilities."""
-        if not isinstance(result, (mt.InitializeResult, mt.DiscoverResult)):
-            return result
-        capabilities = result.capabilities
-        extensions = {**(capabilities.extensions or {}), RESOLUTION_EXTENSION_ID: {}}
-        return result.model_copy(update={
-            "capabilities": capabilities.model_copy(update={"extensions": extensions})})
-
+    # -- listings -------------------------------------------------------------------------
     def mark(self, caller: Caller, tools: Sequence[Tool],
              known: Mapping[str, Signature] | None = None) -> Sequence[Tool]:
         """The listing with resolvable tools marked, for a request that advertised us.

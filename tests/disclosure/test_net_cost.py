@@ -13,6 +13,7 @@ import json
 import logging
 import sys
 import threading
+from typing import Any
 
 import pytest
 from fastmcp import Client, FastMCP
@@ -26,7 +27,6 @@ from fastmcp_progressive.disclosure.cost import NetCost
 from tests.conftest import TOKENS, connect, serve_http
 from tests.hosts.serve import demo_server
 from tests.parts import parts
-from tests.spies import count_calls
 from tests.waiting import PATIENCE
 
 pytest.importorskip("bpe_openai")
@@ -176,15 +176,14 @@ async def test_the_check_runs_once_off_the_loop_in_no_thread_of_ours(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """#35: the check ran in a daemon thread of its own; now the first listing awaits it in
     a worker thread (``anyio.to_thread``): done when that listing answers, counted once."""
-    measured = count_calls(monkeypatch, cost, "measure")
-    threads: set[str] = set()
-    real = cost.NetCost._check
+    threads: list[str] = []  # one per measure
+    real = cost.measure
 
-    def spy(self: NetCost, *args: object) -> None:
-        threads.add(threading.current_thread().name)
-        real(self, *args)
+    def spy(*args: Any) -> cost.Cost:
+        threads.append(threading.current_thread().name)
+        return real(*args)
 
-    monkeypatch.setattr(cost.NetCost, "_check", spy)
+    monkeypatch.setattr(cost, "measure", spy)
     server = four_tools()
     middleware = ours(server)
     try:
@@ -192,8 +191,7 @@ async def test_the_check_runs_once_off_the_loop_in_no_thread_of_ours(
             await client.list_tools()
             assert parts(middleware).net_cost.done.is_set()  # awaited by the first listing
             await client.list_tools()  # a second listing starts nothing
-        assert measured.count == 1
-        [name] = threads
+        [name] = threads  # measured once
         assert name != threading.current_thread().name and not name.startswith("fastmcp-")
         assert parts(middleware).net_cost.cost is not None
     finally:
