@@ -83,6 +83,7 @@ def wire_param(ctx: Any | None, key: str) -> str | None:
     when there is none.
 
     Under a mount FastMCP hands the child its own names; the wire still has the parent's.
+    A 2026-07-28 HTTP call's hidden listing (FastMCP < 4.2) names no tool of its own.
     Stands in for: nothing public (``MiddlewareContext.message`` holds the child's names).
     Verified on FastMCP 4.1.2 and 4.2.3.
     """

@@ -58,7 +58,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from fastmcp_progressive.fastmcp_internals import (
     connection_state,
     request_connection,
-    wire_params,
+    wire_param,
 )
 from fastmcp_progressive.options import SECRET_HEADERS
 
@@ -102,6 +102,7 @@ INTERNAL = Caller(kind="internal", era="legacy")
 _serving: ContextVar[tuple[Context, Caller] | None] = ContextVar(
     "fastmcp_progressive_caller", default=None)
 """The request being served and its caller, set by ``serving`` for one pass."""
+
 
 def _release(version: str) -> tuple[int, int]:
     """``(major, minor)`` of a version string such as ``"4.2.3"`` (``(0, 0)``: unreadable)."""
@@ -166,9 +167,8 @@ def _first_of_two(caller: Caller, ctx: Context) -> bool:
     """Whether this pass is the SDK's hidden listing before a 2026-07-28 ``tools/call``
     (its HTTP request says ``Mcp-Method: tools/call``, its own params name no tool), whose
     call comes next: a caller kept for any other pass would stay in the scope unread."""
-    params = wire_params(ctx)
     return (caller.era == "modern" and caller.headers.get("mcp-method") == "tools/call"
-            and (params is None or "name" not in params))
+            and wire_param(ctx, "name") is None)
 
 
 def is_modern(protocol_version: str | None) -> bool:

@@ -214,7 +214,6 @@ class ModePolicy:
         return PROGRESSIVE
 
 
-
 def matches(profile: HostProfile, caller: Caller) -> bool:
     """Whether ``caller`` is a client ``profile`` describes (its name, version, era,
     capability and transport, each only where the row says)."""

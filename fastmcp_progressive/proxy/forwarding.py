@@ -79,6 +79,7 @@ def full_listing() -> ClientExtension:
     comes first, and nothing is logged)."""
     return advertise(EXTENSION_ID, {"mode": "full"})
 
+
 _LIST_CHANGED = (mt.ToolListChangedNotification, mt.ResourceListChangedNotification,
                  mt.PromptListChangedNotification)
 
