@@ -311,10 +311,8 @@ class GrantStore:
     async def _turn(self, who: str, client: str) -> AsyncIterator[None]:
         """Wait for a slot among ``who``'s own (FIFO), then among the process's, handed out
         in turn across clients: a burst of one client's operations queues behind itself."""
-        turns = self._turns.get(who)
-        if turns is None:
-            turns = self._turns[who] = _Turns(anyio.Semaphore(self._per_caller,
-                                                              fast_acquire=True))
+        if (turns := self._turns.get(who)) is None:
+            turns = self._turns[who] = _Turns(anyio.Semaphore(self._per_caller, fast_acquire=True))
         turns.users += 1
         try:
             async with turns.slots, self._in_flight.slot(client):
