@@ -134,9 +134,7 @@ def read_folder(directory: Path) -> FolderScan:
     tool, in name order; raises ``OSError``."""
     present: dict[str, list[str]] = {}
     unusable: list[str] = []
-    with os.scandir(directory) as entries:
-        names = [entry.name for entry in entries]
-    for entry in names:
+    for entry in os.listdir(directory):
         found = _candidate(entry)
         if found is None:
             continue
