@@ -357,10 +357,9 @@ class Gate:
         if found.bridge is not None:
             return Verdict(found.bridge)
         name, tool = found.name, found.tool
-        if call.nested or name in self.exempt_tools or name in server.gateways:
-            return RUN
-        if caller.kind == "internal" or self.modes.level(caller) == "full":
-            return RUN
+        if (call.nested or name in self.exempt_tools or name in server.gateways
+                or caller.kind == "internal" or self.modes.level(caller) == "full"):
+            return RUN  # rules 1 to 4
         if (caller.kind == "anonymous" or self.modes.judged_by_arguments(caller)
                 or opened_with_call(caller)):
             # a caller no grant can follow to its next call: decided by this call alone
