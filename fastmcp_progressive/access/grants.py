@@ -251,10 +251,9 @@ class GrantStore:
             _log_failure(exc, "listing write failed ({}); the listing may not be kept")
 
     def _confirms(self, store: GrantStoreProtocol) -> bool:
-        """Whether grants in ``store`` may be trusted in memory: only a store in this
-        process (FastMCP's default ``MemoryStore``: no replica shares it, none can lose it
-        behind our back) and only under ``on_store_error="open"``. A shared store
-        (Redis, ...) is asked on every call, so replicas and outages are seen at once."""
+        """Whether grants in ``store`` may be trusted in memory (the module docstring):
+        FastMCP's default ``MemoryStore`` (no replica shares it, none can lose it behind
+        our back) under ``on_store_error="open"``."""
         return self.on_store_error == "open" and isinstance(store, MemoryStore)
 
     def _confirm(self, key: str, until: Any) -> None:
