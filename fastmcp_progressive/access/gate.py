@@ -4,14 +4,13 @@ Every rule about a call lives here, in the order it is applied; the middleware's
 ``on_call_tool`` gathers the call's facts once (``CallFacts``: the caller, the name, the
 tool FastMCP's lookup found, the arguments, the server's facts) and asks once; ``decide``
 only decides, it never looks anything up. The tool is found before the gate is asked
-(``find_tool``, as FastMCP's ``AuthMiddleware`` finds it), except when rule 0 runs the
-call on a grant this process already holds (``Gate.runs_unlooked``): FastMCP's lookup
-scans its catalog (about 0.1 ms per name at 1,000 tools), and FastMCP's own call path
-looks the tool up again anyway. Rules 1 to 5,
-whose verdicts hand the call on to FastMCP, may rest on the tool the server's own provider
-holds under the name (``registered``, read without a scan); a refusal, and rule 6, rest
-on a fresh lookup: given such a tool they answer ``look_again``, and the middleware
-looks the tool up and asks once more.
+(``find_tool``, as FastMCP's ``AuthMiddleware`` finds it), except when rule 0 runs the call
+on a grant this process already holds (``Gate.runs_unlooked``): FastMCP's lookup scans its
+catalog (about 0.1 ms per name at 1,000 tools), and FastMCP's own call path looks the tool
+up again anyway. Rules 1 to 5, whose verdicts hand the call on to FastMCP, may rest on the
+tool the server's own provider holds under the name (``registered``, read without a scan); a
+refusal, and rule 6, rest on a fresh lookup: given such a tool they answer ``look_again``,
+and the middleware looks the tool up and asks once more.
 
 0. a call with no request in flight (``await mcp.call_tool(...)`` from code) runs (the
    middleware lets it through: there is no caller to judge); a followable caller (rule 6)
