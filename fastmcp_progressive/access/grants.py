@@ -269,11 +269,6 @@ class GrantStore:
         """Forget a closed legacy session at once instead of waiting for its TTL."""
         self._sessions.pop(key, None)
 
-    def held_in_memory(self) -> int:
-        """How many callers hold grants in this process (for tests and benchmarks)."""
-        self._sessions.expire()
-        return len(self._sessions)
-
     async def _bounded(self, caller: Caller, operation: Callable[[], Awaitable[T]], *,
                        write: bool = False) -> T:
         """Run one of ``caller``'s store operations within ``store_timeout``; none while

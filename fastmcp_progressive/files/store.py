@@ -302,10 +302,6 @@ class DescriptionStore:
             else:
                 self._generations[name] = self._generations.get(name, 0) + 1
 
-    def cached(self) -> int:
-        """How many names the LRU holds (a parsed file, a definition served, or both)."""
-        return len(self._cache)
-
     def _load(self, name: str, sig: Signature) -> DescriptionFile | None:
         assert self.directory is not None
         path = self.directory / f"{name}{sig[3]}"
