@@ -1,14 +1,13 @@
 """The parts one ``ProgressiveDisclosure`` is made of, each owning its own parts.
 
 The middleware holds five parts and its order check (``tests/architecture/
-test_collaborators.py``: at most eight), as FastMCP's middleware hold a few grouped
-options: the gate owns the grants and the listing mode per client (built from their
-settings), and the definitions (which build the description store); the describer owns
-our components, the groups, the tool cap and the query search; the listing owns the
-lister (and its preload), the description watcher, the net-cost check and the
-handshake's word on the listing.
-Built here once from the six settings groups, so the middleware's module holds only its
-hooks (``middleware.py``).
+test_collaborators.py``: at most eight), as FastMCP's middleware hold a few grouped options:
+the gate owns the grants and the listing mode per client (built from their settings), and
+the definitions (which build the description store); the describer owns our components, the
+groups, the tool cap and the query search; the listing owns the lister (and its preload),
+the description watcher, the net-cost check and the handshake's word on the listing. Built
+here once from the six settings groups, so the middleware's module holds only its hooks
+(``middleware.py``).
 
 Example:
     ```python

@@ -84,12 +84,7 @@ class OrderCheck:
     """``misordered`` for one middleware, asked again only when a server's list changes;
     found at the same time: whether another middleware of the list may filter listings
     (``catalog.hooks_listing``; then a tool's visibility is asked of it before a refusal).
-
-    There is no start-up hook for middleware, so the check runs on the first request the
-    server sees and refuses every request (with the fix in the message) until the order is
-    right; a handshake passes, so the client connects and hears why on its next request
-    (the module docstring's example).
-    """
+    It runs on a server's first request (the module docstring's example)."""
 
     def __init__(self, middleware: Any) -> None:
         self._middleware = middleware

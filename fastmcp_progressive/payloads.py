@@ -188,8 +188,10 @@ UNKNOWN_TOOL = "UNKNOWN_TOOL"
 TOOL_FAILED = "TOOL_FAILED"
 
 
-def _short(name: str) -> str:
-    return name if len(name) <= 128 else name[:128] + "..."
+def shortened(text: str, limit: int = 128) -> str:
+    """``text`` cut to ``limit`` characters and marked ``...`` when longer (a name or a
+    reason echoed back: a client's input never makes an answer large)."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def dispatch_usage(dispatch: str) -> dict[str, Any]:
@@ -205,17 +207,17 @@ def dispatch_unknown(name: str, bridge: str | None) -> dict[str, Any]:
     hint = (f' {bridge}(query="...") finds tools by words; {bridge}(groups=[...]) lists the '
             "tools of each group." if bridge else "")
     return {"error": {"code": UNKNOWN_TOOL,
-                      "message": f"Tool '{_short(name)}' not found.{hint}"}}
+                      "message": f"Tool '{shortened(name)}' not found.{hint}"}}
 
 
 def dispatch_not_offered(name: str) -> dict[str, Any]:
     """The body of a dispatch by a caller whose listing shows every tool: it calls the
     tool by its own name, through every server in front of this one."""
     return {"error": {"code": UNKNOWN_TOOL,
-                      "message": f"Every tool is listed to you: call '{_short(name)}' by its "
+                      "message": f"Every tool is listed to you: call '{shortened(name)}' by its "
                                  "own name."}}
 
 
 def dispatch_failed(name: str, reason: str) -> dict[str, Any]:
     """The body of a dispatched call FastMCP answered with an error of its own."""
-    return {"error": {"code": TOOL_FAILED, "tool": _short(name), "message": reason[:2000]}}
+    return {"error": {"code": TOOL_FAILED, "tool": shortened(name), "message": reason[:2000]}}

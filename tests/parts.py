@@ -42,3 +42,16 @@ class parts:  # read as a function: ``parts(middleware).grants``
         if name not in PATHS:
             raise AttributeError(f"no inner part {name!r} (tests/parts.py: PATHS)")
         return reduce(getattr, PATHS[name].split("."), self._middleware)
+
+
+def sessions_held(grants: Any) -> int:
+    """How many callers hold grants in a ``GrantStore``'s process memory (its ``_sessions``,
+    expired ones dropped first): the bound the identity and reliability tests check."""
+    grants._sessions.expire()
+    return len(grants._sessions)
+
+
+def names_cached(store: Any) -> int:
+    """How many names a ``DescriptionStore``'s LRU holds (a parsed file, a definition
+    served, or both)."""
+    return len(store._cache)

@@ -40,7 +40,7 @@ from fastmcp_progressive.caches import IdentityCache, ToolCache, with_meta
 from fastmcp_progressive.disclosure.listing import Lister
 from fastmcp_progressive.files import store as definitions
 from tests.conftest import ERAS, build_server, connect, fetch, gated
-from tests.parts import parts
+from tests.parts import names_cached, parts
 from tests.servers import add_basic_tools
 
 
@@ -191,7 +191,7 @@ async def test_listing_and_definition_caches_are_bounded() -> None:
         assert {t.name for t in await client.list_tools()} >= {"add", "echo", "shout"}
         await fetch(client, "add", "echo", "shout")
     assert len(parts(middleware).lister._memo) == 2
-    assert parts(middleware).store.cached() == 1  # the definitions live in the store's entries
+    assert names_cached(parts(middleware).store) == 1  # the definitions live in the store's entries
 
 
 async def test_listed_tools_reuse_their_wire_form() -> None:
@@ -322,7 +322,7 @@ async def test_per_tool_memos_keep_one_entry_per_tool_when_descriptions_keep_cha
         await _list_and_read(client, tools, 1 + listings)
     lister, store = parts(middleware).lister, parts(middleware).store
     for size, values in ((len(lister._memo), lister._memo._values),
-                         (store.cached(), store._cache)):
+                         (names_cached(store), store._cache)):
         assert size <= tools + 1  # + the bridge tool
         kept = sum(len(repr(value)) for value in values.values())
         assert kept < MIB, f"{listings} changing listings kept {kept / MIB:.1f} MiB"

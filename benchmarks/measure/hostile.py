@@ -33,7 +33,7 @@ from fastmcp_progressive.resolution.client import (
     ResolveToolRequest,
     tool_resolution,
 )
-from tests.parts import parts
+from tests.parts import names_cached, parts
 from tests.test_caches import changing_upstream
 
 from .scale import traced_kib
@@ -110,7 +110,7 @@ async def changing_descriptions(listings: int = 200, tools: int = 20) -> dict[st
         _, kept = await traced_kib(churn)
     return {"listings": listings, "tools": tools, "kept_mib": round(kept / 1024, 2),
             "listing_memo_entries": len(parts(middleware).lister._memo),
-            "definition_memo_entries": parts(middleware).store.cached()}
+            "definition_memo_entries": names_cached(parts(middleware).store)}
 
 
 async def long_client_names(clients: int = 40) -> dict[str, Any]:

@@ -48,7 +48,7 @@ from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.grants import GrantStore
 from fastmcp_progressive.payloads import resource_uri_for
 from fastmcp_progressive.resolution.client import grouping, list_groups
-from tests.parts import parts
+from tests.parts import names_cached, parts
 from tests.replay import replay_tool
 
 from ..results import DEFAULT, FIRST_LISTING_CASE, GROUPED_CASE, LatencyRow, MemoryRow, Stats
@@ -394,7 +394,7 @@ async def cache_memory(size: int) -> list[MemoryRow]:
             before = tracemalloc.get_traced_memory()[0]
             for name, sig in signatures.items():
                 lister.file_facts(name, sig)
-            parsed = store.cached()
+            parsed = names_cached(store)
             kib_parsed = _traced_kib(before)
             with store._lock:
                 store._cache.clear()
@@ -416,7 +416,7 @@ async def cache_memory(size: int) -> list[MemoryRow]:
             before = tracemalloc.get_traced_memory()[0]
             for tool in tools[: int(store._cache.maxsize)]:
                 definitions.for_tool(tool)  # kept in the store's entries, with their files
-            rows.append(MemoryRow("full definitions (and their parsed files)", store.cached(),
+            rows.append(MemoryRow("full definitions (and their parsed files)", names_cached(store),
                                   int(store._cache.maxsize), _traced_kib(before),
                                   "`definition_cache_size`"))
             grants = GrantStore()

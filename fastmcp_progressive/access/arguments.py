@@ -39,6 +39,7 @@ from pydantic import ValidationError
 
 from fastmcp_progressive.fastmcp_internals import argument_validator, mounted_original
 from fastmcp_progressive.log import get_logger
+from fastmcp_progressive.payloads import shortened
 
 logger = get_logger("validation")
 
@@ -149,15 +150,12 @@ def _describe(error: Mapping[str, Any]) -> str:
 
 def _where(loc: list[Any]) -> str:
     return "arguments" + "".join(
-        f"[{part}]" if isinstance(part, int) else f".{_cut(str(part))}" for part in loc)
+        f"[{part}]" if isinstance(part, int) else f".{shortened(str(part), _MAX_NAME_CHARS)}"
+        for part in loc)
 
 
 def _name(name: Any) -> str:
-    return repr(_cut(str(name)))
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= _MAX_NAME_CHARS else text[:_MAX_NAME_CHARS] + "..."
+    return repr(shortened(str(name), _MAX_NAME_CHARS))
 
 
 def _clip(text: str) -> str:

@@ -14,13 +14,12 @@ visibility, component ``auth``, and its own listing filters such as ``AuthMiddle
 So ``run_tool``, a query, a read and a suggestion never reach a tool the server the
 client talks to hides (``through_mounts``).
 
-Asking the middleware costs what the question touches, not what the server holds: the
-other middleware run their ``tools/list`` hooks over just the tools in question (found by
+Asking the middleware costs what the question touches, not what the server holds: the other
+middleware run their ``tools/list`` hooks over just the tools in question (found by
 ``get_tool``), as if the catalog held only those. A filter that decides per tool (by name,
 tag, caller, scope) answers exactly as in the caller's full listing. Middleware that only
 observe or cache (FastMCP's logging, timing, rate limiting, error handling, response
-caching) are not asked, so a lookup is neither counted as a request nor cached as a
-listing.
+caching) are not asked, so a lookup is neither counted as a request nor cached as a listing.
 
 Example:
     ```python
@@ -110,9 +109,8 @@ class Catalog:
     async def tools(self, ctx: Context, names: Sequence[str]) -> dict[str, Tool | None]:
         """Each of ``names`` mapped to its tool as this caller may see it, or None.
 
-        Each name is FastMCP's own ``get_tool`` (transforms, versions, visibility,
-        component ``auth``), and the other middleware's listing hooks run once, over the
-        tools found.
+        Each name is FastMCP's own ``get_tool`` (transforms, versions, visibility, component
+        ``auth``), and the other middleware's listing hooks run once, over the tools found.
         """
         server = ctx.fastmcp
         found = {name: await server.get_tool(name) for name in names}

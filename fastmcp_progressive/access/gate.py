@@ -4,14 +4,13 @@ Every rule about a call lives here, in the order it is applied; the middleware's
 ``on_call_tool`` gathers the call's facts once (``CallFacts``: the caller, the name, the
 tool FastMCP's lookup found, the arguments, the server's facts) and asks once; ``decide``
 only decides, it never looks anything up. The tool is found before the gate is asked
-(``find_tool``, as FastMCP's ``AuthMiddleware`` finds it), except when rule 0 runs the
-call on a grant this process already holds (``Gate.runs_unlooked``): FastMCP's lookup
-scans its catalog (about 0.1 ms per name at 1,000 tools), and FastMCP's own call path
-looks the tool up again anyway. Rules 1 to 5,
-whose verdicts hand the call on to FastMCP, may rest on the tool the server's own provider
-holds under the name (``registered``, read without a scan); a refusal, and rule 6, rest
-on a fresh lookup: given such a tool they answer ``look_again``, and the middleware
-looks the tool up and asks once more.
+(``find_tool``, as FastMCP's ``AuthMiddleware`` finds it), except when rule 0 runs the call
+on a grant this process already holds (``Gate.runs_unlooked``): FastMCP's lookup scans its
+catalog (about 0.1 ms per name at 1,000 tools), and FastMCP's own call path looks the tool
+up again anyway. Rules 1 to 5, whose verdicts hand the call on to FastMCP, may rest on the
+tool the server's own provider holds under the name (``registered``, read without a scan); a
+refusal, and rule 6, rest on a fresh lookup: given such a tool they answer ``look_again``,
+and the middleware looks the tool up and asks once more.
 
 0. a call with no request in flight (``await mcp.call_tool(...)`` from code) runs (the
    middleware lets it through: there is no caller to judge); a followable caller (rule 6)
@@ -82,7 +81,7 @@ from fastmcp_progressive.access.grants import GrantStore, GrantStoreUnavailable,
 from fastmcp_progressive.access.modes import ModePolicy
 from fastmcp_progressive.caches import per_server, server_slots
 from fastmcp_progressive.fastmcp_internals import is_nested_tool_call, local_component
-from fastmcp_progressive.files.store import Definitions, Signature, is_pinned
+from fastmcp_progressive.files.store import Definitions, is_pinned
 from fastmcp_progressive.hosts import Level
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.settings import (
@@ -357,10 +356,9 @@ class Gate:
         if found.bridge is not None:
             return Verdict(found.bridge)
         name, tool = found.name, found.tool
-        if call.nested or name in self.exempt_tools or name in server.gateways:
-            return RUN
-        if caller.kind == "internal" or self.modes.level(caller) == "full":
-            return RUN
+        if (call.nested or name in self.exempt_tools or name in server.gateways
+                or caller.kind == "internal" or self.modes.level(caller) == "full"):
+            return RUN  # rules 1 to 4
         if (caller.kind == "anonymous" or self.modes.judged_by_arguments(caller)
                 or opened_with_call(caller)):
             # a caller no grant can follow to its next call: decided by this call alone
@@ -379,17 +377,13 @@ class Gate:
                 return RUN
         except GrantStoreUnavailable:
             return STORE_UNAVAILABLE
-        sig = self.definitions.store.signature(tool.name)  # one stat: pin and definition
-        if self.pinned(tool, sig):
-            return RUN
-        if server.shown is not None and not await server.shown(tool):
-            return UNKNOWN  # hidden from this caller: never taught
-        definition = self.definitions.definition(tool, sig)
-        if not await self.grants.add(caller, [name], server_store=server.state_store):
+        verdict = await self._teaching(call, tool)
+        if verdict.outcome == "refuse" and not await self.grants.add(
+                caller, [name], server_store=server.state_store):
             # the refusal would promise a grant the store did not keep (a read-only
             # replica, ``noeviction``): a refusal loop; the store's policy answers instead
             return RUN if self.grants.on_store_error == "open" else STORE_UNAVAILABLE
-        return Verdict("refuse", definition=definition)  # it teaches: the grant is kept
+        return verdict  # a refusal teaches: the grant is kept
 
     async def _checked(self, call: CallFacts, found: Found) -> Verdict:
         """An unfollowable caller's call: it runs when FastMCP's own validation would accept
@@ -397,27 +391,28 @@ class Gate:
         fit. ``found`` may be the tool as registered (``registered``): arguments that fit
         it go on to FastMCP; anything else is judged again on what FastMCP's lookup finds
         now (``look_again``)."""
-        tool = found.tool
-        if tool is None:
+        if found.tool is None:
             return UNKNOWN
-        problem = await self.checker.problem(tool, call.arguments)
+        problem = await self.checker.problem(found.tool, call.arguments)
         if problem is None:
             return Verdict("run_checked")  # pinned or not, it runs: the pin is asked only to refuse
-        sig = self.definitions.store.signature(tool.name)
-        if self.pinned(tool, sig):
+        return await self._teaching(call, found.tool, problem)
+
+    async def _teaching(self, call: CallFacts, tool: Tool, problem: str | None = None
+                        ) -> Verdict:
+        """The teaching refusal of ``tool`` (with the ``problem`` its arguments have), unless
+        it is pinned "always load" (its file, tag or meta: never gated, it runs), rests on
+        the tool as registered (``look_again``) or is hidden from this caller (``unknown``:
+        never taught)."""
+        sig = self.definitions.store.signature(tool.name)  # one stat: pin and definition
+        if is_pinned(tool, self.definitions.store.lookup_at(tool.name, sig)):
             return RUN
         if call.recalled:
             return LOOK_AGAIN
-        shown = call.server.shown
-        if shown is not None and not await shown(tool):
+        if call.server.shown is not None and not await call.server.shown(tool):
             return UNKNOWN
         return Verdict("refuse", definition=self.definitions.definition(tool, sig),
                        problem=problem)
-
-    def pinned(self, tool: Tool, sig: Signature | None) -> bool:
-        """Whether ``tool`` is pinned "always load" (its file of signature ``sig``, tag or
-        meta): never gated."""
-        return is_pinned(tool, self.definitions.store.lookup_at(tool.name, sig))
 
     # -- grants -----------------------------------------------------------------------
     async def grant(self, caller: Caller, names: list[str], state_store: ServerStore) -> None:

@@ -15,20 +15,15 @@ Example:
 from __future__ import annotations
 
 from fastmcp import FastMCP
+from fastmcp.server.transforms import PromptsAsTools, ResourcesAsTools
 from fastmcp.server.transforms.search.base import BaseSearchTransform
 
 
 async def gateway_tools(server: FastMCP) -> frozenset[str]:
-    """Tools a server-level transform of FastMCP's generates to reach other components.
-
-    A search transform's ``search_tools``/``call_tool`` and ``ResourcesAsTools``'
-    ``list_resources``/``read_resource`` are how a client finds and reaches the real tools;
-    gating them would make the model fetch a description to be allowed to search. Only
-    FastMCP's own gateway transform types count (a renamed search tool included); any other
-    transform, such as a user's rename, un-gates nothing.
-    """
-    from fastmcp.server.transforms import PromptsAsTools, ResourcesAsTools
-
+    """Tools a server-level transform of FastMCP's generates to reach other components
+    (those of the module docstring): gating them would make the model fetch a description
+    to be allowed to search. Only FastMCP's own gateway transform types count (a renamed
+    search tool included); any other transform, such as a user's rename, un-gates nothing."""
     try:
         from fastmcp.experimental.transforms.code_mode import CodeMode
     except ImportError:  # pragma: no cover - an optional part of FastMCP

@@ -251,10 +251,9 @@ class GrantStore:
             _log_failure(exc, "listing write failed ({}); the listing may not be kept")
 
     def _confirms(self, store: GrantStoreProtocol) -> bool:
-        """Whether grants in ``store`` may be trusted in memory: only a store in this
-        process (FastMCP's default ``MemoryStore``: no replica shares it, none can lose it
-        behind our back) and only under ``on_store_error="open"``. A shared store
-        (Redis, ...) is asked on every call, so replicas and outages are seen at once."""
+        """Whether grants in ``store`` may be trusted in memory (the module docstring):
+        FastMCP's default ``MemoryStore`` (no replica shares it, none can lose it behind
+        our back) under ``on_store_error="open"``."""
         return self.on_store_error == "open" and isinstance(store, MemoryStore)
 
     def _confirm(self, key: str, until: Any) -> None:
@@ -269,11 +268,6 @@ class GrantStore:
     def release(self, key: str) -> None:
         """Forget a closed legacy session at once instead of waiting for its TTL."""
         self._sessions.pop(key, None)
-
-    def held_in_memory(self) -> int:
-        """How many callers hold grants in this process (for tests and benchmarks)."""
-        self._sessions.expire()
-        return len(self._sessions)
 
     async def _bounded(self, caller: Caller, operation: Callable[[], Awaitable[T]], *,
                        write: bool = False) -> T:
@@ -311,10 +305,8 @@ class GrantStore:
     async def _turn(self, who: str, client: str) -> AsyncIterator[None]:
         """Wait for a slot among ``who``'s own (FIFO), then among the process's, handed out
         in turn across clients: a burst of one client's operations queues behind itself."""
-        turns = self._turns.get(who)
-        if turns is None:
-            turns = self._turns[who] = _Turns(anyio.Semaphore(self._per_caller,
-                                                              fast_acquire=True))
+        if (turns := self._turns.get(who)) is None:
+            turns = self._turns[who] = _Turns(anyio.Semaphore(self._per_caller, fast_acquire=True))
         turns.users += 1
         try:
             async with turns.slots, self._in_flight.slot(client):

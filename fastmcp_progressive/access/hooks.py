@@ -29,6 +29,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from fastmcp_progressive.payloads import shortened
+
 HOOK_THREADS = 4
 """Worker threads hooks of one kind may hold at once (hung ones included)."""
 
@@ -63,12 +65,7 @@ async def call_hook(hook: Callable[[Any], Any], argument: Any, *, timeout: float
     except cancelled:
         raise
     except BaseException as exc:  # SystemExit from a hook must not stop the server
-        raise HookFailed(f"raised {type(exc).__name__}: {_short(exc)}") from exc
+        raise HookFailed(f"raised {type(exc).__name__}: {shortened(str(exc), 200)}") from exc
     if scope.cancelled_caught:
         raise HookFailed(f"did not answer within {timeout:g} s")
     return out
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc)
-    return text if len(text) <= 200 else text[:200] + "..."

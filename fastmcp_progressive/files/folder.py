@@ -134,9 +134,7 @@ def read_folder(directory: Path) -> FolderScan:
     tool, in name order; raises ``OSError``."""
     present: dict[str, list[str]] = {}
     unusable: list[str] = []
-    with os.scandir(directory) as entries:
-        names = [entry.name for entry in entries]
-    for entry in names:
+    for entry in os.listdir(directory):
         found = _candidate(entry)
         if found is None:
             continue
@@ -186,8 +184,7 @@ def read_description(directory: Path, name: str, suffix: str, *,
     with path tricks is refused before any I/O; a file that does not resolve to a file
     directly in ``directory`` (a symlink pointing out, or into a subfolder) is refused
     unread, the final open does not follow a link swapped in after that check, and only
-    regular files are read (a FIFO would hang).
-    Raises ``DescriptionError`` or ``OSError``.
+    regular files are read (a FIFO would hang). Raises ``DescriptionError`` or ``OSError``.
     """
     if not safe_file_name(name) or suffix not in SUFFIXES:
         raise DescriptionError(f"{name + suffix!r} cannot name a description file")

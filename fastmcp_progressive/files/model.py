@@ -78,12 +78,10 @@ class DescriptionFile(BaseModel):
 
     def fields(self) -> dict[str, Any]:
         """The fields to merge over the registered definition, wire-named, unset ones left out."""
-        data = self.model_dump(by_alias=True, exclude_none=True, mode="json")
         # the listing's, tools/resolve's, the grouping extension's _meta, `check`'s: not
         # part of the definition
-        for unserved in ("summary", "always_load", "resolution", "groups", "extracted_from"):
-            data.pop(unserved, None)
-        return data
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json", exclude={
+            "summary", "always_load", "resolution", "groups", "extracted_from"})
 
 
 def registered_description_digest(description: str | None) -> str:

@@ -185,17 +185,13 @@ class ToolHints:
 
 def violations(static: ToolHints, resolved: ToolHints) -> list[str]:
     """How ``resolved`` claims less risk than ``static`` allows (empty: within the bound)."""
-    found: list[str] = []
-    if static.read_only and not resolved.read_only:
-        found.append("the tool is annotated readOnlyHint: true, so every resolution must be "
-                     "read-only")
-    if not static.read_only and not static.destructive and resolved.destructive:
-        found.append("the tool is annotated destructiveHint: false, so no resolution may be "
-                     "destructive")
-    if static.idempotent and not resolved.read_only and not resolved.idempotent:
-        found.append("the tool is annotated idempotentHint: true, so every resolution that "
-                     "is not read-only must be idempotent")
-    if not static.open_world and resolved.open_world:
-        found.append("the tool is annotated openWorldHint: false, so no resolution may be "
-                     "open-world")
-    return found
+    broken = (
+        (static.read_only and not resolved.read_only,
+         "readOnlyHint: true, so every resolution must be read-only"),
+        (not static.read_only and not static.destructive and resolved.destructive,
+         "destructiveHint: false, so no resolution may be destructive"),
+        (static.idempotent and not resolved.read_only and not resolved.idempotent,
+         "idempotentHint: true, so every resolution that is not read-only must be idempotent"),
+        (not static.open_world and resolved.open_world,
+         "openWorldHint: false, so no resolution may be open-world"))
+    return [f"the tool is annotated {why}" for broke, why in broken if broke]

@@ -179,11 +179,9 @@ class DescriptionStore:
         if self.directory is None:
             return found
         present = self._described_files()
-        wanted: Collection[tuple[str, tuple[str, ...]]]
-        if names is None:
-            wanted = present.items()
-        else:
-            wanted = [(n, present[n]) for n in dict.fromkeys(names) if n in present]
+        wanted: Collection[tuple[str, tuple[str, ...]]] = (
+            present.items() if names is None
+            else [(n, present[n]) for n in dict.fromkeys(names) if n in present])
         stats: list[tuple[str, int, int, int, str]] = []
         keep = stats.append
         few = len(wanted) <= FEW_FILES  # a descriptor costs more than it saves on these
@@ -269,21 +267,18 @@ class DescriptionStore:
                                        entry.served if entry is not None else None)
         return parsed or last_good
 
-    def served(self, tool: Tool, sig: Signature | None) -> Served | None:
+    def served(self, tool: Tool, sig: Signature | None,
+               build: Callable[[], dict[str, Any]]) -> Served:
         """The definition kept for ``tool`` (this very object, else one of equal content)
-        and its file of signature ``sig``, if any."""
+        and its file of signature ``sig``; when none is, ``build()``'s, kept in place of
+        what its name served before."""
         with self._lock:
             entry = self._cache.get(tool.name)
         kept = entry.served if entry is not None else None
-        if kept is None or kept.signature != sig or (
-                kept.tool() is not tool and kept.content != compact(registered_content(tool))):
-            return None
-        return kept
-
-    def serve(self, tool: Tool, sig: Signature | None, definition: dict[str, Any]) -> Served:
-        """Keep ``definition`` as served for ``tool`` and its file of signature ``sig``, in
-        place of what its name served before."""
-        served = Served(sig, weakref.ref(tool), compact(registered_content(tool)), definition)
+        if kept is not None and kept.signature == sig and (
+                kept.tool() is tool or kept.content == compact(registered_content(tool))):
+            return kept
+        served = Served(sig, weakref.ref(tool), compact(registered_content(tool)), build())
         with self._lock:
             entry = self._cache.get(tool.name)
             self._cache[tool.name] = (_Entry(None, None, None, served) if entry is None
@@ -306,10 +301,6 @@ class DescriptionStore:
                 self._generations = {name: 1}
             else:
                 self._generations[name] = self._generations.get(name, 0) + 1
-
-    def cached(self) -> int:
-        """How many names the LRU holds (a parsed file, a definition served, or both)."""
-        return len(self._cache)
 
     def _load(self, name: str, sig: Signature) -> DescriptionFile | None:
         assert self.directory is not None
@@ -394,8 +385,8 @@ class Definitions:
     def _kept(self, tool: Tool, sig: Signature | None) -> Served:
         """The definition kept for ``tool`` and file signature ``sig``, made and kept if
         none was."""
-        return self.store.served(tool, sig) or self.store.serve(
-            tool, sig, full_definition(tool, self.store.lookup_at(tool.name, sig)))
+        return self.store.served(
+            tool, sig, lambda: full_definition(tool, self.store.lookup_at(tool.name, sig)))
 
 
 def registered_content(tool: Tool) -> Hashable:
@@ -425,9 +416,6 @@ def pinned(tool: Tool, file_says: bool | None) -> bool:
     """``is_pinned`` when the file's ``always_load`` is already known (listings keep it)."""
     if file_says is not None:
         return file_says
-    if ALWAYS_LOAD_TAG in (tool.tags or ()):
-        return True
-    meta = tool.meta
-    if not isinstance(meta, Mapping):
-        return False
-    return meta.get(ALWAYS_LOAD_META) is True or meta.get(ANTHROPIC_ALWAYS_LOAD) is True
+    meta = tool.meta if isinstance(tool.meta, Mapping) else {}
+    return (ALWAYS_LOAD_TAG in (tool.tags or ()) or meta.get(ALWAYS_LOAD_META) is True
+            or meta.get(ANTHROPIC_ALWAYS_LOAD) is True)

@@ -20,7 +20,7 @@ from tests.conftest import (
     gated,
     serve_http,
 )
-from tests.parts import parts
+from tests.parts import parts, sessions_held
 from tests.servers import ADD_TYPED
 
 
@@ -51,8 +51,8 @@ async def test_legacy_session_grants_released_on_close() -> None:
     middleware = server.middleware[-1]
     async with connect(server, "legacy") as c:
         await fetch(c, "add")
-        assert parts(middleware).grants.held_in_memory() == 1  # type: ignore[attr-defined]
-    assert parts(middleware).grants.held_in_memory() == 0  # type: ignore[attr-defined]
+        assert sessions_held(parts(middleware).grants) == 1
+    assert sessions_held(parts(middleware).grants) == 0
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -34,7 +34,7 @@ from fastmcp_progressive.files.parsing import parse_text
 from fastmcp_progressive.files.places import key_location
 from fastmcp_progressive.files.store import DescriptionStore
 from tests.conftest import answer_of, build_server, connect, fetch
-from tests.parts import parts
+from tests.parts import names_cached, parts
 from tests.spies import batch_handled, count_calls
 from tests.waiting import PATIENCE, watcher_ready
 
@@ -348,14 +348,14 @@ def test_lru_evicts_and_reloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     for name in ("a", "b", "c"):
         _write(tmp_path, name, {"summary": name})
         assert store.lookup(name) is not None
-    assert store.cached() == 2
+    assert names_cached(store) == 2
     reads = files_read.count
 
     assert (file := store.lookup("c")) is not None and file.summary == "c"  # most recent
     assert files_read.count == reads
     assert (file := store.lookup("a")) is not None and file.summary == "a"  # evicted: reread
     assert files_read.count == reads + 1
-    assert store.cached() == 2
+    assert names_cached(store) == 2
 
 
 def test_cache_size_must_be_positive(tmp_path: Path) -> None:

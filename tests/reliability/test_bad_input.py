@@ -32,7 +32,7 @@ from fastmcp_progressive.files.folder import MAX_FILE_BYTES, SUFFIXES
 from fastmcp_progressive.files.model import DescriptionFile
 from fastmcp_progressive.files.store import DescriptionStore
 from tests.conftest import connect, fetch, serve_http
-from tests.parts import parts
+from tests.parts import parts, sessions_held
 from tests.reliability import figures
 from tests.reliability.app import make_server
 from tests.reliability.live import Live, opened_files, outside
@@ -215,7 +215,7 @@ def test_fuzzed_reads_granted_exactly_what_they_served(live_http: Live) -> None:
                            ("shout", {"text": "x"})):
             assert live_http.gated(era, tool, args) == (tool not in SERVED[era]), (era, tool)
     server_grants = parts(live_http.server.middleware[-1]).grants  # type: ignore[attr-defined]
-    assert server_grants.held_in_memory() <= 1  # one legacy session, nothing else
+    assert sessions_held(server_grants) <= 1  # one legacy session, nothing else
 
 
 @settings(max_examples=60, deadline=None)

@@ -31,7 +31,7 @@ import pytest
 import fastmcp_progressive
 from fastmcp_progressive import ProgressiveDisclosure
 from tests.conftest import ERAS, Era, connect, fetch, serve_http
-from tests.parts import parts
+from tests.parts import names_cached, parts, sessions_held
 from tests.reliability import figures
 from tests.reliability.app import make_server
 from tests.versions import SERVER_KEEPS_LISTED_TOOLS
@@ -188,14 +188,14 @@ async def test_concurrent_clients_no_failures_no_leaks_memory_back_to_baseline(
     memory = Stats(per_client=load.per_client if era == "modern" else {})
 
     def released() -> bool:
-        return (parts(middleware).grants.held_in_memory() == 0
+        return (sessions_held(parts(middleware).grants) == 0
                 and len(parts(middleware).hot_reload.sessions) == 0)
 
     async with serve_http(server) as url:
         # 1. load: every client loops ITERATIONS times, all at once (no tracing)
         held_during: list[int] = []
         await _round(url, era, load, ITERATIONS,
-                     lambda: held_during.append(parts(middleware).grants.held_in_memory()))
+                     lambda: held_during.append(sessions_held(parts(middleware).grants)))
         await until(released, what="sessions released after the load", interval=0.05)
 
         # 2. memory: tracing starts now, so what a snapshot finds in package files after
@@ -230,7 +230,7 @@ async def test_concurrent_clients_no_failures_no_leaks_memory_back_to_baseline(
     # store (each client read its tool twice: a key string per write, ~122 B)
     assert other < RETAINED_LIMIT, f"sessions left {other} B behind in the package"
     assert grant_keys <= (0 if era == "legacy" else MEMORY_CLIENTS * 2 * 256), grant_keys
-    assert parts(middleware).store.cached() <= CLIENTS
+    assert names_cached(parts(middleware).store) <= CLIENTS
 
     requests = load.requests + memory.requests
     figures.add("load: requests", requests)

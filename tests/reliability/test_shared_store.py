@@ -27,7 +27,7 @@ from fastmcp_progressive import GrantSettings
 from fastmcp_progressive.access.caller import Caller
 from fastmcp_progressive.access.grants import GRANTS_COLLECTION, GrantStore, GrantStoreUnavailable
 from tests.conftest import connect, fetch, serve_http
-from tests.parts import parts
+from tests.parts import parts, sessions_held
 from tests.reliability import figures
 from tests.reliability.app import make_server
 from tests.reliability.conftest import needs_redis
@@ -265,7 +265,7 @@ async def test_shared_session_grants_are_seen_by_another_store_on_the_same_redis
         assert await b.has(s1, "echo")
         assert not await b.has(s1, "shout")
         assert not await b.has(s2, "add")  # another session: nothing
-        assert a.held_in_memory() == b.held_in_memory() == 0
+        assert sessions_held(a) == sessions_held(b) == 0
         # a principal can never collide with a session's keys
         principal = Caller(kind="principal", era="modern", key="0123abcd")
         assert not await b.has(principal, "add")
@@ -291,7 +291,7 @@ async def test_shared_legacy_sessions_keep_grants_in_redis_not_in_memory(
             assert (await outcome(first))[0] == "ok"
             await second.list_tools()  # a session that lists first is followed, not validated
             assert (await outcome(second))[0] == "TOOL_DESCRIPTION_REQUIRED"  # per session
-            assert parts(middleware).grants.held_in_memory() == 0  # type: ignore[attr-defined]
+            assert sessions_held(parts(middleware).grants) == 0
         # one grant per session (the read's, and the teaching refusal's), each under its id
         keys = sorted(await grant_keys(redis_server.url))
         assert len(keys) == 2, keys
