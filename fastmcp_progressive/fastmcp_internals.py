@@ -358,18 +358,6 @@ def delegate_of(tool: Any) -> tuple[Any, str] | None:
     return (server, name) if server is not None and isinstance(name, str) else None
 
 
-async def mounted_original(tool: Any) -> Any | None:
-    """The tool a mounted server's tool delegates to: the child server's own tool, as the
-    child's ``get_tool`` gives it (private ``FastMCPProviderTool._server`` and
-    ``_original_name``). None for any other tool, or when the child has no such tool.
-
-    Stands in for: nothing public (a mount hands the parent a delegating copy whose run
-    calls the child's ``call_tool``). Verified on FastMCP 4.1.2 and 4.2.1.
-    """
-    delegate = delegate_of(tool)
-    return await delegate[0].get_tool(delegate[1]) if delegate is not None else None
-
-
 # -- the client side (proxy/front.py, upstream.py, backend_sessions.py) ---------------------------
 CONNECT_FAILED = "Client failed to connect: "
 """How FastMCP's client words a failed connection (``fastmcp.client.client``), before the

@@ -329,18 +329,6 @@ async def test_argument_validator() -> None:
     assert internals.argument_validator(Tool(name="custom", parameters={})) is None
 
 
-async def test_mounted_original() -> None:
-    child = FastMCP("child")
-    child.tool(noop)
-    parent = FastMCP("parent")
-    parent.mount(child, namespace="c")
-    wrapped = await parent.get_tool("c_noop")
-    original = await internals.mounted_original(wrapped)
-    assert original is not None and original.name == "noop" and getattr(original, "fn", None) \
-        is noop, moved("FastMCPProviderTool._server / _original_name", "mounted_original")
-    assert await internals.mounted_original(original) is None
-
-
 async def test_listing_reuses_a_listed_tools_wire_form() -> None:
     """``ListedTool`` keeps its wire form for what FastMCP's listing passes to
     ``to_mcp_tool`` (4.1: the name; 4.2: the name and output schema); were FastMCP to pass

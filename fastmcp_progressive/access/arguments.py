@@ -13,11 +13,11 @@ server's ``strict_input_validation``, the lax coercions it allows such as ``"5"`
 ``int``), so no argument and no schema an author writes can make the check slower than
 the call itself; a pure-Python JSON Schema validator on the event loop could (quadratic
 ``uniqueItems``, backtracking ``pattern``: seconds of a stalled server per request).
-A mounted server's tool is checked with the validator of the child's own tool
-(``fastmcp_internals.mounted_original``). A tool FastMCP does not validate itself
-(proxied, transformed, custom) is checked by argument names only: every ``required``
-name sent, and no undeclared name where the schema says ``additionalProperties: false``;
-its server judges the values, as it would for any caller.
+A mounted server's tool is checked with the validator of the child's own tool (the child's
+``get_tool`` of the name ``fastmcp_internals.delegate_of`` reads). A tool FastMCP does not
+validate itself (proxied, transformed, custom) is checked by argument names only: every
+``required`` name sent, and no undeclared name where the schema says
+``additionalProperties: false``; its server judges the values, as it would for any caller.
 
 Validators are built once per tool function and kept in a bounded LRU.
 
@@ -37,7 +37,7 @@ from cachetools import LRUCache
 from fastmcp.tools.base import Tool
 from pydantic import ValidationError
 
-from fastmcp_progressive.fastmcp_internals import argument_validator, mounted_original
+from fastmcp_progressive.fastmcp_internals import argument_validator, delegate_of
 from fastmcp_progressive.log import get_logger
 from fastmcp_progressive.payloads import shortened
 
@@ -97,8 +97,11 @@ async def _validating(tool: Tool) -> Tool:
     """The tool whose validator FastMCP runs for a call of ``tool``: through mounts (up to
     ``_MAX_MOUNTS`` deep), the child server's own tool; otherwise ``tool`` itself."""
     for _ in range(_MAX_MOUNTS):
+        delegate = delegate_of(tool)
+        if delegate is None:
+            return tool
         try:
-            inner = await mounted_original(tool)
+            inner = await delegate[0].get_tool(delegate[1])
         except Exception:  # the child cannot say: check what the parent lists
             return tool
         if inner is None:
