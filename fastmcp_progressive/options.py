@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from typing import Any, NoReturn
 
 MAX_GRANT_TTL = 365 * 24 * 3600.0
@@ -35,7 +35,6 @@ MAX_SESSIONS = 10_000_000
 MAX_TOOLS_PER_READ = 1024
 MAX_CACHE_SIZE = 1_000_000
 SUMMARY_CHARS = (16, 1000)
-MAX_UPSTREAM_TIMEOUT = 7 * 24 * 3600.0
 MAX_TOOL_NAME = 128
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 """Headers a caller's record never holds (``access/caller.py``), so no setting may read one."""
@@ -136,15 +135,6 @@ def tool_name(name: str, value: Any) -> None:
             or len(value) > MAX_TOOL_NAME or not value.isprintable()):
         fail(name, f"a tool name (1 to {MAX_TOOL_NAME} printable characters, no surrounding "
                    "spaces) or None", value)
-
-
-def text_mapping(name: str, value: Any) -> None:
-    """A mapping of strings to strings, or None (an environment)."""
-    if value is None:
-        return
-    if not isinstance(value, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-        fail(name, "a mapping of str to str or None", value)
 
 
 def fail(name: str, accepted: str, value: Any) -> NoReturn:

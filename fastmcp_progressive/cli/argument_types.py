@@ -13,8 +13,9 @@ from __future__ import annotations
 import argparse
 
 from fastmcp_progressive.hosts import AUTO, MAX_CAP, MIN_CAP, ToolBudget
-from fastmcp_progressive.options import MAX_UPSTREAM_TIMEOUT, SUMMARY_CHARS, count, seconds
+from fastmcp_progressive.options import SUMMARY_CHARS, count, seconds
 from fastmcp_progressive.proxy.front import parse_listen
+from fastmcp_progressive.proxy.upstream import MAX_UPSTREAM_TIMEOUT
 
 __all__ = ["listen", "seconds_type", "server_name", "summary_chars", "tool_cap"]
 

@@ -39,7 +39,7 @@ from fastmcp_progressive.fastmcp_internals import (
     connect_failure,
 )
 from fastmcp_progressive.log import get_logger
-from fastmcp_progressive.options import MAX_UPSTREAM_TIMEOUT, fail, seconds, text_mapping
+from fastmcp_progressive.options import fail, seconds
 from fastmcp_progressive.proxy.command import UpstreamCommand, UpstreamError
 from fastmcp_progressive.proxy.forwarding import RoutingProxyClient, full_listing
 
@@ -50,6 +50,8 @@ Target = str | Sequence[str] | FastMCP[Any] | Client[Any] | ClientTransport
 
 DEFAULT_STARTUP_TIMEOUT = 60.0  # npx may download the server on first use
 DEFAULT_REQUEST_TIMEOUT = 300.0
+MAX_UPSTREAM_TIMEOUT = 7 * 24 * 3600.0
+"""The longest start-up or request timeout an upstream takes (a week)."""
 ROOTS_WAIT = 5.0  # seconds a front request waits for an upstream to re-read its roots
 ROOTS_SETTLE_PINGS = 3  # round trips after the answer, for the upstream to apply it
 
@@ -396,3 +398,12 @@ def _safe_url(url: str) -> str:
     if parts.port is not None:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def text_mapping(name: str, value: Any) -> None:
+    """A mapping of strings to strings, or None (an upstream's environment)."""
+    if value is None:
+        return
+    if not isinstance(value, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        fail(name, "a mapping of str to str or None", value)
