@@ -45,6 +45,7 @@ burst, at most ``DEBOUNCE_MS`` after the first."""
 Changed = Callable[[frozenset[str] | None], None]
 """Called with the tool names whose files changed, or None for "anything may have"."""
 
+
 class DirectoryWatcher:
     """One daemon thread watching one directory's top level; knows nothing of MCP.
 

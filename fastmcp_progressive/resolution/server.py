@@ -59,6 +59,7 @@ from fastmcp_progressive.fastmcp_internals import server_info_stamp
 from fastmcp_progressive.files.rules import Hints, Rule, ToolHints, first_match, violations
 from fastmcp_progressive.files.store import DescriptionStore, Signature
 from fastmcp_progressive.log import get_logger
+from fastmcp_progressive.payloads import shortened
 from fastmcp_progressive.settings import ResolutionSettings, ResolverHook
 
 logger = get_logger()
@@ -69,7 +70,6 @@ RESOLUTION_EXTENSION_ID = "io.modelcontextprotocol/tool-resolution"
 RESOLVE_METHOD = "tools/resolve"
 RESOLVABLE_META = {"resolvable": True}
 
-_MAX_NAME_ECHO = 128
 _MAX_LOGGED = 10_000
 
 
@@ -131,14 +131,14 @@ class ToolResolution:
         rules = (file.resolution if file is not None else None) or []
         if tool is None or (not rules and name not in self.hooks):
             raise MCPError(code=INVALID_PARAMS, message=(
-                f"Tool {_echo(name)} cannot be resolved: no such tool, or its hints do not "
+                f"Tool {shortened(name)!r} cannot be resolved: no such tool, or its hints do not "
                 "depend on its arguments (use its static annotations)"))
         # checked as FastMCP's own validation of a call would check them, the check calls
         # of callers without grants get (``access/arguments.py``)
         problem = await self.checker.problem(tool, arguments)
         if problem is not None:
-            raise MCPError(code=INVALID_PARAMS,
-                           message=f"Invalid arguments for tool {_echo(tool.name)}: {problem}")
+            raise MCPError(code=INVALID_PARAMS, message=(
+                f"Invalid arguments for tool {shortened(tool.name)!r}: {problem}"))
         hints = await self._resolve(tool, rules, arguments)
         result: dict[str, Any] = {"resultType": "complete", "name": name,
                                   "annotations": hints.wire()}
@@ -203,10 +203,6 @@ class ToolResolution:
 
 def _untrustworthy(name: str) -> MCPError:
     return MCPError(code=INTERNAL_ERROR,
-                    message=f"Could not compute trustworthy hints for tool {_echo(name)}; "
+                    message=f"Could not compute trustworthy hints for tool {shortened(name)!r}; "
                             "use its static annotations")
 
-
-def _echo(name: str) -> str:
-    """``name`` quoted for an error message, cut so a huge name is not sent back whole."""
-    return repr(name if len(name) <= _MAX_NAME_ECHO else name[:_MAX_NAME_ECHO] + "...")
