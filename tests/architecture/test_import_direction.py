@@ -110,8 +110,9 @@ def test_no_module_above_500_lines() -> None:
     assert long == {}, f"modules above {MOST_LINES} lines (split them, one job each): {long}"
 
 
-MOST_CORE_LINES = 9_839
-# #35: 10,578 before the h-size round, 10,265 before the h-lines round; the target is 8,000
+MOST_CORE_LINES = 9_670
+# #35: 10,578 before the h-size round, 10,265 and 9,839 before the two h-lines rounds; the
+# issue's target is 8,000
 
 
 def test_the_core_stays_within_its_lines() -> None:
